@@ -1,0 +1,15 @@
+// Jest runs in CommonJS mode; test/utils/jest-transform.cjs explains why and compiles with swc.
+const common = {
+  testEnvironment: 'node',
+  transform: { '^.+\\.(ts|js|mjs)$': '<rootDir>/test/utils/jest-transform.cjs' },
+  transformIgnorePatterns: [],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+};
+
+export default {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
+  ],
+  testTimeout: 30000,
+};

@@ -1,0 +1,39 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module.js';
+import { CoreModule } from './common/core.module.js';
+import { AppConfig } from './config/app-config.js';
+import { dataSourceOptions } from './database/data-source-options.js';
+import { HealthController } from './health/health.controller.js';
+import { RootController } from './root.controller.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    const env = config.env;
+    return {
+      module: AppModule,
+      imports: [
+        CoreModule.forRoot(config),
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: env.LOG_LEVEL,
+            genReqId: (req) => (req as unknown as Request & { id: string }).id,
+            redact: ['req.headers["x-api-key"]', 'req.headers["x-license-key"]', 'req.headers.authorization'],
+          },
+        }),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(env.DATABASE_URL), migrationsRun: true }),
+        ThrottlerModule.forRoot({
+          throttlers: [{ name: 'default', ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000, limit: env.THROTTLE_ROOT_LIMIT }],
+        }),
+        TerminusModule,
+        AuthModule,
+      ],
+      controllers: [RootController, HealthController],
+    };
+  }
+}

@@ -1,0 +1,78 @@
+import { INestApplication, Logger, RequestMethod } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import express, { NextFunction, Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { Logger as PinoLogger } from 'nestjs-pino';
+import { AppConfig } from './config/app-config.js';
+import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
+import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.js';
+import { ApiError } from './common/errors.js';
+import { createValidationPipe } from './common/validation.js';
+import { setupSwagger } from './openapi.js';
+
+const REQUEST_ID = /^[\w\-.:]{1,128}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Request id: echoed when the client sent a sane one, generated otherwise. */
+function requestId(req: Request, res: Response, next: NextFunction): void {
+  const sent = req.headers['x-request-id'];
+  const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+  (req as { id?: string }).id = id;
+  res.setHeader('X-Request-Id', id);
+  next();
+}
+
+/** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */
+function contentType(req: Request, _res: Response, next: NextFunction): void {
+  if (!BODY_METHODS.has(req.method)) return next();
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody || req.is(['application/json', 'application/*+json', 'multipart/form-data'])) return next();
+  next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
+}
+
+/** Every JSON body is an object: arrays and scalars are refused before any handler sees them. */
+function objectBody(req: Request, _res: Response, next: NextFunction): void {
+  if (BODY_METHODS.has(req.method) && req.is(['application/json', 'application/*+json'])) {
+    if (req.body !== undefined && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) {
+      return next(new ApiError(400, 'The request body must be a JSON object.'));
+    }
+  }
+  next();
+}
+
+/** Paths outside the API's roots never reach Nest's router; answer them in the envelope too. */
+const SERVED = /^\/(api\/v1(\/|$)|api\/docs|metrics$)/;
+function outsideApi(req: Request, _res: Response, next: NextFunction): void {
+  if (SERVED.test(req.path)) return next();
+  next(new ApiError(404, `The route ${req.method} ${req.path} could not be found.`));
+}
+
+/**
+ * Everything main.ts and the e2e tests share: prefix, parsers, pipes, the envelope pair, docs.
+ * The app must be created with `bodyParser: false` so that parse errors reach our handler.
+ */
+export function setupApp(app: INestApplication): INestApplication {
+  const config = app.get(AppConfig);
+  const express_ = app as NestExpressApplication;
+  const logger = new Logger('Http');
+
+  express_.disable('x-powered-by');
+  if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
+  app.useLogger(app.get(PinoLogger));
+  app.enableShutdownHooks();
+
+  app.use(requestId);
+  app.use(outsideApi);
+  app.use(contentType);
+  app.use(express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] }));
+  app.use(objectBody);
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => writeError(err, req, res, logger));
+
+  app.setGlobalPrefix('api/v1', { exclude: [{ path: 'metrics', method: RequestMethod.GET }] });
+  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
+  app.useGlobalFilters(new EnvelopeExceptionFilter());
+  setupSwagger(app);
+  return app;
+}

@@ -1,0 +1,53 @@
+import { Exclude } from 'class-transformer';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { IsoTimestamp } from '../common/serialization.js';
+
+@Entity('api_keys')
+export class ApiKeyEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Exclude()
+  @Index()
+  @Column({ type: 'integer' })
+  user_id: number;
+
+  /** null = global key */
+  @Column({ type: 'integer', nullable: true })
+  project_id: number | null;
+
+  @Column({ type: 'varchar', length: 255 })
+  name: string;
+
+  /** First 8 characters of the key, shown so a person can tell keys apart. */
+  @Column({ type: 'varchar', length: 16 })
+  prefix: string;
+
+  /** SHA-256 of the key; the plaintext is shown once and never stored. */
+  @Exclude()
+  @Column({ type: 'varchar', length: 64, unique: true, select: false })
+  key_hash: string;
+
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  expires_at: Date | null;
+
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  revoked_at: Date | null;
+
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  last_used_at: Date | null;
+
+  @IsoTimestamp()
+  @CreateDateColumn({ type: 'datetime' })
+  created_at: Date;
+
+  @IsoTimestamp()
+  @UpdateDateColumn({ type: 'datetime' })
+  updated_at: Date;
+
+  /** The plaintext key: set only on the answer that creates it, never stored. */
+  key?: string;
+}

@@ -1,0 +1,24 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsDate, IsInt, IsOptional, IsString, MaxLength, Min, MinLength } from 'class-validator';
+
+export class CreateApiKeyDto {
+  @ApiPropertyOptional({ maxLength: 255, example: 'dashboard' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  name?: string;
+
+  @ApiPropertyOptional({ description: 'Scope the key to one of your projects; omit for a global key' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  project_id?: number | null;
+
+  @ApiPropertyOptional({ format: 'date-time' })
+  @IsOptional()
+  @Type(() => Date)
+  @IsDate({ message: 'The expires at must be a valid date.' })
+  expires_at?: Date | null;
+}

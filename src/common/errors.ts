@@ -1,0 +1,39 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+import type { FieldErrors } from './envelope.js';
+
+/**
+ * An error that the exception filter turns into the envelope as is: message, optional field
+ * errors and optional data (runtime refusals carry `redirect_url` there).
+ */
+export class ApiError extends HttpException {
+  constructor(
+    status: number,
+    message: string,
+    readonly errors: FieldErrors | null = null,
+    readonly data: Record<string, unknown> | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super({ message, errors, data }, status);
+  }
+}
+
+/** 422 with field-level details. */
+export class ValidationFailed extends ApiError {
+  constructor(errors: FieldErrors, message?: string) {
+    super(HttpStatus.UNPROCESSABLE_ENTITY, message ?? summarise(errors), errors);
+  }
+}
+
+/** 422 for a single field. */
+export const fieldError = (field: string, message: string) => new ValidationFailed({ [field]: [message] });
+
+/** "The name field is required. (and 2 more errors)", like the first line a person reads. */
+export function summarise(errors: FieldErrors): string {
+  const all = Object.values(errors).flat();
+  if (all.length === 0) return 'The given data was invalid.';
+  const rest = all.length - 1;
+  return rest === 0 ? all[0] : `${all[0]} (and ${rest} more error${rest === 1 ? '' : 's'})`;
+}
+
+export const notFound = (what: string) => new ApiError(HttpStatus.NOT_FOUND, `${what} not found.`);
+export const forbidden = (message: string) => new ApiError(HttpStatus.FORBIDDEN, message);

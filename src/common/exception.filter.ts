@@ -1,0 +1,117 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, NotFoundException } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Envelope, FieldErrors } from './envelope.js';
+import { ApiError } from './errors.js';
+
+interface RouterLayer {
+  route?: { path: string; methods: Record<string, boolean> };
+  match(path: string): unknown;
+}
+
+/** Nest's own not-found handlers are catch-all routes (`*path`, or every method at once). */
+const isCatchAll = (route: { path: string; methods: Record<string, boolean> }): boolean =>
+  String(route.path).includes('*') || Object.keys(route.methods).length > 8;
+
+/** Methods the app serves on this path, for 405 + Allow. */
+function allowedMethods(req: Request, path: string): string[] {
+  const stack: RouterLayer[] = (req.app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ?? [];
+  const methods = new Set<string>();
+  for (const layer of stack) {
+    if (!layer.route || isCatchAll(layer.route)) continue;
+    try {
+      if (!layer.match(path)) continue;
+    } catch {
+      continue;
+    }
+    for (const [method, on] of Object.entries(layer.route.methods)) {
+      if (on && method !== '_all') methods.add(method.toUpperCase());
+    }
+  }
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods].sort();
+}
+
+const STATUS_MESSAGES: Record<number, string> = {
+  400: 'Bad request.',
+  401: 'Unauthenticated.',
+  403: 'Forbidden.',
+  404: 'Not found.',
+  405: 'Method not allowed.',
+  413: 'Payload too large.',
+  415: 'Unsupported media type.',
+  422: 'The given data was invalid.',
+  429: 'Too many requests.',
+};
+
+/** Turns every error, ours or the framework's, into the error envelope. */
+@Catch()
+export class EnvelopeExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    writeError(exception, ctx.getRequest<Request>(), ctx.getResponse<Response>(), this.logger);
+  }
+}
+
+/** Also used by the Express error handler behind the body parsers, which run before Nest's routing. */
+export function writeError(exception: unknown, req: Request, res: Response, logger: Logger): void {
+    if (res.headersSent) return;
+
+    let status = HttpStatus.INTERNAL_SERVER_ERROR;
+    let message = 'Internal server error.';
+    let errors: FieldErrors | null = null;
+    let data: Record<string, unknown> | null = null;
+
+    if (exception instanceof ApiError) {
+      status = exception.getStatus();
+      message = exception.message;
+      errors = exception.errors;
+      data = exception.data;
+      for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);
+    } else if (exception instanceof NotFoundException && (!req.route || isCatchAll(req.route))) {
+      // Nest's own "no route" 404: a known path with another method is a 405.
+      const path = req.originalUrl.split('?')[0];
+      const allow = allowedMethods(req, path);
+      if (allow.length > 0) {
+        status = HttpStatus.METHOD_NOT_ALLOWED;
+        message = `The ${req.method} method is not supported for this route. Supported methods: ${allow.join(', ')}.`;
+        res.setHeader('Allow', allow.join(', '));
+      } else {
+        status = HttpStatus.NOT_FOUND;
+        message = `The route ${req.method} ${path} could not be found.`;
+      }
+    } else if (exception instanceof HttpException) {
+      status = exception.getStatus();
+      const body = exception.getResponse();
+      const raw = typeof body === 'string' ? body : (body as { message?: unknown }).message;
+      message = Array.isArray(raw) ? String(raw[0]) : typeof raw === 'string' ? raw : (STATUS_MESSAGES[status] ?? exception.message);
+    } else {
+      const error = exception as { status?: number; statusCode?: number; type?: string; message?: string };
+      const known = error?.status ?? error?.statusCode;
+      if (typeof known === 'number' && known >= 400 && known < 500) {
+        // body-parser, multer and friends: a client error with a status of its own.
+        status = known;
+        message = clientErrorMessage(error, known);
+      } else {
+        logger.error({ err: exception, req_id: req.id }, 'Unhandled error');
+      }
+    }
+
+    const body: Envelope = { status: 'error', message, data, errors };
+    res.status(status).json(body);
+}
+
+function clientErrorMessage(error: { type?: string; message?: string }, status: number): string {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return 'Malformed JSON in request body.';
+    case 'entity.too.large':
+      return 'Request body is too large.';
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return 'Unsupported request body encoding.';
+    default:
+      return STATUS_MESSAGES[status] ?? 'Bad request.';
+  }
+}

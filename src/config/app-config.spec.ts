@@ -1,0 +1,68 @@
+import { describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from './app-config.js';
+
+const KEY = randomBytes(32).toString('base64');
+const quiet = () => undefined;
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({ APP_KEY: KEY }, quiet);
+    expect(config.env.PORT).toBe(3000);
+    expect(config.env.DATABASE_URL).toBe('sqlite:./data/licensegate.sqlite');
+    expect(config.env.CACHE_TTL_SECONDS).toBe(900);
+    expect(config.env.THROTTLE_ROOT_LIMIT).toBe(60);
+    expect(config.env.MAX_UPLOAD_BYTES).toBe(5 * 1024 * 1024);
+    expect(config.env.WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(config.env.COUNTRY_HEADER).toBe('CF-IPCountry');
+    expect(config.appKey).toEqual(Buffer.from(KEY, 'base64'));
+  });
+
+  it('parses numbers and booleans from strings', () => {
+    const config = loadConfig({ APP_KEY: KEY, PORT: '8080', TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE: '1' }, quiet);
+    expect(config.env.PORT).toBe(8080);
+    expect(config.env.TRUST_PROXY).toBe(true);
+    expect(config.env.WEBHOOK_ALLOW_PRIVATE).toBe(true);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'postgres://x/y'],
+    ['REDIS_URL', 'http://localhost'],
+    ['TRUST_PROXY', 'perhaps'],
+    ['THROTTLE_API_LIMIT', '0'],
+    ['NODE_ENV', 'staging'],
+    ['APP_KEY', 'too-short'],
+  ])('stops with one line naming %s for %p', (key, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ APP_KEY: KEY, [key]: value }, quiet);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message.startsWith(`${key}:`)).toBe(true);
+    expect(message).not.toContain('\n');
+  });
+
+  it('requires APP_KEY in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' }, quiet)).toThrow(/^APP_KEY: required/);
+  });
+
+  it('generates a key file with a warning outside production, and reuses it', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'lg-key-')), 'app.key');
+    const warnings: string[] = [];
+    const first = loadConfig({ APP_KEY_FILE: file }, (m) => warnings.push(m));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(file);
+    expect(Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')).toEqual(first.appKey);
+    const second = loadConfig({ APP_KEY_FILE: file }, (m) => warnings.push(m));
+    expect(second.appKey).toEqual(first.appKey);
+    expect(warnings).toHaveLength(1);
+  });
+});

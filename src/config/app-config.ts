@@ -1,0 +1,157 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+
+const toBool = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const v = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off', ''].includes(v)) return false;
+  return value;
+};
+const toInt = ({ value }: { value: unknown }) =>
+  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+
+/**
+ * Every environment key the service reads, with its default. `.env.example` lists the same keys.
+ * A bad value stops start-up with one line naming the key (see loadConfig).
+ */
+export class EnvironmentVariables {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV = 'development';
+
+  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  @IsString() @Matches(/^(sqlite:.+|mysql:\/\/.+|mariadb:\/\/.+)$/, {
+    message: 'must be sqlite:<path> or mysql://user:pass@host:port/db',
+  })
+  DATABASE_URL = 'sqlite:./data/licensegate.sqlite';
+
+  @IsOptional() @IsString() @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
+  REDIS_URL?: string;
+
+  @IsOptional() @IsString()
+  APP_KEY?: string;
+
+  @IsString()
+  APP_KEY_FILE = './data/app.key';
+
+  @Transform(toBool) @IsBoolean()
+  TRUST_PROXY = false;
+
+  @IsString()
+  COUNTRY_HEADER = 'CF-IPCountry';
+
+  @Transform(toInt) @IsInt() @Min(1)
+  CACHE_TTL_SECONDS = 900;
+
+  @Transform(toInt) @IsInt() @Min(1)
+  THROTTLE_ROOT_LIMIT = 60;
+  @Transform(toInt) @IsInt() @Min(1)
+  THROTTLE_ROOT_TTL_SECONDS = 60;
+  @Transform(toInt) @IsInt() @Min(1)
+  THROTTLE_API_LIMIT = 600;
+  @Transform(toInt) @IsInt() @Min(1)
+  THROTTLE_API_TTL_SECONDS = 60;
+  @Transform(toInt) @IsInt() @Min(1)
+  THROTTLE_RUNTIME_LIMIT = 6000;
+  @Transform(toInt) @IsInt() @Min(1)
+  THROTTLE_RUNTIME_TTL_SECONDS = 60;
+
+  @Transform(toInt) @IsInt() @Min(1)
+  MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
+
+  @Transform(toBool) @IsBoolean()
+  WEBHOOK_ALLOW_PRIVATE = false;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(64)
+  CLUSTER_WORKERS = 1;
+
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+}
+
+export class ConfigError extends Error {}
+
+/** The validated, typed configuration. Injected by class token. */
+export class AppConfig {
+  readonly env: EnvironmentVariables;
+  /** 32-byte key that encrypts secrets at rest. */
+  readonly appKey: Buffer;
+
+  constructor(env: EnvironmentVariables, appKey: Buffer) {
+    this.env = env;
+    this.appKey = appKey;
+  }
+
+  get isProduction(): boolean {
+    return this.env.NODE_ENV === 'production';
+  }
+}
+
+function decodeAppKey(raw: string, key: string): Buffer {
+  const value = raw.trim().replace(/^base64:/, '');
+  const buf = Buffer.from(value, 'base64');
+  if (buf.length !== 32 || !/^[A-Za-z0-9+/_-]+=*$/.test(value)) {
+    throw new ConfigError(`${key}: must be 32 bytes encoded as base64`);
+  }
+  return buf;
+}
+
+function resolveAppKey(env: EnvironmentVariables, warn: (msg: string) => void): Buffer {
+  if (env.APP_KEY) return decodeAppKey(env.APP_KEY, 'APP_KEY');
+  if (env.NODE_ENV === 'production') {
+    throw new ConfigError('APP_KEY: required when NODE_ENV=production (32 bytes, base64)');
+  }
+  const file = env.APP_KEY_FILE;
+  if (existsSync(file)) return decodeAppKey(readFileSync(file, 'utf8'), `APP_KEY (from ${file})`);
+  mkdirSync(dirname(file), { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
+  warn(`APP_KEY is not set: generated one into ${file}. Set APP_KEY in production.`);
+  return key;
+}
+
+/**
+ * Validates the environment. Throws ConfigError whose message is one line naming the first bad key.
+ */
+export function loadConfig(
+  source: Record<string, string | undefined> = process.env,
+  warn: (msg: string) => void = (msg) => process.stderr.write(`warning: ${msg}\n`),
+): AppConfig {
+  const plain: Record<string, string> = {};
+  for (const key of Object.keys(new EnvironmentVariables())) {
+    const value = source[key];
+    if (value !== undefined && value !== '') plain[key] = value;
+  }
+  for (const key of ['REDIS_URL', 'APP_KEY']) {
+    if (source[key]) plain[key] = source[key] as string;
+  }
+  const env = plainToInstance(EnvironmentVariables, plain);
+  const errors = validateSync(env, { forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const first = errors[0];
+    const reason = Object.values(first.constraints ?? {})[0] ?? 'is invalid';
+    const shown = reason.startsWith(first.property) ? reason : `${first.property} ${reason}`;
+    throw new ConfigError(`${first.property}: invalid value ${JSON.stringify(source[first.property])} (${shown})`);
+  }
+  return new AppConfig(env, resolveAppKey(env, warn));
+}
+
+/** Reads `.env` when present; real environment variables win. */
+export function loadEnvFile(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}

@@ -1,0 +1,35 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import { IsoTimestamp } from '../common/serialization.js';
+
+/** A project domain. Responses carry exactly the fields of seed section 2. */
+@Entity('project_domains')
+@Unique('uq_project_domains_project_domain', ['project_id', 'domain'])
+export class DomainEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Column({ type: 'integer' })
+  project_id: number;
+
+  @Index()
+  @Column({ type: 'varchar', length: 253 })
+  domain: string;
+
+  @Column({ type: 'boolean', default: false })
+  has_paid: boolean;
+
+  @Column({ type: 'boolean', default: true })
+  is_active: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  is_primary: boolean;
+
+  @IsoTimestamp()
+  @CreateDateColumn({ type: 'datetime' })
+  created_at: Date;
+
+  @IsoTimestamp()
+  @UpdateDateColumn({ type: 'datetime' })
+  updated_at: Date;
+}
+

@@ -1,0 +1,76 @@
+import { Exclude } from 'class-transformer';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import { IsoTimestamp } from '../common/serialization.js';
+
+@Entity('licenses')
+@Unique('uq_licenses_project_title', ['project_id', 'title'])
+export class LicenseEntity {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Index()
+  @Column({ type: 'integer' })
+  project_id: number;
+
+  @Exclude()
+  @Column({ type: 'integer' })
+  user_id: number;
+
+  /** The license key handed to customers (X-LICENSE-KEY). */
+  @Column({ type: 'varchar', length: 36, unique: true })
+  uuid: string;
+
+  /** SHA-256 of uuid; runtime lookups go by this. */
+  @Exclude()
+  @Column({ type: 'varchar', length: 64, unique: true })
+  uuid_hash: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  title: string;
+
+  @Index()
+  @Column({ type: 'integer', nullable: true })
+  domain_id: number | null;
+
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  expires_at: Date | null;
+
+  @Column({ type: 'integer', nullable: true })
+  max_domains: number | null;
+
+  @Column({ type: 'integer', nullable: true })
+  max_subdomains_per_domain: number | null;
+
+  @Column({ type: 'integer', nullable: true })
+  max_usage_per_day: number | null;
+
+  @Column({ type: 'text', nullable: true })
+  allowed_ips: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  allowed_countries: string | null;
+
+  @Column({ type: 'boolean', default: false })
+  is_test_license: boolean;
+
+  @Column({ type: 'boolean', default: false })
+  allow_configs: boolean;
+
+  /** Internal enforcement mode, e.g. `project_domains`. Never returned. */
+  @Exclude()
+  @Column({ type: 'varchar', length: 32, default: 'project_domains' })
+  validate_against: string;
+
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  revoked_at: Date | null;
+
+  @IsoTimestamp()
+  @CreateDateColumn({ type: 'datetime' })
+  created_at: Date;
+
+  @IsoTimestamp()
+  @UpdateDateColumn({ type: 'datetime' })
+  updated_at: Date;
+}

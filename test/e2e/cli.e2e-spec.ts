@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { expectError, expectSuccess } from '../utils/envelope.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+/** Runs the built CLI against the test app's database; returns its parsed stdout and exit code. */
+function cli(t: TestApp, ...args: string[]): { code: number; out: Record<string, unknown>; lines: number } {
+  const result = spawnSync(process.execPath, ['dist/src/cli.js', ...args], {
+    env: { ...process.env, DATABASE_URL: t.config.env.DATABASE_URL, APP_KEY: t.config.appKey.toString('base64'), LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+  });
+  const lines = result.stdout.trim().split('\n');
+  return { code: result.status ?? -1, out: JSON.parse(lines[lines.length - 1]), lines: lines.length };
+}
+
+describe('admin CLI (SPEC 2)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+    t = await createTestApp();
+  }, 120_000);
+  afterAll(async () => t.close());
+
+  it('creates a user, a global and a scoped key; each command prints one JSON object', async () => {
+    const email = `cli-${randomBytes(3).toString('hex')}@example.test`;
+    const user = cli(t, 'users:create', '--email', email, '--name', 'Ada', '--max-projects', '3', '--no-webhooks');
+    expect(user.code).toBe(0);
+    expect(user.lines).toBe(1);
+    expect(user.out).toMatchObject({ email, name: 'Ada', max_projects: 3, webhooks_enabled: false, can_create_licenses: true });
+
+    const global = cli(t, 'keys:create', '--email', email, '--name', 'admin');
+    expect(global.code).toBe(0);
+    expect(global.out).toMatchObject({ project_id: null, expires_at: null });
+    expect(global.out.key).toMatch(/^lg_/);
+
+    const list = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', global.out.key as string));
+    expect(list.map((k: { id: number }) => k.id)).toEqual([global.out.id]);
+
+    // A scoped key needs a project of the user's: made directly in the database here.
+    const [{ id: projectId }] = await t.dataSource.query(
+      `INSERT INTO projects (user_id, name, slug, meta, is_active, has_paid, signing_public_key, signing_private_key)
+       VALUES (?, 'P', ?, '{}', 1, 0, 'x', 'x') RETURNING id`.replace(' RETURNING id', t.dataSource.options.type === 'mysql' ? '' : ' RETURNING id'),
+      [user.out.id, `p-${randomBytes(3).toString('hex')}`],
+    ).then(async (r: unknown) => (Array.isArray(r) ? r : [{ id: (r as { insertId: number }).insertId }]));
+    const scoped = cli(t, 'keys:create', '--email', email, '--project', String(projectId), '--expires-at', '2999-01-01T00:00:00Z');
+    expect(scoped.code).toBe(0);
+    expect(scoped.out).toMatchObject({ project_id: projectId, expires_at: '2999-01-01T00:00:00Z' });
+    // A scoped key cannot manage API keys.
+    expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', scoped.out.key as string), 403);
+
+    const keys = cli(t, 'keys:list', '--email', email);
+    expect((keys.out.keys as unknown[]).length).toBe(2);
+    expect(JSON.stringify(keys.out)).not.toContain('key_hash');
+
+    const revoked = cli(t, 'keys:revoke', '--id', String(global.out.id));
+    expect(revoked.code).toBe(0);
+    expect(revoked.out.revoked_at).toEqual(expect.any(String));
+    expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', global.out.key as string), 403);
+
+    const users = cli(t, 'users:list');
+    expect((users.out.users as { email: string }[]).map((u) => u.email)).toContain(email);
+  });
+
+  it('exits 1 with a one-line JSON error', () => {
+    const dup = cli(t, 'users:create', '--email', 'twice@example.test');
+    expect(dup.code).toBe(0);
+    const again = cli(t, 'users:create', '--email', 'twice@example.test');
+    expect(again.code).toBe(1);
+    expect(again.lines).toBe(1);
+    expect(again.out).toEqual({ error: expect.stringMatching(/taken/) });
+    expect(cli(t, 'keys:create', '--email', 'nobody@example.test').out).toEqual({ error: expect.stringMatching(/no user/) });
+    expect(cli(t, 'keys:revoke', '--id', 'x').code).toBe(1);
+    expect(cli(t, 'nonsense').out.error).toMatch(/unknown command/);
+  });
+});

@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { makeAccount, makeApiKey, makeUser } from '../factories/index.js';
+import { expectError, expectSuccess } from '../utils/envelope.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+describe('foundation: root, envelope, errors, API keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ MAX_UPLOAD_BYTES: '2048' });
+  });
+  afterAll(async () => t.close());
+
+  describe('GET /api/v1/ (seed 4.1)', () => {
+    it('answers ok without authentication', async () => {
+      const res = await t.http().get('/api/v1/').set('Accept', 'application/json');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ status: 'ok', message: expect.any(String), data: null, errors: null });
+    });
+
+    it('also answers without the trailing slash', async () => {
+      const res = await t.http().get('/api/v1');
+      expect(res.body.status).toBe('ok');
+    });
+  });
+
+  describe('X-Request-Id', () => {
+    it('is generated when the client sends none', async () => {
+      const res = await t.http().get('/api/v1/');
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    });
+    it('is echoed when the client sends one, also on errors', async () => {
+      const res = await t.http().get('/api/v1/nope').set('X-Request-Id', 'abc-123');
+      expect(res.headers['x-request-id']).toBe('abc-123');
+    });
+    it('is replaced when what the client sent is not a sane id', async () => {
+      const res = await t.http().get('/api/v1/').set('X-Request-Id', 'a b <script>');
+      expect(res.headers['x-request-id']).not.toBe('a b <script>');
+    });
+  });
+
+  describe('error classes (SPEC 3)', () => {
+    it('404 in the envelope for an unknown route', async () => {
+      expectError(await t.http().get('/api/v1/does-not-exist'), 404);
+      expectError(await t.http().get('/elsewhere'), 404);
+    });
+
+    it('405 with Allow for a known path with another method', async () => {
+      const res = await t.http().delete('/api/v1/');
+      expectError(res, 405);
+      expect(res.headers['allow']).toContain('GET');
+      const keys = await t.http().put('/api/v1/api-keys');
+      expectError(keys, 405);
+      expect(keys.headers['allow']).toBe('GET, HEAD, POST');
+    });
+
+    it('400 for malformed JSON', async () => {
+      const { key } = await makeAccount(t.app);
+      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Content-Type', 'application/json').send('{"name": ');
+      expectError(res, 400);
+      expect(res.body.message).toMatch(/malformed json/i);
+    });
+
+    it('400 for a JSON body that is not an object', async () => {
+      const { key } = await makeAccount(t.app);
+      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Content-Type', 'application/json').send('[1,2]');
+      expectError(res, 400);
+    });
+
+    it('413 for an oversized body', async () => {
+      const { key } = await makeAccount(t.app);
+      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'x'.repeat(5000) });
+      expectError(res, 413);
+    });
+
+    it('415 for an unsupported content type', async () => {
+      const { key } = await makeAccount(t.app);
+      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Content-Type', 'text/plain').send('name=x');
+      expectError(res, 415);
+    });
+
+    it('422 with errors keyed by field', async () => {
+      const { key } = await makeAccount(t.app);
+      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ project_id: 'seven', expires_at: 'never' });
+      const body = expectError(res, 422, ['project_id', 'expires_at']);
+      expect(Array.isArray(body.errors.project_id)).toBe(true);
+    });
+
+    it('404, not 400, for path ids that are not positive integers', async () => {
+      const { key } = await makeAccount(t.app);
+      for (const id of ['abc', '0', '-1', '1.5', '99999999999']) {
+        expectError(await t.http().delete(`/api/v1/api-keys/${id}`).set('X-API-KEY', key), 404);
+      }
+    });
+  });
+
+  describe('API keys (SPEC 2)', () => {
+    it('401 when the key is missing, 403 when it is unknown', async () => {
+      expectError(await t.http().get('/api/v1/api-keys'), 401);
+      expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', 'lg_not-a-real-key'), 403);
+    });
+
+    it('a license key is no substitute for an API key', async () => {
+      expectError(await t.http().get('/api/v1/api-keys').set('X-LICENSE-KEY', '6a1f0a52-0000-4000-8000-000000000000'), 401);
+    });
+
+    it('403 for a revoked or an expired key', async () => {
+      const user = await makeUser(t.app);
+      const key = await makeApiKey(t.app, user);
+      const list = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', key));
+      const id = list[0].id;
+      const revoked = expectSuccess(await t.http().delete(`/api/v1/api-keys/${id}`).set('X-API-KEY', key));
+      expect(revoked.revoked_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      const res = expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', key), 403);
+      expect(res.message).toMatch(/revoked/i);
+
+      const expiring = await makeApiKey(t.app, user, { expires_at: new Date(Date.now() + 1500) });
+      expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', expiring));
+      await new Promise((r) => setTimeout(r, 1600));
+      expect(expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', expiring), 403).message).toMatch(/expired/i);
+    });
+
+    it('creates a key shown once, usable at once, never listed with its secret', async () => {
+      const { key } = await makeAccount(t.app);
+      const created = expectSuccess(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'ci', unknown: 'dropped' }), 201);
+      expect(created.key).toMatch(/^lg_[A-Za-z0-9_-]{43}$/);
+      expect(created.prefix).toBe(created.key.slice(0, 8));
+      expect(Object.keys(created).sort()).toEqual(
+        ['created_at', 'expires_at', 'id', 'key', 'last_used_at', 'name', 'prefix', 'project_id', 'revoked_at', 'updated_at'].sort(),
+      );
+      const list = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', created.key));
+      expect(list).toHaveLength(2);
+      for (const item of list) {
+        expect(item).not.toHaveProperty('key');
+        expect(item).not.toHaveProperty('key_hash');
+        expect(item).not.toHaveProperty('user_id');
+      }
+    });
+
+    it("lists only the caller's own keys and cannot revoke another account's key", async () => {
+      const a = await makeAccount(t.app);
+      const b = await makeAccount(t.app);
+      const bKeys = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', b.key));
+      const aKeys = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', a.key));
+      expect(aKeys.map((k: { id: number }) => k.id)).not.toContain(bKeys[0].id);
+      expectError(await t.http().delete(`/api/v1/api-keys/${bKeys[0].id}`).set('X-API-KEY', a.key), 404);
+      expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', b.key));
+    });
+
+    it('refuses expires_at in the past and an unknown project', async () => {
+      const { key } = await makeAccount(t.app);
+      expectError(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ expires_at: '2001-01-01T00:00:00Z' }), 422, ['expires_at']);
+      expectError(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ project_id: 424242 }), 422, ['project_id']);
+    });
+  });
+
+  describe('docs and health', () => {
+    it('serves the OpenAPI document with both security schemes', async () => {
+      const res = await t.http().get('/api/docs-json');
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['api-key', 'license-key']);
+      expect(res.body.components.securitySchemes['api-key']).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
+      expect(res.body.paths['/api/v1/api-keys']).toBeDefined();
+    });
+
+    it('serves Swagger UI', async () => {
+      const res = await t.http().get('/api/docs/');
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('swagger');
+    });
+
+    it('reports the database in health', async () => {
+      const data = expectSuccess(await t.http().get('/api/v1/health'));
+      expect(data.info.database.status).toBe('up');
+      expect(expectSuccess(await t.http().get('/api/v1/health/live'))).toEqual({ status: 'ok' });
+    });
+  });
+});
+
+describe('root rate limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ THROTTLE_ROOT_LIMIT: '3', THROTTLE_ROOT_TTL_SECONDS: '60' });
+  });
+  afterAll(async () => t.close());
+
+  it('answers 429 in the envelope with Retry-After past the limit', async () => {
+    for (let i = 0; i < 3; i++) expect((await t.http().get('/api/v1/')).status).toBe(200);
+    const res = await t.http().get('/api/v1/');
+    expectError(res, 429);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
+  });
+});

@@ -1,0 +1,95 @@
+import 'reflect-metadata';
+import { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module.js';
+import { setupApp } from '../../src/app.setup.js';
+import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+
+export const TEST_DB = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
+const MYSQL_URL = process.env.TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test';
+
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  dataSource: DataSource;
+  /** supertest bound to the running server */
+  http: () => ReturnType<typeof request>;
+  url: string;
+  close: () => Promise<void>;
+}
+
+/** A database of its own for one test file: a temp SQLite file, or a fresh MySQL database. */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const suffix = `${process.pid}_${randomBytes(4).toString('hex')}`;
+  if (TEST_DB === 'sqlite') {
+    const file = join(tmpdir(), `licensegate-test-${suffix}.sqlite`);
+    return {
+      url: `sqlite:${file}`,
+      drop: async () => {
+        for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
+      },
+    };
+  }
+  const server = new URL(MYSQL_URL);
+  const name = `lg_test_${suffix}`;
+  const admin = await mysql.createConnection({
+    host: server.hostname,
+    port: Number(server.port || 3306),
+    user: decodeURIComponent(server.username),
+    password: decodeURIComponent(server.password),
+  });
+  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  await admin.end();
+  const url = new URL(MYSQL_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const conn = await mysql.createConnection({
+        host: server.hostname,
+        port: Number(server.port || 3306),
+        user: decodeURIComponent(server.username),
+        password: decodeURIComponent(server.password),
+      });
+      await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await conn.end();
+    },
+  };
+}
+
+const APP_KEY = randomBytes(32).toString('base64');
+
+/** Boots the real AppModule in-process on its own database and an ephemeral port. */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const db = await createTestDatabase();
+  const config = loadConfig(
+    { NODE_ENV: 'test', LOG_LEVEL: 'silent', APP_KEY, DATABASE_URL: db.url, THROTTLE_ROOT_LIMIT: '1000', ...env },
+    () => undefined,
+  );
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    bodyParser: false,
+    logger: false,
+  });
+  setupApp(app);
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return {
+    app,
+    config,
+    dataSource: app.get(DataSource),
+    http: () => request(url),
+    url,
+    close: async () => {
+      await app.close();
+      await db.drop();
+    },
+  };
+}
