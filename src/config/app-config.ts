@@ -144,7 +144,10 @@ export function loadConfig(
   const errors = validateSync(env, { forbidUnknownValues: false });
   if (errors.length > 0) {
     const first = errors[0];
-    const reason = Object.values(first.constraints ?? {})[0] ?? 'is invalid';
+    const constraints = first.constraints ?? {};
+    // The type check says more than a range check about a value of the wrong kind.
+    const kind = ['isInt', 'isBoolean', 'isIn', 'matches', 'isString'].find((name) => name in constraints);
+    const reason = (kind ? constraints[kind] : Object.values(constraints)[0]) ?? 'is invalid';
     const shown = reason.startsWith(first.property) ? reason : `${first.property} ${reason}`;
     throw new ConfigError(`${first.property}: invalid value ${JSON.stringify(source[first.property])} (${shown})`);
   }
