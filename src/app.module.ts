@@ -8,7 +8,9 @@ import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
 import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
+import { DomainsModule } from './domains/domains.module.js';
 import { HealthController } from './health/health.controller.js';
+import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 
 @Module({})
@@ -32,6 +34,8 @@ export class AppModule {
         }),
         TerminusModule,
         AuthModule,
+        ProjectsModule,
+        DomainsModule,
       ],
       controllers: [RootController, HealthController],
     };

@@ -37,12 +37,11 @@ describe('admin CLI (SPEC 2)', () => {
     const list = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', global.out.key as string));
     expect(list.map((k: { id: number }) => k.id)).toEqual([global.out.id]);
 
-    // A scoped key needs a project of the user's: made directly in the database here.
-    const [{ id: projectId }] = await t.dataSource.query(
-      `INSERT INTO projects (user_id, name, slug, meta, is_active, has_paid, signing_public_key, signing_private_key)
-       VALUES (?, 'P', ?, '{}', 1, 0, 'x', 'x') RETURNING id`.replace(' RETURNING id', t.dataSource.options.type === 'mysql' ? '' : ' RETURNING id'),
-      [user.out.id, `p-${randomBytes(3).toString('hex')}`],
-    ).then(async (r: unknown) => (Array.isArray(r) ? r : [{ id: (r as { insertId: number }).insertId }]));
+    const project = expectSuccess(
+      await t.http().post('/api/v1/project').set('X-API-KEY', global.out.key as string).send({ name: 'CLI project' }),
+      201,
+    );
+    const projectId = project.id;
     const scoped = cli(t, 'keys:create', '--email', email, '--project', String(projectId), '--expires-at', '2999-01-01T00:00:00Z');
     expect(scoped.code).toBe(0);
     expect(scoped.out).toMatchObject({ project_id: projectId, expires_at: '2999-01-01T00:00:00Z' });

@@ -25,3 +25,51 @@ export async function makeAccount(app: INestApplication, overrides: Partial<NewU
   const user = await makeUser(app, overrides);
   return { user, key: await makeApiKey(app, user) };
 }
+
+/** The bits of a TestApp the HTTP factories need (kept structural to avoid an import cycle). */
+interface HttpTestApp {
+  http: () => ReturnType<typeof import('supertest')>;
+}
+
+function failFactory(what: string, res: { status: number; body: unknown }): never {
+  throw new Error(`${what} failed: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** A unique, lowercase, alpha_dash token for names and slugs that must not collide between tests. */
+export const uniqueToken = () => unique().toLowerCase();
+
+/**
+ * POST /api/v1/project with `key` (a global key) and returns `data`. `name` defaults to a unique
+ * name; `overrides` are sent as they are.
+ */
+export async function makeProject(
+  t: HttpTestApp,
+  key: string,
+  overrides: Record<string, unknown> = {},
+): Promise<Record<string, any>> {
+  const res = await t
+    .http()
+    .post('/api/v1/project')
+    .set('X-API-KEY', key)
+    .set('Accept', 'application/json')
+    .send({ name: `Project ${uniqueToken()}`, ...overrides });
+  if (res.status !== 201 || res.body?.status !== 'success') failFactory('makeProject', res);
+  return res.body.data;
+}
+
+/** POST /api/v1/project/{projectId}/domains and returns `data`. `domain` defaults to a unique host. */
+export async function makeDomain(
+  t: HttpTestApp,
+  key: string,
+  projectId: number,
+  overrides: Record<string, unknown> = {},
+): Promise<Record<string, any>> {
+  const res = await t
+    .http()
+    .post(`/api/v1/project/${projectId}/domains`)
+    .set('X-API-KEY', key)
+    .set('Accept', 'application/json')
+    .send({ domain: `d-${uniqueToken()}.example.com`, ...overrides });
+  if (res.status !== 201 || res.body?.status !== 'success') failFactory('makeDomain', res);
+  return res.body.data;
+}

@@ -1,0 +1,184 @@
+import { HttpStatus, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { QueryDeepPartialEntity, Repository } from 'typeorm';
+import type { ApiPrincipal } from '../auth/principal.js';
+import { UserEntity } from '../auth/user.entity.js';
+import { sealSecret } from '../common/crypto.js';
+import { isUniqueViolation } from '../common/db-errors.js';
+import { ApiError, fieldError, forbidden, notFound } from '../common/errors.js';
+import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
+import { AppConfig } from '../config/app-config.js';
+import { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
+import { ProjectEntity } from './project.entity.js';
+import { newSigningKeyPair, rawPublicKey } from './signing.js';
+
+export const SLUG_TAKEN = 'The slug has already been taken.';
+export const PROJECT_LOCKED = 'Project is locked.';
+
+/** Fields a PUT resets when they are omitted. */
+const PROJECT_DEFAULTS = {
+  description: null,
+  default_redirect_url: null,
+  webhook_url: null,
+  webhook_secret: null,
+  logo_url: null,
+  meta: {},
+  has_paid: false,
+  is_active: true,
+} as const;
+
+/** lowercase alpha_dash from a name: 'My Cool App!' → 'my-cool-app'. */
+export function slugify(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 240)
+    .replace(/-+$/, '');
+  return base || 'project';
+}
+
+@Injectable()
+export class ProjectsService {
+  constructor(
+    @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
+    private readonly cursors: Cursors,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * The project if this key may act on it. Order: 404 when it does not exist (or was deleted),
+   * then 403 for a scoped key of another project or a global key of another owner, then — for
+   * writes — 403 while the project is locked.
+   */
+  async findAccessible(principal: ApiPrincipal, id: number, options: { write?: boolean } = {}): Promise<ProjectEntity> {
+    const project = await this.projects.findOneBy({ id });
+    if (!project) throw notFound('Project');
+    assertAccess(principal, project);
+    if (options.write && project.locked_at) throw forbidden(PROJECT_LOCKED);
+    return project;
+  }
+
+  /** Seed 4.4: the plan limit is enforced before validation, so it is checked by a guard too. */
+  async assertBelowProjectLimit(user: UserEntity): Promise<void> {
+    if (user.max_projects === null || user.max_projects === undefined) return;
+    if ((await this.projects.countBy({ user_id: user.id })) >= user.max_projects) throw projectLimitReached(user.max_projects);
+  }
+
+  /**
+   * Single statements only, never a multi-statement transaction: on SQLite every request shares one
+   * connection, so an open transaction would swallow (and on rollback lose) other requests' writes.
+   * The plan limit is made exact by insert-then-recount: a create that finds itself over the limit
+   * removes its own row, so racing creates can never exceed it.
+   */
+  async create(principal: ApiPrincipal, dto: CreateProjectDto): Promise<ProjectEntity> {
+    const keys = newSigningKeyPair(this.config.appKey);
+    const user = principal.user;
+    for (let attempt = 0; ; attempt++) {
+      const slug = dto.slug ?? (await this.freeSlug(slugify(dto.name)));
+      if (dto.slug && (await this.projects.exists({ where: { slug }, withDeleted: true }))) throw fieldError('slug', SLUG_TAKEN);
+      let id: number;
+      try {
+        const result = await this.projects.insert({
+          ...PROJECT_DEFAULTS,
+          ...this.writable(dto),
+          user_id: user.id,
+          license_key_id: null,
+          slug,
+          locked_at: null,
+          lock_reason: null,
+          signing_public_key: keys.publicPem,
+          signing_private_key: keys.sealedPrivate,
+        });
+        id = result.identifiers[0].id as number;
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        // A racing create took the slug between our check and our insert.
+        if (dto.slug || attempt >= 4) throw fieldError('slug', SLUG_TAKEN);
+        continue;
+      }
+      if (user.max_projects !== null && (await this.projects.countBy({ user_id: user.id })) > user.max_projects) {
+        await this.projects.delete({ id });
+        throw projectLimitReached(user.max_projects);
+      }
+      return this.projects.findOneByOrFail({ id });
+    }
+  }
+
+  list(principal: ApiPrincipal, query: CursorQueryDto): Promise<CursorPage<ProjectEntity>> {
+    const qb = this.projects.createQueryBuilder('p').where('p.user_id = :user', { user: principal.user.id });
+    if (principal.projectId !== null) qb.andWhere('p.id = :id', { id: principal.projectId });
+    const scope = `projects:${principal.user.id}:${principal.projectId ?? '*'}`;
+    return this.cursors.page(qb, scope, query, { defaultPerPage: 20, order: 'DESC' });
+  }
+
+  /** PATCH (partial) or PUT (full replace: omitted optional fields return to their defaults). */
+  async update(project: ProjectEntity, dto: UpdateProjectDto, replace: boolean): Promise<ProjectEntity> {
+    if (dto.name === null) throw fieldError('name', 'The name field is required.');
+    const changes: Partial<ProjectEntity> = { ...(replace ? PROJECT_DEFAULTS : {}), ...this.writable(dto) };
+    if (dto.slug && dto.slug !== project.slug) {
+      if (await this.projects.exists({ where: { slug: dto.slug }, withDeleted: true })) throw fieldError('slug', SLUG_TAKEN);
+      changes.slug = dto.slug;
+    }
+    try {
+      await this.projects.update({ id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
+      throw error;
+    }
+    return this.projects.findOneByOrFail({ id: project.id });
+  }
+
+  async remove(project: ProjectEntity): Promise<void> {
+    await this.projects.softDelete({ id: project.id });
+  }
+
+  async setLock(project: ProjectEntity, locked: boolean, reason?: string | null): Promise<ProjectEntity> {
+    if (locked) {
+      await this.projects.update({ id: project.id }, { locked_at: project.locked_at ?? new Date(), lock_reason: reason ?? project.lock_reason ?? null });
+    } else {
+      await this.projects.update({ id: project.id }, { locked_at: null, lock_reason: null });
+    }
+    return this.projects.findOneByOrFail({ id: project.id });
+  }
+
+  signingKey(project: ProjectEntity) {
+    return { algorithm: 'Ed25519', public_key_pem: project.signing_public_key, public_key: rawPublicKey(project.signing_public_key) };
+  }
+
+  /** The DTO fields that map straight onto columns; the webhook secret is sealed with APP_KEY. */
+  private writable(dto: UpdateProjectDto): Partial<ProjectEntity> {
+    const out: Partial<ProjectEntity> = {};
+    for (const field of ['name', 'description', 'default_redirect_url', 'webhook_url', 'logo_url', 'has_paid', 'is_active'] as const) {
+      if (dto[field] !== undefined && !(field === 'name' && dto[field] === null)) (out as Record<string, unknown>)[field] = dto[field];
+    }
+    if (dto.meta !== undefined) out.meta = dto.meta ?? {};
+    if (dto.webhook_secret !== undefined) out.webhook_secret = dto.webhook_secret ? sealSecret(this.config.appKey, dto.webhook_secret) : null;
+    return out;
+  }
+
+  /** `base`, else `base-2`, `base-3`, … — counting deleted projects too, whose slugs stay reserved. */
+  private async freeSlug(base: string): Promise<string> {
+    const rows: { slug: string }[] = await this.projects
+      .createQueryBuilder('p')
+      .withDeleted()
+      .select('p.slug', 'slug')
+      .where('p.slug = :base OR p.slug LIKE :pattern', { base, pattern: `${base.replace(/[\\%_]/g, '\\$&')}-%` })
+      .getRawMany();
+    const taken = new Set(rows.map((r) => r.slug));
+    if (!taken.has(base)) return base;
+    for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+  }
+}
+
+const projectLimitReached = (max: number) =>
+  new ApiError(HttpStatus.FORBIDDEN, `Project limit reached: your plan allows ${max} project${max === 1 ? '' : 's'}.`);
+
+export function assertAccess(principal: ApiPrincipal, project: ProjectEntity): void {
+  if (principal.projectId !== null && principal.projectId !== project.id) {
+    throw forbidden('This API key is scoped to another project.');
+  }
+  if (project.user_id !== principal.user.id) throw forbidden('This API key does not belong to the owner of this project.');
+}
