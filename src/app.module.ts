@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthController } from './health/health.controller.js';
+import { LicensesModule } from './licenses/licenses.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 
@@ -36,6 +37,7 @@ export class AppModule {
         AuthModule,
         ProjectsModule,
         DomainsModule,
+        LicensesModule,
       ],
       controllers: [RootController, HealthController],
     };

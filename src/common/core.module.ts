@@ -1,19 +1,43 @@
+import { CacheModule } from '@nestjs/cache-manager';
 import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { createKeyvNonBlocking } from '@keyv/redis';
+import { Keyv } from 'keyv';
+import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../config/app-config.js';
 import { Cursors } from './pagination.js';
+import { InvalidateOnWriteInterceptor, ProjectGenerations, ReadCacheInterceptor } from './read-cache.js';
+import { RedisService } from './redis.js';
 
-/** Process-wide singletons: the validated configuration and the cursor codec. */
+/** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
+function cacheStore(config: AppConfig): Keyv {
+  const { REDIS_URL, REDIS_KEY_PREFIX } = config.env;
+  if (REDIS_URL) {
+    return createKeyvNonBlocking(
+      { url: REDIS_URL, disableOfflineQueue: true, socket: { connectTimeout: 2000, reconnectStrategy: (n: number) => Math.min(n * 200, 2000) } },
+      { namespace: `${REDIS_KEY_PREFIX}cache`, throwOnConnectError: false, throwOnErrors: false, connectionTimeout: 1000 },
+    );
+  }
+  return new Keyv({ store: new LRUCache<string, object>({ max: 10_000 }) });
+}
+
+/** Process-wide singletons: configuration, cursors, Redis, the read cache and its invalidation. */
 @Global()
 @Module({})
 export class CoreModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CoreModule,
+      imports: [CacheModule.register({ stores: [cacheStore(config)], ttl: config.env.CACHE_TTL_SECONDS * 1000 })],
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: Cursors, useFactory: () => new Cursors(config.appKey) },
+        RedisService,
+        ProjectGenerations,
+        { provide: APP_INTERCEPTOR, useClass: InvalidateOnWriteInterceptor },
+        { provide: APP_INTERCEPTOR, useClass: ReadCacheInterceptor },
       ],
-      exports: [AppConfig, Cursors],
+      exports: [AppConfig, Cursors, RedisService, ProjectGenerations, CacheModule],
     };
   }
 }

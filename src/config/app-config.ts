@@ -43,6 +43,10 @@ export class EnvironmentVariables {
   @IsOptional() @IsString() @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
   REDIS_URL?: string;
 
+  /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
+  @IsString() @Matches(/^[\w:.-]{1,64}$/, { message: 'must be 1-64 characters of letters, digits, _ : . -' })
+  REDIS_KEY_PREFIX = 'lg:';
+
   @IsOptional() @IsString()
   APP_KEY?: string;
 

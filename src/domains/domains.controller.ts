@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
+import { CachedRead } from '../common/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { DomainEntity } from './domain.entity.js';
@@ -20,6 +21,7 @@ export class DomainsController {
 
   /** Seed 4.9: cursor list, per_page default 50, max 50. */
   @Get()
+  @CachedRead()
   @ApiOkResponse({ description: '{data: [domain], next_cursor}' })
   async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<DomainEntity>> {
     return this.domains.list(await this.projects.findAccessible(principal, projectId), query);

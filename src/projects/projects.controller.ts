@@ -5,6 +5,7 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { requireGlobalKey } from '../auth/auth.service.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
+import { CachedRead } from '../common/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { CreateProjectDto, LockProjectDto, UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectCreateGuard } from './project-create.guard.js';
@@ -35,6 +36,7 @@ export class ProjectsController {
 
   /** Seed 4.5. */
   @Get(':project')
+  @CachedRead()
   @ApiOkResponse({ description: 'The project, including locked_at' })
   @ApiNotFoundResponse({ description: 'Project not found' })
   get(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) id: number): Promise<ProjectEntity> {

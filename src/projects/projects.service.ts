@@ -54,10 +54,15 @@ export class ProjectsService {
    * writes — 403 while the project is locked.
    */
   async findAccessible(principal: ApiPrincipal, id: number, options: { write?: boolean } = {}): Promise<ProjectEntity> {
+    const project = await this.findOr404(id);
+    assertAccess(principal, project, options);
+    return project;
+  }
+
+  /** The project (not deleted) or 404, without an access check: callers check access themselves. */
+  async findOr404(id: number): Promise<ProjectEntity> {
     const project = await this.projects.findOneBy({ id });
     if (!project) throw notFound('Project');
-    assertAccess(principal, project);
-    if (options.write && project.locked_at) throw forbidden(PROJECT_LOCKED);
     return project;
   }
 
@@ -176,9 +181,11 @@ export class ProjectsService {
 const projectLimitReached = (max: number) =>
   new ApiError(HttpStatus.FORBIDDEN, `Project limit reached: your plan allows ${max} project${max === 1 ? '' : 's'}.`);
 
-export function assertAccess(principal: ApiPrincipal, project: ProjectEntity): void {
+/** Seed 5: a scoped key acts only on its project; a global key only on its owner's projects. */
+export function assertAccess(principal: ApiPrincipal, project: ProjectEntity, options: { write?: boolean } = {}): void {
   if (principal.projectId !== null && principal.projectId !== project.id) {
     throw forbidden('This API key is scoped to another project.');
   }
   if (project.user_id !== principal.user.id) throw forbidden('This API key does not belong to the owner of this project.');
+  if (options.write && project.locked_at) throw forbidden(PROJECT_LOCKED);
 }

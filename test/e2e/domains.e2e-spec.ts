@@ -396,7 +396,7 @@ describe('project domains (seed 2, 4.9; SPEC 5)', () => {
     });
 
     // Enable when licenses land: needs POST /project/{id}/licenses.
-    it.skip('refuses to delete a domain that licenses are pinned to, naming the count (enable when licenses land)', async () => {
+    it('refuses to delete a domain that licenses are pinned to, naming the count', async () => {
       const { key, project, base } = await setup();
       const d = await makeDomain(t, key, project.id);
       expectSuccess(await api(key).post(`/project/${project.id}/licenses`, { title: `pinned-${uniqueToken()}`, domain_id: d.id }), 201);

@@ -1,0 +1,48 @@
+import { BlockList, isIP } from 'node:net';
+
+/** `::ffff:127.0.0.1` is the IPv4 address 127.0.0.1 for every address rule (SPEC 7). */
+export function canonicalIp(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return mapped ? mapped[1] : address;
+}
+
+/** One `allowed_ips` entry: an IPv4/IPv6 address or CIDR range. Returns its canonical text or null. */
+export function parseIpEntry(entry: string): string | null {
+  const [addr, bits, extra] = entry.trim().split('/');
+  if (extra !== undefined || !addr) return null;
+  const ip = canonicalIp(addr);
+  const family = isIP(ip);
+  if (family === 0) return null;
+  if (bits === undefined) return ip;
+  if (!/^\d{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128)) return null;
+  return `${ip}/${Number(bits)}`;
+}
+
+/** A matcher over a comma-separated list of addresses and CIDR ranges. */
+export function ipMatcher(list: string): (address: string) => boolean {
+  const blocks = new BlockList();
+  for (const raw of list.split(',')) {
+    const entry = parseIpEntry(raw);
+    if (!entry) continue;
+    const [ip, bits] = entry.split('/');
+    const type = isIP(ip) === 4 ? 'ipv4' : 'ipv6';
+    if (bits === undefined) blocks.addAddress(ip, type);
+    else blocks.addSubnet(ip, Number(bits), type);
+  }
+  return (address: string) => {
+    const ip = canonicalIp(address);
+    const family = isIP(ip);
+    return family !== 0 && blocks.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  };
+}
+
+/** ISO 3166-1 alpha-2 codes (officially assigned). */
+export const ISO_COUNTRIES = new Set(
+  ('AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ ' +
+    'CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR ' +
+    'GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO ' +
+    'JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR ' +
+    'MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO ' +
+    'RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV ' +
+    'TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW').split(' '),
+);

@@ -1,0 +1,44 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { AppConfig } from '../config/app-config.js';
+
+/**
+ * The shared Redis connection when REDIS_URL is set; `client` is null otherwise. Commands fail fast
+ * while Redis is down (no offline queue), so callers can fall back to the database at once.
+ */
+@Injectable()
+export class RedisService implements OnApplicationShutdown {
+  readonly client: Redis | null;
+  readonly prefix: string;
+  private readonly logger = new Logger('Redis');
+  private down = false;
+
+  constructor(config: AppConfig) {
+    this.prefix = config.env.REDIS_KEY_PREFIX;
+    const url = config.env.REDIS_URL;
+    this.client = url
+      ? new Redis(url, {
+          maxRetriesPerRequest: 1,
+          enableOfflineQueue: false,
+          connectTimeout: 2000,
+          retryStrategy: (times) => Math.min(times * 200, 2000),
+        })
+      : null;
+    this.client?.on('error', (error: Error) => {
+      if (!this.down) this.logger.warn(`Redis unavailable: ${error.message}`);
+      this.down = true;
+    });
+    this.client?.on('ready', () => {
+      if (this.down) this.logger.log('Redis reachable again');
+      this.down = false;
+    });
+  }
+
+  key(name: string): string {
+    return this.prefix + name;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.client?.quit().catch(() => undefined);
+  }
+}

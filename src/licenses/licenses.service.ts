@@ -1,0 +1,222 @@
+import { HttpStatus, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { MoreThanOrEqual, QueryDeepPartialEntity, Repository } from 'typeorm';
+import type { ApiPrincipal } from '../auth/principal.js';
+import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
+import { sha256Hex } from '../common/crypto.js';
+import { isUniqueViolation } from '../common/db-errors.js';
+import type { FieldErrors } from '../common/envelope.js';
+import { ApiError, fieldError, notFound, ValidationFailed } from '../common/errors.js';
+import { ISO_COUNTRIES, parseIpEntry } from '../common/net.js';
+import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
+import { DomainEntity } from '../domains/domain.entity.js';
+import { ProjectEntity } from '../projects/project.entity.js';
+import { assertAccess, ProjectsService } from '../projects/projects.service.js';
+import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
+import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
+import { LicenseEntity } from './license.entity.js';
+
+const TITLE_TAKEN = 'The title has already been taken.';
+
+/** The columns a caller sets; everything else is the service's. */
+type LicenseFields = Pick<
+  LicenseEntity,
+  | 'title'
+  | 'domain_id'
+  | 'expires_at'
+  | 'max_domains'
+  | 'max_subdomains_per_domain'
+  | 'max_usage_per_day'
+  | 'allowed_ips'
+  | 'allowed_countries'
+  | 'is_test_license'
+  | 'allow_configs'
+>;
+type OptionalField = Exclude<keyof LicenseFields, 'title'>;
+const OPTIONAL_FIELDS: OptionalField[] = [
+  'domain_id',
+  'expires_at',
+  'max_domains',
+  'max_subdomains_per_domain',
+  'max_usage_per_day',
+  'allowed_ips',
+  'allowed_countries',
+  'is_test_license',
+  'allow_configs',
+];
+
+export const utcDay = (date = new Date()): string => date.toISOString().slice(0, 10);
+
+/** SPEC 6: omitted optional fields take the owner's license_defaults, else null/false. */
+function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
+  const d: LicenseDefaults = owner.license_defaults ?? {};
+  const expires = d.expires_at ? new Date(d.expires_at) : null;
+  return {
+    domain_id: null,
+    expires_at: expires && expires.getTime() > Date.now() ? expires : null,
+    max_domains: d.max_domains ?? null,
+    max_subdomains_per_domain: d.max_subdomains_per_domain ?? null,
+    max_usage_per_day: d.max_usage_per_day ?? null,
+    allowed_ips: d.allowed_ips ?? null,
+    allowed_countries: d.allowed_countries ?? null,
+    is_test_license: d.is_test_license ?? false,
+    allow_configs: d.allow_configs ?? false,
+  };
+}
+
+@Injectable()
+export class LicensesService {
+  constructor(
+    @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
+    @InjectRepository(DomainEntity) private readonly domains: Repository<DomainEntity>,
+    @InjectRepository(LicenseUsageEntity) private readonly usage: Repository<LicenseUsageEntity>,
+    @InjectRepository(LicenseActivationEntity) private readonly activations: Repository<LicenseActivationEntity>,
+    private readonly projects: ProjectsService,
+    private readonly cursors: Cursors,
+  ) {}
+
+  /**
+   * Seed 4.7's order: the license must belong to the project (404) before the key's scope and
+   * ownership are checked (403); writes are then refused while the project is locked (SPEC 4).
+   */
+  async findAccessible(principal: ApiPrincipal, projectId: number, licenseId: number, options: { write?: boolean } = {}) {
+    const project = await this.projects.findOr404(projectId);
+    const license = await this.licenses.findOneBy({ id: licenseId, project_id: project.id });
+    if (!license) throw notFound('License');
+    assertAccess(principal, project, options);
+    return { project, license };
+  }
+
+  list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<LicenseEntity>> {
+    const qb = this.licenses.createQueryBuilder('l').where('l.project_id = :project', { project: project.id });
+    return this.cursors.page(qb, `licenses:${project.id}`, query, { defaultPerPage: 20, order: 'DESC' });
+  }
+
+  async create(project: ProjectEntity, owner: UserEntity, dto: CreateLicenseDto): Promise<LicenseEntity> {
+    if (!owner.can_create_licenses) throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
+    const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
+    const uuid = randomUUID();
+    try {
+      const result = await this.licenses.insert({
+        ...fields,
+        project_id: project.id,
+        user_id: project.user_id,
+        uuid,
+        uuid_hash: sha256Hex(uuid),
+        validate_against: 'project_domains',
+        revoked_at: null,
+      });
+      return this.licenses.findOneByOrFail({ id: result.identifiers[0].id as number });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw fieldError('title', TITLE_TAKEN);
+      throw error;
+    }
+  }
+
+  /** PATCH (partial) or PUT (full replace: omitted optional fields return to the defaults). */
+  async update(project: ProjectEntity, owner: UserEntity, license: LicenseEntity, dto: UpdateLicenseDto, replace: boolean) {
+    if (dto.title === null) throw fieldError('title', 'The title field is required.');
+    const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
+    const fields = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
+    try {
+      await this.licenses.update({ id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw fieldError('title', TITLE_TAKEN);
+      throw error;
+    }
+    return this.licenses.findOneByOrFail({ id: license.id });
+  }
+
+  async setRevoked(license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
+    const revoked_at = revoked ? (license.revoked_at ?? new Date()) : null;
+    await this.licenses.update({ id: license.id }, { revoked_at });
+    return this.licenses.findOneByOrFail({ id: license.id });
+  }
+
+  async remove(license: LicenseEntity): Promise<void> {
+    await this.licenses.delete({ id: license.id });
+    await this.usage.delete({ license_id: license.id });
+    await this.activations.delete({ license_id: license.id });
+  }
+
+  /** SPEC 6: today's count, the last 30 days (oldest first) and the activated domains. */
+  async usageReport(license: LicenseEntity) {
+    const days = Array.from({ length: 30 }, (_, i) => utcDay(new Date(Date.now() - (29 - i) * 86_400_000)));
+    const rows = await this.usage.findBy({ license_id: license.id, day: MoreThanOrEqual(days[0]) });
+    const counts = new Map(rows.map((r) => [r.day, r.count]));
+    const activations = await this.activations.find({ where: { license_id: license.id }, order: { id: 'ASC' } });
+    const domains = new Map<string, { domain: string; activated_at: Date; subdomains: string[] }>();
+    for (const a of activations) {
+      const entry = domains.get(a.domain) ?? { domain: a.domain, activated_at: a.created_at, subdomains: [] };
+      if (a.host) entry.subdomains.push(a.host);
+      domains.set(a.domain, entry);
+    }
+    const today = days[days.length - 1];
+    return {
+      license_id: license.id,
+      today: { date: today, count: counts.get(today) ?? 0 },
+      max_usage_per_day: license.max_usage_per_day,
+      last_30_days: days.map((date) => ({ date, count: counts.get(date) ?? 0 })),
+      max_domains: license.max_domains,
+      max_subdomains_per_domain: license.max_subdomains_per_domain,
+      domains: [...domains.values()].map((d) => ({ ...d, activated_at: d.activated_at.toISOString().replace(/\.\d{3}Z$/, 'Z') })),
+    };
+  }
+
+  /**
+   * Applies the sent fields over `base` and checks what the DTO cannot: the title is free in the
+   * project, domain_id names a domain of this project, expires_at is in the future, and the IP and
+   * country lists parse. Every problem is reported at once, keyed by field.
+   */
+  private async resolve(project: ProjectEntity, base: LicenseFields, dto: UpdateLicenseDto, self?: number): Promise<LicenseFields> {
+    const out: LicenseFields = { ...base };
+    for (const field of OPTIONAL_FIELDS) {
+      const value = dto[field];
+      if (value === undefined) continue;
+      if ((field === 'is_test_license' || field === 'allow_configs') && value === null) continue;
+      (out as Record<string, unknown>)[field] = value;
+    }
+    const errors: FieldErrors = {};
+    const title = out.title;
+    const sameTitle = await this.licenses.findOneBy({ project_id: project.id, title });
+    if (sameTitle && sameTitle.id !== self) errors.title = [TITLE_TAKEN];
+    if (dto.domain_id !== undefined && out.domain_id !== null && !(await this.domains.existsBy({ id: out.domain_id, project_id: project.id }))) {
+      errors.domain_id = ['The selected domain id is invalid.'];
+    }
+    if (dto.expires_at !== undefined && out.expires_at && out.expires_at.getTime() <= Date.now()) {
+      errors.expires_at = ['The expires at field must be a date after now.'];
+    }
+    if (dto.allowed_ips !== undefined) {
+      const parsed = parseList(out.allowed_ips, parseIpEntry);
+      if (parsed.bad) errors.allowed_ips = [`The allowed ips field contains an invalid IP address or CIDR range: "${parsed.bad}".`];
+      else out.allowed_ips = parsed.value;
+    }
+    if (dto.allowed_countries !== undefined) {
+      const parsed = parseList(out.allowed_countries, (c) => (ISO_COUNTRIES.has(c.toUpperCase()) ? c.toUpperCase() : null));
+      if (parsed.bad) errors.allowed_countries = [`The allowed countries field contains an invalid ISO 3166-1 alpha-2 code: "${parsed.bad}".`];
+      else out.allowed_countries = parsed.value;
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+    return out;
+  }
+}
+
+function pickFields(license: LicenseFields): LicenseFields {
+  const out = { title: license.title } as LicenseFields;
+  for (const field of OPTIONAL_FIELDS) (out as Record<string, unknown>)[field] = license[field];
+  return out;
+}
+
+/** "a, b ,c" → "a,b,c" with each entry parsed; the first bad entry when there is one. */
+function parseList(raw: string | null, parse: (entry: string) => string | null): { value: string | null; bad?: string } {
+  if (raw === null) return { value: null };
+  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const out: string[] = [];
+  for (const entry of entries) {
+    const parsed = parse(entry);
+    if (parsed === null) return { value: null, bad: entry.slice(0, 64) };
+    if (!out.includes(parsed)) out.push(parsed);
+  }
+  return { value: out.length > 0 ? out.join(',') : null };
+}
