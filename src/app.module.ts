@@ -11,6 +11,7 @@ import { dataSourceOptions } from './database/data-source-options.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthController } from './health/health.controller.js';
 import { LicensesModule } from './licenses/licenses.module.js';
+import { PaymentsModule } from './payments/payments.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 
@@ -38,6 +39,7 @@ export class AppModule {
         ProjectsModule,
         DomainsModule,
         LicensesModule,
+        PaymentsModule,
       ],
       controllers: [RootController, HealthController],
     };

@@ -1,0 +1,59 @@
+import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import { ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ApiError } from '../common/errors.js';
+import { LICENSE_KEY_SCHEME } from '../openapi.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
+
+export interface LicensedRequest extends Request {
+  runtime?: RuntimeEntry & { project: ProjectEntity };
+}
+
+/** A runtime refusal: the envelope's `data` carries the project's redirect_url (SPEC 7). */
+export function runtimeRefusal(status: number, message: string, project: ProjectEntity | null, headers: Record<string, string> = {}) {
+  return new ApiError(status, message, null, { redirect_url: project?.default_redirect_url ?? null }, headers);
+}
+
+/** The license key: X-LICENSE-KEY, else a `license` query or body parameter (SPEC 7). */
+export function licenseKeyOf(req: Request): string | null {
+  const header = req.headers['x-license-key'];
+  const candidates = [Array.isArray(header) ? header[0] : header, req.query?.license, (req.body as { license?: unknown } | undefined)?.license];
+  for (const value of candidates) if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  return null;
+}
+
+/**
+ * Authenticates runtime callers by license key and applies the license refusals of SPEC 7:
+ * unknown, revoked, expired, project deleted, inactive or locked → 403 saying which.
+ */
+@Injectable()
+export class LicenseKeyGuard implements CanActivate {
+  constructor(private readonly lookup: RuntimeLookupService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<LicensedRequest>();
+    const key = licenseKeyOf(req);
+    if (!key) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
+    const entry = key.length <= 64 ? await this.lookup.byKey(key) : null;
+    if (!entry) throw runtimeRefusal(403, 'Invalid license key.', null);
+    const { license, project } = entry;
+    if (license.revoked_at) throw runtimeRefusal(403, 'This license has been revoked.', project);
+    if (license.expires_at && license.expires_at.getTime() <= Date.now()) throw runtimeRefusal(403, 'This license has expired.', project);
+    if (!project) throw runtimeRefusal(403, 'The project of this license no longer exists.', null);
+    if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
+    if (project.locked_at) throw runtimeRefusal(403, 'Project is locked.', project);
+    req.runtime = { ...entry, project };
+    return true;
+  }
+}
+
+/** Guards a runtime route with a license key and documents it. */
+export const LicenseKeyAuth = () =>
+  applyDecorators(
+    UseGuards(LicenseKeyGuard),
+    ApiSecurity(LICENSE_KEY_SCHEME),
+    ApiUnauthorizedResponse({ description: 'Missing license key' }),
+    ApiForbiddenResponse({ description: 'Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set' }),
+  );
+

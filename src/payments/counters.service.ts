@@ -1,0 +1,185 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { isUniqueViolation } from '../common/db-errors.js';
+import { utcDay } from '../licenses/licenses.service.js';
+
+export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
+
+const FLUSH_MS = 1000;
+
+/** MySQL/MariaDB deadlock or lock-wait timeout: the statement did nothing and may simply be retried. */
+function isRetryable(error: unknown): boolean {
+  const errno = (error as { driverError?: { errno?: number } }).driverError?.errno;
+  return errno === 1213 || errno === 1205;
+}
+
+/**
+ * Usage counters and domain activations (SPEC 7 steps 3 and 4). Every limit is enforced by a single
+ * conditional statement in the database, never read-then-write, so racing calls — in this process or
+ * in other instances on the same database — can never both take the last slot.
+ *
+ * Calls of licenses without a daily limit are counted in memory and added to the database once a
+ * second, so that unlimited licenses never serialise on a row.
+ */
+@Injectable()
+export class CountersService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Counters');
+  private readonly pending = new Map<string, number>();
+  private readonly knownActivations = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly mysql: boolean;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.mysql = dataSource.options.type !== 'better-sqlite3';
+  }
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  /**
+   * Takes one use of today's allowance. Returns false when the license is at `max` for this UTC day.
+   * With no limit the call is counted lazily and always allowed.
+   */
+  async takeUsage(licenseId: number, max: number | null): Promise<boolean> {
+    const day = utcDay();
+    if (max === null) {
+      const key = `${licenseId}:${day}`;
+      this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
+      return true;
+    }
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        const updated = await this.run(
+          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
+          [licenseId, day, max],
+        );
+        if (updated > 0) return true;
+        if (max <= 0) return false;
+        // No row yet, or the row is at the limit: the insert tells which.
+        await this.run('INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)', [licenseId, day]);
+        return true;
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          // The row exists: if the UPDATE did nothing it is at the limit, unless another call
+          // inserted it just now; one more UPDATE settles which.
+          const updated = await this.run(
+            'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
+            [licenseId, day, max],
+          ).catch((e) => (isRetryable(e) ? -1 : Promise.reject(e)));
+          if (updated === -1) continue;
+          return updated > 0;
+        }
+        if (!isRetryable(error)) throw error;
+      }
+    }
+    throw new Error('usage counter: too much contention');
+  }
+
+  /**
+   * Records that the license was used from `host` under the registered `domain` ('' host = the domain
+   * itself). A new domain past `maxDomains`, or a new subdomain past `maxSubdomains`, is refused.
+   */
+  async activate(licenseId: number, domain: string, host: string, maxDomains: number | null, maxSubdomains: number | null): Promise<Activation> {
+    const domainKey = `${licenseId}\u0000${domain}\u0000`;
+    if (!this.knownActivations.has(domainKey)) {
+      const ok = await this.insertIf(
+        licenseId,
+        domain,
+        '',
+        maxDomains === null ? null : 'SELECT COUNT(DISTINCT domain) FROM license_activations WHERE license_id = ?',
+        [licenseId],
+        maxDomains,
+      );
+      if (!ok) return 'max_domains';
+      this.remember(domainKey);
+    }
+    if (host === '') return 'ok';
+    const hostKey = domainKey + host;
+    if (this.knownActivations.has(hostKey)) return 'ok';
+    const ok = await this.insertIf(
+      licenseId,
+      domain,
+      host,
+      maxSubdomains === null ? null : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND domain = ? AND host <> ''",
+      [licenseId, domain],
+      maxSubdomains,
+    );
+    if (!ok) return 'max_subdomains';
+    this.remember(hostKey);
+    return 'ok';
+  }
+
+  /** Forgets what this process knows of a license's activations (after it is deleted). */
+  forget(licenseId: number): void {
+    for (const key of this.knownActivations) if (key.startsWith(`${licenseId}\u0000`)) this.knownActivations.delete(key);
+  }
+
+  /** Adds the in-memory counts to the database. */
+  async flush(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = [...this.pending];
+    this.pending.clear();
+    for (const [key, n] of batch) {
+      const [licenseId, day] = key.split(':');
+      try {
+        const updated = await this.run('UPDATE license_usage SET count = count + ? WHERE license_id = ? AND day = ?', [n, Number(licenseId), day]);
+        if (updated === 0) {
+          await this.run('INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, ?)', [Number(licenseId), day, n]).catch(async (error) => {
+            if (!isUniqueViolation(error)) throw error;
+            await this.run('UPDATE license_usage SET count = count + ? WHERE license_id = ? AND day = ?', [n, Number(licenseId), day]);
+          });
+        }
+      } catch (error) {
+        // Keep the count for the next flush rather than lose it.
+        this.pending.set(key, (this.pending.get(key) ?? 0) + n);
+        this.logger.warn(`usage flush failed, will retry: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  /** Inserts the activation unless it exists; with a limit, only while `countSql` is below it. */
+  private async insertIf(licenseId: number, domain: string, host: string, countSql: string | null, countParams: unknown[], max: number | null) {
+    const exists = await this.dataSource.query('SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?', [licenseId, domain, host]);
+    if (exists.length > 0) return true;
+    const dual = this.mysql ? ' FROM DUAL' : '';
+    for (let attempt = 0; attempt < 10; attempt++) {
+      try {
+        const inserted =
+          countSql === null
+            ? await this.run('INSERT INTO license_activations (license_id, domain, host) VALUES (?, ?, ?)', [licenseId, domain, host])
+            : await this.run(
+                `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${countSql}) < ?`,
+                [licenseId, domain, host, ...countParams, max],
+              );
+        return inserted > 0;
+      } catch (error) {
+        // Another call recorded the same activation first: it exists, which is all we need.
+        if (isUniqueViolation(error)) return true;
+        if (!isRetryable(error)) throw error;
+      }
+    }
+    throw new Error('activation: too much contention');
+  }
+
+  private remember(key: string): void {
+    if (this.knownActivations.size > 200_000) this.knownActivations.clear();
+    this.knownActivations.add(key);
+  }
+
+  /** Runs a write and returns the number of rows it changed. */
+  private async run(sql: string, params: unknown[]): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      return Number((await runner.query(sql, params, true)).affected ?? 0);
+    } finally {
+      await runner.release();
+    }
+  }
+}

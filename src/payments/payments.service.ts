@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { runtimeRefusal } from '../auth/license-key.guard.js';
+import type { RuntimeEntry } from '../auth/runtime-lookup.service.js';
+import { ApiError, fieldError } from '../common/errors.js';
+import { ipMatcher } from '../common/net.js';
+import { AppConfig } from '../config/app-config.js';
+import type { DomainEntity } from '../domains/domain.entity.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-domain.js';
+import { CountersService } from './counters.service.js';
+
+export interface CheckOptions {
+  action?: string;
+  include?: string;
+  domain?: unknown;
+}
+
+export interface HasPaidResult {
+  has_paid: boolean;
+  injectables?: unknown[];
+  redirect_url?: string | null;
+  is_test_license?: boolean;
+}
+
+export const NO_DOMAIN = 'The calling domain could not be determined: send it in the X-Service-Domain header.';
+export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
+
+/** Seconds until the next midnight UTC, when daily allowances start again. */
+export function secondsToUtcMidnight(now = new Date()): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
+
+/** `action` and `include` of seed 4.2/4.3; anything else is a 422 naming the parameter. */
+export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
+  const action = source.action;
+  const include = source.include;
+  if (action !== undefined && action !== 'check_project') throw fieldError('action', 'The selected action is invalid: the only action is check_project.');
+  if (include !== undefined && include !== 'injectables') throw fieldError('include', 'The selected include is invalid: the only include is injectables.');
+  return { action, include, domain: source.domain } as CheckOptions;
+}
+
+/** The runtime payment checks of seed 4.2 and 4.3 in SPEC 7's order. */
+@Injectable()
+export class PaymentsService {
+  private readonly countryHeader: string;
+  private readonly matchers = new Map<string, (ip: string) => boolean>();
+
+  constructor(
+    private readonly counters: CountersService,
+    config: AppConfig,
+  ) {
+    this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
+  }
+
+  /** Seed 4.2 for a license that passed LicenseKeyGuard. */
+  async checkLicense(entry: RuntimeEntry & { project: ProjectEntity }, req: Request, options: CheckOptions): Promise<HasPaidResult> {
+    const { license, project } = entry;
+
+    if (license.allowed_ips && !this.ipAllowed(license.allowed_ips, req.ip ?? '')) {
+      throw runtimeRefusal(403, 'Your IP address is not allowed to use this license.', project);
+    }
+    if (license.allowed_countries) {
+      const sent = req.headers[this.countryHeader];
+      const country = (Array.isArray(sent) ? sent[0] : sent)?.trim().toUpperCase();
+      if (!country || !license.allowed_countries.split(',').includes(country)) {
+        throw runtimeRefusal(403, 'Requests from your country are not allowed for this license.', project);
+      }
+    }
+
+    let hasPaid: boolean;
+    if (options.action === 'check_project') {
+      hasPaid = project.has_paid;
+    } else {
+      const calling = callingDomain(req, options.domain);
+      let counted: { domain: DomainEntity; host: string } | null = null;
+      if (license.is_test_license && calling.local) {
+        hasPaid = project.has_paid;
+      } else if (license.domain_id !== null) {
+        const pinned = entry.pinned;
+        if (!pinned) throw runtimeRefusal(403, 'The domain this license is pinned to no longer exists.', project);
+        if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
+          throw runtimeRefusal(403, 'This license is pinned to another domain.', project);
+        }
+        if (!pinned.is_active) throw runtimeRefusal(403, 'The domain this license is pinned to is inactive.', project);
+        hasPaid = pinned.has_paid;
+        counted = { domain: pinned, host: calling.host && calling.host !== pinned.domain ? calling.host : '' };
+      } else {
+        if (!calling.host) throw runtimeRefusal(400, NO_DOMAIN, project);
+        const registered = findRegistered(entry.domains, calling.host);
+        if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
+        hasPaid = registered.has_paid;
+        counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
+      }
+      if (counted) {
+        const outcome = await this.counters.activate(
+          license.id,
+          counted.domain.domain,
+          counted.host,
+          license.max_domains,
+          license.max_subdomains_per_domain,
+        );
+        if (outcome === 'max_domains') {
+          throw runtimeRefusal(403, `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`, project);
+        }
+        if (outcome === 'max_subdomains') {
+          throw runtimeRefusal(403, `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain.domain}.`, project);
+        }
+      }
+    }
+
+    if (!(await this.counters.takeUsage(license.id, license.max_usage_per_day))) {
+      const retry = secondsToUtcMidnight();
+      throw new ApiError(429, `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`, null, null, {
+        'Retry-After': String(retry),
+      });
+    }
+    return { ...this.answer(project, hasPaid, options), is_test_license: license.is_test_license };
+  }
+
+  /** Seed 4.3 for a project read with an API key: the same domain rules, no license limits. */
+  checkProject(project: ProjectEntity, domains: Map<string, DomainEntity>, req: Request, options: CheckOptions): HasPaidResult {
+    if (options.action === 'check_project') return this.answer(project, project.has_paid, options);
+    const calling = callingDomain(req, options.domain);
+    if (!calling.host) throw new ApiError(400, NO_DOMAIN);
+    const registered = findRegistered(domains, calling.host);
+    if (!registered) throw new ApiError(403, DOMAIN_NOT_REGISTERED);
+    return this.answer(project, registered.has_paid, options);
+  }
+
+  private answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): HasPaidResult {
+    const result: HasPaidResult = { has_paid: hasPaid };
+    // Paid-only injectables arrive with the injectables module; until then the list is empty.
+    if (options.include === 'injectables' && hasPaid) result.injectables = [];
+    if (!hasPaid) result.redirect_url = project.default_redirect_url;
+    return result;
+  }
+
+  private ipAllowed(list: string, ip: string): boolean {
+    let matcher = this.matchers.get(list);
+    if (!matcher) {
+      if (this.matchers.size > 10_000) this.matchers.clear();
+      matcher = ipMatcher(list);
+      this.matchers.set(list, matcher);
+    }
+    return matcher(ip);
+  }
+}
