@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthController } from './health/health.controller.js';
+import { InjectablesModule } from './injectables/injectables.module.js';
 import { LicensesModule } from './licenses/licenses.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
@@ -39,6 +40,7 @@ export class AppModule {
         ProjectsModule,
         DomainsModule,
         LicensesModule,
+        InjectablesModule,
         PaymentsModule,
       ],
       controllers: [RootController, HealthController],

@@ -1,12 +1,14 @@
 import { ApiKeyEntity } from '../auth/api-key.entity.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
+import { InjectableEntity } from '../injectables/injectable.entity.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from '../licenses/license-usage.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { Initial1732000000000 } from './migrations/1732000000000-Initial.js';
 import { RuntimeCounters1732000000001 } from './migrations/1732000000001-RuntimeCounters.js';
+import { Injectables1732000000002 } from './migrations/1732000000002-Injectables.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
-export const entities = [UserEntity, ApiKeyEntity, ProjectEntity, DomainEntity, LicenseEntity, LicenseUsageEntity, LicenseActivationEntity];
-export const migrations = [Initial1732000000000, RuntimeCounters1732000000001];
+export const entities = [UserEntity, ApiKeyEntity, ProjectEntity, DomainEntity, LicenseEntity, LicenseUsageEntity, LicenseActivationEntity, InjectableEntity];
+export const migrations = [Initial1732000000000, RuntimeCounters1732000000001, Injectables1732000000002];

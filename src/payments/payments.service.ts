@@ -9,6 +9,7 @@ import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-domain.js';
 import { CountersService } from './counters.service.js';
+import { InjectablesService } from '../injectables/injectables.service.js';
 
 export interface CheckOptions {
   action?: string;
@@ -49,6 +50,7 @@ export class PaymentsService {
 
   constructor(
     private readonly counters: CountersService,
+    private readonly injectables: InjectablesService,
     config: AppConfig,
   ) {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
@@ -116,11 +118,11 @@ export class PaymentsService {
         'Retry-After': String(retry),
       });
     }
-    return { ...this.answer(project, hasPaid, options), is_test_license: license.is_test_license };
+    return { ...(await this.answer(project, hasPaid, options)), is_test_license: license.is_test_license };
   }
 
   /** Seed 4.3 for a project read with an API key: the same domain rules, no license limits. */
-  checkProject(project: ProjectEntity, domains: Map<string, DomainEntity>, req: Request, options: CheckOptions): HasPaidResult {
+  async checkProject(project: ProjectEntity, domains: Map<string, DomainEntity>, req: Request, options: CheckOptions): Promise<HasPaidResult> {
     if (options.action === 'check_project') return this.answer(project, project.has_paid, options);
     const calling = callingDomain(req, options.domain);
     if (!calling.host) throw new ApiError(400, NO_DOMAIN);
@@ -129,10 +131,9 @@ export class PaymentsService {
     return this.answer(project, registered.has_paid, options);
   }
 
-  private answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): HasPaidResult {
+  private async answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): Promise<HasPaidResult> {
     const result: HasPaidResult = { has_paid: hasPaid };
-    // Paid-only injectables arrive with the injectables module; until then the list is empty.
-    if (options.include === 'injectables' && hasPaid) result.injectables = [];
+    if (options.include === 'injectables' && hasPaid) result.injectables = await this.injectables.paidOnly(project.id);
     if (!hasPaid) result.redirect_url = project.default_redirect_url;
     return result;
   }

@@ -1,0 +1,90 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { label, MetaObject, OptionalString, OptionalUrl } from '../../common/validators.js';
+import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../injectable.entity.js';
+
+/** Multipart sends every field as text: true/false/1/0 become booleans (SPEC 8). */
+const toBoolean = ({ value }: { value: unknown }) => {
+  if (value === 'true' || value === '1' || value === 1) return true;
+  if (value === 'false' || value === '0' || value === 0) return false;
+  return value;
+};
+
+const FormBoolean = (field: string) =>
+  applyDecorators(
+    ApiPropertyOptional({ type: 'boolean' }),
+    Transform(toBoolean),
+    ValidateIf((_, value) => value !== undefined),
+    IsBoolean({ message: `The ${label(field)} field must be true or false (or 1 / 0).` }),
+  );
+
+/** Fields shared by create (SPEC 8) and update (seed 4.11: only supplied fields change). */
+class InjectableFieldsDto {
+  @ApiPropertyOptional({ maxLength: 255 })
+  @OptionalString('title', 255)
+  title?: string | null;
+
+  @ApiPropertyOptional({ enum: INJECTABLE_TYPES })
+  @IsOptional()
+  @IsIn(INJECTABLE_TYPES, { message: `The selected type is invalid: use one of ${INJECTABLE_TYPES.join(', ')}.` })
+  type?: string;
+
+  @ApiPropertyOptional({ enum: INJECTABLE_MODES })
+  @IsOptional()
+  @IsIn(INJECTABLE_MODES, { message: `The selected mode is invalid: use one of ${INJECTABLE_MODES.join(', ')}.` })
+  mode?: string;
+
+  @ApiPropertyOptional({ maxLength: 1024 })
+  @OptionalString('target_path', 1024)
+  target_path?: string | null;
+
+  @ApiPropertyOptional({ format: 'uri' })
+  @OptionalUrl('validate_endpoint')
+  validate_endpoint?: string | null;
+
+  @ApiPropertyOptional({ writeOnly: true, description: 'Encryption secret; required with new content, a file, or a switch to type file. Never stored.' })
+  @IsOptional()
+  @IsString({ message: 'The secret field must be a string.' })
+  @MaxLength(1024, { message: 'The secret field must not be greater than 1024 characters.' })
+  secret?: string;
+
+  @ApiPropertyOptional({ description: 'Plain content to encrypt (non-file injectables); exclusive with file' })
+  @IsOptional()
+  @IsString({ message: 'The content field must be a string.' })
+  content?: string;
+
+  @FormBoolean('only_if_paid')
+  only_if_paid?: boolean;
+
+  @FormBoolean('is_active')
+  is_active?: boolean;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'A JSON object or a JSON string of one' })
+  @MetaObject()
+  meta?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional({ type: 'string', format: 'binary', description: 'multipart/form-data only: the file of a type=file injectable' })
+  file?: unknown;
+}
+
+const SLUG_RULES = [
+  IsString({ message: 'The slug field must be a string.' }),
+  MaxLength(255, { message: 'The slug field must not be greater than 255 characters.' }),
+  Matches(/^[A-Za-z0-9_-]+$/, { message: 'The slug field must only contain letters, numbers, dashes, and underscores.' }),
+];
+
+export class CreateInjectableDto extends InjectableFieldsDto {
+  @ApiProperty({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Unique within the project' })
+  @IsNotEmpty({ message: 'The slug field is required.' })
+  @applyDecorators(...SLUG_RULES)
+  slug: string;
+}
+
+export class UpdateInjectableDto extends InjectableFieldsDto {
+  @ApiPropertyOptional({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Unique within the project' })
+  @IsOptional()
+  @applyDecorators(...SLUG_RULES)
+  slug?: string;
+}

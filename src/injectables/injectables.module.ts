@@ -1,0 +1,26 @@
+import { Global, Module } from '@nestjs/common';
+import { MulterModule } from '@nestjs/platform-express';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { ProjectEntity } from '../projects/project.entity.js';
+import { InjectableEntity } from './injectable.entity.js';
+import { InjectablesController, InjectableStreamController } from './injectables.controller.js';
+import { InjectablesService } from './injectables.service.js';
+
+@Global()
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([InjectableEntity, ProjectEntity]),
+    // Uploads stay in memory (they are encrypted into the row) and stop at MAX_UPLOAD_BYTES → 413.
+    MulterModule.registerAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        limits: { fileSize: config.env.MAX_UPLOAD_BYTES, fieldSize: config.env.MAX_UPLOAD_BYTES, files: 1 },
+      }),
+    }),
+  ],
+  controllers: [InjectablesController, InjectableStreamController],
+  providers: [InjectablesService],
+  exports: [InjectablesService],
+})
+export class InjectablesModule {}

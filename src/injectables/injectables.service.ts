@@ -1,0 +1,228 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { QueryDeepPartialEntity, Repository } from 'typeorm';
+import { isUniqueViolation } from '../common/db-errors.js';
+import type { FieldErrors } from '../common/envelope.js';
+import { fieldError, notFound, ValidationFailed } from '../common/errors.js';
+import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
+import { ProjectGenerations } from '../common/read-cache.js';
+import { AppConfig } from '../config/app-config.js';
+import { ProjectEntity } from '../projects/project.entity.js';
+import { openPrivateKey, signEd25519 } from '../projects/signing.js';
+import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
+import { InjectableEntity } from './injectable.entity.js';
+import { contentHash, encryptPayload, signedMessage } from './payload-crypto.js';
+
+export interface UploadedPayload {
+  buffer: Buffer;
+  originalname: string;
+}
+
+const SLUG_TAKEN = 'The slug has already been taken.';
+
+/** Item keys of seed 4.10 (stream). */
+export interface StreamItem {
+  slug: string;
+  type: string;
+  mode: string;
+  encrypted_content: string;
+  file_path: string | null;
+  target_path: string | null;
+  signature: string;
+  meta: Record<string, unknown>;
+}
+
+/** Item keys of seed 4.2 (`include=injectables`). */
+export interface PaidItem {
+  id: number;
+  slug: string;
+  title: string | null;
+  type: string;
+  mode: string;
+  target_path: string | null;
+  content: string;
+  file_path: string | null;
+  is_active: boolean;
+  only_if_paid: boolean;
+  meta: Record<string, unknown>;
+}
+
+@Injectable()
+export class InjectablesService {
+  private readonly paidCache = new Map<number, { generation: number; items: PaidItem[] }>();
+
+  constructor(
+    @InjectRepository(InjectableEntity) private readonly injectables: Repository<InjectableEntity>,
+    @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
+    private readonly cursors: Cursors,
+    private readonly generations: ProjectGenerations,
+    private readonly config: AppConfig,
+  ) {}
+
+  list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<InjectableEntity>> {
+    const qb = this.injectables.createQueryBuilder('i').where('i.project_id = :project', { project: project.id });
+    return this.cursors.page(qb, `injectables:${project.id}`, query, { defaultPerPage: 20, order: 'DESC' });
+  }
+
+  async get(project: ProjectEntity, id: number): Promise<InjectableEntity> {
+    const injectable = await this.injectables.findOneBy({ id, project_id: project.id });
+    if (!injectable) throw notFound('Injectable');
+    return injectable;
+  }
+
+  async create(project: ProjectEntity, dto: CreateInjectableDto, file?: UploadedPayload): Promise<InjectableEntity> {
+    const type = dto.type ?? (file ? 'file' : 'snippet');
+    const errors: FieldErrors = {};
+    if (!dto.secret) errors.secret = ['The secret field is required.'];
+    if (type === 'file') {
+      if (!file) errors.file = ['The file field is required when the type is file.'];
+      if (dto.content !== undefined) errors.content = ['The content field cannot be used with type file: upload a file instead.'];
+    } else {
+      if (file) errors.file = ['A file can only be uploaded when the type is file.'];
+      if (!dto.content) errors.content = ['The content field is required.'];
+    }
+    if (await this.injectables.existsBy({ project_id: project.id, slug: dto.slug })) errors.slug = [SLUG_TAKEN];
+    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+
+    const fields = {
+      project_id: project.id,
+      slug: dto.slug,
+      title: dto.title ?? null,
+      type,
+      mode: dto.mode ?? 'inject',
+      target_path: dto.target_path ?? null,
+      validate_endpoint: dto.validate_endpoint ?? null,
+      is_active: dto.is_active ?? true,
+      only_if_paid: dto.only_if_paid ?? false,
+      meta: dto.meta ?? {},
+      ...(await this.seal(dto.secret as string, type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8'))),
+    };
+    try {
+      const row = { ...fields, signature: await this.sign(project.id, fields) };
+      const result = await this.injectables.insert(row as QueryDeepPartialEntity<InjectableEntity>);
+      return this.injectables.findOneByOrFail({ id: result.identifiers[0].id as number });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
+      throw error;
+    }
+  }
+
+  /** Seed 4.11 rules 1–5. */
+  async update(project: ProjectEntity, current: InjectableEntity, dto: UpdateInjectableDto, file?: UploadedPayload): Promise<InjectableEntity> {
+    const type = dto.type ?? current.type;
+    const newPayload = file !== undefined || dto.content !== undefined;
+    const errors: FieldErrors = {};
+    if (type === 'file') {
+      if (dto.content !== undefined) errors.content = ['The content field cannot be used with type file: upload a file instead.'];
+      else if (current.type !== 'file' && !file) errors.file = ['The file field is required when switching to type file.'];
+    } else {
+      if (file) errors.file = ['A file can only be uploaded when the type is file.'];
+      else if (current.type === 'file' && dto.content === undefined) errors.content = ['The content field is required when switching away from type file.'];
+      else if (dto.content === '') errors.content = ['The content field must not be empty.'];
+    }
+    if (newPayload && !dto.secret) errors.secret = ['The secret field is required when updating the content or uploading a file.'];
+    if (dto.secret && !newPayload) errors.secret = ['The secret field is only accepted together with new content or a file.'];
+    if (dto.slug && dto.slug !== current.slug && (await this.injectables.existsBy({ project_id: project.id, slug: dto.slug }))) {
+      errors.slug = [SLUG_TAKEN];
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
+
+    const next: Partial<InjectableEntity> = {};
+    for (const field of ['slug', 'title', 'mode', 'target_path', 'validate_endpoint', 'is_active', 'only_if_paid'] as const) {
+      if (dto[field] !== undefined) (next as Record<string, unknown>)[field] = dto[field];
+    }
+    next.type = type;
+    if (dto.meta !== undefined) next.meta = dto.meta ?? {};
+    if (newPayload) {
+      Object.assign(next, await this.seal(dto.secret as string, type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8')));
+    }
+    const merged = { ...current, ...next };
+    next.signature = await this.sign(project.id, merged);
+    try {
+      await this.injectables.update({ id: current.id }, next as QueryDeepPartialEntity<InjectableEntity>);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
+      throw error;
+    }
+    return this.injectables.findOneByOrFail({ id: current.id });
+  }
+
+  async remove(injectable: InjectableEntity): Promise<void> {
+    await this.injectables.delete({ id: injectable.id });
+  }
+
+  /** Seed 4.10: active injectables in id order; paid-only ones only once the project is paid. */
+  async stream(project: ProjectEntity, query: CursorQueryDto) {
+    const qb = this.injectables
+      .createQueryBuilder('i')
+      .where('i.project_id = :project', { project: project.id })
+      .andWhere('i.is_active = :active', { active: true });
+    if (!project.has_paid) qb.andWhere('i.only_if_paid = :paid', { paid: false });
+    const page = await this.cursors.page(qb, `stream:${project.id}`, query, { defaultPerPage: 50, order: 'ASC' });
+    return {
+      injectables: page.data.map(
+        (i): StreamItem => ({
+          slug: i.slug,
+          type: i.type,
+          mode: i.mode,
+          encrypted_content: i.content,
+          file_path: i.file_path,
+          target_path: i.target_path,
+          signature: i.signature,
+          meta: i.meta,
+        }),
+      ),
+      next_cursor: page.next_cursor,
+      has_more: page.next_cursor !== null,
+    };
+  }
+
+  /** Seed 4.2 `include=injectables`: the project's active paid-only injectables, cached per generation. */
+  async paidOnly(projectId: number): Promise<PaidItem[]> {
+    const generation = await this.generations.get(projectId);
+    const cached = this.paidCache.get(projectId);
+    if (cached && generation !== null && cached.generation === generation) return cached.items;
+    const rows = await this.injectables.find({ where: { project_id: projectId, is_active: true, only_if_paid: true }, order: { id: 'ASC' } });
+    const items = rows.map(
+      (i): PaidItem => ({
+        id: i.id,
+        slug: i.slug,
+        title: i.title,
+        type: i.type,
+        mode: i.mode,
+        target_path: i.target_path,
+        content: i.content,
+        file_path: i.file_path,
+        is_active: i.is_active,
+        only_if_paid: i.only_if_paid,
+        meta: i.meta,
+      }),
+    );
+    if (generation !== null) {
+      if (this.paidCache.size > 10_000) this.paidCache.clear();
+      this.paidCache.set(projectId, { generation, items });
+    }
+    return items;
+  }
+
+  /** Encrypts the payload (and, for files, the original name) and hashes the blob (SPEC 8). */
+  private async seal(secret: string, payload: Buffer | UploadedPayload) {
+    const isFile = !Buffer.isBuffer(payload);
+    const blob = await encryptPayload(secret, isFile ? payload.buffer : payload);
+    return {
+      content: blob.toString('base64'),
+      content_hash: contentHash(blob),
+      file_path: isFile ? (await encryptPayload(secret, Buffer.from(payload.originalname, 'utf8'))).toString('base64') : null,
+    };
+  }
+
+  private async sign(projectId: number, fields: { slug: string; type: string; mode: string; target_path: string | null; content_hash: string }): Promise<string> {
+    const row = await this.projects
+      .createQueryBuilder('p')
+      .withDeleted()
+      .addSelect('p.signing_private_key')
+      .where('p.id = :id', { id: projectId })
+      .getOneOrFail();
+    return signEd25519(openPrivateKey(this.config.appKey, row.signing_private_key), signedMessage({ project_id: projectId, ...fields }));
+  }
+}

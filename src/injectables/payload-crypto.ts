@@ -1,0 +1,25 @@
+import { createCipheriv, createHash, randomBytes, scrypt } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+
+/** SPEC 8 parameters; a client needs nothing but its platform's standard crypto to undo them. */
+export const PAYLOAD_MAGIC = Buffer.from('LG1', 'ascii');
+export const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+
+/** blob = "LG1" ‖ salt(16) ‖ iv(12) ‖ tag(16) ‖ AES-256-GCM(scrypt(secret, salt), iv, payload) */
+export async function encryptPayload(secret: string, payload: Buffer): Promise<Buffer> {
+  const salt = randomBytes(16);
+  const iv = randomBytes(12);
+  const key = await scryptAsync(secret, salt, 32, SCRYPT);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const ciphertext = Buffer.concat([cipher.update(payload), cipher.final()]);
+  return Buffer.concat([PAYLOAD_MAGIC, salt, iv, cipher.getAuthTag(), ciphertext]);
+}
+
+export const contentHash = (blob: Buffer): string => createHash('sha256').update(blob).digest('hex');
+
+/** The exact bytes the Ed25519 signature covers (SPEC 8). */
+export function signedMessage(fields: { project_id: number; slug: string; type: string; mode: string; target_path: string | null; content_hash: string }): string {
+  return ['LG1-SIG', String(fields.project_id), fields.slug, fields.type, fields.mode, fields.target_path ?? '', fields.content_hash].join('\n');
+}
