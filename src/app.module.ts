@@ -15,6 +15,7 @@ import { LicensesModule } from './licenses/licenses.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 @Module({})
 export class AppModule {
@@ -36,6 +37,7 @@ export class AppModule {
           throttlers: [{ name: 'default', ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000, limit: env.THROTTLE_ROOT_LIMIT }],
         }),
         TerminusModule,
+        WebhooksModule,
         AuthModule,
         ProjectsModule,
         DomainsModule,

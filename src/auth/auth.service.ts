@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { sha256Hex } from '../common/crypto.js';
+import { isUniqueViolation } from '../common/db-errors.js';
 import { ApiError, fieldError, forbidden } from '../common/errors.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
@@ -38,16 +39,21 @@ export class AuthService {
     const email = input.email.trim().toLowerCase();
     if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 255) throw fieldError('email', 'The email must be a valid email address.');
     if (await this.users.existsBy({ email })) throw fieldError('email', 'The email has already been taken.');
-    return this.users.save(
-      this.users.create({
+    // insert(), not save(): save() opens a transaction of its own (see database/unit-of-work.ts).
+    try {
+      const result = await this.users.insert({
         email,
         name: input.name ?? null,
         max_projects: input.max_projects ?? null,
         can_create_licenses: input.can_create_licenses ?? true,
         webhooks_enabled: input.webhooks_enabled ?? true,
         license_defaults: null,
-      }),
-    );
+      });
+      return this.users.findOneByOrFail({ id: result.identifiers[0].id as number });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw fieldError('email', 'The email has already been taken.');
+      throw error;
+    }
   }
 
   async findUserByEmail(email: string): Promise<UserEntity | null> {
@@ -69,19 +75,17 @@ export class AuthService {
       throw fieldError('expires_at', 'The expires at must be a date in the future.');
     }
     const plaintext = `lg_${randomBytes(32).toString('base64url')}`;
-    const key = await this.keys.save(
-      this.keys.create({
-        user_id: user.id,
-        project_id: input.project_id ?? null,
-        name: input.name?.trim() || 'default',
-        prefix: plaintext.slice(0, 8),
-        key_hash: sha256Hex(plaintext),
-        expires_at: input.expires_at ?? null,
-        revoked_at: null,
-        last_used_at: null,
-      }),
-    );
-    delete (key as Partial<ApiKeyEntity>).key_hash;
+    const result = await this.keys.insert({
+      user_id: user.id,
+      project_id: input.project_id ?? null,
+      name: input.name?.trim() || 'default',
+      prefix: plaintext.slice(0, 8),
+      key_hash: sha256Hex(plaintext),
+      expires_at: input.expires_at ?? null,
+      revoked_at: null,
+      last_used_at: null,
+    });
+    const key = await this.keys.findOneByOrFail({ id: result.identifiers[0].id as number });
     return { key, plaintext };
   }
 

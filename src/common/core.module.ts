@@ -3,8 +3,9 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { createKeyvNonBlocking } from '@keyv/redis';
 import { Keyv } from 'keyv';
-import { LRUCache } from 'lru-cache';
 import { AppConfig } from '../config/app-config.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+import { LruStore } from './lru-store.js';
 import { Cursors } from './pagination.js';
 import { InvalidateOnWriteInterceptor, ProjectGenerations, ReadCacheInterceptor } from './read-cache.js';
 import { RedisService } from './redis.js';
@@ -18,7 +19,7 @@ function cacheStore(config: AppConfig): Keyv {
       { namespace: `${REDIS_KEY_PREFIX}cache`, throwOnConnectError: false, throwOnErrors: false, connectionTimeout: 1000 },
     );
   }
-  return new Keyv({ store: new LRUCache<string, object>({ max: 10_000 }) });
+  return new Keyv({ store: new LruStore(10_000) });
 }
 
 /** Process-wide singletons: configuration, cursors, Redis, the read cache and its invalidation. */
@@ -34,10 +35,11 @@ export class CoreModule {
         { provide: Cursors, useFactory: () => new Cursors(config.appKey) },
         RedisService,
         ProjectGenerations,
+        UnitOfWork,
         { provide: APP_INTERCEPTOR, useClass: InvalidateOnWriteInterceptor },
         { provide: APP_INTERCEPTOR, useClass: ReadCacheInterceptor },
       ],
-      exports: [AppConfig, Cursors, RedisService, ProjectGenerations, CacheModule],
+      exports: [AppConfig, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule],
     };
   }
 }

@@ -46,3 +46,19 @@ export const ISO_COUNTRIES = new Set(
     'RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV ' +
     'TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW').split(' '),
 );
+
+/** "a, b ,c" → "a,b,c" with each entry parsed; the first bad entry when there is one. */
+export function parseList(raw: string | null, parse: (entry: string) => string | null): { value: string | null; bad?: string } {
+  if (raw === null) return { value: null };
+  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const out: string[] = [];
+  for (const entry of entries) {
+    const parsed = parse(entry);
+    if (parsed === null) return { value: null, bad: entry.slice(0, 64) };
+    if (!out.includes(parsed)) out.push(parsed);
+  }
+  return { value: out.length > 0 ? out.join(',') : null };
+}
+
+/** An ISO 3166-1 alpha-2 code, uppercased, or null. */
+export const parseCountry = (code: string): string | null => (ISO_COUNTRIES.has(code.toUpperCase()) ? code.toUpperCase() : null);

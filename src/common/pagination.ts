@@ -1,4 +1,4 @@
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { Brackets, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { deriveKey, hmac, safeEqual } from './crypto.js';
@@ -7,7 +7,7 @@ import { fieldError } from './errors.js';
 /** `per_page` and `cursor` of every cursor list (seed 4.6, 4.9, 4.10). */
 export class CursorQueryDto {
   @IsOptional()
-  @Type(() => Number)
+  @Transform(({ value }) => (typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value))
   @IsInt({ message: 'The per page field must be an integer.' })
   @Min(1, { message: 'The per page field must be between 1 and 50.' })
   @Max(50, { message: 'The per page field must be between 1 and 50.' })

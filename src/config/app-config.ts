@@ -81,6 +81,20 @@ export class EnvironmentVariables {
   @Transform(toBool) @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE = false;
 
+  /** Seconds after the first try at which failed deliveries are retried (SPEC 10). */
+  @IsString() @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, { message: 'must be comma-separated seconds, e.g. 5,30,120' })
+  WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,3600,10800,21600,43200';
+
+  /** Run the webhook dispatcher inside the service process (it can also run alone: npm run dispatcher). */
+  @Transform(toBool) @IsBoolean()
+  WEBHOOK_DISPATCHER = true;
+
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  WEBHOOK_POLL_MS = 1000;
+
+  @Transform(toInt) @IsInt() @Min(100) @Max(120000)
+  WEBHOOK_TIMEOUT_MS = 10000;
+
   @Transform(toInt) @IsInt() @Min(1) @Max(64)
   CLUSTER_WORKERS = 1;
 

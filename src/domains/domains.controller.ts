@@ -62,7 +62,7 @@ export class DomainsController {
   @Delete(':domain')
   async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('domain', IdPipe) id: number): Promise<null> {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
-    await this.domains.remove(await this.domains.get(project, id));
+    await this.domains.remove(project, await this.domains.get(project, id));
     return null;
   }
 }

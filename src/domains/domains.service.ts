@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { isUniqueViolation } from '../common/db-errors.js';
 import { normalizeDomain } from '../common/domain-name.js';
 import { fieldError, notFound } from '../common/errors.js';
@@ -20,6 +21,7 @@ export class DomainsService {
     @InjectRepository(DomainEntity) private readonly domains: Repository<DomainEntity>,
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
     private readonly cursors: Cursors,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<DomainEntity>> {
@@ -36,16 +38,18 @@ export class DomainsService {
   async create(project: ProjectEntity, dto: CreateDomainDto): Promise<DomainEntity> {
     const name = this.normalize(dto.domain);
     if (await this.domains.existsBy({ project_id: project.id, domain: name })) throw fieldError('domain', DOMAIN_TAKEN);
-    let id: number;
     try {
-      const result = await this.domains.insert({ ...DOMAIN_DEFAULTS, ...pickFlags(dto), is_primary: false, project_id: project.id, domain: name });
-      id = result.identifiers[0].id as number;
+      return await this.outbox.change(project, async (manager) => {
+        const result = await manager.insert(DomainEntity, { ...DOMAIN_DEFAULTS, ...pickFlags(dto), is_primary: false, project_id: project.id, domain: name });
+        const id = result.identifiers[0].id as number;
+        if (dto.is_primary) await makePrimary(manager, project.id, id);
+        const domain = await manager.findOneByOrFail(DomainEntity, { id });
+        return [domain, [['domain.created', domain]]];
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw fieldError('domain', DOMAIN_TAKEN);
       throw error;
     }
-    if (dto.is_primary) await this.makePrimary(project.id, id);
-    return this.domains.findOneByOrFail({ id });
   }
 
   async update(project: ProjectEntity, domain: DomainEntity, dto: UpdateDomainDto, replace: boolean): Promise<DomainEntity> {
@@ -61,32 +65,31 @@ export class DomainsService {
       }
     }
     try {
-      if (Object.keys(changes).length > 0) await this.domains.update({ id: domain.id }, changes);
+      return await this.outbox.change(project, async (manager) => {
+        if (Object.keys(changes).length > 0) await manager.update(DomainEntity, { id: domain.id }, changes);
+        if (primary === true) await makePrimary(manager, project.id, domain.id);
+        if (primary === false) await manager.update(DomainEntity, { id: domain.id }, { is_primary: false });
+        const after = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
+        const events: Array<[WebhookEvent, unknown]> = [['domain.updated', after]];
+        if (after.has_paid !== domain.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
+        return [after, events];
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw fieldError('domain', DOMAIN_TAKEN);
       throw error;
     }
-    if (primary === true) await this.makePrimary(project.id, domain.id);
-    if (primary === false) await this.domains.update({ id: domain.id }, { is_primary: false });
-    return this.domains.findOneByOrFail({ id: domain.id });
   }
 
-  async remove(domain: DomainEntity): Promise<void> {
-    const pinned = await this.licenses.countBy({ domain_id: domain.id });
-    if (pinned > 0) {
-      throw fieldError('domain', `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`);
-    }
-    await this.domains.delete({ id: domain.id });
-  }
-
-  /** One statement, so the project never has two primaries or a half-done switch. */
-  private async makePrimary(projectId: number, id: number): Promise<void> {
-    await this.domains
-      .createQueryBuilder()
-      .update(DomainEntity)
-      .set({ is_primary: () => `CASE WHEN id = ${Number(id)} THEN 1 ELSE 0 END` })
-      .where('project_id = :projectId', { projectId })
-      .execute();
+  async remove(project: ProjectEntity, domain: DomainEntity): Promise<void> {
+    await this.outbox.change(project, async (manager) => {
+      // Counted inside the unit, so a license cannot be pinned to the domain between count and delete.
+      const pinned = await manager.countBy(LicenseEntity, { domain_id: domain.id });
+      if (pinned > 0) {
+        throw fieldError('domain', `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`);
+      }
+      await manager.delete(DomainEntity, { id: domain.id });
+      return [undefined, [['domain.deleted', domain]]];
+    });
   }
 
   private normalize(input: string): string {
@@ -94,6 +97,16 @@ export class DomainsService {
     if (!name) throw fieldError('domain', DOMAIN_INVALID);
     return name;
   }
+}
+
+/** One statement, so the project never has two primaries or a half-done switch. */
+async function makePrimary(manager: EntityManager, projectId: number, id: number): Promise<void> {
+  await manager
+    .createQueryBuilder()
+    .update(DomainEntity)
+    .set({ is_primary: () => `CASE WHEN id = ${Number(id)} THEN 1 ELSE 0 END` })
+    .where('project_id = :projectId', { projectId })
+    .execute();
 }
 
 function pickFlags(dto: UpdateDomainDto): Partial<DomainEntity> {

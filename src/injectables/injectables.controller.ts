@@ -63,7 +63,7 @@ export class InjectablesController {
   @Delete(':injectable')
   async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('injectable', IdPipe) id: number): Promise<null> {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
-    await this.injectables.remove(await this.injectables.get(project, id));
+    await this.injectables.remove(project, await this.injectables.get(project, id));
     return null;
   }
 }

@@ -15,6 +15,8 @@ import { InjectablesService } from './injectables.service.js';
     MulterModule.registerAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
+        // File names arrive as UTF-8 from browsers and HTTP clients; multer assumes latin1 otherwise.
+        defParamCharset: 'utf8',
         limits: { fileSize: config.env.MAX_UPLOAD_BYTES, fieldSize: config.env.MAX_UPLOAD_BYTES, files: 1 },
       }),
     }),

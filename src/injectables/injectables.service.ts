@@ -12,6 +12,13 @@ import { openPrivateKey, signEd25519 } from '../projects/signing.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
 import { InjectableEntity } from './injectable.entity.js';
 import { contentHash, encryptPayload, signedMessage } from './payload-crypto.js';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+
+/** Event data: the injectable without its (encrypted) payload, which can be megabytes. */
+function eventData(i: InjectableEntity) {
+  const { content: _content, file_path: _file, ...rest } = i;
+  return rest;
+}
 
 export interface UploadedPayload {
   buffer: Buffer;
@@ -57,6 +64,7 @@ export class InjectablesService {
     private readonly cursors: Cursors,
     private readonly generations: ProjectGenerations,
     private readonly config: AppConfig,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<InjectableEntity>> {
@@ -97,10 +105,13 @@ export class InjectablesService {
       meta: dto.meta ?? {},
       ...(await this.seal(dto.secret as string, type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8'))),
     };
+    const row = { ...fields, signature: await this.sign(project.id, fields) };
     try {
-      const row = { ...fields, signature: await this.sign(project.id, fields) };
-      const result = await this.injectables.insert(row as QueryDeepPartialEntity<InjectableEntity>);
-      return this.injectables.findOneByOrFail({ id: result.identifiers[0].id as number });
+      return await this.outbox.change(project, async (manager) => {
+        const result = await manager.insert(InjectableEntity, row as QueryDeepPartialEntity<InjectableEntity>);
+        const injectable = await manager.findOneByOrFail(InjectableEntity, { id: result.identifiers[0].id as number });
+        return [injectable, [['injectable.created', eventData(injectable)]]];
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
       throw error;
@@ -139,16 +150,22 @@ export class InjectablesService {
     const merged = { ...current, ...next };
     next.signature = await this.sign(project.id, merged);
     try {
-      await this.injectables.update({ id: current.id }, next as QueryDeepPartialEntity<InjectableEntity>);
+      return await this.outbox.change(project, async (manager) => {
+        await manager.update(InjectableEntity, { id: current.id }, next as QueryDeepPartialEntity<InjectableEntity>);
+        const after = await manager.findOneByOrFail(InjectableEntity, { id: current.id });
+        return [after, [['injectable.updated', eventData(after)]]];
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
       throw error;
     }
-    return this.injectables.findOneByOrFail({ id: current.id });
   }
 
-  async remove(injectable: InjectableEntity): Promise<void> {
-    await this.injectables.delete({ id: injectable.id });
+  async remove(project: ProjectEntity, injectable: InjectableEntity): Promise<void> {
+    await this.outbox.change(project, async (manager) => {
+      await manager.delete(InjectableEntity, { id: injectable.id });
+      return [undefined, [['injectable.deleted', eventData(injectable)]]];
+    });
   }
 
   /** Seed 4.10: active injectables in id order; paid-only ones only once the project is paid. */

@@ -67,20 +67,23 @@ export class LicensesController {
 
   @Delete(':license')
   async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number): Promise<null> {
-    await this.licenses.remove((await this.licenses.findAccessible(principal, projectId, id, { write: true })).license);
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+    await this.licenses.remove(project, license);
     return null;
   }
 
   @Post(':license/revoke')
   @HttpCode(200)
   async revoke(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
-    return this.licenses.setRevoked((await this.licenses.findAccessible(principal, projectId, id, { write: true })).license, true);
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+    return this.licenses.setRevoked(project, license, true);
   }
 
   @Post(':license/reactivate')
   @HttpCode(200)
   async reactivate(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
-    return this.licenses.setRevoked((await this.licenses.findAccessible(principal, projectId, id, { write: true })).license, false);
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+    return this.licenses.setRevoked(project, license, false);
   }
 
   /** SPEC 6: today's count, the last 30 days and the activated domains and subdomains. */

@@ -8,7 +8,7 @@ import { sha256Hex } from '../common/crypto.js';
 import { isUniqueViolation } from '../common/db-errors.js';
 import type { FieldErrors } from '../common/envelope.js';
 import { ApiError, fieldError, notFound, ValidationFailed } from '../common/errors.js';
-import { ISO_COUNTRIES, parseIpEntry } from '../common/net.js';
+import { parseCountry, parseIpEntry, parseList } from '../common/net.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
@@ -16,6 +16,7 @@ import { assertAccess, ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
 import { LicenseEntity } from './license.entity.js';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 
 const TITLE_TAKEN = 'The title has already been taken.';
 
@@ -74,6 +75,7 @@ export class LicensesService {
     @InjectRepository(LicenseActivationEntity) private readonly activations: Repository<LicenseActivationEntity>,
     private readonly projects: ProjectsService,
     private readonly cursors: Cursors,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   /**
@@ -98,16 +100,19 @@ export class LicensesService {
     const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
     const uuid = randomUUID();
     try {
-      const result = await this.licenses.insert({
-        ...fields,
-        project_id: project.id,
-        user_id: project.user_id,
-        uuid,
-        uuid_hash: sha256Hex(uuid),
-        validate_against: 'project_domains',
-        revoked_at: null,
+      return await this.outbox.change(project, async (manager) => {
+        const result = await manager.insert(LicenseEntity, {
+          ...fields,
+          project_id: project.id,
+          user_id: project.user_id,
+          uuid,
+          uuid_hash: sha256Hex(uuid),
+          validate_against: 'project_domains',
+          revoked_at: null,
+        });
+        const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
+        return [license, [['license.created', license]]];
       });
-      return this.licenses.findOneByOrFail({ id: result.identifiers[0].id as number });
     } catch (error) {
       if (isUniqueViolation(error)) throw fieldError('title', TITLE_TAKEN);
       throw error;
@@ -120,24 +125,34 @@ export class LicensesService {
     const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
     const fields = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
     try {
-      await this.licenses.update({ id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
+      return await this.outbox.change(project, async (manager) => {
+        await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
+        const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
+        return [after, [['license.updated', after]]];
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw fieldError('title', TITLE_TAKEN);
       throw error;
     }
-    return this.licenses.findOneByOrFail({ id: license.id });
   }
 
-  async setRevoked(license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
+  async setRevoked(project: ProjectEntity, license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
     const revoked_at = revoked ? (license.revoked_at ?? new Date()) : null;
-    await this.licenses.update({ id: license.id }, { revoked_at });
-    return this.licenses.findOneByOrFail({ id: license.id });
+    return this.outbox.change(project, async (manager) => {
+      await manager.update(LicenseEntity, { id: license.id }, { revoked_at });
+      const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
+      const changed = Boolean(license.revoked_at) !== revoked;
+      return [after, changed ? [[revoked ? 'license.revoked' : 'license.reactivated', after]] : []];
+    });
   }
 
-  async remove(license: LicenseEntity): Promise<void> {
-    await this.licenses.delete({ id: license.id });
-    await this.usage.delete({ license_id: license.id });
-    await this.activations.delete({ license_id: license.id });
+  async remove(project: ProjectEntity, license: LicenseEntity): Promise<void> {
+    await this.outbox.change(project, async (manager) => {
+      await manager.delete(LicenseEntity, { id: license.id });
+      await manager.delete(LicenseUsageEntity, { license_id: license.id });
+      await manager.delete(LicenseActivationEntity, { license_id: license.id });
+      return [undefined, [['license.deleted', license]]];
+    });
   }
 
   /** SPEC 6: today's count, the last 30 days (oldest first) and the activated domains. */
@@ -193,7 +208,7 @@ export class LicensesService {
       else out.allowed_ips = parsed.value;
     }
     if (dto.allowed_countries !== undefined) {
-      const parsed = parseList(out.allowed_countries, (c) => (ISO_COUNTRIES.has(c.toUpperCase()) ? c.toUpperCase() : null));
+      const parsed = parseList(out.allowed_countries, parseCountry);
       if (parsed.bad) errors.allowed_countries = [`The allowed countries field contains an invalid ISO 3166-1 alpha-2 code: "${parsed.bad}".`];
       else out.allowed_countries = parsed.value;
     }
@@ -206,17 +221,4 @@ function pickFields(license: LicenseFields): LicenseFields {
   const out = { title: license.title } as LicenseFields;
   for (const field of OPTIONAL_FIELDS) (out as Record<string, unknown>)[field] = license[field];
   return out;
-}
-
-/** "a, b ,c" → "a,b,c" with each entry parsed; the first bad entry when there is one. */
-function parseList(raw: string | null, parse: (entry: string) => string | null): { value: string | null; bad?: string } {
-  if (raw === null) return { value: null };
-  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
-  const out: string[] = [];
-  for (const entry of entries) {
-    const parsed = parse(entry);
-    if (parsed === null) return { value: null, bad: entry.slice(0, 64) };
-    if (!out.includes(parsed)) out.push(parsed);
-  }
-  return { value: out.length > 0 ? out.join(',') : null };
 }

@@ -44,37 +44,44 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Takes one use of today's allowance. Returns false when the license is at `max` for this UTC day.
-   * With no limit the call is counted lazily and always allowed.
+   * Takes one use of today's allowance: 'ok', 'last' when this call took the last one (for the
+   * usage_limit_reached event), or 'refused' when the license is at `max` for this UTC day. With no
+   * limit the call is counted lazily and always allowed.
    */
-  async takeUsage(licenseId: number, max: number | null): Promise<boolean> {
+  async takeUsage(licenseId: number, max: number | null): Promise<'ok' | 'last' | 'refused'> {
     const day = utcDay();
     if (max === null) {
       const key = `${licenseId}:${day}`;
       this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
-      return true;
+      return 'ok';
     }
+    if (max <= 0) return 'refused';
+    const bump = async (): Promise<'ok' | 'last' | null> => {
+      // Two conditional statements instead of one so that exactly one call learns it took the last use.
+      if ((await this.run('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?', [licenseId, day, max - 1])) > 0) {
+        return 'last';
+      }
+      if ((await this.run('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?', [licenseId, day, max - 1])) > 0) {
+        return 'ok';
+      }
+      return null;
+    };
     for (let attempt = 0; attempt < 10; attempt++) {
       try {
-        const updated = await this.run(
-          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
-          [licenseId, day, max],
-        );
-        if (updated > 0) return true;
-        if (max <= 0) return false;
+        const taken = await bump();
+        if (taken) return taken;
         // No row yet, or the row is at the limit: the insert tells which.
         await this.run('INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)', [licenseId, day]);
-        return true;
+        return max === 1 ? 'last' : 'ok';
       } catch (error) {
         if (isUniqueViolation(error)) {
-          // The row exists: if the UPDATE did nothing it is at the limit, unless another call
-          // inserted it just now; one more UPDATE settles which.
-          const updated = await this.run(
-            'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
-            [licenseId, day, max],
-          ).catch((e) => (isRetryable(e) ? -1 : Promise.reject(e)));
-          if (updated === -1) continue;
-          return updated > 0;
+          // The row exists: at the limit, unless another call inserted it just now. One more try settles it.
+          try {
+            return (await bump()) ?? 'refused';
+          } catch (retry) {
+            if (isRetryable(retry)) continue;
+            throw retry;
+          }
         }
         if (!isRetryable(error)) throw error;
       }
@@ -146,8 +153,9 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
 
   /** Inserts the activation unless it exists; with a limit, only while `countSql` is below it. */
   private async insertIf(licenseId: number, domain: string, host: string, countSql: string | null, countParams: unknown[], max: number | null) {
-    const exists = await this.dataSource.query('SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?', [licenseId, domain, host]);
-    if (exists.length > 0) return true;
+    const exists = async () =>
+      (await this.dataSource.query('SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?', [licenseId, domain, host])).length > 0;
+    if (await exists()) return true;
     const dual = this.mysql ? ' FROM DUAL' : '';
     for (let attempt = 0; attempt < 10; attempt++) {
       try {
@@ -158,7 +166,9 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
                 `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${countSql}) < ?`,
                 [licenseId, domain, host, ...countParams, max],
               );
-        return inserted > 0;
+        // Nothing inserted: over the limit — unless a racing call for this very activation took the
+        // slot first, in which case the slot is ours too.
+        return inserted > 0 || (await exists());
       } catch (error) {
         // Another call recorded the same activation first: it exists, which is all we need.
         if (isUniqueViolation(error)) return true;

@@ -10,6 +10,7 @@ import type { ProjectEntity } from '../projects/project.entity.js';
 import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-domain.js';
 import { CountersService } from './counters.service.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 
 export interface CheckOptions {
   action?: string;
@@ -51,6 +52,7 @@ export class PaymentsService {
   constructor(
     private readonly counters: CountersService,
     private readonly injectables: InjectablesService,
+    private readonly outbox: WebhookOutbox,
     config: AppConfig,
   ) {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
@@ -112,7 +114,13 @@ export class PaymentsService {
       }
     }
 
-    if (!(await this.counters.takeUsage(license.id, license.max_usage_per_day))) {
+    const usage = await this.counters.takeUsage(license.id, license.max_usage_per_day);
+    if (usage === 'last') {
+      void this.outbox
+        .change(project, async () => [undefined, [['license.usage_limit_reached', { license_id: license.id, project_id: project.id, max_usage_per_day: license.max_usage_per_day, day: new Date().toISOString().slice(0, 10) }]]])
+        .catch(() => undefined);
+    }
+    if (usage === 'refused') {
       const retry = secondsToUtcMidnight();
       throw new ApiError(429, `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`, null, null, {
         'Retry-After': String(retry),

@@ -11,6 +11,11 @@ import { AppConfig } from '../config/app-config.js';
 import { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectEntity } from './project.entity.js';
 import { newSigningKeyPair, rawPublicKey } from './signing.js';
+import { privateTarget } from '../webhooks/ssrf.js';
+import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { instanceToPlain } from 'class-transformer';
+
+type ProjectEvents = Array<[WebhookEvent, unknown]>;
 
 export const SLUG_TAKEN = 'The slug has already been taken.';
 export const PROJECT_LOCKED = 'Project is locked.';
@@ -46,6 +51,7 @@ export class ProjectsService {
     @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
     private readonly cursors: Cursors,
     private readonly config: AppConfig,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   /**
@@ -73,42 +79,42 @@ export class ProjectsService {
   }
 
   /**
-   * Single statements only, never a multi-statement transaction: on SQLite every request shares one
-   * connection, so an open transaction would swallow (and on rollback lose) other requests' writes.
-   * The plan limit is made exact by insert-then-recount: a create that finds itself over the limit
-   * removes its own row, so racing creates can never exceed it.
+   * One unit of work: the plan-limit count, the insert and the `project.created` outbox row land
+   * together, and the owner's row is locked (MySQL) or the connection owned (SQLite) meanwhile, so
+   * racing creates can never exceed the limit.
    */
   async create(principal: ApiPrincipal, dto: CreateProjectDto): Promise<ProjectEntity> {
+    await this.assertWebhookTarget(dto.webhook_url);
     const keys = newSigningKeyPair(this.config.appKey);
     const user = principal.user;
     for (let attempt = 0; ; attempt++) {
       const slug = dto.slug ?? (await this.freeSlug(slugify(dto.name)));
       if (dto.slug && (await this.projects.exists({ where: { slug }, withDeleted: true }))) throw fieldError('slug', SLUG_TAKEN);
-      let id: number;
+      const values = {
+        ...PROJECT_DEFAULTS,
+        ...this.writable(dto),
+        user_id: user.id,
+        license_key_id: null,
+        slug,
+        locked_at: null,
+        lock_reason: null,
+        signing_public_key: keys.publicPem,
+        signing_private_key: keys.sealedPrivate,
+      };
       try {
-        const result = await this.projects.insert({
-          ...PROJECT_DEFAULTS,
-          ...this.writable(dto),
-          user_id: user.id,
-          license_key_id: null,
-          slug,
-          locked_at: null,
-          lock_reason: null,
-          signing_public_key: keys.publicPem,
-          signing_private_key: keys.sealedPrivate,
+        return await this.outbox.changeOwned(user.id, async (manager) => {
+          if (user.max_projects !== null && (await manager.countBy(ProjectEntity, { user_id: user.id })) >= user.max_projects) {
+            throw projectLimitReached(user.max_projects);
+          }
+          const result = await manager.insert(ProjectEntity, values as QueryDeepPartialEntity<ProjectEntity>);
+          const project = await manager.findOneByOrFail(ProjectEntity, { id: result.identifiers[0].id as number });
+          return [project, [['project.created', project]]];
         });
-        id = result.identifiers[0].id as number;
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
         // A racing create took the slug between our check and our insert.
         if (dto.slug || attempt >= 4) throw fieldError('slug', SLUG_TAKEN);
-        continue;
       }
-      if (user.max_projects !== null && (await this.projects.countBy({ user_id: user.id })) > user.max_projects) {
-        await this.projects.delete({ id });
-        throw projectLimitReached(user.max_projects);
-      }
-      return this.projects.findOneByOrFail({ id });
     }
   }
 
@@ -127,26 +133,46 @@ export class ProjectsService {
       if (await this.projects.exists({ where: { slug: dto.slug }, withDeleted: true })) throw fieldError('slug', SLUG_TAKEN);
       changes.slug = dto.slug;
     }
+    await this.assertWebhookTarget(changes.webhook_url);
     try {
-      await this.projects.update({ id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
+      return await this.outbox.change(project, async (manager) => {
+        await manager.update(ProjectEntity, { id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
+        const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
+        const events: ProjectEvents = [['project.updated', after]];
+        if (after.has_paid !== project.has_paid) events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
+        return [after, events, after];
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
       throw error;
     }
-    return this.projects.findOneByOrFail({ id: project.id });
   }
 
   async remove(project: ProjectEntity): Promise<void> {
-    await this.projects.softDelete({ id: project.id });
+    await this.outbox.change(project, async (manager) => {
+      await manager.softDelete(ProjectEntity, { id: project.id });
+      return [undefined, [['project.deleted', { id: project.id, name: project.name, slug: project.slug }]]];
+    });
   }
 
   async setLock(project: ProjectEntity, locked: boolean, reason?: string | null): Promise<ProjectEntity> {
-    if (locked) {
-      await this.projects.update({ id: project.id }, { locked_at: project.locked_at ?? new Date(), lock_reason: reason ?? project.lock_reason ?? null });
-    } else {
-      await this.projects.update({ id: project.id }, { locked_at: null, lock_reason: null });
-    }
-    return this.projects.findOneByOrFail({ id: project.id });
+    const changes = locked
+      ? { locked_at: project.locked_at ?? new Date(), lock_reason: reason ?? project.lock_reason ?? null }
+      : { locked_at: null, lock_reason: null };
+    return this.outbox.change(project, async (manager) => {
+      await manager.update(ProjectEntity, { id: project.id }, changes);
+      const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
+      const changed = Boolean(project.locked_at) !== locked;
+      const event = locked ? 'project.locked' : 'project.unlocked';
+      return [after, changed ? [[event, { ...instanceToPlain(after), reason: after.lock_reason }]] : []];
+    });
+  }
+
+  /** SPEC 10: a webhook_url on a loopback, private or link-local address is refused on write. */
+  private async assertWebhookTarget(url: string | null | undefined): Promise<void> {
+    if (!url || this.config.env.WEBHOOK_ALLOW_PRIVATE) return;
+    const problem = await privateTarget(url);
+    if (problem) throw fieldError('webhook_url', `The webhook url ${problem}; set WEBHOOK_ALLOW_PRIVATE=true to allow it.`);
   }
 
   signingKey(project: ProjectEntity) {

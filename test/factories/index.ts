@@ -73,3 +73,23 @@ export async function makeDomain(
   if (res.status !== 201 || res.body?.status !== 'success') failFactory('makeDomain', res);
   return res.body.data;
 }
+
+/**
+ * POST /api/v1/project/{projectId}/licenses and returns `data`. `title` defaults to a unique title;
+ * `overrides` are sent as they are.
+ */
+export async function makeLicense(
+  t: HttpTestApp,
+  key: string,
+  projectId: number,
+  overrides: Record<string, unknown> = {},
+): Promise<Record<string, any>> {
+  const res = await t
+    .http()
+    .post(`/api/v1/project/${projectId}/licenses`)
+    .set('X-API-KEY', key)
+    .set('Accept', 'application/json')
+    .send({ title: `License ${uniqueToken()}`, ...overrides });
+  if (res.status !== 201 || res.body?.status !== 'success') failFactory('makeLicense', res);
+  return res.body.data;
+}

@@ -67,9 +67,20 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 
 const APP_KEY = randomBytes(32).toString('base64');
 
-/** Boots the real AppModule in-process on its own database and an ephemeral port. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const db = await createTestDatabase();
+export interface TestAppOptions {
+  /**
+   * Run on this existing database (e.g. another TestApp's `config.env.DATABASE_URL`) instead of a
+   * fresh one; it is left in place on close, for its creator to drop.
+   */
+  databaseUrl?: string;
+}
+
+/**
+ * Boots the real AppModule in-process on its own database and an ephemeral port, or on a shared
+ * database when `options.databaseUrl` is given (several instances of one deployment).
+ */
+export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const db = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await createTestDatabase();
   const config = loadConfig(
     { NODE_ENV: 'test', LOG_LEVEL: 'silent', APP_KEY, DATABASE_URL: db.url, THROTTLE_ROOT_LIMIT: '1000', ...env },
     () => undefined,

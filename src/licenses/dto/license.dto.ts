@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDate, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsDate, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateBy } from 'class-validator';
+import { parseCountry, parseIpEntry, parseList } from '../../common/net.js';
 import { label, OptionalBoolean, OptionalString } from '../../common/validators.js';
 import { applyDecorators } from '@nestjs/common';
 
@@ -12,6 +13,30 @@ const Limit = (field: string) =>
     Min(0, { message: `The ${label(field)} field must be at least 0.` }),
     Max(2_147_483_647, { message: `The ${label(field)} field is too large.` }),
   );
+
+/** A comma-separated list whose every entry parses. */
+const ListOf = (field: string, parse: (entry: string) => string | null, what: string) =>
+  ValidateBy({
+    name: `isListOf_${field}`,
+    validator: {
+      validate: (value: unknown) => value === null || value === undefined || (typeof value === 'string' && parseList(value, parse).bad === undefined),
+      defaultMessage: (args) =>
+        `The ${label(field)} field contains an invalid ${what}: "${typeof args?.value === 'string' ? parseList(args.value, parse).bad : ''}".`,
+    },
+  });
+
+/** A date after now and before the year 10000 (both databases store four-digit years). */
+const FutureDate = () =>
+  ValidateBy({
+    name: 'isFutureDate',
+    validator: {
+      validate: (value: unknown) => value instanceof Date && value.getTime() > Date.now() && value.getUTCFullYear() <= 9999,
+      defaultMessage: (args) =>
+        args?.value instanceof Date && args.value.getUTCFullYear() > 9999
+          ? 'The expires at field must be a date before the year 10000.'
+          : 'The expires at field must be a date after now.',
+    },
+  });
 
 /** Seed 4.8. Lists (allowed_ips, allowed_countries), the domain and the future date are checked by the service. */
 export class CreateLicenseDto {
@@ -31,6 +56,7 @@ export class CreateLicenseDto {
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' ? new Date(value) : value))
   @IsDate({ message: 'The expires at field must be a valid date.' })
+  @FutureDate()
   expires_at?: Date | null;
 
   @Limit('max_domains')
@@ -44,10 +70,12 @@ export class CreateLicenseDto {
 
   @ApiPropertyOptional({ nullable: true, example: '203.0.113.7, 10.0.0.0/8, 2001:db8::/32', description: 'Comma-separated IP addresses or CIDR ranges' })
   @OptionalString('allowed_ips', 4000)
+  @ListOf('allowed_ips', parseIpEntry, 'IP address or CIDR range')
   allowed_ips?: string | null;
 
   @ApiPropertyOptional({ nullable: true, example: 'DE, FR', description: 'Comma-separated ISO 3166-1 alpha-2 codes' })
   @OptionalString('allowed_countries', 2000)
+  @ListOf('allowed_countries', parseCountry, 'ISO 3166-1 alpha-2 code')
   allowed_countries?: string | null;
 
   @ApiPropertyOptional({ default: false })

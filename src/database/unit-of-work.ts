@@ -1,0 +1,79 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+
+/**
+ * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
+ *
+ * MySQL/MariaDB: an ordinary transaction on a pooled connection of its own.
+ *
+ * SQLite: every request shares better-sqlite3's one connection, so an open transaction would take in
+ * any statement another request runs meanwhile — and lose it on rollback. Here a unit therefore owns
+ * the connection: statements from outside the unit wait until it ends, and a unit starts only once
+ * the statements already under way have finished. AsyncLocalStorage tells the unit's own statements
+ * from the others'.
+ */
+@Injectable()
+export class UnitOfWork implements OnModuleInit {
+  private readonly sqlite: boolean;
+  private readonly context = new AsyncLocalStorage<symbol>();
+  private active: symbol | null = null;
+  private inFlight = 0;
+  private waiters: Array<() => void> = [];
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly dataSource: DataSource) {
+    this.sqlite = dataSource.options.type === 'better-sqlite3';
+  }
+
+  onModuleInit(): void {
+    if (!this.sqlite) return;
+    // The driver hands out one shared QueryRunner; gate its query method.
+    const runner: QueryRunner = this.dataSource.createQueryRunner();
+    const original = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+    (runner as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+      if (this.active !== null && this.context.getStore() === this.active) return original(...args);
+      while (this.active !== null || this.starting) await new Promise<void>((resolve) => this.waiters.push(resolve));
+      this.inFlight++;
+      try {
+        return await original(...args);
+      } finally {
+        this.inFlight--;
+        this.wake();
+      }
+    };
+  }
+
+  private starting = false;
+
+  async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (!this.sqlite) return this.dataSource.transaction(work);
+    if (this.active !== null && this.context.getStore() === this.active) {
+      // Already inside this unit: join it.
+      return work(this.dataSource.manager);
+    }
+    const turn = this.chain.then(() => this.exclusive(work));
+    this.chain = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async exclusive<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    this.starting = true;
+    while (this.inFlight > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    const token = Symbol('unit');
+    this.active = token;
+    this.starting = false;
+    try {
+      return await this.context.run(token, () => this.dataSource.transaction(work));
+    } finally {
+      this.active = null;
+      this.wake();
+    }
+  }
+
+  private wake(): void {
+    const waiting = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiting) resolve();
+  }
+}

@@ -1,0 +1,230 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Brackets, DataSource, Repository } from 'typeorm';
+import { openSecret } from '../common/crypto.js';
+import { AppConfig } from '../config/app-config.js';
+import { ProjectEntity } from '../projects/project.entity.js';
+import { privateTarget } from './ssrf.js';
+import { webhookSignature } from './signature.js';
+import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
+import { WebhookOutbox } from './webhook-outbox.service.js';
+
+const BATCH = 20;
+const PARALLEL = 5;
+
+/** Seconds from a Retry-After header (delta-seconds or HTTP date), or null. */
+export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : Math.max(0, (at - now) / 1000);
+}
+
+/**
+ * Delivers the outbox (SPEC 10). Rows are claimed one by one with a conditional UPDATE, so two
+ * dispatchers — in one process or many, on one database — never send the same attempt twice. A claim
+ * expires, so a dispatcher that dies mid-delivery loses nothing: another one takes the row over.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly logger = new Logger('WebhookDispatcher');
+  private readonly schedule: number[];
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
+    @InjectRepository(WebhookAttemptEntity) private readonly attempts: Repository<WebhookAttemptEntity>,
+    private readonly outbox: WebhookOutbox,
+    private readonly config: AppConfig,
+  ) {
+    this.schedule = config.env.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number);
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.env.WEBHOOK_DISPATCHER) this.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.outbox.onKick(() => this.kick());
+    this.kick();
+  }
+
+  /** Stops polling and waits for the deliveries under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Runs a pass now (or right after the current one). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.pass()
+      .catch((error: Error) => this.logger.warn(`dispatch pass failed: ${error.message}`))
+      .finally(() => {
+        this.running = null;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else {
+          this.timer = setTimeout(() => this.kick(), this.config.env.WEBHOOK_POLL_MS);
+          this.timer.unref();
+        }
+      });
+  }
+
+  /** One pass: claim what is due and deliver it, a few at a time. Returns the number delivered. */
+  async pass(): Promise<void> {
+    for (;;) {
+      const claimed = await this.claim();
+      if (claimed.length === 0) return;
+      for (let i = 0; i < claimed.length; i += PARALLEL) {
+        await Promise.all(claimed.slice(i, i + PARALLEL).map((d) => this.deliver(d)));
+      }
+      if (this.stopped) return;
+    }
+  }
+
+  private due(now: Date) {
+    return new Brackets((w) =>
+      w
+        .where('(d.status = :pending AND d.next_attempt_at <= :now)', { pending: 'pending', now })
+        .orWhere('(d.status = :delivering AND d.claimed_until < :now)', { delivering: 'delivering', now }),
+    );
+  }
+
+  private async claim(): Promise<WebhookDeliveryEntity[]> {
+    const now = new Date();
+    const candidates = await this.deliveries.createQueryBuilder('d').where(this.due(now)).orderBy('d.id', 'ASC').limit(BATCH).getMany();
+    const claimed: WebhookDeliveryEntity[] = [];
+    const until = new Date(now.getTime() + this.config.env.WEBHOOK_TIMEOUT_MS + 30_000);
+    for (const candidate of candidates) {
+      const result = await this.deliveries
+        .createQueryBuilder('d')
+        .update(WebhookDeliveryEntity)
+        .set({ status: 'delivering', claimed_by: this.id, claimed_until: until })
+        .where('id = :id AND attempts = :attempts', { id: candidate.id, attempts: candidate.attempts })
+        .andWhere(
+          new Brackets((w) =>
+            w
+              .where('(status = :pending AND next_attempt_at <= :now)', { pending: 'pending', now })
+              .orWhere('(status = :delivering AND claimed_until < :now)', { delivering: 'delivering', now }),
+          ),
+        )
+        .execute();
+      if (result.affected === 1) claimed.push(candidate);
+    }
+    return claimed;
+  }
+
+  private async deliver(delivery: WebhookDeliveryEntity): Promise<void> {
+    const project = await this.dataSource
+      .getRepository(ProjectEntity)
+      .createQueryBuilder('p')
+      .withDeleted()
+      .addSelect('p.webhook_secret')
+      .where('p.id = :id', { id: delivery.project_id })
+      .getOne();
+    const url = project?.webhook_url ?? null;
+    const attempt = delivery.attempts + 1;
+    const started = Date.now();
+    let code: number | null = null;
+    let error: string | null = null;
+    let retryAfter: number | null = null;
+
+    if (!url) {
+      error = 'The project no longer has a webhook_url.';
+    } else {
+      const blocked = this.config.env.WEBHOOK_ALLOW_PRIVATE ? null : await privateTarget(url);
+      if (blocked) {
+        error = `Refused: the webhook URL ${blocked} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`;
+      } else {
+        const timestamp = Math.floor(Date.now() / 1000);
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          'user-agent': 'LicenseGate-Webhooks/1',
+          'webhook-id': delivery.event_id,
+          'webhook-timestamp': String(timestamp),
+        };
+        const sealed = project?.webhook_secret;
+        if (sealed) headers['webhook-signature'] = webhookSignature(openSecret(this.config.appKey, sealed), delivery.event_id, timestamp, delivery.payload);
+        try {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers,
+            body: delivery.payload,
+            redirect: 'manual',
+            signal: AbortSignal.timeout(this.config.env.WEBHOOK_TIMEOUT_MS),
+          });
+          code = response.status;
+          retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
+          await response.body?.cancel().catch(() => undefined);
+          if (code < 200 || code >= 300) error = `HTTP ${code}`;
+        } catch (e) {
+          const err = e as Error & { cause?: { code?: string } };
+          error = err.name === 'TimeoutError' ? `Timed out after ${this.config.env.WEBHOOK_TIMEOUT_MS} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}`;
+        }
+      }
+    }
+
+    const ok = error === null;
+    const now = new Date();
+    let next: Date | null = null;
+    let status: WebhookDeliveryEntity['status'] = 'succeeded';
+    if (!ok) {
+      const base = this.schedule[attempt - 1];
+      if (base === undefined) {
+        status = 'failed';
+        this.logger.warn(`webhook ${delivery.event_id} (${delivery.type}) failed after ${attempt} attempts: ${error}`);
+      } else {
+        status = 'pending';
+        const jittered = base * (0.9 + Math.random() * 0.2);
+        next = new Date(now.getTime() + Math.max(jittered, retryAfter ?? 0) * 1000);
+      }
+    }
+    await this.attempts.insert({
+      delivery_id: delivery.id,
+      attempt,
+      url: (url ?? '').slice(0, 2048),
+      response_code: code,
+      duration_ms: Date.now() - started,
+      error: error?.slice(0, 1000) ?? null,
+      outcome: ok ? 'succeeded' : status === 'failed' ? 'failed' : 'retrying',
+      next_attempt_at: next,
+    });
+    await this.deliveries
+      .createQueryBuilder()
+      .update(WebhookDeliveryEntity)
+      .set({
+        status,
+        attempts: attempt,
+        next_attempt_at: next,
+        last_attempt_at: now,
+        last_status_code: code,
+        last_error: error?.slice(0, 1000) ?? null,
+        claimed_by: null,
+        claimed_until: null,
+      })
+      .where('id = :id AND claimed_by = :me', { id: delivery.id, me: this.id })
+      .execute();
+  }
+}

@@ -1,0 +1,56 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, Repository } from 'typeorm';
+import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
+import { ApiError, notFound } from '../common/errors.js';
+import { IdPipe } from '../common/id.pipe.js';
+import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
+import { WebhookOutbox } from './webhook-outbox.service.js';
+
+@ApiTags('webhooks')
+@ApiKeyAuth()
+@Controller('project/:project/webhook-deliveries')
+export class WebhooksController {
+  constructor(
+    private readonly projects: ProjectsService,
+    private readonly cursors: Cursors,
+    private readonly outbox: WebhookOutbox,
+    @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
+    @InjectRepository(WebhookAttemptEntity) private readonly attempts: Repository<WebhookAttemptEntity>,
+  ) {}
+
+  /** Latest first, each with its log of attempts. */
+  @Get()
+  @ApiOkResponse({ description: '{data: [delivery with attempt_log], next_cursor}' })
+  async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<WebhookDeliveryEntity>> {
+    const project = await this.projects.findAccessible(principal, projectId);
+    const qb = this.deliveries.createQueryBuilder('d').where('d.project_id = :project', { project: project.id });
+    const page = await this.cursors.page(qb, `webhook-deliveries:${project.id}`, query, { defaultPerPage: 20, order: 'DESC' });
+    const ids = page.data.map((d) => d.id);
+    const log = ids.length ? await this.attempts.find({ where: { delivery_id: In(ids) }, order: { id: 'ASC' } }) : [];
+    for (const delivery of page.data) delivery.attempt_log = log.filter((a) => a.delivery_id === delivery.id);
+    return page;
+  }
+
+  /** Queues the delivery for an immediate new attempt, whatever its state. */
+  @Post(':delivery/retry')
+  @HttpCode(200)
+  async retry(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('delivery', IdPipe) id: number) {
+    const project = await this.projects.findAccessible(principal, projectId);
+    const delivery = await this.deliveries.findOneBy({ id, project_id: project.id });
+    if (!delivery) throw notFound('Webhook delivery');
+    const result = await this.deliveries
+      .createQueryBuilder()
+      .update(WebhookDeliveryEntity)
+      .set({ status: 'pending', next_attempt_at: new Date(), claimed_by: null, claimed_until: null })
+      .where("id = :id AND status <> 'delivering'", { id })
+      .execute();
+    if (result.affected !== 1) throw new ApiError(409, 'The delivery is being attempted right now; try again in a moment.');
+    this.outbox.dispatchSoon();
+    return this.deliveries.findOneByOrFail({ id });
+  }
+}
