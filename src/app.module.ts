@@ -7,6 +7,10 @@ import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
 import { AppConfig } from './config/app-config.js';
+import { RedisService } from './common/redis.js';
+import { ThrottleGuard } from './common/throttle.guard.js';
+import { throttlerOptions } from './common/throttling.js';
+import { APP_GUARD } from '@nestjs/core';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthController } from './health/health.controller.js';
@@ -33,9 +37,7 @@ export class AppModule {
           },
         }),
         TypeOrmModule.forRoot({ ...dataSourceOptions(env.DATABASE_URL), migrationsRun: true }),
-        ThrottlerModule.forRoot({
-          throttlers: [{ name: 'default', ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000, limit: env.THROTTLE_ROOT_LIMIT }],
-        }),
+        ThrottlerModule.forRootAsync({ inject: [AppConfig, RedisService], useFactory: throttlerOptions }),
         TerminusModule,
         WebhooksModule,
         AuthModule,
@@ -46,6 +48,7 @@ export class AppModule {
         PaymentsModule,
       ],
       controllers: [RootController, HealthController],
+      providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }],
     };
   }
 }

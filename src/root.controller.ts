@@ -1,8 +1,8 @@
-import { Controller, Get, UseGuards } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
 
 import { RawResponse } from './common/envelope.js';
-import { ThrottleGuard } from './common/throttle.guard.js';
+import { ThrottleAs } from './common/throttling.js';
 
 /** Seed 4.1: connectivity check, no authentication, rate-limited per IP. */
 @ApiTags('root')
@@ -10,7 +10,7 @@ import { ThrottleGuard } from './common/throttle.guard.js';
 export class RootController {
   @Get()
   @RawResponse()
-  @UseGuards(ThrottleGuard)
+  @ThrottleAs('root')
   @ApiOkResponse({ description: '{"status":"ok","message":"LicenseGate API v1","data":null,"errors":null}' })
   @ApiTooManyRequestsResponse({ description: 'Rate limited (THROTTLE_ROOT_LIMIT per THROTTLE_ROOT_TTL_SECONDS per IP)' })
   root() {

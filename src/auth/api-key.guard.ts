@@ -1,6 +1,7 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
 import { ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ApiError } from '../common/errors.js';
+import { ThrottleAs } from '../common/throttling.js';
 import { API_KEY_SCHEME } from '../openapi.js';
 import { AuthService } from './auth.service.js';
 import { AuthedRequest } from './principal.js';
@@ -22,6 +23,7 @@ export class ApiKeyGuard implements CanActivate {
 /** Guards a route with an API key and documents it. */
 export const ApiKeyAuth = () =>
   applyDecorators(
+    ThrottleAs('api'),
     UseGuards(ApiKeyGuard),
     ApiSecurity(API_KEY_SCHEME),
     ApiUnauthorizedResponse({ description: 'Missing API key' }),

@@ -2,9 +2,12 @@ import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards }
 import { ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiError } from '../common/errors.js';
+import { ThrottleAs } from '../common/throttling.js';
 import { LICENSE_KEY_SCHEME } from '../openapi.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
+import { licenseKeyOf } from './license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
+
 
 export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
@@ -13,14 +16,6 @@ export interface LicensedRequest extends Request {
 /** A runtime refusal: the envelope's `data` carries the project's redirect_url (SPEC 7). */
 export function runtimeRefusal(status: number, message: string, project: ProjectEntity | null, headers: Record<string, string> = {}) {
   return new ApiError(status, message, null, { redirect_url: project?.default_redirect_url ?? null }, headers);
-}
-
-/** The license key: X-LICENSE-KEY, else a `license` query or body parameter (SPEC 7). */
-export function licenseKeyOf(req: Request): string | null {
-  const header = req.headers['x-license-key'];
-  const candidates = [Array.isArray(header) ? header[0] : header, req.query?.license, (req.body as { license?: unknown } | undefined)?.license];
-  for (const value of candidates) if (typeof value === 'string' && value.trim() !== '') return value.trim();
-  return null;
 }
 
 /**
@@ -51,6 +46,7 @@ export class LicenseKeyGuard implements CanActivate {
 /** Guards a runtime route with a license key and documents it. */
 export const LicenseKeyAuth = () =>
   applyDecorators(
+    ThrottleAs('runtime'),
     UseGuards(LicenseKeyGuard),
     ApiSecurity(LICENSE_KEY_SCHEME),
     ApiUnauthorizedResponse({ description: 'Missing license key' }),

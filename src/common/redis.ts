@@ -1,4 +1,5 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 
@@ -7,7 +8,7 @@ import { AppConfig } from '../config/app-config.js';
  * while Redis is down (no offline queue), so callers can fall back to the database at once.
  */
 @Injectable()
-export class RedisService implements OnApplicationShutdown {
+export class RedisService implements OnModuleInit, OnApplicationShutdown {
   readonly client: Redis | null;
   readonly prefix: string;
   private readonly logger = new Logger('Redis');
@@ -32,6 +33,15 @@ export class RedisService implements OnApplicationShutdown {
       if (this.down) this.logger.log('Redis reachable again');
       this.down = false;
     });
+  }
+
+  /** Waits (briefly) for the first connection, so that the first requests do not fall back needlessly. */
+  async onModuleInit(): Promise<void> {
+    const client = this.client;
+    if (!client || client.status === 'ready') return;
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
+    await Promise.race([once(client, 'ready').then(() => undefined), timeout]);
+    if ((client.status as string) !== 'ready') this.logger.warn('Redis is not reachable yet: answering from the database meanwhile');
   }
 
   key(name: string): string {

@@ -2,8 +2,10 @@ import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ApiError } from '../common/errors.js';
+import { ThrottleAs } from '../common/throttling.js';
 
 @ApiTags('health')
+@ThrottleAs(null)
 @Controller('health')
 export class HealthController {
   constructor(

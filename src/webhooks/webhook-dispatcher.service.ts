@@ -13,6 +13,7 @@ import { WebhookOutbox } from './webhook-outbox.service.js';
 
 const BATCH = 20;
 const PARALLEL = 5;
+const CLAIM_MARGIN_MS = 5000;
 
 /** Seconds from a Retry-After header (delta-seconds or HTTP date), or null. */
 export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
@@ -116,7 +117,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const now = new Date();
     const candidates = await this.deliveries.createQueryBuilder('d').where(this.due(now)).orderBy('d.id', 'ASC').limit(BATCH).getMany();
     const claimed: WebhookDeliveryEntity[] = [];
-    const until = new Date(now.getTime() + this.config.env.WEBHOOK_TIMEOUT_MS + 30_000);
+    // The claim outlives one attempt (timeout + margin); after that another dispatcher may take the row.
+    const until = new Date(now.getTime() + this.config.env.WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS);
     for (const candidate of candidates) {
       const result = await this.deliveries
         .createQueryBuilder('d')

@@ -1,0 +1,54 @@
+import { applyDecorators } from '@nestjs/common';
+import { SkipThrottle, ThrottlerModuleOptions } from '@nestjs/throttler';
+import type { Request } from 'express';
+import { licenseKeyOf } from '../auth/license-key.js';
+import { AppConfig } from '../config/app-config.js';
+import { sha256Hex } from './crypto.js';
+import { RedisService } from './redis.js';
+import { MemoryThrottlerStorage, RedisThrottlerStorage } from './throttler-storage.js';
+
+/** Route classes of SPEC 9; each route is counted by its own class only. */
+export type RouteClass = 'root' | 'api' | 'runtime';
+const CLASSES: RouteClass[] = ['root', 'api', 'runtime'];
+
+/** Marks a route (or controller) as one class: the other classes' throttlers skip it. */
+export const ThrottleAs = (routeClass: RouteClass | null) =>
+  applyDecorators(SkipThrottle(Object.fromEntries(CLASSES.filter((c) => c !== routeClass).map((c) => [c, true]))));
+
+const ip = (req: Request) => `ip:${req.ip ?? 'unknown'}`;
+const header = (req: Request, name: string) => {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+/**
+ * Root per IP, management per API key, runtime per license (falling back to the address when no key
+ * is sent). Keys are hashed: counters never hold credentials.
+ */
+export function throttlerOptions(config: AppConfig, redis: RedisService): ThrottlerModuleOptions {
+  const env = config.env;
+  return {
+    throttlers: [
+      { name: 'root', limit: env.THROTTLE_ROOT_LIMIT, ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000, getTracker: (req) => ip(req as Request) },
+      {
+        name: 'api',
+        limit: env.THROTTLE_API_LIMIT,
+        ttl: env.THROTTLE_API_TTL_SECONDS * 1000,
+        getTracker: (req) => {
+          const key = header(req as Request, 'x-api-key');
+          return key ? `key:${sha256Hex(key).slice(0, 32)}` : ip(req as Request);
+        },
+      },
+      {
+        name: 'runtime',
+        limit: env.THROTTLE_RUNTIME_LIMIT,
+        ttl: env.THROTTLE_RUNTIME_TTL_SECONDS * 1000,
+        getTracker: (req) => {
+          const key = licenseKeyOf(req as Request);
+          return key ? `license:${sha256Hex(key).slice(0, 32)}` : ip(req as Request);
+        },
+      },
+    ],
+    storage: redis.client ? new RedisThrottlerStorage(redis.client, redis.prefix) : new MemoryThrottlerStorage(),
+  };
+}

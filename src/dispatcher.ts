@@ -1,0 +1,29 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module.js';
+import { ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
+
+/**
+ * The webhook dispatcher on its own, without the HTTP server (`npm run dispatcher`). Any number of
+ * these may run beside the service instances: rows are claimed atomically (SPEC 10).
+ */
+async function main(): Promise<void> {
+  loadEnvFile();
+  let config;
+  try {
+    config = loadConfig({ ...process.env, WEBHOOK_DISPATCHER: 'true' });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`Configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  await app.init();
+}
+
+void main();

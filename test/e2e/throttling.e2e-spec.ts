@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { makeAccount, makeLicense, makeProject } from '../factories/index.js';
+import { expectError } from '../utils/envelope.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+const LIMITS = { THROTTLE_API_LIMIT: '5', THROTTLE_RUNTIME_LIMIT: '4', THROTTLE_ROOT_LIMIT: '3' };
+
+/** Sends `n` requests one after the other and returns their statuses. */
+async function statuses(n: number, send: () => Promise<{ status: number }>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await send()).status);
+  return out;
+}
+
+describe('rate limits per route class (SPEC 9)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(LIMITS);
+  });
+  afterAll(async () => t.close());
+
+  it('counts management calls per API key, with 429 and Retry-After in the envelope', async () => {
+    const a = await makeAccount(t.app);
+    const b = await makeAccount(t.app);
+    expect(await statuses(5, () => t.http().get('/api/v1/api-keys').set('X-API-KEY', a.key))).toEqual([200, 200, 200, 200, 200]);
+    const limited = await t.http().get('/api/v1/api-keys').set('X-API-KEY', a.key);
+    expectError(limited, 429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // Another key has its own allowance, and the root's per-IP limit is a separate counter.
+    expect((await t.http().get('/api/v1/api-keys').set('X-API-KEY', b.key)).status).toBe(200);
+    expect((await t.http().get('/api/v1/')).status).toBe(200);
+  });
+
+  it('counts runtime calls per license, and per address when no key is sent', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const one = await makeLicense(t, key, project.id, { title: 'one' });
+    const two = await makeLicense(t, key, project.id, { title: 'two' });
+    const check = (license?: string) => {
+      const req = t.http().post('/api/v1/project/has-paid?action=check_project');
+      return license ? req.set('X-LICENSE-KEY', license) : req;
+    };
+    expect(await statuses(4, () => check(one.uuid))).toEqual([200, 200, 200, 200]);
+    const limited = await check(one.uuid);
+    expectError(limited, 429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await check(two.uuid)).status).toBe(200);
+    // The same license sent as a body parameter is the same license.
+    expect((await t.http().post('/api/v1/project/has-paid?action=check_project').send({ license: one.uuid })).status).toBe(429);
+    // Without a key: 401 until the address is over the limit, then 429.
+    expect(await statuses(5, () => check())).toEqual([401, 401, 401, 401, 429]);
+  });
+
+  it('keeps the health endpoints out of every limit', async () => {
+    expect(await statuses(8, () => t.http().get('/api/v1/health/live'))).toEqual(Array(8).fill(200));
+  });
+});
+
+describe('rate limits shared across instances through Redis', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    const env = { ...LIMITS, REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `lgtest:${randomBytes(4).toString('hex')}:` };
+    a = await createTestApp(env);
+    b = await createTestApp(env, { databaseUrl: a.config.env.DATABASE_URL });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('counts a key’s calls on both instances together', async () => {
+    const { key } = await makeAccount(a.app);
+    const alternate: number[] = [];
+    for (let i = 0; i < 6; i++) alternate.push((await (i % 2 ? b : a).http().get('/api/v1/api-keys').set('X-API-KEY', key)).status);
+    expect(alternate).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+});
