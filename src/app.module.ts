@@ -33,6 +33,10 @@ export class AppModule {
           pinoHttp: {
             level: env.LOG_LEVEL,
             genReqId: (req) => (req as unknown as Request & { id: string }).id,
+            // Bind only the request id to req.log, not the serialised request: no per-request
+            // serialisation unless a line is actually written.
+            quietReqLogger: true,
+            quietResLogger: true,
             redact: ['req.headers["x-api-key"]', 'req.headers["x-license-key"]', 'req.headers.authorization'],
           },
         }),

@@ -62,6 +62,14 @@ export function setupApp(app: INestApplication): INestApplication {
   app.useLogger(app.get(PinoLogger));
   app.enableShutdownHooks();
 
+  // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).
+  app.enableCors({
+    origin: config.env.CORS_ORIGINS === '*' ? true : config.env.CORS_ORIGINS.split(',').map((o) => o.trim()),
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Accept', 'Content-Type', 'X-API-KEY', 'X-LICENSE-KEY', 'X-Service-Domain', 'X-Request-Id'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After'],
+    maxAge: 600,
+  });
   app.use(requestId);
   app.use(outsideApi);
   app.use(contentType);

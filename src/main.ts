@@ -1,15 +1,15 @@
 import 'reflect-metadata';
+import cluster from 'node:cluster';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { setupApp } from './app.setup.js';
-import { ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
+import { AppConfig, ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
 
-async function bootstrap(): Promise<void> {
+function configOrExit(): AppConfig {
   loadEnvFile();
-  let config;
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`Configuration error: ${error.message}\n`);
@@ -17,6 +17,9 @@ async function bootstrap(): Promise<void> {
     }
     throw error;
   }
+}
+
+async function serve(config: AppConfig): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     bufferLogs: true,
@@ -25,4 +28,30 @@ async function bootstrap(): Promise<void> {
   await app.listen(config.env.PORT);
 }
 
-void bootstrap();
+/**
+ * CLUSTER_WORKERS=N: the primary forks N workers sharing the port and replaces any that dies; on
+ * SIGTERM/SIGINT it asks every worker to finish its in-flight requests and exit.
+ */
+function supervise(workers: number): void {
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < workers; i++) fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one\n`);
+    setTimeout(fork, 500);
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+const config = configOrExit();
+if (cluster.isPrimary && config.env.CLUSTER_WORKERS > 1) {
+  supervise(config.env.CLUSTER_WORKERS);
+} else {
+  void serve(config);
+}

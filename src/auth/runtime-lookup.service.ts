@@ -16,13 +16,13 @@ export interface RuntimeEntry {
   domains: Map<string, DomainEntity>;
   /** The license's pinned domain, active or not. */
   pinned: DomainEntity | null;
-  generation: number;
+  generation: string;
 }
 
 export interface ProjectEntry {
   project: ProjectEntity;
   domains: Map<string, DomainEntity>;
-  generation: number;
+  generation: string;
 }
 
 const MAX_ENTRIES = 100_000;
@@ -62,7 +62,7 @@ export class RuntimeLookupService {
       project: projectEntry?.project ?? null,
       domains: projectEntry?.domains ?? new Map(),
       pinned: license.domain_id === null ? null : await this.domainRepo.findOneBy({ id: license.domain_id }),
-      generation: generation ?? -1,
+      generation: generation ?? '',
     };
     if (generation !== null) remember(this.byHash, hash, entry);
     return entry;
@@ -73,7 +73,7 @@ export class RuntimeLookupService {
     return this.byProjectId(projectId, await this.generations.get(projectId));
   }
 
-  private async byProjectId(projectId: number, generation: number | null): Promise<ProjectEntry | null> {
+  private async byProjectId(projectId: number, generation: string | null): Promise<ProjectEntry | null> {
     const cached = this.byProject.get(projectId);
     if (cached && generation !== null && cached.generation === generation) return cached;
     const project = await this.projects.findOneBy({ id: projectId });
@@ -82,7 +82,7 @@ export class RuntimeLookupService {
       return null;
     }
     const rows = await this.domainRepo.findBy({ project_id: projectId, is_active: true });
-    const entry: ProjectEntry = { project, domains: new Map(rows.map((d) => [d.domain, d])), generation: generation ?? -1 };
+    const entry: ProjectEntry = { project, domains: new Map(rows.map((d) => [d.domain, d])), generation: generation ?? '' };
     if (generation !== null) remember(this.byProject, projectId, entry);
     return entry;
   }

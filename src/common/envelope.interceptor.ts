@@ -4,6 +4,17 @@ import { instanceToPlain } from 'class-transformer';
 import { map, Observable } from 'rxjs';
 import { Envelope, RAW_RESPONSE, RESPONSE_MESSAGE } from './envelope.js';
 
+/** True for JSON-ready data (plain objects, arrays, primitives): nothing for class-transformer to do. */
+function isPlain(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (depth > 4) return false;
+  if (Array.isArray(value)) return value.every((v) => isPlain(v, depth + 1));
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in value) if (!isPlain((value as Record<string, unknown>)[key], depth + 1)) return false;
+  return true;
+}
+
 /**
  * Wraps every successful result in the envelope and serialises entities through class-transformer,
  * so fields marked @Exclude() never leave the service.
@@ -21,7 +32,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
         (data): Envelope => ({
           status: 'success',
           message,
-          data: data === undefined || data === null ? null : instanceToPlain(data),
+          data: data === undefined || data === null ? null : isPlain(data) ? data : instanceToPlain(data),
           errors: null,
         }),
       ),

@@ -5,6 +5,7 @@ import {
   Injectable,
   Logger,
   NestInterceptor,
+  OnModuleInit,
   SetMetadata,
 } from '@nestjs/common';
 import { CACHE_MANAGER, Cache } from '@nestjs/cache-manager';
@@ -17,24 +18,45 @@ import { AppConfig } from '../config/app-config.js';
 import { RedisService } from './redis.js';
 
 /**
- * A generation number per project. Every write to a project (or anything in it) bumps it, and every
- * cached read carries it in its key, so a read after a write never sees the old state. With Redis the
+ * A generation per project. Every write to a project (or anything in it) bumps it, and every cached
+ * read carries it in its key, so a read after a write never sees the old state. With Redis the
  * numbers live there and every instance agrees; otherwise they live in this process.
+ *
+ * Redis outages: while Redis is unreachable `get` answers null (callers then skip the cache and read
+ * the database) and a bump cannot be recorded. So an instance that saw Redis fail bumps a global
+ * epoch, part of every generation, as soon as Redis answers again: everything cached before the
+ * outage is stale at once, and nothing written during it can hide behind an old entry.
  */
 @Injectable()
-export class ProjectGenerations {
+export class ProjectGenerations implements OnModuleInit {
   private readonly local = new Map<number, number>();
   private readonly logger = new Logger('ProjectGenerations');
+  private sawOutage = false;
 
   constructor(private readonly redis: RedisService) {}
 
+  onModuleInit(): void {
+    this.redis.client?.on('ready', () => {
+      if (!this.sawOutage) return;
+      this.redis.client
+        ?.incr(this.redis.key('gen:epoch'))
+        .then(() => {
+          this.sawOutage = false;
+          this.logger.warn('Redis is back: bumped the cache epoch, so nothing cached before the outage is served');
+        })
+        .catch(() => undefined);
+    });
+  }
+
   /** The current generation, or null when it cannot be known (Redis down): do not use the cache then. */
-  async get(projectId: number): Promise<number | null> {
+  async get(projectId: number): Promise<string | null> {
     const client = this.redis.client;
-    if (!client) return this.local.get(projectId) ?? 0;
+    if (!client) return String(this.local.get(projectId) ?? 0);
     try {
-      return Number((await client.get(this.redis.key(`gen:${projectId}`))) ?? 0);
+      const [epoch, generation] = await client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`));
+      return `${epoch ?? 0}.${generation ?? 0}`;
     } catch {
+      this.sawOutage = true;
       return null;
     }
   }
@@ -46,6 +68,7 @@ export class ProjectGenerations {
     try {
       await client.incr(this.redis.key(`gen:${projectId}`));
     } catch (error) {
+      this.sawOutage = true;
       this.logger.warn(`could not bump generation of project ${projectId}: ${(error as Error).message}`);
     }
   }

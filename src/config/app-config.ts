@@ -98,6 +98,10 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1) @Max(64)
   CLUSTER_WORKERS = 1;
 
+  /** Origins allowed to call the API from a browser: `*` (any) or a comma-separated list. */
+  @IsString()
+  CORS_ORIGINS = '*';
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 }

@@ -56,7 +56,7 @@ export interface PaidItem {
 
 @Injectable()
 export class InjectablesService {
-  private readonly paidCache = new Map<number, { generation: number; items: PaidItem[] }>();
+  private readonly paidCache = new Map<number, { generation: string; items: PaidItem[] }>();
 
   constructor(
     @InjectRepository(InjectableEntity) private readonly injectables: Repository<InjectableEntity>,

@@ -128,24 +128,26 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     for (const key of this.knownActivations) if (key.startsWith(`${licenseId}\u0000`)) this.knownActivations.delete(key);
   }
 
-  /** Adds the in-memory counts to the database. */
+  /** Adds the in-memory counts to the database: one upsert statement per flush, whatever the count. */
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
     const batch = [...this.pending];
     this.pending.clear();
-    for (const [key, n] of batch) {
-      const [licenseId, day] = key.split(':');
+    for (let i = 0; i < batch.length; i += 500) {
+      const chunk = batch.slice(i, i + 500);
+      const values = chunk.map(() => '(?, ?, ?)').join(', ');
+      const params = chunk.flatMap(([key, n]) => {
+        const [licenseId, day] = key.split(':');
+        return [Number(licenseId), day, n];
+      });
+      const upsert = this.mysql
+        ? `INSERT INTO license_usage (license_id, day, count) VALUES ${values} ON DUPLICATE KEY UPDATE count = count + VALUES(count)`
+        : `INSERT INTO license_usage (license_id, day, count) VALUES ${values} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count`;
       try {
-        const updated = await this.run('UPDATE license_usage SET count = count + ? WHERE license_id = ? AND day = ?', [n, Number(licenseId), day]);
-        if (updated === 0) {
-          await this.run('INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, ?)', [Number(licenseId), day, n]).catch(async (error) => {
-            if (!isUniqueViolation(error)) throw error;
-            await this.run('UPDATE license_usage SET count = count + ? WHERE license_id = ? AND day = ?', [n, Number(licenseId), day]);
-          });
-        }
+        await this.run(upsert, params);
       } catch (error) {
-        // Keep the count for the next flush rather than lose it.
-        this.pending.set(key, (this.pending.get(key) ?? 0) + n);
+        // Keep the counts for the next flush rather than lose them.
+        for (const [key, n] of chunk) this.pending.set(key, (this.pending.get(key) ?? 0) + n);
         this.logger.warn(`usage flush failed, will retry: ${(error as Error).message}`);
       }
     }

@@ -35,6 +35,11 @@ export class WebhookDeliveryEntity {
   @Column({ type: 'datetime', nullable: true })
   next_attempt_at: Date | null;
 
+  /** The retry schedule counts from here (SPEC 10: "after the first try"). */
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  first_attempt_at: Date | null;
+
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   last_attempt_at: Date | null;

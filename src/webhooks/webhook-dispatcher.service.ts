@@ -118,7 +118,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const candidates = await this.deliveries.createQueryBuilder('d').where(this.due(now)).orderBy('d.id', 'ASC').limit(BATCH).getMany();
     const claimed: WebhookDeliveryEntity[] = [];
     // The claim outlives one attempt (timeout + margin); after that another dispatcher may take the row.
-    const until = new Date(now.getTime() + this.config.env.WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS);
+    const until = new Date(Math.ceil((now.getTime() + this.config.env.WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS) / 1000) * 1000);
     for (const candidate of candidates) {
       const result = await this.deliveries
         .createQueryBuilder('d')
@@ -199,8 +199,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         this.logger.warn(`webhook ${delivery.event_id} (${delivery.type}) failed after ${attempt} attempts: ${error}`);
       } else {
         status = 'pending';
-        const jittered = base * (0.9 + Math.random() * 0.2);
-        next = new Date(now.getTime() + Math.max(jittered, retryAfter ?? 0) * 1000);
+        // The schedule counts from the first try; a longer Retry-After wins. Rounded up to the next
+        // whole second, which every database stores exactly, so no retry comes early.
+        const first = (delivery.first_attempt_at ?? new Date(started)).getTime();
+        const scheduled = first + base * (0.9 + Math.random() * 0.2) * 1000;
+        const at = Math.max(scheduled, now.getTime() + (retryAfter ?? 0) * 1000, now.getTime() + 500);
+        next = new Date(Math.ceil(at / 1000) * 1000);
       }
     }
     await this.attempts.insert({
@@ -220,6 +224,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         status,
         attempts: attempt,
         next_attempt_at: next,
+        first_attempt_at: delivery.first_attempt_at ?? new Date(started),
         last_attempt_at: now,
         last_status_code: code,
         last_error: error?.slice(0, 1000) ?? null,

@@ -85,6 +85,7 @@ export class WebhookOutbox {
         status: 'pending',
         attempts: 0,
         next_attempt_at: now,
+        first_attempt_at: null,
         last_attempt_at: null,
         last_status_code: null,
         last_error: null,

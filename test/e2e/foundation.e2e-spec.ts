@@ -191,3 +191,28 @@ describe('root rate limit', () => {
     expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60);
   });
 });
+
+describe('CORS for SDKs on customer sites', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('answers a preflight for the runtime headers from any origin', async () => {
+    const res = await t
+      .http()
+      .options('/api/v1/project/has-paid')
+      .set('Origin', 'https://shop.example.com')
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'x-license-key, x-service-domain, content-type');
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('https://shop.example.com');
+    expect(res.headers['access-control-allow-headers'].toLowerCase()).toContain('x-license-key');
+  });
+
+  it('exposes X-Request-Id and Retry-After to scripts', async () => {
+    const res = await t.http().get('/api/v1/').set('Origin', 'https://shop.example.com');
+    expect(res.headers['access-control-expose-headers']).toContain('Retry-After');
+  });
+});

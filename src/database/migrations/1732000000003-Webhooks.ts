@@ -18,6 +18,7 @@ export class Webhooks1732000000003 implements MigrationInterface {
           str('status', 16),
           int('attempts'),
           date('next_attempt_at'),
+          date('first_attempt_at'),
           date('last_attempt_at'),
           int('last_status_code', true),
           str('last_error', 1000, true),

@@ -1,0 +1,267 @@
+#!/usr/bin/env node
+// npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
+//                  --injectables 1000 --duration 10 --connections 50 --no-growth]
+//
+// Seeds a database with the service's own entities and crypto, starts the built server, and drives
+// it with autocannon. Prints req/s, p50, p99 and the server's peak RSS for each scenario, and each
+// scenario's req/s as a ratio of GET / measured in the same run. Then has-paid at 1k and 1M licenses.
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import 'reflect-metadata';
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
+};
+const opts = {
+  db: flag('db', 'sqlite'),
+  licenses: Number(flag('licenses', 100_000)),
+  projects: Number(flag('projects', 1000)),
+  domains: Number(flag('domains', 10_000)),
+  injectables: Number(flag('injectables', 1000)),
+  duration: Number(flag('duration', 10)),
+  warmup: Number(flag('warmup', 3)),
+  connections: Number(flag('connections', 50)),
+  growth: !args.includes('--no-growth'),
+  only: flag('only', null),
+  nodeArgs: flag('node-args', ''),
+  mysqlUrl: flag('mysql-url', process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test'),
+};
+
+const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
+if (!existsSync(new URL('../dist/src/main.js', import.meta.url))) {
+  console.error('Build first: npm run build');
+  process.exit(1);
+}
+const { loadConfig } = await import(dist('config/app-config.js'));
+const { dataSourceOptions } = await import(dist('database/data-source-options.js'));
+const { sha256Hex, sealSecret } = await import(dist('common/crypto.js'));
+const { newSigningKeyPair, openPrivateKey, signEd25519 } = await import(dist('projects/signing.js'));
+const { encryptPayload, contentHash, signedMessage } = await import(dist('injectables/payload-crypto.js'));
+const { UserEntity } = await import(dist('auth/user.entity.js'));
+const { ApiKeyEntity } = await import(dist('auth/api-key.entity.js'));
+const { ProjectEntity } = await import(dist('projects/project.entity.js'));
+const { DomainEntity } = await import(dist('domains/domain.entity.js'));
+const { LicenseEntity } = await import(dist('licenses/license.entity.js'));
+const { InjectableEntity } = await import(dist('injectables/injectable.entity.js'));
+const { DataSource } = await import('typeorm');
+
+const APP_KEY = randomBytes(32).toString('base64');
+const log = (...m) => console.error('[bench]', ...m);
+
+async function createDatabase(tag) {
+  if (opts.db === 'sqlite') {
+    const file = join(tmpdir(), `licensegate-bench-${tag}-${process.pid}.sqlite`);
+    for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
+    return { url: `sqlite:${file}`, drop: async () => ['', '-wal', '-shm'].forEach((e) => rmSync(file + e, { force: true })) };
+  }
+  const mysql = (await import('mysql2/promise')).default;
+  const server = new URL(opts.mysqlUrl);
+  const name = `lg_bench_${tag}_${process.pid}`;
+  const conn = () => mysql.createConnection({ host: server.hostname, port: Number(server.port || 3306), user: decodeURIComponent(server.username), password: decodeURIComponent(server.password) });
+  const admin = await conn();
+  await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+  await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
+  await admin.end();
+  const url = new URL(opts.mysqlUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: async () => { const c = await conn(); await c.query(`DROP DATABASE IF EXISTS \`${name}\``); await c.end(); } };
+}
+
+async function insertChunked(ds, entity, rows, size = 500) {
+  for (let i = 0; i < rows.length; i += size) {
+    await ds.createQueryBuilder().insert().into(entity).values(rows.slice(i, i + size)).updateEntity(false).execute();
+  }
+}
+
+/** Seeds through the service's entities and crypto. Returns what the scenarios need. */
+async function seed(url, counts) {
+  const started = Date.now();
+  const config = loadConfig({ NODE_ENV: 'test', APP_KEY, DATABASE_URL: url }, () => undefined);
+  const ds = await new DataSource(dataSourceOptions(url)).initialize();
+  await ds.runMigrations();
+  await ds.getRepository(UserEntity).insert({ email: 'bench@example.test', name: 'bench', max_projects: null, can_create_licenses: true, webhooks_enabled: false, license_defaults: null });
+  const user = await ds.getRepository(UserEntity).findOneByOrFail({ email: 'bench@example.test' });
+  const apiKey = `lg_${randomBytes(32).toString('base64url')}`;
+  await ds.getRepository(ApiKeyEntity).insert({ user_id: user.id, project_id: null, name: 'bench', prefix: apiKey.slice(0, 8), key_hash: sha256Hex(apiKey), expires_at: null, revoked_at: null, last_used_at: null });
+
+  const keys = [];
+  const projects = [];
+  for (let p = 0; p < counts.projects; p++) {
+    const pair = newSigningKeyPair(config.appKey);
+    keys.push(pair);
+    projects.push({ user_id: user.id, license_key_id: null, name: `Project ${p}`, slug: `project-${p}`, description: null, default_redirect_url: 'https://example.com/pay', webhook_url: null, webhook_secret: null, logo_url: null, meta: {}, is_active: true, has_paid: p % 2 === 0, locked_at: null, lock_reason: null, signing_public_key: pair.publicPem, signing_private_key: pair.sealedPrivate });
+  }
+  await insertChunked(ds, ProjectEntity, projects, 200);
+  const projectIds = (await ds.getRepository(ProjectEntity).find({ select: { id: true }, order: { id: 'ASC' } })).map((p) => p.id);
+
+  const domains = [];
+  for (let d = 0; d < counts.domains; d++) {
+    domains.push({ project_id: projectIds[d % projectIds.length], domain: `shop${d}.example.com`, has_paid: d % 3 !== 0, is_active: true, is_primary: d < projectIds.length });
+  }
+  await insertChunked(ds, DomainEntity, domains);
+
+  const pool = [];
+  const batch = [];
+  for (let l = 0; l < counts.licenses; l++) {
+    const uuid = randomUUID();
+    const p = l % projectIds.length;
+    batch.push({ project_id: projectIds[p], user_id: user.id, uuid, uuid_hash: sha256Hex(uuid), title: `License ${l}`, domain_id: null, expires_at: null, max_domains: null, max_subdomains_per_domain: null, max_usage_per_day: null, allowed_ips: null, allowed_countries: null, is_test_license: false, allow_configs: false, validate_against: 'project_domains', revoked_at: null });
+    // The pool the load generator cycles through: licenses of projects that have domains.
+    if (pool.length < 1000 && p < Math.min(projectIds.length, counts.domains)) pool.push({ uuid, domain: `www.shop${p}.example.com` });
+    if (batch.length === 1000) await insertChunked(ds, LicenseEntity, batch.splice(0), 1000);
+  }
+  await insertChunked(ds, LicenseEntity, batch, 1000);
+
+  // One encrypted payload reused (scrypt is deliberately slow), signed per injectable like the service does.
+  const blob = await encryptPayload('bench-secret', Buffer.from('console.log("paid")'));
+  const content = blob.toString('base64');
+  const hash = contentHash(blob);
+  const injectables = [];
+  for (let i = 0; i < counts.injectables; i++) {
+    const p = i % projectIds.length;
+    const fields = { project_id: projectIds[p], slug: `inj-${i}`, type: 'script', mode: 'inject', target_path: null, content_hash: hash };
+    injectables.push({ ...fields, title: null, validate_endpoint: null, content, file_path: null, is_active: true, only_if_paid: i % 2 === 0, meta: {}, signature: signEd25519(openPrivateKey(config.appKey, keys[p].sealedPrivate), signedMessage(fields)) });
+  }
+  await insertChunked(ds, InjectableEntity, injectables, 200);
+  const projectId = projectIds[0];
+  await ds.destroy();
+  log(`seeded ${counts.licenses} licenses, ${counts.projects} projects, ${counts.domains} domains, ${counts.injectables} injectables in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { apiKey, pool, projectId };
+}
+
+function startServer(url, port) {
+  const child = spawn(process.execPath, [...opts.nodeArgs.split(' ').filter(Boolean), 'dist/src/main.js'], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      DATABASE_URL: url,
+      APP_KEY,
+      LOG_LEVEL: 'warn',
+      WEBHOOK_DISPATCHER: 'false',
+      THROTTLE_ROOT_LIMIT: '1000000000',
+      THROTTLE_API_LIMIT: '1000000000',
+      THROTTLE_RUNTIME_LIMIT: '1000000000',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return child;
+}
+
+async function waitReady(port) {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+      if (res.ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not start');
+}
+
+const peakRss = (pid) => {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+
+async function drive(port, scenario) {
+  let i = 0;
+  const base = {
+    url: `http://127.0.0.1:${port}`,
+    connections: opts.connections,
+    requests: [
+      {
+        method: scenario.method,
+        path: scenario.path,
+        setupRequest: (req) => {
+          const headers = { accept: 'application/json', ...(scenario.headers?.(i++) ?? {}) };
+          return { ...req, headers: { ...req.headers, ...headers } };
+        },
+      },
+    ],
+  };
+  await autocannon({ ...base, duration: opts.warmup });
+  const result = await autocannon({ ...base, duration: opts.duration });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+}
+
+async function runScenarios(url, seedInfo, list, port) {
+  const server = startServer(url, port);
+  try {
+    await waitReady(port);
+    const rows = [];
+    for (const scenario of list) {
+      const r = await drive(port, scenario);
+      rows.push({ name: scenario.name, ...r, rss: peakRss(server.pid) });
+      log(`${scenario.name}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms${r.non2xx ? ` non2xx ${r.non2xx}` : ''}`);
+    }
+    return rows;
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+  }
+}
+
+const runtime = (info, query) => ({
+  method: 'POST',
+  path: `/api/v1/project/has-paid${query}`,
+  headers: (i) => {
+    const l = info.pool[i % info.pool.length];
+    return { 'x-license-key': l.uuid, 'x-service-domain': l.domain };
+  },
+});
+
+function scenarios(info) {
+  return [
+    { name: 'GET /', method: 'GET', path: '/api/v1/' },
+    { name: 'has-paid (license + domain)', ...runtime(info, '') },
+    { name: 'has-paid action=check_project', ...runtime(info, '?action=check_project') },
+    { name: 'has-paid include=injectables', ...runtime(info, '?action=check_project&include=injectables') },
+    { name: 'GET /injectable/stream', method: 'GET', path: '/api/v1/injectable/stream', headers: (i) => ({ 'x-license-key': info.pool[i % info.pool.length].uuid }) },
+    { name: 'GET /project/{id}/licenses', method: 'GET', path: `/api/v1/project/${info.projectId}/licenses`, headers: () => ({ 'x-api-key': info.apiKey }) },
+  ];
+}
+
+function table(rows) {
+  const root = rows[0].rps;
+  const lines = ['| scenario | req/s | p50 ms | p99 ms | peak RSS MB | × GET / |', '|---|---:|---:|---:|---:|---:|'];
+  for (const r of rows) lines.push(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.rss.toFixed(0)} | ${(r.rps / root).toFixed(2)} |`);
+  return lines.join('\n');
+}
+
+const port = 3900 + (process.pid % 50);
+console.log(`LicenseGate bench — ${new Date().toISOString()} — node ${process.version}, ${opts.db}, ${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
+const main = await createDatabase('main');
+try {
+  const info = await seed(main.url, opts);
+  const list = scenarios(info).filter((s, i) => i === 0 || !opts.only || s.name.includes(opts.only));
+  const rows = await runScenarios(main.url, info, list, port);
+  console.log(`\n${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.injectables} injectables\n`);
+  console.log(table(rows));
+} finally {
+  await main.drop();
+}
+
+if (opts.growth) {
+  const results = [];
+  for (const licenses of [1000, 1_000_000]) {
+    const db = await createDatabase(`g${licenses}`);
+    try {
+      const info = await seed(db.url, { ...opts, licenses, injectables: 0 });
+      const [rootRow, hasPaid] = await runScenarios(db.url, info, scenarios(info).slice(0, 2), port + 1);
+      results.push({ licenses, rps: hasPaid.rps, p99: hasPaid.p99, root: rootRow.rps });
+    } finally {
+      await db.drop();
+    }
+  }
+  console.log('\nhas-paid (license + domain) as the license table grows\n');
+  console.log('| licenses | req/s | p99 ms | × GET / |\n|---:|---:|---:|---:|');
+  for (const r of results) console.log(`| ${r.licenses} | ${Math.round(r.rps)} | ${r.p99} | ${(r.rps / r.root).toFixed(2)} |`);
+  console.log(`\n1M vs 1k: ${((results[1].rps / results[0].rps - 1) * 100).toFixed(1)} %`);
+}

@@ -1,0 +1,723 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import type { Response } from 'supertest';
+import { makeAccount, makeLicense, makeProject, makeUser, makeApiKey, makeDomain, uniqueToken } from '../factories/index.js';
+import { expectError, expectSuccess } from '../utils/envelope.js';
+import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
+
+/** SPEC 10 under test settings: private targets allowed (the receiver is on 127.0.0.1), 1 s retries. */
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_RETRY_SCHEDULE: '1,2,3',
+  WEBHOOK_POLL_MS: '100',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  THROTTLE_API_LIMIT: '100000',
+  THROTTLE_RUNTIME_LIMIT: '100000',
+};
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+/** Keys that must never appear anywhere in an event body. */
+const SECRET_KEYS = ['webhook_secret', 'signing_private_key', 'signing_public_key', 'secret', 'content', 'encrypted_content', 'file_path', 'uuid_hash', 'claimed_by'];
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `condition` until it is truthy (returns it) or `timeoutMs` passes (throws, naming `what`). */
+async function waitFor<T>(condition: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await condition();
+      if (value) return value as NonNullable<T>;
+      last = value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`waitFor(${what}) timed out after ${timeoutMs} ms; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    await sleep(40);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The receiver: a real HTTP server recording every request and answering per a script.
+
+interface Hit {
+  n: number;
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** ms since epoch when the request body was fully received */
+  at: number;
+  id: string;
+}
+interface Answer {
+  status?: number;
+  headers?: Record<string, string>;
+  delayMs?: number;
+  /** never answer (the connection stays open until the sender gives up or the receiver closes) */
+  hang?: boolean;
+}
+type Script = (hit: Hit) => Answer;
+
+interface Receiver {
+  hits: Hit[];
+  port: number;
+  url: string;
+  script: Script;
+  ids: () => string[];
+  events: () => Array<Record<string, any>>;
+  close: () => Promise<void>;
+}
+
+const receivers: Receiver[] = [];
+
+async function startReceiver(script: Script = () => ({ status: 200 })): Promise<Receiver> {
+  const hits: Hit[] = [];
+  const hanging: ServerResponse[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const hit: Hit = {
+        n: hits.length + 1,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+        id: String(req.headers['webhook-id'] ?? ''),
+      };
+      hits.push(hit);
+      let answer: Answer;
+      try {
+        answer = rx.script(hit);
+      } catch {
+        answer = { status: 500 };
+      }
+      if (answer.hang) {
+        hanging.push(res);
+        return;
+      }
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
+        res.end('ok');
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const rx: Receiver = {
+    hits,
+    port,
+    url: `http://127.0.0.1:${port}/hook`,
+    script,
+    ids: () => hits.map((h) => h.id),
+    events: () => hits.map((h) => JSON.parse(h.body) as Record<string, any>),
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  receivers.push(rx);
+  return rx;
+}
+
+/** A whsec_ secret as Standard Webhooks issues them: base64 of random bytes. */
+const newWhsec = () => `whsec_${randomBytes(24).toString('base64')}`;
+
+/**
+ * Checks one received delivery: POST, JSON, Standard Webhooks headers, a signature that
+ * `standardwebhooks` accepts with `secret`, a body {id,type,timestamp,data} carrying no secrets.
+ * Returns the parsed body.
+ */
+function verifyHit(hit: Hit, secret: string, forbidden: string[] = []): Record<string, any> {
+  expect(hit.method).toBe('POST');
+  expect(hit.path).toBe('/hook');
+  expect(hit.headers['content-type']).toMatch(/^application\/json\b/);
+  const id = hit.headers['webhook-id'];
+  const ts = hit.headers['webhook-timestamp'];
+  const sig = hit.headers['webhook-signature'];
+  expect(typeof id).toBe('string');
+  expect((id as string).length).toBeGreaterThan(0);
+  expect(ts).toMatch(/^\d+$/);
+  expect(Math.abs(Number(ts) - hit.at / 1000)).toBeLessThan(5);
+  for (const s of String(sig).split(' ')) expect(s).toMatch(/^v1,[A-Za-z0-9+/]+={0,2}$/);
+
+  // Throws WebhookVerificationError on a bad signature or a stale timestamp.
+  let verified: unknown;
+  try {
+    verified = new Webhook(secret).verify(hit.body, hit.headers as Record<string, string>);
+  } catch (error) {
+    throw new Error(`standardwebhooks refused delivery ${String(id)}: ${(error as Error).message}\nheaders: ${JSON.stringify(hit.headers)}\nbody: ${hit.body}`);
+  }
+  const body = JSON.parse(hit.body) as Record<string, any>;
+  expect(verified).toEqual(body);
+  expectEventShape(body, forbidden);
+  expect(body.id).toBe(id);
+  return body;
+}
+
+function expectEventShape(body: Record<string, any>, forbidden: string[] = []) {
+  expect(Object.keys(body).sort()).toEqual(['data', 'id', 'timestamp', 'type']);
+  expect(typeof body.id).toBe('string');
+  expect(typeof body.type).toBe('string');
+  expect(body.type).toMatch(/^(project|domain|license|injectable)\.[a-z_]+$/);
+  expect(body.timestamp).toMatch(ISO);
+  expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(120_000);
+  expect(body.data).toEqual(expect.any(Object));
+  expectNoSecrets(body, forbidden);
+}
+
+/** No secret-bearing key at any depth, and none of the `forbidden` strings anywhere in the JSON. */
+function expectNoSecrets(body: unknown, forbidden: string[] = []) {
+  const keys: string[] = [];
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        keys.push(k);
+        walk(child);
+      }
+    }
+  };
+  walk(body);
+  for (const k of SECRET_KEYS) expect(keys).not.toContain(k);
+  const raw = JSON.stringify(body);
+  expect(raw).not.toMatch(/PRIVATE KEY|PUBLIC KEY/);
+  for (const f of forbidden.filter(Boolean)) expect(raw).not.toContain(f);
+}
+
+/** Standard Webhooks by hand (SPEC 10): key = UTF-8 bytes of a secret without the whsec_ prefix. */
+function handSignature(secret: string, hit: Hit): string {
+  const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
+  return `v1,${createHmac('sha256', key).update(`${String(hit.headers['webhook-id'])}.${String(hit.headers['webhook-timestamp'])}.${hit.body}`).digest('base64')}`;
+}
+
+function expectOk(res: Response) {
+  if (res.status >= 300) throw new Error(`expected 2xx, got HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body?.data;
+}
+
+const countBy = (xs: string[]) => xs.reduce<Record<string, number>>((acc, x) => ({ ...acc, [x]: (acc[x] ?? 0) + 1 }), {});
+
+// ---------------------------------------------------------------------------------------------
+
+describe('webhooks (SPEC 10, seed 6)', () => {
+  let t: TestApp;
+  const extraApps: TestApp[] = [];
+  const extraDbs: Array<{ drop: () => Promise<void> }> = [];
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+    t = await createTestApp(ENV);
+  }, 120_000);
+
+  afterEach(async () => {
+    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const rx of receivers.splice(0)) await rx.close();
+  });
+
+  afterAll(async () => {
+    for (const app of extraApps.splice(0).reverse()) await app.close().catch(() => undefined);
+    await t?.close();
+    for (const db of extraDbs.splice(0)) await db.drop().catch(() => undefined);
+  });
+
+  /** Requests with a key against an app (t unless given). */
+  const api = (key?: string, app: TestApp = t) => {
+    const wrap = (req: ReturnType<ReturnType<TestApp['http']>['get']>) => {
+      req.set('Accept', 'application/json');
+      if (key !== undefined) req.set('X-API-KEY', key);
+      return req;
+    };
+    return {
+      get: (path: string) => wrap(app.http().get(`/api/v1${path}`)),
+      post: (path: string, body?: unknown) => {
+        const req = wrap(app.http().post(`/api/v1${path}`));
+        return body === undefined ? req : req.send(body as object);
+      },
+      patch: (path: string, body: unknown) => wrap(app.http().patch(`/api/v1${path}`)).send(body as object),
+      put: (path: string, body: unknown) => wrap(app.http().put(`/api/v1${path}`)).send(body as object),
+      delete: (path: string) => wrap(app.http().delete(`/api/v1${path}`)),
+    };
+  };
+
+  /** Every delivery of a project (all pages), newest first as listed. */
+  async function deliveries(key: string, projectId: number, app: TestApp = t): Promise<Array<Record<string, any>>> {
+    const all: Array<Record<string, any>> = [];
+    let cursor: string | null = null;
+    do {
+      const page = expectSuccess(await api(key, app).get(`/project/${projectId}/webhook-deliveries?per_page=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+      all.push(...page.data);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return all;
+  }
+
+  async function deliveryOf(key: string, projectId: number, eventId: string, app: TestApp = t) {
+    return (await deliveries(key, projectId, app)).find((d) => d.event_id === eventId);
+  }
+
+  /** A receiver, an owner and a project whose webhook_url points at the receiver. */
+  async function setup(options: { script?: Script; secret?: string; app?: TestApp; project?: Record<string, unknown> } = {}) {
+    const app = options.app ?? t;
+    const rx = await startReceiver(options.script);
+    const secret = options.secret ?? newWhsec();
+    const { user, key } = await makeAccount(app.app);
+    const project = await makeProject(app, key, { webhook_url: rx.url, webhook_secret: secret, ...options.project });
+    return { rx, secret, user, key, project, pid: project.id as number };
+  }
+
+  /** Waits until the receiver holds `n` distinct webhook-ids, then returns the verified bodies. */
+  async function received(rx: Receiver, n: number, secret: string, forbidden: string[] = [], timeoutMs = 10_000) {
+    await waitFor(() => new Set(rx.ids()).size >= n, timeoutMs, `${n} distinct events at the receiver (have ${new Set(rx.ids()).size})`);
+    return rx.hits.map((h) => verifyHit(h, secret, forbidden));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  describe('payload, headers and signature', () => {
+    it('sends {id,type,timestamp,data} with Standard Webhooks headers, verifiable with standardwebhooks', async () => {
+      const { rx, secret, pid, project } = await setup();
+      const [event] = await received(rx, 1, secret, [secret, secret.slice(6)]);
+      const hit = rx.hits[0];
+      expect(event.type).toBe('project.created');
+      expect(event.data).toMatchObject({ id: pid, name: project.name, slug: project.slug, webhook_url: rx.url });
+      expect(hit.headers['webhook-id']).toBe(event.id);
+      expect(Math.abs(Number(hit.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(10);
+      expect(String(hit.headers['webhook-signature'])).toContain(handSignature(secret, hit));
+      // A different secret does not verify.
+      expect(() => new Webhook(newWhsec()).verify(hit.body, hit.headers as Record<string, string>)).toThrow();
+      // Nor does a tampered body.
+      expect(() => new Webhook(secret).verify(hit.body.replace(project.name, 'tampered'), hit.headers as Record<string, string>)).toThrow();
+    });
+
+    it('signs with the UTF-8 bytes of a secret that does not start with whsec_ (hand-computed HMAC)', async () => {
+      const plain = `plain-sécret-${uniqueToken()}`;
+      const { rx, pid, key } = await setup({ secret: plain });
+      await waitFor(() => rx.hits.length >= 1, 10_000, 'first delivery');
+      const hit = rx.hits[0];
+      const body = JSON.parse(hit.body);
+      expectEventShape(body, [plain]);
+      expect(body.id).toBe(hit.headers['webhook-id']);
+      expect(String(hit.headers['webhook-signature']).split(' ')).toContain(handSignature(plain, hit));
+      // The same key, expressed as whsec_ + base64 of those bytes, is what standardwebhooks expects.
+      expect(new Webhook(`whsec_${Buffer.from(plain, 'utf8').toString('base64')}`).verify(hit.body, hit.headers as Record<string, string>)).toEqual(body);
+      const [delivery] = await deliveries(key, pid);
+      expect(delivery.event_id).toBe(body.id);
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  describe('events emitted by writes', () => {
+    it('project.created/updated/paid/unpaid/locked/unlocked/deleted', async () => {
+      const { rx, secret, key, pid, project } = await setup();
+      expectOk(await api(key).patch(`/project/${pid}`, { description: 'changed' }));
+      expectOk(await api(key).patch(`/project/${pid}`, { has_paid: true }));
+      expectOk(await api(key).patch(`/project/${pid}`, { has_paid: false }));
+      expectOk(await api(key).post(`/project/${pid}/lock`, { reason: 'overdue' }));
+      expectOk(await api(key).post(`/project/${pid}/unlock`));
+      expectOk(await api(key).delete(`/project/${pid}`));
+      const events = await received(rx, 9, secret, [secret.slice(6)]);
+      expect(countBy(events.map((e) => e.type))).toEqual({
+        'project.created': 1,
+        'project.updated': 3,
+        'project.paid': 1,
+        'project.unpaid': 1,
+        'project.locked': 1,
+        'project.unlocked': 1,
+        'project.deleted': 1,
+      });
+      for (const e of events) expect(e.data.id).toBe(pid);
+      const of = (type: string) => events.filter((e) => e.type === type);
+      expect(of('project.paid')[0].data.has_paid).toBe(true);
+      expect(of('project.unpaid')[0].data.has_paid).toBe(false);
+      expect(of('project.locked')[0].data.locked_at).toMatch(ISO);
+      expect(of('project.unlocked')[0].data.locked_at).toBeNull();
+      expect(of('project.updated').map((e) => e.data.description)).toContain('changed');
+      expect(of('project.deleted')[0].data).toMatchObject({ id: pid, slug: project.slug });
+      expect(new Set(events.map((e) => e.id)).size).toBe(9);
+    });
+
+    it('domain.created/updated/paid/unpaid/deleted', async () => {
+      const { rx, secret, key, pid } = await setup();
+      const domain = await makeDomain(t, key, pid);
+      expectOk(await api(key).patch(`/project/${pid}/domains/${domain.id}`, { has_paid: true }));
+      expectOk(await api(key).patch(`/project/${pid}/domains/${domain.id}`, { has_paid: false }));
+      expectOk(await api(key).delete(`/project/${pid}/domains/${domain.id}`));
+      const events = (await received(rx, 7, secret, [secret.slice(6)])).filter((e) => e.type.startsWith('domain.'));
+      expect(countBy(events.map((e) => e.type))).toEqual({
+        'domain.created': 1,
+        'domain.updated': 2,
+        'domain.paid': 1,
+        'domain.unpaid': 1,
+        'domain.deleted': 1,
+      });
+      for (const e of events) expect(e.data).toMatchObject({ id: domain.id, domain: domain.domain });
+      expect(events.find((e) => e.type === 'domain.paid')?.data.has_paid).toBe(true);
+      expect(events.find((e) => e.type === 'domain.unpaid')?.data.has_paid).toBe(false);
+    });
+
+    it('license.created/updated/revoked/reactivated/deleted', async () => {
+      const { rx, secret, key, pid } = await setup();
+      const license = await makeLicense(t, key, pid);
+      expectOk(await api(key).patch(`/project/${pid}/licenses/${license.id}`, { title: `Renamed ${uniqueToken()}` }));
+      expectOk(await api(key).post(`/project/${pid}/licenses/${license.id}/revoke`));
+      expectOk(await api(key).post(`/project/${pid}/licenses/${license.id}/reactivate`));
+      expectOk(await api(key).delete(`/project/${pid}/licenses/${license.id}`));
+      const events = (await received(rx, 6, secret, [secret.slice(6)])).filter((e) => e.type.startsWith('license.'));
+      expect(countBy(events.map((e) => e.type))).toEqual({
+        'license.created': 1,
+        'license.updated': 1,
+        'license.revoked': 1,
+        'license.reactivated': 1,
+        'license.deleted': 1,
+      });
+      for (const e of events) expect(e.data.id).toBe(license.id);
+      expect(events.find((e) => e.type === 'license.revoked')?.data.revoked_at).toMatch(ISO);
+      expect(events.find((e) => e.type === 'license.reactivated')?.data.revoked_at).toBeNull();
+    });
+
+    it('license.usage_limit_reached: once, when the last daily use is taken — not again on the refused call', async () => {
+      const { rx, secret, key, pid } = await setup({ project: { has_paid: true } });
+      const license = await makeLicense(t, key, pid, { max_usage_per_day: 2 });
+      const check = () => t.http().post('/api/v1/project/has-paid?action=check_project').set('Accept', 'application/json').set('X-LICENSE-KEY', license.uuid as string);
+      await received(rx, 2, secret); // project.created, license.created
+      expect(expectSuccess(await check()).has_paid).toBe(true);
+      await sleep(300);
+      expect(rx.events().map((e) => e.type)).not.toContain('license.usage_limit_reached');
+      expect(expectSuccess(await check()).has_paid).toBe(true);
+      await received(rx, 3, secret);
+      expectError(await check(), 429);
+      await sleep(500);
+      const events = rx.hits.map((h) => verifyHit(h, secret, [secret.slice(6)]));
+      const reached = events.filter((e) => e.type === 'license.usage_limit_reached');
+      expect(reached).toHaveLength(1);
+      expect(reached[0].data).toMatchObject({ license_id: license.id, project_id: pid, max_usage_per_day: 2 });
+      expect((await deliveries(key, pid)).filter((d) => d.type === 'license.usage_limit_reached')).toHaveLength(1);
+    });
+
+    it('injectable.created/updated/deleted, without the content or its secret', async () => {
+      const { rx, secret, key, pid } = await setup();
+      const content = `<b>very secret payload ${uniqueToken()}</b>`;
+      const injSecret = `inj-secret-${uniqueToken()}`;
+      const created = expectSuccess(
+        await api(key).post(`/project/${pid}/injectables`, { slug: `inj-${uniqueToken()}`, content, secret: injSecret, type: 'snippet' }),
+        201,
+      );
+      const content2 = `<i>second secret payload ${uniqueToken()}</i>`;
+      const injSecret2 = `inj-secret2-${uniqueToken()}`;
+      const updated = expectOk(await api(key).put(`/project/${pid}/injectables/${created.id}`, { title: 'Renamed', content: content2, secret: injSecret2 }));
+      expectOk(await api(key).delete(`/project/${pid}/injectables/${created.id}`));
+      const forbidden = [secret.slice(6), content, injSecret, content2, injSecret2, created.encrypted_content, updated.encrypted_content, created.content, updated.content];
+      const events = (await received(rx, 4, secret, forbidden)).filter((e) => e.type.startsWith('injectable.'));
+      expect(countBy(events.map((e) => e.type))).toEqual({ 'injectable.created': 1, 'injectable.updated': 1, 'injectable.deleted': 1 });
+      for (const e of events) expect(e.data).toMatchObject({ id: created.id, slug: created.slug, project_id: pid });
+      expect(events.find((e) => e.type === 'injectable.updated')?.data.title).toBe('Renamed');
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  describe('when nothing is sent', () => {
+    it('no webhook_url, or the owner has webhooks off: no outbox rows, nothing received', async () => {
+      const rx = await startReceiver();
+      // A project without a webhook_url.
+      const { key } = await makeAccount(t.app);
+      const bare = await makeProject(t, key, { webhook_secret: newWhsec() });
+      await makeLicense(t, key, bare.id);
+      expectOk(await api(key).patch(`/project/${bare.id}`, { has_paid: true }));
+      // An owner with webhooks off, with a project pointing at the receiver.
+      const off = await makeUser(t.app, { webhooks_enabled: false });
+      const offKey = await makeApiKey(t.app, off);
+      const muted = await makeProject(t, offKey, { webhook_url: rx.url, webhook_secret: newWhsec() });
+      await makeLicense(t, offKey, muted.id);
+      await makeDomain(t, offKey, muted.id);
+      expectOk(await api(offKey).patch(`/project/${muted.id}`, { has_paid: true }));
+      // A control event after them on the same receiver proves the dispatcher ran meanwhile.
+      const secret = newWhsec();
+      const { key: controlKey } = await makeAccount(t.app);
+      const control = await makeProject(t, controlKey, { webhook_url: rx.url, webhook_secret: secret });
+      // A refused write records nothing either.
+      expectError(await api(controlKey).patch(`/project/${control.id}`, { name: '' }), 422);
+      expectError(await api(controlKey).patch(`/project/${control.id}`, { slug: bare.slug }), 422);
+      await received(rx, 1, secret);
+      await sleep(300);
+      expect(rx.hits).toHaveLength(1);
+      expect(rx.events()[0].type).toBe('project.created');
+      expect((await deliveries(controlKey, control.id)).map((d) => d.type)).toEqual(['project.created']);
+      expect(await deliveries(key, bare.id)).toEqual([]);
+      expect(await deliveries(offKey, muted.id)).toEqual([]);
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  describe('retries and the delivery log', () => {
+    it('fails twice (500) then succeeds: 3 attempts, the same webhook-id, a full attempt log', async () => {
+      const { rx, secret, key, pid } = await setup({ script: (hit) => ({ status: hit.n <= 2 ? 500 : 200 }) });
+      await waitFor(() => rx.hits.length >= 3, 10_000, '3 attempts');
+      const id = rx.hits[0].id;
+      for (const hit of rx.hits) verifyHit(hit, secret);
+      expect(rx.ids()).toEqual([id, id, id]);
+      const delivery = await waitFor(async () => {
+        const d = await deliveryOf(key, pid, id);
+        return d?.status === 'succeeded' ? d : null;
+      }, 5_000, 'delivery succeeded');
+      expect(delivery).toMatchObject({ project_id: pid, event_id: id, type: 'project.created', status: 'succeeded', attempts: 3 });
+      expect(delivery.payload).toEqual(JSON.parse(rx.hits[0].body));
+      expect(delivery).not.toHaveProperty('claimed_by');
+      expect(delivery).not.toHaveProperty('claimed_until');
+      const log = delivery.attempt_log as Array<Record<string, any>>;
+      expect(log).toHaveLength(3);
+      expect(log.map((a) => a.outcome)).toEqual(['retrying', 'retrying', 'succeeded']);
+      expect(log.map((a) => a.response_code)).toEqual([500, 500, 200]);
+      expect(log.map((a) => a.attempt)).toEqual([1, 2, 3]);
+      for (const a of log) {
+        expect(typeof a.duration_ms).toBe('number');
+        expect(a.duration_ms).toBeGreaterThanOrEqual(0);
+        expect(a.url).toBe(rx.url);
+      }
+      expect(log[0].next_attempt_at).toMatch(ISO);
+      expect(log[1].next_attempt_at).toMatch(ISO);
+      expect(log[2].next_attempt_at).toBeNull();
+      expect(log[2].error).toBeNull();
+      // SPEC 10: the schedule (here 1 s, 2 s, 3 s) counts from the first try, −10 % jitter at most.
+      expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(850);
+      expect(rx.hits[2].at - rx.hits[0].at).toBeGreaterThanOrEqual(1750);
+    });
+
+    it('exhausted retries → failed; manual retry → pending, then succeeded; 404 unknown, 403 other owner', async () => {
+      let answer = 500;
+      const { rx, secret, key, pid } = await setup({ script: () => ({ status: answer }) });
+      await waitFor(() => rx.hits.length >= 4, 10_000, '4 attempts');
+      const id = rx.hits[0].id;
+      const failed = await waitFor(async () => {
+        const d = await deliveryOf(key, pid, id);
+        return d?.status === 'failed' ? d : null;
+      }, 5_000, 'delivery failed');
+      expect(rx.hits).toHaveLength(4);
+      expect(rx.ids()).toEqual([id, id, id, id]);
+      expect(failed).toMatchObject({ status: 'failed', attempts: 4, last_status_code: 500 });
+      expect(failed.attempt_log.map((a: any) => a.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'failed']);
+      expect(failed.attempt_log[3].next_attempt_at).toBeNull();
+      expect(failed.next_attempt_at).toBeNull();
+
+      // Not retried on its own.
+      await sleep(1_300);
+      expect(rx.hits).toHaveLength(4);
+
+      // Access rules first (they must not queue anything).
+      expectError(await api(key).post(`/project/${pid}/webhook-deliveries/99999999/retry`), 404);
+      const other = await makeAccount(t.app);
+      expectError(await api(other.key).post(`/project/${pid}/webhook-deliveries/${failed.id}/retry`), 403);
+      expectError(await api(other.key).get(`/project/${pid}/webhook-deliveries`), 403);
+      // A delivery of another project of the same owner is not found under this one.
+      const sibling = await makeProject(t, key);
+      expectError(await api(key).post(`/project/${sibling.id}/webhook-deliveries/${failed.id}/retry`), 404);
+      await sleep(300);
+      expect(rx.hits).toHaveLength(4);
+
+      answer = 200;
+      const res = await api(key).post(`/project/${pid}/webhook-deliveries/${failed.id}/retry`);
+      const queued = expectSuccess(res, 200);
+      expect(queued).toMatchObject({ id: failed.id, event_id: id, status: 'pending' });
+      const done = await waitFor(async () => {
+        const d = await deliveryOf(key, pid, id);
+        return d?.status === 'succeeded' ? d : null;
+      }, 5_000, 'delivery succeeded after retry');
+      expect(rx.hits).toHaveLength(5);
+      expect(rx.hits[4].id).toBe(id);
+      for (const hit of rx.hits) verifyHit(hit, secret);
+      expect(done.attempts).toBe(5);
+      expect(done.attempt_log.map((a: any) => a.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'failed', 'succeeded']);
+      expect(done.attempt_log[4].response_code).toBe(200);
+    });
+
+    it('honours Retry-After when longer than the schedule (503, Retry-After: 3)', async () => {
+      const { rx, secret, key, pid } = await setup({
+        script: (hit) => (hit.n === 1 ? { status: 503, headers: { 'Retry-After': '3' } } : { status: 200 }),
+      });
+      await waitFor(() => rx.hits.length >= 2, 10_000, 'second attempt');
+      for (const hit of rx.hits) verifyHit(hit, secret);
+      const d = await waitFor(async () => {
+        const x = await deliveryOf(key, pid, rx.hits[0].id);
+        return x?.status === 'succeeded' ? x : null;
+      }, 5_000, 'delivery succeeded');
+      expect(d.attempt_log.map((a: any) => a.response_code)).toEqual([503, 200]);
+      // next_attempt_at is serialised to the whole second: add the second back before comparing.
+      expect(Date.parse(d.attempt_log[0].next_attempt_at) + 1_000 - rx.hits[0].at).toBeGreaterThanOrEqual(2_900);
+      // The schedule alone would retry after ≤ 1.1 s; Retry-After says 3 s, counted from the answer.
+      expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(2_900);
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  describe('SSRF (WEBHOOK_ALLOW_PRIVATE off)', () => {
+    const PRIVATE = ['http://127.0.0.1:1234/x', 'http://10.0.0.5/x', 'http://169.254.169.254/latest', 'http://localhost/x', 'http://[::1]/x'];
+    let s: TestApp;
+    beforeAll(async () => {
+      const { WEBHOOK_ALLOW_PRIVATE: _drop, ...rest } = ENV;
+      s = await createTestApp(rest);
+      extraApps.push(s);
+    });
+
+    it('refuses private webhook_url on create and update with 422 errors.webhook_url', async () => {
+      const { key } = await makeAccount(s.app);
+      for (const url of PRIVATE) {
+        const res = await api(key, s).post('/project', { name: `P ${uniqueToken()}`, webhook_url: url });
+        expect({ url, status: res.status }).toEqual({ url, status: 422 });
+        expectError(res, 422, ['webhook_url']);
+      }
+      expect(expectSuccess(await api(key, s).get('/project')).data).toEqual([]);
+      const project = await makeProject(s, key);
+      for (const url of PRIVATE) {
+        const res = await api(key, s).patch(`/project/${project.id}`, { webhook_url: url });
+        expect({ url, status: res.status }).toEqual({ url, status: 422 });
+        expectError(res, 422, ['webhook_url']);
+        const put = await api(key, s).put(`/project/${project.id}`, { name: project.name, webhook_url: url });
+        expect({ url, status: put.status }).toEqual({ url, status: 422 });
+        expectError(put, 422, ['webhook_url']);
+      }
+      expect(expectSuccess(await api(key, s).get(`/project/${project.id}`)).webhook_url).toBeNull();
+    });
+
+    it('re-checks at delivery time: a private URL written straight into the DB gets nothing', async () => {
+      const rx = await startReceiver();
+      const { key } = await makeAccount(s.app);
+      const project = await makeProject(s, key, { webhook_secret: newWhsec() });
+      await s.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [`http://127.0.0.1:${rx.port}/hook`, project.id]);
+      await makeLicense(s, key, project.id);
+      const delivery = await waitFor(async () => {
+        const [d] = await deliveries(key, project.id, s);
+        return d && d.attempts >= 1 ? d : null;
+      }, 10_000, 'first attempt logged');
+      expect(delivery.type).toBe('license.created');
+      expect(delivery.attempt_log[0].response_code).toBeNull();
+      expect(delivery.attempt_log[0].error).toMatch(/private/i);
+      expect(delivery.last_error).toMatch(/private/i);
+      expect(delivery.status).not.toBe('succeeded');
+      await sleep(300);
+      expect(rx.hits).toHaveLength(0);
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  describe('durability and concurrency', () => {
+    /** A fresh database of this test's own, dropped in afterAll. */
+    async function ownDatabase() {
+      const db = await createTestDatabase();
+      extraDbs.push(db);
+      return db.url;
+    }
+    async function app(env: Record<string, string>, databaseUrl: string) {
+      const a = await createTestApp(env, { databaseUrl });
+      extraApps.push(a);
+      return a;
+    }
+
+    it('a restart loses nothing: events recorded with no dispatcher are all delivered, once, by the next instance', async () => {
+      const url = await ownDatabase();
+      const a = await app({ ...ENV, WEBHOOK_DISPATCHER: 'false' }, url);
+      const { rx, secret, key, pid } = await setup({ app: a });
+      for (let i = 0; i < 4; i++) await makeLicense(a, key, pid);
+      expectOk(await api(key, a).patch(`/project/${pid}`, { has_paid: true }));
+      // 1 project.created + 4 license.created + project.updated + project.paid
+      const recorded = await deliveries(key, pid, a);
+      expect(recorded).toHaveLength(7);
+      expect(recorded.every((d) => d.status === 'pending' && d.attempts === 0)).toBe(true);
+      await sleep(500);
+      expect(rx.hits).toHaveLength(0);
+      await a.app.close();
+      extraApps.splice(extraApps.indexOf(a), 1);
+
+      const b = await app(ENV, url);
+      await received(rx, 7, secret);
+      await waitFor(async () => (await deliveries(key, pid, b)).every((d) => d.status === 'succeeded'), 5_000, 'all succeeded');
+      await sleep(300);
+      expect(rx.hits).toHaveLength(7);
+      expect(new Set(rx.ids())).toEqual(new Set(recorded.map((d) => d.event_id)));
+      expect(countBy(rx.events().map((e) => e.type))).toEqual({ 'project.created': 1, 'license.created': 4, 'project.updated': 1, 'project.paid': 1 });
+    });
+
+    it('a dispatcher killed mid-delivery: the claim expires and another delivers the same webhook-id', async () => {
+      const url = await ownDatabase();
+      const a = await app({ ...ENV, WEBHOOK_DISPATCHER: 'false' }, url);
+      const { rx, secret, key, pid } = await setup({ app: a, script: (hit) => (hit.n === 1 ? { hang: true } : { status: 200 }) });
+      const [recorded] = await deliveries(key, pid, a);
+      expect(recorded).toMatchObject({ type: 'project.created', status: 'pending' });
+
+      const child = spawn(process.execPath, ['dist/src/dispatcher.js'], {
+        env: {
+          ...process.env,
+          NODE_ENV: 'test',
+          DATABASE_URL: url,
+          APP_KEY: a.config.appKey.toString('base64'),
+          WEBHOOK_ALLOW_PRIVATE: 'true',
+          WEBHOOK_TIMEOUT_MS: '1000',
+          WEBHOOK_POLL_MS: '100',
+          WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+          LOG_LEVEL: 'silent',
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      children.push(child);
+      let stderr = '';
+      child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+      try {
+        await waitFor(() => rx.hits.length >= 1, 15_000, 'the child dispatcher to send');
+      } catch (error) {
+        throw new Error(`${(error as Error).message}; child exit=${child.exitCode} stderr=${stderr}`);
+      }
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+      expect(rx.hits[0].id).toBe(recorded.event_id);
+      const inFlight = await deliveryOf(key, pid, recorded.event_id, a);
+      expect(inFlight?.status).toBe('delivering');
+
+      await app(ENV, url);
+      await waitFor(() => rx.hits.length >= 2, 15_000, 'redelivery after the claim expired');
+      // Not before the claim (WEBHOOK_TIMEOUT_MS + 5 s) ran out.
+      expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(5_000);
+      const done = await waitFor(async () => {
+        const d = await deliveryOf(key, pid, recorded.event_id, a);
+        return d?.status === 'succeeded' ? d : null;
+      }, 5_000, 'delivery succeeded');
+      await sleep(300);
+      expect(rx.ids()).toEqual([recorded.event_id, recorded.event_id]);
+      for (const hit of rx.hits) verifyHit(hit, secret);
+      expect(done.attempt_log.at(-1)).toMatchObject({ outcome: 'succeeded', response_code: 200 });
+    }, 40_000);
+
+    it('two dispatchers on one outbox deliver each of 30 events exactly once', async () => {
+      const url = await ownDatabase();
+      const a = await app(ENV, url);
+      const b = await app(ENV, url);
+      const rx = await startReceiver(() => ({ status: 200, delayMs: 30 }));
+      const secret = newWhsec();
+      const { key } = await makeAccount(a.app);
+      const project = await makeProject(a, key, { webhook_secret: secret });
+      // Pointed at the receiver behind the API's back, so the only events are the 30 below.
+      await a.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [rx.url, project.id]);
+      await Promise.all(Array.from({ length: 30 }, (_, i) => makeLicense(i % 2 ? b : a, key, project.id)));
+      await received(rx, 30, secret, [], 20_000);
+      await waitFor(async () => {
+        const list = await deliveries(key, project.id, a);
+        return list.length === 30 && list.every((d) => d.status === 'succeeded');
+      }, 10_000, 'all 30 succeeded');
+      await sleep(500);
+      expect(rx.hits).toHaveLength(30);
+      expect(new Set(rx.ids()).size).toBe(30);
+      expect(countBy(rx.events().map((e) => e.type))).toEqual({ 'license.created': 30 });
+      const list = await deliveries(key, project.id, b);
+      expect(list.every((d) => d.attempts === 1 && d.attempt_log.length === 1)).toBe(true);
+    }, 40_000);
+  });
+});
