@@ -10,6 +10,7 @@ export default {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
+    { ...common, displayName: 'sdk', testMatch: ['<rootDir>/sdk/test/**/*.test.ts'] },
   ],
   testTimeout: 30000,
 };

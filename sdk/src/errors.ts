@@ -1,0 +1,59 @@
+/** Field → messages, as the service sends them with 422 (SPEC 3). */
+export type FieldErrors = Record<string, string[]>;
+
+export interface LicenseGateErrorInit {
+  status: number;
+  message: string;
+  redirectUrl?: string | null;
+  retryAfter?: number | null;
+  errors?: FieldErrors | null;
+  requestId?: string | null;
+  cause?: unknown;
+}
+
+/**
+ * Any refusal or failure of a LicenseGate call.
+ *
+ * - `status`: the HTTP status (401, 403, 400, 422, 429, 5xx…), or 0 when the service could not be
+ *   reached (DNS, connection refused, CORS, aborted…).
+ * - `message`: the service's own message (see the README's table of runtime refusals).
+ * - `redirectUrl`: the project's `default_redirect_url` sent with every runtime 403, else null.
+ * - `retryAfter`: seconds from `Retry-After` (429), else null.
+ * - `errors`: field errors (422), else null.
+ */
+export class LicenseGateError extends Error {
+  readonly status: number;
+  readonly redirectUrl: string | null;
+  readonly retryAfter: number | null;
+  readonly errors: FieldErrors | null;
+  /** The service's `X-Request-Id`, for support requests. */
+  readonly requestId: string | null;
+
+  constructor(init: LicenseGateErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'LicenseGateError';
+    this.status = init.status;
+    this.redirectUrl = init.redirectUrl ?? null;
+    this.retryAfter = init.retryAfter ?? null;
+    this.errors = init.errors ?? null;
+    this.requestId = init.requestId ?? null;
+  }
+
+  /** True for refusals of the license itself or its use (401/403): show the redirect, do not retry. */
+  get isRefusal(): boolean {
+    return this.status === 401 || this.status === 403;
+  }
+
+  /** True when retrying later may help: network failures, 429 and 5xx. */
+  get isRetryable(): boolean {
+    return this.status === 0 || this.status === 429 || this.status >= 500;
+  }
+}
+
+/** A payload that could not be decrypted: not an LG1 blob, or a wrong secret / tampered blob (GCM tag mismatch). */
+export class DecryptionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DecryptionError';
+  }
+}

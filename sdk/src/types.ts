@@ -1,0 +1,69 @@
+/** Injectable types and modes the service knows (SPEC 8); kept open for forward compatibility. */
+export type InjectableType = 'snippet' | 'html' | 'script' | 'style' | 'file' | (string & {});
+export type InjectableMode = 'inject' | 'write' | 'replace' | 'append' | 'prepend' | (string & {});
+
+/** A paid-only injectable as `POST /project/has-paid?include=injectables` returns it (seed 4.2), fields as sent. */
+export interface PaidInjectable {
+  id: number;
+  slug: string;
+  title: string | null;
+  type: InjectableType;
+  mode: InjectableMode;
+  target_path: string | null;
+  /** base64 of the encrypted LG1 blob */
+  content: string;
+  /** base64 of the encrypted original file name (type `file`), else null */
+  file_path: string | null;
+  is_active: boolean;
+  only_if_paid: boolean;
+  meta: Record<string, unknown>;
+  /**
+   * Not sent by has-paid (seed 4.2 has no signature there): filled in by `client.withSignatures()`
+   * from the injectable stream, null when the stream had no matching item.
+   */
+  signature?: string | null;
+}
+
+/** One item of `GET /injectable/stream` (seed 4.10), fields as sent. */
+export interface StreamInjectable {
+  slug: string;
+  type: InjectableType;
+  mode: InjectableMode;
+  /** base64 of the encrypted LG1 blob */
+  encrypted_content: string;
+  file_path: string | null;
+  target_path: string | null;
+  /** base64 Ed25519 signature (SPEC 8) */
+  signature: string;
+  meta: Record<string, unknown>;
+}
+
+/** Anything carrying an encrypted payload: a stream item, a has-paid item or a full management record. */
+export interface SealedItem {
+  slug?: string;
+  type?: string;
+  mode?: string;
+  target_path?: string | null;
+  encrypted_content?: string | null;
+  content?: string | null;
+  file_path?: string | null;
+  content_hash?: string | null;
+  signature?: string | null;
+}
+
+/** The answer of `client.hasPaid()`. */
+export interface HasPaidResult {
+  hasPaid: boolean;
+  isTestLicense: boolean;
+  /** the project's `default_redirect_url` when `hasPaid` is false, else null */
+  redirectUrl: string | null;
+  /** the active paid-only injectables; empty unless `includeInjectables` and `hasPaid` */
+  injectables: PaidInjectable[];
+}
+
+/** `GET /project/{id}/signing-key` data (SPEC 4); either key form is enough. */
+export interface SigningKey {
+  algorithm?: string;
+  public_key?: string;
+  public_key_pem?: string;
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
+import { expectSuccess } from '../utils/envelope.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+const ROOT = resolve(__dirname, '..', '..');
+const EXAMPLE = 'examples/check-and-decrypt.mjs';
+const REDIRECT = 'https://pay.example.com/renew';
+
+/**
+ * Runs the example in a child process. Asynchronously on purpose: the service under test lives in
+ * this process, so spawnSync would block the event loop the child's requests need.
+ */
+function runExample(env: Record<string, string | undefined>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const childEnv: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v;
+    const child = spawn(process.execPath, [EXAMPLE], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', fail);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      done({ status, stdout, stderr });
+    });
+  });
+}
+
+describe('examples/check-and-decrypt.mjs against the built SDK', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  let key: string;
+  let project: Record<string, any>;
+  let license: Record<string, any>;
+  const paidContents: string[] = [];
+  let freeContent: string;
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'sdk/tsconfig.json')], { cwd: ROOT, stdio: 'inherit' });
+    expect(existsSync(join(ROOT, 'sdk/dist/index.js'))).toBe(true);
+    expect(existsSync(join(ROOT, 'sdk/dist/index.d.ts'))).toBe(true);
+
+    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000' });
+    ({ key } = await makeAccount(t.app));
+    project = await makeProject(t, key, { has_paid: true, default_redirect_url: REDIRECT });
+    const domain = await makeDomain(t, key, project.id, { has_paid: true });
+    license = await makeLicense(t, key, project.id);
+    const signingKey = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/signing-key`).set('Accept', 'application/json').set('X-API-KEY', key));
+    const secret = `example-${uniqueToken()}`;
+    const create = async (body: Record<string, unknown>) =>
+      expectSuccess(
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/injectables`)
+          .set('Accept', 'application/json')
+          .set('X-API-KEY', key)
+          .send({ slug: `ex-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret, ...body }),
+        201,
+      );
+    for (const content of [`<script>window.PRO = "${uniqueToken()}";</script>`, `.pro { color: gold } /* ☃ ${uniqueToken()} */`]) {
+      paidContents.push(content);
+      await create({ content, only_if_paid: true, target_path: '#pro' });
+    }
+    freeContent = `free ${uniqueToken()}`;
+    await create({ content: freeContent, only_if_paid: false });
+    env = {
+      LICENSEGATE_URL: `${t.url}/api/v1`,
+      LICENSE_KEY: license.uuid,
+      SERVICE_DOMAIN: domain.domain,
+      INJECTABLE_SECRET: secret,
+      PROJECT_ID: String(project.id),
+      PUBLIC_KEY: signingKey.public_key,
+    };
+  }, 120_000);
+  afterAll(async () => t?.close());
+
+  it('prints every paid injectable decrypted and verified, exit 0', async () => {
+    const run = await runExample(env);
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    for (const content of paidContents) expect(run.stdout).toContain(content);
+    expect(run.stdout).not.toContain(freeContent);
+    expect(run.stdout).toContain('OK: paid; 2 injectable(s) verified and decrypted.');
+  });
+
+  it('without SERVICE_DOMAIN it checks the project; the PEM key works as PUBLIC_KEY', async () => {
+    const pem = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/signing-key`).set('Accept', 'application/json').set('X-API-KEY', key)).public_key_pem;
+    const run = await runExample({ ...env, SERVICE_DOMAIN: undefined, PUBLIC_KEY: pem });
+    expect(run.status).toBe(0);
+    for (const content of paidContents) expect(run.stdout).toContain(content);
+  });
+
+  it('exits non-zero on a wrong key, a wrong secret and a refused license', async () => {
+    const other = await makeProject(t, key);
+    const otherKey = expectSuccess(await t.http().get(`/api/v1/project/${other.id}/signing-key`).set('Accept', 'application/json').set('X-API-KEY', key)).public_key;
+    const badKey = await runExample({ ...env, PUBLIC_KEY: otherKey });
+    expect(badKey.status).toBe(1);
+    expect(badKey.stderr).toMatch(/Signature check failed/);
+
+    const badSecret = await runExample({ ...env, INJECTABLE_SECRET: 'wrong' });
+    expect(badSecret.status).toBe(1);
+    expect(badSecret.stderr).toMatch(/wrong secret/);
+
+    expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`).set('Accept', 'application/json').set('X-API-KEY', key));
+    const revoked = await runExample(env);
+    expect(revoked.status).toBe(1);
+    expect(revoked.stdout).toBe('');
+    expect(revoked.stderr).toContain('HTTP 403');
+    expect(revoked.stderr).toContain(`redirect: ${REDIRECT}`);
+
+    const missing = await runExample({ ...env, LICENSEGATE_URL: undefined });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/baseUrl/);
+  });
+});
