@@ -1,7 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 
 import { RawResponse } from './common/envelope.js';
+import { ApiErrors, REQUEST_ID_HEADER, RootEnvelope } from './common/openapi.js';
 import { ThrottleAs } from './common/throttling.js';
 
 /** Seed 4.1: connectivity check, no authentication, rate-limited per IP. */
@@ -11,8 +12,9 @@ export class RootController {
   @Get()
   @RawResponse()
   @ThrottleAs('root')
-  @ApiOkResponse({ description: '{"status":"ok","message":"LicenseGate API v1","data":null,"errors":null}' })
-  @ApiTooManyRequestsResponse({ description: 'Rate limited (THROTTLE_ROOT_LIMIT per THROTTLE_ROOT_TTL_SECONDS per IP)' })
+  @ApiOperation({ summary: 'Connectivity check', description: 'No authentication; rate-limited per IP.' })
+  @ApiOkResponse({ type: RootEnvelope, headers: REQUEST_ID_HEADER, description: '{"status":"ok","message":"LicenseGate API v1","data":null,"errors":null}' })
+  @ApiErrors({ status: 429, description: 'Rate limited (THROTTLE_ROOT_LIMIT per THROTTLE_ROOT_TTL_SECONDS per IP)' }, 500)
   root() {
     return { status: 'ok', message: 'LicenseGate API v1', data: null, errors: null };
   }

@@ -1,6 +1,7 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
-import { ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiSecurity } from '@nestjs/swagger';
 import { ApiError } from '../common/errors.js';
+import { ApiErrors } from '../common/openapi.js';
 import { ThrottleAs } from '../common/throttling.js';
 import { API_KEY_SCHEME } from '../openapi.js';
 import { AuthService } from './auth.service.js';
@@ -26,6 +27,9 @@ export const ApiKeyAuth = () =>
     ThrottleAs('api'),
     UseGuards(ApiKeyGuard),
     ApiSecurity(API_KEY_SCHEME),
-    ApiUnauthorizedResponse({ description: 'Missing API key' }),
-    ApiForbiddenResponse({ description: 'Invalid, revoked or expired key, or no access to the resource' }),
+    ApiErrors(
+      { status: 401, description: 'Missing API key' },
+      { status: 403, description: 'Invalid, revoked or expired key, or no access to the resource' },
+      { status: 429, description: 'Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again' },
+    ),
   );

@@ -1,27 +1,40 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../common/errors.js';
 import { IdPipe } from '../common/id.pipe.js';
+import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyAuth } from './api-key.guard.js';
 import { AuthService, requireGlobalKey } from './auth.service.js';
+import { ApiKeyCreatedResponse, ApiKeyResponse } from './dto/api-key.response.js';
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
 import { ApiPrincipal, CurrentPrincipal } from './principal.js';
 
 /** API keys of the caller's account; global keys only (SPEC 2). */
 @ApiTags('api-keys')
 @ApiKeyAuth()
+@ApiErrors(500)
 @Controller('api-keys')
 export class ApiKeysController {
   constructor(private readonly auth: AuthService) {}
 
   @Get()
+  @ApiOperation({ summary: "List the account's API keys", description: 'Global key only. Every key of the account, revoked and expired ones included; never the key itself.' })
+  @ApiEnvelope(ApiKeyResponse, { isArray: true })
+  @ApiErrors(FORBIDDEN.global)
   async list(@CurrentPrincipal() principal: ApiPrincipal): Promise<ApiKeyEntity[]> {
     requireGlobalKey(principal);
     return this.auth.listKeys(principal.user.id);
   }
 
   @Post()
+  @ApiOperation({ summary: 'Create an API key', description: 'Global key only. Omit project_id for a global key; the plaintext `key` is in this answer only.' })
+  @ApiBody({ type: CreateApiKeyDto, required: false })
+  @ApiEnvelope(ApiKeyCreatedResponse, { status: 201 })
+  @ApiBodyErrors({
+    status: 403,
+    description: 'Invalid, revoked or expired key; a project-scoped key (this action needs a global key); or project_id names a project of another account',
+  })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Body() body: CreateApiKeyDto) {
     requireGlobalKey(principal);
     const { key, plaintext } = await this.auth.createKey(principal.user, body);
@@ -30,6 +43,10 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
+  @ApiOperation({ summary: 'Revoke an API key', description: 'Global key only.' })
+  @ApiIdParam('id', 'API key id')
+  @ApiEnvelope(ApiKeyResponse, { description: 'The key, with revoked_at set' })
+  @ApiErrors(404, FORBIDDEN.global)
   async revoke(@CurrentPrincipal() principal: ApiPrincipal, @Param('id', IdPipe) id: number): Promise<ApiKeyEntity> {
     requireGlobalKey(principal);
     const key = await this.auth.revokeKey(id, principal.user.id);

@@ -1,7 +1,8 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
-import { ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiError } from '../common/errors.js';
+import { ApiErrors } from '../common/openapi.js';
 import { ThrottleAs } from '../common/throttling.js';
 import { LICENSE_KEY_SCHEME } from '../openapi.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
@@ -49,7 +50,11 @@ export const LicenseKeyAuth = () =>
     ThrottleAs('runtime'),
     UseGuards(LicenseKeyGuard),
     ApiSecurity(LICENSE_KEY_SCHEME),
-    ApiUnauthorizedResponse({ description: 'Missing license key' }),
-    ApiForbiddenResponse({ description: 'Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set' }),
+    ApiQuery({ name: 'license', required: false, schema: { type: 'string' }, description: 'The license key, when X-LICENSE-KEY is not sent' }),
+    ApiErrors(
+      { status: 401, description: 'Missing license key' },
+      { status: 403, refusal: true, description: 'Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set' },
+      { status: 429, description: 'Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again' },
+    ),
   );
 

@@ -1,25 +1,48 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { HealthCheckResult, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { RedisService } from '../common/redis.js';
 import { ApiError } from '../common/errors.js';
+import { ApiEnvelope, ApiErrors } from '../common/openapi.js';
 import { ThrottleAs } from '../common/throttling.js';
+import { HealthResponse, LivenessResponse } from './dto/health.response.js';
 
 @ApiTags('health')
 @ThrottleAs(null)
+@ApiErrors(500)
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
+    private readonly indicators: HealthIndicatorService,
+    private readonly redis: RedisService,
   ) {}
 
-  /** Readiness: the database (and Redis, when configured) answer. */
+  /** Redis, when configured: the service still answers without it (from the database), but is degraded. */
+  private async redisCheck() {
+    const check = this.indicators.check('redis');
+    try {
+      await Promise.race([
+        this.redis.client?.ping(),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 1000).unref()),
+      ]);
+      return check.up();
+    } catch (error) {
+      return check.down({ message: (error as Error).message });
+    }
+  }
+
+  /** Readiness: the database (and Redis, when configured) answer; 503 says which does not. */
   @Get()
-  @ApiOkResponse({ description: 'Ready' })
-  @ApiServiceUnavailableResponse({ description: 'A dependency is down; `data` says which' })
+  @ApiOperation({ summary: 'Readiness', description: 'The database, and Redis when configured, answer.' })
+  @ApiEnvelope(HealthResponse, { description: 'Ready' })
+  @ApiErrors({ status: 503, description: 'A dependency is down; `data` is the check result (status, info, error, details) and says which' })
   async ready(): Promise<HealthCheckResult> {
     try {
-      return await this.health.check([() => this.db.pingCheck('database', { timeout: 2000 })]);
+      const checks: HealthIndicatorFunction[] = [() => this.db.pingCheck('database', { timeout: 2000 })];
+      if (this.redis.client) checks.push(() => this.redisCheck());
+      return await this.health.check(checks);
     } catch (error) {
       if (error instanceof ServiceUnavailableException) {
         throw new ApiError(503, 'Service unavailable.', null, error.getResponse() as Record<string, unknown>);
@@ -30,6 +53,8 @@ export class HealthController {
 
   /** Liveness: the process serves requests. */
   @Get('live')
+  @ApiOperation({ summary: 'Liveness', description: 'The process serves requests.' })
+  @ApiEnvelope(LivenessResponse)
   live() {
     return { status: 'ok' };
   }

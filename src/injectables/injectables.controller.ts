@@ -1,18 +1,22 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Query, Req, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
-import { ApiConsumes, ApiOkResponse, ApiPayloadTooLargeResponse, ApiTags } from '@nestjs/swagger';
+import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { LicensedRequest, LicenseKeyAuth } from '../auth/license-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
+import { InjectableResponse, InjectableStreamPageResponse } from './dto/injectable.response.js';
 import { InjectableEntity } from './injectable.entity.js';
 import { InjectablesService, UploadedPayload } from './injectables.service.js';
 
 @ApiTags('injectables')
 @ApiKeyAuth()
+@ApiIdParam('project', 'Project id')
+@ApiErrors(404, 500)
 @Controller('project/:project/injectables')
 export class InjectablesController {
   constructor(
@@ -21,6 +25,10 @@ export class InjectablesController {
   ) {}
 
   @Get()
+  @ApiOperation({ summary: "List a project's injectables", description: 'Latest first.' })
+  @ApiCursorQuery(20)
+  @ApiEnvelope(InjectableResponse, { cursor: true })
+  @ApiErrors(422)
   async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<InjectableEntity>> {
     return this.injectables.list(await this.projects.findAccessible(principal, projectId), query);
   }
@@ -29,7 +37,19 @@ export class InjectablesController {
   @Post()
   @UseInterceptors(FileInterceptor('file'))
   @ApiConsumes('multipart/form-data', 'application/json')
-  @ApiPayloadTooLargeResponse({ description: 'The upload is larger than MAX_UPLOAD_BYTES' })
+  @ApiOperation({
+    summary: 'Create an injectable',
+    description:
+      'multipart/form-data (the payload as the `file` field, other fields as text) or JSON (`content`). ' +
+      'The payload is encrypted with `secret`, which is never stored, and signed with the project signing key.',
+  })
+  @ApiEnvelope(InjectableResponse, { status: 201 })
+  @ApiBodyErrors(
+    FORBIDDEN.write,
+    { status: 400, description: 'Malformed JSON, a JSON body that is not an object, or a multipart file in a field other than `file`' },
+    { status: 413, description: 'The body or the upload is larger than MAX_UPLOAD_BYTES' },
+    { status: 415, description: 'Send multipart/form-data or application/json' },
+  )
   async create(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
@@ -40,6 +60,9 @@ export class InjectablesController {
   }
 
   @Get(':injectable')
+  @ApiOperation({ summary: 'Get an injectable' })
+  @ApiIdParam('injectable', 'Injectable id')
+  @ApiEnvelope(InjectableResponse)
   async get(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('injectable', IdPipe) id: number) {
     return this.injectables.get(await this.projects.findAccessible(principal, projectId), id);
   }
@@ -48,6 +71,18 @@ export class InjectablesController {
   @Put(':injectable')
   @UseInterceptors(FileInterceptor('file'))
   @ApiConsumes('multipart/form-data', 'application/json')
+  @ApiOperation({
+    summary: 'Update an injectable (only the fields sent)',
+    description: 'multipart/form-data or JSON, like create; new content, a file or a switch to type file needs `secret`.',
+  })
+  @ApiIdParam('injectable', 'Injectable id')
+  @ApiEnvelope(InjectableResponse)
+  @ApiBodyErrors(
+    FORBIDDEN.write,
+    { status: 400, description: 'Malformed JSON, a JSON body that is not an object, or a multipart file in a field other than `file`' },
+    { status: 413, description: 'The body or the upload is larger than MAX_UPLOAD_BYTES' },
+    { status: 415, description: 'Send multipart/form-data or application/json' },
+  )
   async update(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
@@ -61,6 +96,10 @@ export class InjectablesController {
 
   /** Seed 4.12: permanent. */
   @Delete(':injectable')
+  @ApiOperation({ summary: 'Delete an injectable (permanently)' })
+  @ApiIdParam('injectable', 'Injectable id')
+  @ApiEnvelope(null, { description: 'Deleted; data is null' })
+  @ApiErrors(FORBIDDEN.write)
   async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('injectable', IdPipe) id: number): Promise<null> {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
     await this.injectables.remove(project, await this.injectables.get(project, id));
@@ -70,13 +109,20 @@ export class InjectablesController {
 
 /** Seed 4.10: runtime clients stream their project's injectables by license key. */
 @ApiTags('injectables')
+@ApiErrors(500)
 @Controller('injectable')
 export class InjectableStreamController {
   constructor(private readonly injectables: InjectablesService) {}
 
   @Get('stream')
   @LicenseKeyAuth()
-  @ApiOkResponse({ description: '{injectables: [{slug, type, mode, encrypted_content, file_path, target_path, signature, meta}], next_cursor, has_more}' })
+  @ApiOperation({
+    summary: "Stream the license's project injectables",
+    description: 'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
+  })
+  @ApiCursorQuery(50)
+  @ApiEnvelope(InjectableStreamPageResponse)
+  @ApiErrors(422)
   stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
     return this.injectables.stream(runtime.project, query);

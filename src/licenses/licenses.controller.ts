@@ -1,17 +1,21 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { CachedRead } from '../common/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
+import { LicenseResponse, LicenseUsageResponse } from './dto/license.response.js';
 import { LicenseEntity } from './license.entity.js';
 import { LicensesService } from './licenses.service.js';
 
 @ApiTags('licenses')
 @ApiKeyAuth()
+@ApiIdParam('project', 'Project id')
+@ApiErrors(404, 500)
 @Controller('project/:project/licenses')
 export class LicensesController {
   constructor(
@@ -22,14 +26,22 @@ export class LicensesController {
   /** Seed 4.6: latest first, per_page default 20, max 50. */
   @Get()
   @CachedRead()
-  @ApiOkResponse({ description: '{data: [license], next_cursor}' })
+  @ApiOperation({ summary: "List a project's licenses", description: 'Latest first; cached per API key, invalidated by every write to the project.' })
+  @ApiCursorQuery(20)
+  @ApiEnvelope(LicenseResponse, { cursor: true })
+  @ApiErrors(422)
   async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<LicenseEntity>> {
     return this.licenses.list(await this.projects.findAccessible(principal, projectId), query);
   }
 
   /** Seed 4.8: the key to share is the answer's `uuid`. */
   @Post()
-  @ApiCreatedResponse({ description: 'The new license' })
+  @ApiOperation({ summary: 'Create a license', description: 'The key to share is the answer\'s `uuid`.' })
+  @ApiEnvelope(LicenseResponse, { status: 201, description: 'The new license' })
+  @ApiBodyErrors({
+    status: 403,
+    description: 'Invalid, revoked or expired key; no access to the project; the project is locked; or the plan does not allow creating licenses',
+  })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Body() body: CreateLicenseDto) {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
     return this.licenses.create(project, principal.user, body);
@@ -38,12 +50,19 @@ export class LicensesController {
   /** Seed 4.7. */
   @Get(':license')
   @CachedRead()
-  @ApiNotFoundResponse({ description: 'License not found or not in the project' })
+  @ApiOperation({ summary: 'Get a license', description: 'Cached per API key, invalidated by every write to the project.' })
+  @ApiIdParam('license', 'License id')
+  @ApiEnvelope(LicenseResponse)
+  @ApiErrors({ status: 404, description: 'Project or license not found, or the license is not in the project (checked before any 403)' })
   async get(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
     return (await this.licenses.findAccessible(principal, projectId, id)).license;
   }
 
   @Patch(':license')
+  @ApiOperation({ summary: 'Update a license (only the fields sent)' })
+  @ApiIdParam('license', 'License id')
+  @ApiEnvelope(LicenseResponse)
+  @ApiBodyErrors(FORBIDDEN.write)
   async patch(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
@@ -55,6 +74,10 @@ export class LicensesController {
   }
 
   @Put(':license')
+  @ApiOperation({ summary: 'Replace a license', description: 'title is required; omitted optional fields return to their defaults.' })
+  @ApiIdParam('license', 'License id')
+  @ApiEnvelope(LicenseResponse)
+  @ApiBodyErrors(FORBIDDEN.write)
   async put(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
@@ -66,6 +89,10 @@ export class LicensesController {
   }
 
   @Delete(':license')
+  @ApiOperation({ summary: 'Delete a license' })
+  @ApiIdParam('license', 'License id')
+  @ApiEnvelope(null, { description: 'Deleted; data is null' })
+  @ApiErrors(FORBIDDEN.write)
   async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number): Promise<null> {
     const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
     await this.licenses.remove(project, license);
@@ -74,6 +101,10 @@ export class LicensesController {
 
   @Post(':license/revoke')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Revoke a license', description: 'Sets revoked_at; runtime calls with it get 403 from then on.' })
+  @ApiIdParam('license', 'License id')
+  @ApiEnvelope(LicenseResponse)
+  @ApiErrors(FORBIDDEN.write)
   async revoke(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
     const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
     return this.licenses.setRevoked(project, license, true);
@@ -81,6 +112,10 @@ export class LicensesController {
 
   @Post(':license/reactivate')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Reactivate a license', description: 'Clears revoked_at.' })
+  @ApiIdParam('license', 'License id')
+  @ApiEnvelope(LicenseResponse)
+  @ApiErrors(FORBIDDEN.write)
   async reactivate(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
     const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
     return this.licenses.setRevoked(project, license, false);
@@ -88,6 +123,9 @@ export class LicensesController {
 
   /** SPEC 6: today's count, the last 30 days and the activated domains and subdomains. */
   @Get(':license/usage')
+  @ApiOperation({ summary: "A license's usage", description: "Today's count, the last 30 UTC days, and the activated domains and subdomains." })
+  @ApiIdParam('license', 'License id')
+  @ApiEnvelope(LicenseUsageResponse)
   async usage(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
     return this.licenses.usageReport((await this.licenses.findAccessible(principal, projectId, id)).license);
   }

@@ -1,20 +1,29 @@
 import { Controller, Get, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiHeader, ApiOkResponse, ApiQuery, ApiTags, ApiTooManyRequestsResponse } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { LicensedRequest, LicenseKeyAuth } from '../auth/license-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RuntimeLookupService } from '../auth/runtime-lookup.service.js';
 import { IdPipe } from '../common/id.pipe.js';
+import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi.js';
 import { notFound } from '../common/errors.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
 import { CheckOptions, HasPaidResult, parseCheckOptions, PaymentsService } from './payments.service.js';
 
 const ActionQuery = ApiQuery({ name: 'action', required: false, enum: ['check_project'], description: 'Force a project-level check; ignore the domain' });
 const IncludeQuery = ApiQuery({ name: 'include', required: false, enum: ['injectables'], description: 'Include paid-only injectables when has_paid is true' });
 const DomainHeader = ApiHeader({ name: 'X-Service-Domain', required: false, description: 'The calling domain' });
+const DomainQuery = ApiQuery({
+  name: 'domain',
+  required: false,
+  schema: { type: 'string' },
+  description: 'The calling domain when X-Service-Domain is not sent (a URL or host:port is reduced to the host); else the host of Origin, else of Referer',
+});
 
 @ApiTags('payments')
+@ApiErrors(500)
 @Controller('project')
 export class PaymentsController {
   constructor(
@@ -30,9 +39,27 @@ export class PaymentsController {
   @ActionQuery
   @IncludeQuery
   @DomainHeader
-  @ApiOkResponse({ description: '{has_paid, injectables?, redirect_url?, is_test_license}' })
-  @ApiBadRequestResponse({ description: 'The calling domain could not be determined' })
-  @ApiTooManyRequestsResponse({ description: 'Daily usage limit reached; Retry-After says when it resets' })
+  @DomainQuery
+  @ApiOperation({
+    summary: 'Runtime check: has the project (or the calling domain) been paid?',
+    description:
+      'License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, ' +
+      'allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (unless action=check_project) with max_domains and ' +
+      'max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.',
+  })
+  @ApiBody({ type: HasPaidRequest, required: false })
+  @ApiEnvelope(HasPaidResponse, { description: '{has_paid, is_test_license, redirect_url?, injectables?}' })
+  @ApiBodyErrors(
+    { status: 400, description: 'The calling domain could not be determined (`data.redirect_url` is set), or a malformed JSON body' },
+    {
+      status: 403,
+      refusal: true,
+      description:
+        'IP address or country not allowed, domain not registered (or inactive), pinned to another domain, or the max_domains / max_subdomains_per_domain limit reached',
+    },
+    { status: 422, description: 'action or include has an unknown value' },
+    { status: 429, description: 'Daily usage limit reached (Retry-After: seconds to midnight UTC)' },
+  )
   hasPaid(@Req() req: LicensedRequest): Promise<HasPaidResult> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
     let options = parseCheckOptions(req.query as Record<string, unknown>);
@@ -50,7 +77,19 @@ export class PaymentsController {
   @ActionQuery
   @IncludeQuery
   @DomainHeader
-  @ApiOkResponse({ description: '{has_paid, injectables?, redirect_url?}' })
+  @DomainQuery
+  @ApiOperation({
+    summary: 'Has the project (or a domain of it) been paid?',
+    description: 'The runtime question asked with an API key for one project: the same domain rules, no license limits.',
+  })
+  @ApiIdParam('project', 'Project id')
+  @ApiEnvelope(HasPaidResponse, { description: '{has_paid, redirect_url?, injectables?}' })
+  @ApiErrors(
+    { status: 400, description: 'The calling domain could not be determined' },
+    { status: 403, description: 'The domain is not registered under the project' },
+    404,
+    { status: 422, description: 'action or include has an unknown value' },
+  )
   async hasPaidByApiKey(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) id: number, @Req() req: Request): Promise<HasPaidResult> {
     const options: CheckOptions = parseCheckOptions(req.query as Record<string, unknown>);
     const project = await this.projects.findAccessible(principal, id);

@@ -1,18 +1,22 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ApiError, notFound } from '../common/errors.js';
 import { IdPipe } from '../common/id.pipe.js';
+import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import { WebhookDeliveryResponse, WebhookDeliveryWithAttemptsResponse } from './dto/webhook-delivery.response.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
 
 @ApiTags('webhooks')
 @ApiKeyAuth()
+@ApiIdParam('project', 'Project id')
+@ApiErrors(404, 500)
 @Controller('project/:project/webhook-deliveries')
 export class WebhooksController {
   constructor(
@@ -25,7 +29,10 @@ export class WebhooksController {
 
   /** Latest first, each with its log of attempts. */
   @Get()
-  @ApiOkResponse({ description: '{data: [delivery with attempt_log], next_cursor}' })
+  @ApiOperation({ summary: "List a project's webhook deliveries", description: 'The outbox, latest first, each delivery with every attempt.' })
+  @ApiCursorQuery(20)
+  @ApiEnvelope(WebhookDeliveryWithAttemptsResponse, { cursor: true })
+  @ApiErrors(422)
   async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<WebhookDeliveryEntity>> {
     const project = await this.projects.findAccessible(principal, projectId);
     const qb = this.deliveries.createQueryBuilder('d').where('d.project_id = :project', { project: project.id });
@@ -39,6 +46,10 @@ export class WebhooksController {
   /** Queues the delivery for an immediate new attempt, whatever its state. */
   @Post(':delivery/retry')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Retry a webhook delivery now', description: 'Queues a new attempt right away, whatever the state of the delivery.' })
+  @ApiIdParam('delivery', 'Webhook delivery id')
+  @ApiEnvelope(WebhookDeliveryResponse, { description: 'The delivery, pending again (without attempt_log)' })
+  @ApiErrors({ status: 409, description: 'The delivery is being attempted right now; try again in a moment' })
   async retry(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('delivery', IdPipe) id: number) {
     const project = await this.projects.findAccessible(principal, projectId);
     const delivery = await this.deliveries.findOneBy({ id, project_id: project.id });

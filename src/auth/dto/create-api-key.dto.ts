@@ -10,13 +10,13 @@ export class CreateApiKeyDto {
   @MaxLength(255)
   name?: string;
 
-  @ApiPropertyOptional({ description: 'Scope the key to one of your projects; omit for a global key' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, description: 'Scope the key to one of your projects; omit for a global key' })
   @IsOptional()
   @IsInt()
   @Min(1)
   project_id?: number | null;
 
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true })
   @IsOptional()
   @Type(() => Date)
   @IsDate({ message: 'The expires at must be a valid date.' })

@@ -22,7 +22,7 @@ const FormBoolean = (field: string) =>
 
 /** Fields shared by create (SPEC 8) and update (seed 4.11: only supplied fields change). */
 class InjectableFieldsDto {
-  @ApiPropertyOptional({ maxLength: 255 })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255 })
   @OptionalString('title', 255)
   title?: string | null;
 
@@ -36,11 +36,11 @@ class InjectableFieldsDto {
   @IsIn(INJECTABLE_MODES, { message: `The selected mode is invalid: use one of ${INJECTABLE_MODES.join(', ')}.` })
   mode?: string;
 
-  @ApiPropertyOptional({ maxLength: 1024 })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1024 })
   @OptionalString('target_path', 1024)
   target_path?: string | null;
 
-  @ApiPropertyOptional({ format: 'uri' })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
   @OptionalUrl('validate_endpoint')
   validate_endpoint?: string | null;
 
@@ -61,7 +61,7 @@ class InjectableFieldsDto {
   @FormBoolean('is_active')
   is_active?: boolean;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'A JSON object or a JSON string of one' })
+  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, description: 'A JSON object or a JSON string of one' })
   @MetaObject()
   meta?: Record<string, unknown> | null;
 

@@ -52,7 +52,7 @@ export class CreateLicenseDto {
   @IsInt({ message: 'The domain id field must be an integer.' })
   domain_id?: number | null;
 
-  @ApiPropertyOptional({ format: 'date-time', nullable: true, description: 'Must be in the future' })
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, description: 'Must be in the future' })
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' ? new Date(value) : value))
   @IsDate({ message: 'The expires at field must be a valid date.' })
@@ -68,12 +68,12 @@ export class CreateLicenseDto {
   @Limit('max_usage_per_day')
   max_usage_per_day?: number | null;
 
-  @ApiPropertyOptional({ nullable: true, example: '203.0.113.7, 10.0.0.0/8, 2001:db8::/32', description: 'Comma-separated IP addresses or CIDR ranges' })
+  @ApiPropertyOptional({ type: 'string', nullable: true, example: '203.0.113.7, 10.0.0.0/8, 2001:db8::/32', description: 'Comma-separated IP addresses or CIDR ranges' })
   @OptionalString('allowed_ips', 4000)
   @ListOf('allowed_ips', parseIpEntry, 'IP address or CIDR range')
   allowed_ips?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, example: 'DE, FR', description: 'Comma-separated ISO 3166-1 alpha-2 codes' })
+  @ApiPropertyOptional({ type: 'string', nullable: true, example: 'DE, FR', description: 'Comma-separated ISO 3166-1 alpha-2 codes' })
   @OptionalString('allowed_countries', 2000)
   @ListOf('allowed_countries', parseCountry, 'ISO 3166-1 alpha-2 code')
   allowed_countries?: string | null;

@@ -12,34 +12,34 @@ export class CreateProjectDto {
   @MaxLength(255, { message: 'The name field must not be greater than 255 characters.' })
   name: string;
 
-  @ApiPropertyOptional({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Generated from name when omitted' })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Generated from name when omitted' })
   @IsOptional()
   @IsString({ message: 'The slug field must be a string.' })
   @MaxLength(255, { message: 'The slug field must not be greater than 255 characters.' })
   @Matches(/^[A-Za-z0-9_-]+$/, { message: 'The slug field must only contain letters, numbers, dashes, and underscores.' })
   slug?: string | null;
 
-  @ApiPropertyOptional({ maxLength: 1000, nullable: true })
+  @ApiPropertyOptional({ type: 'string', maxLength: 1000, nullable: true })
   @OptionalString('description', 1000)
   description?: string | null;
 
-  @ApiPropertyOptional({ format: 'uri', nullable: true })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
   @OptionalUrl('default_redirect_url')
   default_redirect_url?: string | null;
 
-  @ApiPropertyOptional({ format: 'uri', nullable: true })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
   @OptionalUrl('webhook_url')
   webhook_url?: string | null;
 
-  @ApiPropertyOptional({ description: 'Accepted, stored encrypted, never returned', writeOnly: true })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, description: 'Accepted, stored encrypted, never returned', writeOnly: true })
   @OptionalString('webhook_secret', 255)
   webhook_secret?: string | null;
 
-  @ApiPropertyOptional({ format: 'uri', nullable: true })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
   @OptionalUrl('logo_url')
   logo_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'A JSON object, or a JSON string that decodes to one' })
+  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, description: 'A JSON object, or a JSON string that decodes to one; null stores {}' })
   @MetaObject()
   meta?: Record<string, unknown> | null;
 
@@ -55,7 +55,7 @@ export class CreateProjectDto {
 export class UpdateProjectDto extends PartialType(CreateProjectDto) {}
 
 export class LockProjectDto {
-  @ApiPropertyOptional({ maxLength: 1000 })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1000 })
   @OptionalString('reason', 1000)
   reason?: string | null;
 }

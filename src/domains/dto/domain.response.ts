@@ -1,0 +1,28 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+
+@ApiSchema({ name: 'Domain' })
+export class DomainResponse {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'integer' })
+  project_id: number;
+
+  @ApiProperty({ example: 'shop.example.com', description: 'Lowercased, punycode, no trailing dot' })
+  domain: string;
+
+  @ApiProperty()
+  has_paid: boolean;
+
+  @ApiProperty()
+  is_active: boolean;
+
+  @ApiProperty({ description: 'At most one domain of a project is primary' })
+  is_primary: boolean;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  updated_at: string;
+}

@@ -1,0 +1,97 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+
+@ApiSchema({ name: 'License' })
+export class LicenseResponse {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'integer' })
+  project_id: number;
+
+  @ApiProperty({ format: 'uuid', description: 'The license key to share (X-LICENSE-KEY)' })
+  uuid: string;
+
+  @ApiProperty()
+  title: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The domain the license is pinned to' })
+  domain_id: number | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  expires_at: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  max_domains: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  max_subdomains_per_domain: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  max_usage_per_day: number | null;
+
+  @ApiProperty({ type: 'string', nullable: true, example: '203.0.113.7,10.0.0.0/8', description: 'Comma-separated IP addresses or CIDR ranges' })
+  allowed_ips: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, example: 'DE,FR', description: 'Comma-separated ISO 3166-1 alpha-2 codes' })
+  allowed_countries: string | null;
+
+  @ApiProperty()
+  is_test_license: boolean;
+
+  @ApiProperty()
+  allow_configs: boolean;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  revoked_at: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  updated_at: string;
+}
+
+@ApiSchema({ name: 'LicenseUsageDay' })
+export class LicenseUsageDay {
+  @ApiProperty({ format: 'date', example: '2025-12-01', description: 'UTC day' })
+  date: string;
+
+  @ApiProperty({ type: 'integer', description: 'Successful checks that day' })
+  count: number;
+}
+
+@ApiSchema({ name: 'LicenseUsageDomain' })
+export class LicenseUsageDomain {
+  @ApiProperty({ example: 'example.com', description: 'A registered domain the license has been used from' })
+  domain: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  activated_at: string;
+
+  @ApiProperty({ type: 'string', isArray: true, example: ['shop.example.com'], description: 'Subdomains of it the license has been used from' })
+  subdomains: string[];
+}
+
+@ApiSchema({ name: 'LicenseUsage' })
+export class LicenseUsageResponse {
+  @ApiProperty({ type: 'integer' })
+  license_id: number;
+
+  @ApiProperty({ type: () => LicenseUsageDay })
+  today: LicenseUsageDay;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  max_usage_per_day: number | null;
+
+  @ApiProperty({ type: () => LicenseUsageDay, isArray: true, description: 'The last 30 UTC days, oldest first, today last' })
+  last_30_days: LicenseUsageDay[];
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  max_domains: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  max_subdomains_per_domain: number | null;
+
+  @ApiProperty({ type: () => LicenseUsageDomain, isArray: true, description: 'Activated domains, in activation order' })
+  domains: LicenseUsageDomain[];
+}

@@ -1,0 +1,83 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../../injectables/injectable.entity.js';
+
+/** Seed 4.2 item keys of `include=injectables`. */
+@ApiSchema({ name: 'PaidInjectable' })
+export class PaidInjectableResponse {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty()
+  slug: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  title: string | null;
+
+  @ApiProperty({ enum: INJECTABLE_TYPES })
+  type: string;
+
+  @ApiProperty({ enum: INJECTABLE_MODES })
+  mode: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  target_path: string | null;
+
+  @ApiProperty({ format: 'byte', description: 'The encrypted payload, as stored' })
+  content: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  file_path: string | null;
+
+  @ApiProperty()
+  is_active: boolean;
+
+  @ApiProperty()
+  only_if_paid: boolean;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  meta: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'HasPaid' })
+export class HasPaidResponse {
+  @ApiProperty()
+  has_paid: boolean;
+
+  @ApiPropertyOptional({ description: 'POST /project/has-paid only: whether the license is a test license' })
+  is_test_license?: boolean;
+
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, description: "Only when has_paid is false: the project's default_redirect_url" })
+  redirect_url?: string | null;
+
+  @ApiPropertyOptional({
+    type: () => PaidInjectableResponse,
+    isArray: true,
+    description: 'Only with include=injectables and has_paid true: the active paid-only injectables',
+  })
+  injectables?: PaidInjectableResponse[];
+}
+
+@ApiSchema({ name: 'HasPaidConfig', description: 'Honoured only for licenses with allow_configs' })
+export class HasPaidConfig {
+  @ApiPropertyOptional({ enum: ['check_project'] })
+  action?: 'check_project';
+
+  @ApiPropertyOptional({ enum: ['injectables'] })
+  include?: 'injectables';
+
+  @ApiPropertyOptional({ example: 'shop.example.com' })
+  domain?: string;
+}
+
+/** The optional JSON body of POST /project/has-paid; every field has a header or query equivalent. */
+@ApiSchema({ name: 'HasPaidRequest' })
+export class HasPaidRequest {
+  @ApiPropertyOptional({ description: 'The license key, when neither X-LICENSE-KEY nor the license query parameter is sent' })
+  license?: string;
+
+  @ApiPropertyOptional({ example: 'shop.example.com', description: 'The calling domain, when neither X-Service-Domain nor the domain query parameter is sent' })
+  domain?: string;
+
+  @ApiPropertyOptional({ type: () => HasPaidConfig })
+  config?: HasPaidConfig;
+}

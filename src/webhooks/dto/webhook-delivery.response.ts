@@ -1,0 +1,83 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+
+@ApiSchema({ name: 'WebhookAttempt' })
+export class WebhookAttemptResponse {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'integer', description: '1 for the first try' })
+  attempt: number;
+
+  @ApiProperty({ format: 'uri' })
+  url: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the answer; null when none came' })
+  response_code: number | null;
+
+  @ApiProperty({ type: 'integer' })
+  duration_ms: number;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  error: string | null;
+
+  @ApiProperty({ enum: ['succeeded', 'retrying', 'failed'] })
+  outcome: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'The next attempt this one scheduled' })
+  next_attempt_at: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  created_at: string;
+}
+
+@ApiSchema({ name: 'WebhookDelivery' })
+export class WebhookDeliveryResponse {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'integer' })
+  project_id: number;
+
+  @ApiProperty({ description: 'Also the webhook-id header, the same on every retry' })
+  event_id: string;
+
+  @ApiProperty({ example: 'license.created' })
+  type: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The JSON body sent' })
+  payload: Record<string, unknown>;
+
+  @ApiProperty({ enum: ['pending', 'delivering', 'succeeded', 'failed'] })
+  status: string;
+
+  @ApiProperty({ type: 'integer' })
+  attempts: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'The first try; the retry schedule counts from it' })
+  first_attempt_at: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  next_attempt_at: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  last_attempt_at: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
+  last_status_code: number | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  last_error: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  updated_at: string;
+}
+
+/** The list answer carries every attempt of each delivery. */
+@ApiSchema({ name: 'WebhookDeliveryWithAttempts' })
+export class WebhookDeliveryWithAttemptsResponse extends WebhookDeliveryResponse {
+  @ApiProperty({ type: () => WebhookAttemptResponse, isArray: true, description: 'Every attempt, oldest first' })
+  attempt_log: WebhookAttemptResponse[];
+}

@@ -1,0 +1,313 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { components } from '../generated/openapi.js';
+import { makeAccount, makeApiKey, makeProject, uniqueToken } from '../factories/index.js';
+import { createApiClient, schemaProblems } from '../utils/openapi-client.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+/**
+ * The generated client types (test/generated/openapi.d.ts, from openapi.json) against the running
+ * app: tsc checks the calls and the fields read below, and every answer is checked against the schema
+ * openapi.json gives for its operation and status.
+ */
+
+type Json = Record<string, any>;
+const DOC: Json = JSON.parse(readFileSync(join(__dirname, '..', '..', 'openapi.json'), 'utf8'));
+
+const exercised = new Set<string>();
+
+/** The answer matches the documented response of `method path` for its status (which must be documented). */
+function expectDocumented(method: string, path: string, res: { status: number; body: unknown }) {
+  exercised.add(`${method.toUpperCase()} ${path}`);
+  const response = DOC.paths[path]?.[method]?.responses?.[String(res.status)];
+  expect({ operation: `${method.toUpperCase()} ${path}`, status: res.status, documented: Boolean(response) }).toEqual({
+    operation: `${method.toUpperCase()} ${path}`,
+    status: res.status,
+    documented: true,
+  });
+  const problems = schemaProblems(DOC, response.content['application/json'].schema, res.body);
+  expect({ operation: `${method.toUpperCase()} ${path} ${res.status}`, problems }).toEqual({ operation: `${method.toUpperCase()} ${path} ${res.status}`, problems: [] });
+}
+
+describe('typed client generated from openapi.json', () => {
+  let t: TestApp;
+  let key: string;
+  let api: ReturnType<typeof createApiClient>;
+
+  beforeAll(async () => {
+    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_DISPATCHER: 'false', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    ({ key } = await makeAccount(t.app));
+    api = createApiClient(t.url, { apiKey: key });
+  });
+  afterAll(async () => t.close());
+
+  it('GET /api/v1/project/{project} answers the typed Project', async () => {
+    const project = await makeProject(t, key, { description: 'typed', meta: { plan: 'pro' } });
+    const res = await api('get', '/api/v1/project/{project}', { params: { path: { project: project.id } } });
+    if (!res.ok) throw new Error(`HTTP ${res.status}: ${res.body.message}`);
+
+    const status: 'success' = res.body.status;
+    const name: string = res.body.data.name;
+    const description: string | null = res.body.data.description;
+    const lockedAt: string | null = res.body.data.locked_at;
+    const hasPaid: boolean = res.body.data.has_paid;
+    const meta: Record<string, unknown> = res.body.data.meta;
+    // @ts-expect-error user_id is hidden: not part of the documented Project
+    void res.body.data.user_id;
+
+    expect({ status, name, description, lockedAt, hasPaid, meta }).toEqual({
+      status: 'success',
+      name: project.name,
+      description: 'typed',
+      lockedAt: null,
+      hasPaid: false,
+      meta: { plan: 'pro' },
+    });
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expectDocumented('get', '/api/v1/project/{project}', res);
+  });
+
+  it('types errors, cursor pages and request bodies', async () => {
+    const missing = await api('get', '/api/v1/project/{project}', { params: { path: { project: 999_999 } } });
+    if (missing.ok) throw new Error('expected a 404');
+    const message: string = missing.body.message;
+    expect({ status: missing.status, message }).toEqual({ status: 404, message: 'Project not found.' });
+    expectDocumented('get', '/api/v1/project/{project}', missing);
+
+    await makeProject(t, key);
+    const page = await api('get', '/api/v1/project', { params: { query: { per_page: 1 } } });
+    if (!page.ok) throw new Error(`HTTP ${page.status}`);
+    const items: Array<components['schemas']['Project']> = page.body.data.data;
+    const next: string | null = page.body.data.next_cursor;
+    expect(items).toHaveLength(1);
+    expect(typeof next).toBe('string');
+    expectDocumented('get', '/api/v1/project', page);
+
+    const invalid = await api('post', '/api/v1/project', { params: {}, body: { name: '' } });
+    if (invalid.ok) throw new Error('expected a 422');
+    expect(invalid.status).toBe(422);
+    expectDocumented('post', '/api/v1/project', invalid);
+
+    // Compile-time only: a body field of the wrong type does not type-check.
+    const typeOnly = () =>
+      api('post', '/api/v1/project', {
+        params: {},
+        body: {
+          // @ts-expect-error name is a string
+          name: 42,
+        },
+      });
+    expect(typeof typeOnly).toBe('function');
+  });
+
+  it('every answer of a full walk through the API matches its documented schema', async () => {
+    const anonymous = createApiClient(t.url);
+    const created = await api('post', '/api/v1/project', {
+      params: {},
+      body: { name: `Walk ${uniqueToken()}`, webhook_url: 'http://127.0.0.1:9/hook', default_redirect_url: 'https://example.com/pay' },
+    });
+    expectDocumented('post', '/api/v1/project', created);
+    if (!created.ok) throw new Error(`HTTP ${created.status}`);
+    // The create answer has no locked_at (seed 4.4).
+    expect('locked_at' in created.body.data).toBe(false);
+    const project = { path: { project: created.body.data.id } };
+
+    expectDocumented('get', '/api/v1/project', await api('get', '/api/v1/project', { params: {} }));
+    expectDocumented('patch', '/api/v1/project/{project}', await api('patch', '/api/v1/project/{project}', { params: project, body: { description: 'd' } }));
+    expectDocumented(
+      'put',
+      '/api/v1/project/{project}',
+      await api('put', '/api/v1/project/{project}', {
+        params: project,
+        body: { name: created.body.data.name, webhook_url: 'http://127.0.0.1:9/hook', default_redirect_url: 'https://example.com/pay' },
+      }),
+    );
+    expectDocumented('get', '/api/v1/project/{project}/signing-key', await api('get', '/api/v1/project/{project}/signing-key', { params: project }));
+    expectDocumented('get', '/api/v1/project/{project}', await anonymous('get', '/api/v1/project/{project}', { params: project }));
+
+    // Domains
+    const domain = await api('post', '/api/v1/project/{project}/domains', { params: project, body: { domain: 'shop.example.com', has_paid: true } });
+    expectDocumented('post', '/api/v1/project/{project}/domains', domain);
+    if (!domain.ok) throw new Error(`HTTP ${domain.status}`);
+    const domainPath = { path: { ...project.path, domain: domain.body.data.id } };
+    expectDocumented('get', '/api/v1/project/{project}/domains', await api('get', '/api/v1/project/{project}/domains', { params: project }));
+    expectDocumented('get', '/api/v1/project/{project}/domains/{domain}', await api('get', '/api/v1/project/{project}/domains/{domain}', { params: domainPath }));
+    expectDocumented(
+      'patch',
+      '/api/v1/project/{project}/domains/{domain}',
+      await api('patch', '/api/v1/project/{project}/domains/{domain}', { params: domainPath, body: { is_primary: true } }),
+    );
+    expectDocumented(
+      'put',
+      '/api/v1/project/{project}/domains/{domain}',
+      await api('put', '/api/v1/project/{project}/domains/{domain}', { params: domainPath, body: { domain: 'shop.example.com', has_paid: true } }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/project/{project}/domains',
+      await api('post', '/api/v1/project/{project}/domains', { params: project, body: { domain: 'http://bad.example.com/x' } }),
+    );
+
+    // Licenses
+    const license = await api('post', '/api/v1/project/{project}/licenses', { params: project, body: { title: 'Main', max_domains: 2, allowed_countries: 'DE, FR' } });
+    expectDocumented('post', '/api/v1/project/{project}/licenses', license);
+    if (!license.ok) throw new Error(`HTTP ${license.status}`);
+    const uuid: string = license.body.data.uuid;
+    const licensePath = { path: { ...project.path, license: license.body.data.id } };
+    expectDocumented('get', '/api/v1/project/{project}/licenses', await api('get', '/api/v1/project/{project}/licenses', { params: project }));
+    expectDocumented('get', '/api/v1/project/{project}/licenses/{license}', await api('get', '/api/v1/project/{project}/licenses/{license}', { params: licensePath }));
+    expectDocumented(
+      'patch',
+      '/api/v1/project/{project}/licenses/{license}',
+      await api('patch', '/api/v1/project/{project}/licenses/{license}', { params: licensePath, body: { allowed_countries: null } }),
+    );
+    expectDocumented(
+      'put',
+      '/api/v1/project/{project}/licenses/{license}',
+      await api('put', '/api/v1/project/{project}/licenses/{license}', { params: licensePath, body: { title: 'Main', max_domains: 2 } }),
+    );
+
+    // Runtime: the license key, the calling domain, a refusal with redirect_url.
+    const runtime = createApiClient(t.url, { licenseKey: uuid });
+    const paid = await runtime('post', '/api/v1/project/has-paid', { params: { header: { 'X-Service-Domain': 'www.shop.example.com' } } });
+    expectDocumented('post', '/api/v1/project/has-paid', paid);
+    if (!paid.ok) throw new Error(`HTTP ${paid.status}: ${paid.body.message}`);
+    const hasPaid: boolean = paid.body.data.has_paid;
+    expect(hasPaid).toBe(true);
+    const unpaid = await runtime('post', '/api/v1/project/has-paid', { params: { query: { action: 'check_project' } } });
+    expectDocumented('post', '/api/v1/project/has-paid', unpaid);
+    if (!unpaid.ok) throw new Error(`HTTP ${unpaid.status}`);
+    expect(unpaid.body.data).toEqual({ has_paid: false, redirect_url: 'https://example.com/pay', is_test_license: false });
+    const unknownDomain = await runtime('post', '/api/v1/project/has-paid', { params: { query: { domain: 'elsewhere.example.org' } } });
+    expectDocumented('post', '/api/v1/project/has-paid', unknownDomain);
+    expect(unknownDomain.status).toBe(403);
+    expectDocumented('post', '/api/v1/project/has-paid', await anonymous('post', '/api/v1/project/has-paid', { params: {} }));
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/has-paid',
+      await api('get', '/api/v1/project/{project}/has-paid', { params: { ...project, query: { domain: 'shop.example.com', include: 'injectables' } } }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/has-paid',
+      await api('get', '/api/v1/project/{project}/has-paid', { params: { ...project, query: { domain: 'nowhere.example.org' } } }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/licenses/{license}/usage',
+      await api('get', '/api/v1/project/{project}/licenses/{license}/usage', { params: licensePath }),
+    );
+
+    // Injectables: JSON, multipart (not expressible with fetch's typed body here), stream, paid-only items.
+    const snippet = await api('post', '/api/v1/project/{project}/injectables', {
+      params: project,
+      body: { slug: 'banner', type: 'snippet', content: '<b>hi</b>', secret: 's3cret', only_if_paid: true, meta: { v: 1 } },
+    });
+    expectDocumented('post', '/api/v1/project/{project}/injectables', snippet);
+    if (!snippet.ok) throw new Error(`HTTP ${snippet.status}: ${JSON.stringify(snippet.body)}`);
+    const upload = await t
+      .http()
+      .post(`/api/v1/project/${project.path.project}/injectables`)
+      .set('X-API-KEY', key)
+      .field('slug', 'asset')
+      .field('secret', 's3cret')
+      .field('only_if_paid', 'false')
+      .attach('file', Buffer.from('console.log(1)'), 'app.js');
+    expectDocumented('post', '/api/v1/project/{project}/injectables', upload);
+    expect(upload.status).toBe(201);
+    const injectablePath = { path: { ...project.path, injectable: snippet.body.data.id } };
+    expectDocumented('get', '/api/v1/project/{project}/injectables', await api('get', '/api/v1/project/{project}/injectables', { params: project }));
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/injectables/{injectable}',
+      await api('get', '/api/v1/project/{project}/injectables/{injectable}', { params: injectablePath }),
+    );
+    expectDocumented(
+      'put',
+      '/api/v1/project/{project}/injectables/{injectable}',
+      await api('put', '/api/v1/project/{project}/injectables/{injectable}', { params: injectablePath, body: { title: 'Banner' } }),
+    );
+    expectDocumented('get', '/api/v1/injectable/stream', await runtime('get', '/api/v1/injectable/stream', { params: { query: { per_page: 1 } } }));
+    expectDocumented('get', '/api/v1/injectable/stream', await runtime('get', '/api/v1/injectable/stream', { params: { query: { cursor: 'nope' } } }));
+    await api('patch', '/api/v1/project/{project}', { params: project, body: { has_paid: true } });
+    const withItems = await runtime('post', '/api/v1/project/has-paid', { params: { query: { action: 'check_project', include: 'injectables' } } });
+    expectDocumented('post', '/api/v1/project/has-paid', withItems);
+    if (!withItems.ok) throw new Error(`HTTP ${withItems.status}`);
+    expect(withItems.body.data.injectables?.map((i) => i.slug)).toEqual(['banner']);
+
+    // Revoke / reactivate, and the refusal of a revoked license.
+    expectDocumented(
+      'post',
+      '/api/v1/project/{project}/licenses/{license}/revoke',
+      await api('post', '/api/v1/project/{project}/licenses/{license}/revoke', { params: licensePath }),
+    );
+    const refused = await runtime('post', '/api/v1/project/has-paid', { params: { query: { action: 'check_project' } } });
+    expectDocumented('post', '/api/v1/project/has-paid', refused);
+    if (refused.ok || refused.status !== 403) throw new Error(`expected 403, got ${refused.status}`);
+    expect(refused.body.data).toEqual({ redirect_url: 'https://example.com/pay' });
+    expectDocumented(
+      'post',
+      '/api/v1/project/{project}/licenses/{license}/reactivate',
+      await api('post', '/api/v1/project/{project}/licenses/{license}/reactivate', { params: licensePath }),
+    );
+
+    // Webhook outbox (the dispatcher is off: deliveries stay pending).
+    const deliveries = await api('get', '/api/v1/project/{project}/webhook-deliveries', { params: project });
+    expectDocumented('get', '/api/v1/project/{project}/webhook-deliveries', deliveries);
+    if (!deliveries.ok) throw new Error(`HTTP ${deliveries.status}`);
+    expect(deliveries.body.data.data.length).toBeGreaterThan(0);
+    const delivery = { path: { ...project.path, delivery: deliveries.body.data.data[0].id } };
+    expectDocumented(
+      'post',
+      '/api/v1/project/{project}/webhook-deliveries/{delivery}/retry',
+      await api('post', '/api/v1/project/{project}/webhook-deliveries/{delivery}/retry', { params: delivery }),
+    );
+
+    // API keys
+    const scoped = await api('post', '/api/v1/api-keys', { params: {}, body: { name: 'scoped', project_id: project.path.project } });
+    expectDocumented('post', '/api/v1/api-keys', scoped);
+    if (!scoped.ok) throw new Error(`HTTP ${scoped.status}`);
+    const plaintext: string = scoped.body.data.key;
+    expectDocumented('get', '/api/v1/api-keys', await createApiClient(t.url, { apiKey: plaintext })('get', '/api/v1/api-keys', { params: {} }));
+    expectDocumented('get', '/api/v1/api-keys', await api('get', '/api/v1/api-keys', { params: {} }));
+    expectDocumented('delete', '/api/v1/api-keys/{id}', await api('delete', '/api/v1/api-keys/{id}', { params: { path: { id: scoped.body.data.id } } }));
+
+    // Another owner's key: 403 on the project.
+    const stranger = await makeApiKey(t.app, (await makeAccount(t.app)).user);
+    expectDocumented('get', '/api/v1/project/{project}', await createApiClient(t.url, { apiKey: stranger })('get', '/api/v1/project/{project}', { params: project }));
+
+    // Lock, unlock and the deletes.
+    expectDocumented('post', '/api/v1/project/{project}/lock', await api('post', '/api/v1/project/{project}/lock', { params: project, body: { reason: 'audit' } }));
+    expectDocumented('patch', '/api/v1/project/{project}', await api('patch', '/api/v1/project/{project}', { params: project, body: { name: 'x' } }));
+    expectDocumented('post', '/api/v1/project/{project}/unlock', await api('post', '/api/v1/project/{project}/unlock', { params: project }));
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/domains/{domain}',
+      await api('delete', '/api/v1/project/{project}/domains/{domain}', { params: domainPath }),
+    );
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/injectables/{injectable}',
+      await api('delete', '/api/v1/project/{project}/injectables/{injectable}', { params: injectablePath }),
+    );
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/licenses/{license}',
+      await api('delete', '/api/v1/project/{project}/licenses/{license}', { params: licensePath }),
+    );
+    const removed = await api('delete', '/api/v1/project/{project}', { params: project });
+    expectDocumented('delete', '/api/v1/project/{project}', removed);
+    if (!removed.ok) throw new Error(`HTTP ${removed.status}`);
+    const nothing: null = removed.body.data;
+    expect(nothing).toBeNull();
+
+    // Unauthenticated endpoints.
+    expectDocumented('get', '/api/v1', await anonymous('get', '/api/v1', { params: {} }));
+    expectDocumented('get', '/api/v1/health', await anonymous('get', '/api/v1/health', { params: {} }));
+    expectDocumented('get', '/api/v1/health/live', await anonymous('get', '/api/v1/health/live', { params: {} }));
+
+    const documented = Object.entries(DOC.paths as Json).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(documented.filter((op) => !exercised.has(op)).sort()).toEqual([]);
+  });
+});
