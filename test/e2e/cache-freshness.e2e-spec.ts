@@ -6,6 +6,7 @@ import { ProjectEntity } from '../../src/projects/project.entity.js';
 import { makeApiKey, makeDomain, makeLicense, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
+import { apiAs } from '../utils/api.js';
 
 /**
  * SPEC 9: the four seed reads (GET /project/{id}, …/licenses, …/licenses/{license}, …/domains) are
@@ -21,24 +22,7 @@ const ids = (page: { data: Array<{ id: number }> }) => page.data.map((d) => d.id
 /** Cache writes may finish just after the response; give them a moment so a prime really primes. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
-function api(t: TestApp, key?: string) {
-  const http = t.http();
-  const wrap = (req: ReturnType<typeof http.get>) => {
-    req.set('Accept', 'application/json');
-    if (key !== undefined) req.set('X-API-KEY', key);
-    return req;
-  };
-  return {
-    get: (path: string) => wrap(t.http().get(`/api/v1${path}`)),
-    post: (path: string, body?: unknown) => {
-      const req = wrap(t.http().post(`/api/v1${path}`));
-      return body === undefined ? req : req.send(body as object);
-    },
-    patch: (path: string, body: unknown) => wrap(t.http().patch(`/api/v1${path}`)).send(body as object),
-    put: (path: string, body: unknown) => wrap(t.http().put(`/api/v1${path}`)).send(body as object),
-    delete: (path: string) => wrap(t.http().delete(`/api/v1${path}`)),
-  };
-}
+const api = apiAs;
 
 /** GET that must succeed; returns `data`. */
 async function read(t: TestApp, key: string, path: string) {

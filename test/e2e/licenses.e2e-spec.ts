@@ -5,6 +5,7 @@ import { UserEntity } from '../../src/auth/user.entity.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
+import { apiAs, expectClientError } from '../utils/api.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const DAY = /^\d{4}-\d\d-\d\d$/;
@@ -59,12 +60,6 @@ function expectLicenseShape(l: Record<string, unknown>) {
 }
 
 /** Every bad input is a 4xx in the envelope, never a 500. */
-function expectClientError(res: Response) {
-  expect(res.status).toBeGreaterThanOrEqual(400);
-  expect(res.status).toBeLessThan(500);
-  expectError(res, res.status);
-}
-
 const ids = (page: { data: Array<{ id: number }> }) => page.data.map((d) => d.id);
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -76,24 +71,7 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
   });
   afterAll(async () => t.close());
 
-  const api = (key?: string) => {
-    const http = t.http();
-    const wrap = (req: ReturnType<typeof http.get>) => {
-      req.set('Accept', 'application/json');
-      if (key !== undefined) req.set('X-API-KEY', key);
-      return req;
-    };
-    return {
-      get: (path: string) => wrap(t.http().get(`/api/v1${path}`)),
-      post: (path: string, body?: unknown) => {
-        const req = wrap(t.http().post(`/api/v1${path}`));
-        return body === undefined ? req : req.send(body as object);
-      },
-      patch: (path: string, body: unknown) => wrap(t.http().patch(`/api/v1${path}`)).send(body as object),
-      put: (path: string, body: unknown) => wrap(t.http().put(`/api/v1${path}`)).send(body as object),
-      delete: (path: string) => wrap(t.http().delete(`/api/v1${path}`)),
-    };
-  };
+  const api = (key?: string) => apiAs(t, key);
 
   /** A fresh owner with a global key and one project. */
   async function setup(overrides: Parameters<typeof makeUser>[1] = {}) {

@@ -4,6 +4,7 @@ import type { Response } from 'supertest';
 import { makeAccount, makeApiKey, makeDomain, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
+import { apiAs, expectClientError } from '../utils/api.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** seed 4.4: the create response carries exactly these (no locked_at). */
@@ -34,12 +35,6 @@ function expectProjectShape(p: Record<string, unknown>, keys = PROJECT_KEYS) {
 }
 
 /** Every bad input is a 4xx in the envelope, never a 500. */
-function expectClientError(res: Response) {
-  expect(res.status).toBeGreaterThanOrEqual(400);
-  expect(res.status).toBeLessThan(500);
-  expectError(res, res.status);
-}
-
 describe('projects (seed 4.4, 4.5; SPEC 4)', () => {
   let t: TestApp;
   beforeAll(async () => {
@@ -47,24 +42,7 @@ describe('projects (seed 4.4, 4.5; SPEC 4)', () => {
   });
   afterAll(async () => t.close());
 
-  const api = (key?: string) => {
-    const http = t.http();
-    const wrap = (req: ReturnType<typeof http.get>) => {
-      req.set('Accept', 'application/json');
-      if (key !== undefined) req.set('X-API-KEY', key);
-      return req;
-    };
-    return {
-      get: (path: string) => wrap(t.http().get(`/api/v1${path}`)),
-      post: (path: string, body?: unknown) => {
-        const req = wrap(t.http().post(`/api/v1${path}`));
-        return body === undefined ? req : req.send(body as object);
-      },
-      patch: (path: string, body: unknown) => wrap(t.http().patch(`/api/v1${path}`)).send(body as object),
-      put: (path: string, body: unknown) => wrap(t.http().put(`/api/v1${path}`)).send(body as object),
-      delete: (path: string) => wrap(t.http().delete(`/api/v1${path}`)),
-    };
-  };
+  const api = (key?: string) => apiAs(t, key);
 
   describe('POST /project', () => {
     it('creates a project with every field and returns exactly the seed 4.4 fields', async () => {

@@ -4,6 +4,7 @@ import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
+import { apiAs } from '../utils/api.js';
 
 const REDIRECT = 'https://example.com/pay-here';
 const RUNTIME = '/api/v1/project/has-paid';
@@ -68,23 +69,8 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
   });
   afterAll(async () => t.close());
 
-  const api = (key?: string) => {
-    const http = t.http();
-    const wrap = (req: ReturnType<typeof http.get>) => {
-      req.set('Accept', 'application/json');
-      if (key !== undefined) req.set('X-API-KEY', key);
-      return req;
-    };
-    return {
-      get: (path: string) => wrap(t.http().get(`/api/v1${path}`)),
-      post: (path: string, body?: unknown) => {
-        const req = wrap(t.http().post(`/api/v1${path}`));
-        return body === undefined ? req : req.send(body as object);
-      },
-      patch: (path: string, body: unknown) => wrap(t.http().patch(`/api/v1${path}`)).send(body as object),
-      delete: (path: string) => wrap(t.http().delete(`/api/v1${path}`)),
-    };
-  };
+  const api = (key?: string) => apiAs(t, key);
+
 
   /** POST /project/has-paid with the license in X-LICENSE-KEY (when given) and X-Service-Domain (when given). */
   const check = (license?: string, domain?: string) => {
