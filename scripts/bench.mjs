@@ -135,8 +135,15 @@ async function seed(url, counts) {
   return { apiKey, pool, projectId };
 }
 
+/** The server starts exactly as `npm start` starts it (same node flags), unless --node-args says otherwise. */
+const startFlags = () => {
+  if (opts.nodeArgs) return opts.nodeArgs.split(' ').filter(Boolean);
+  const script = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
+  return script.split(' ').filter((word) => word.startsWith('--'));
+};
+
 function startServer(url, port) {
-  const child = spawn(process.execPath, [...opts.nodeArgs.split(' ').filter(Boolean), 'dist/src/main.js'], {
+  const child = spawn(process.execPath, [...startFlags(), 'dist/src/main.js'], {
     env: {
       ...process.env,
       NODE_ENV: 'production',
@@ -236,7 +243,7 @@ function table(rows) {
 }
 
 const port = 3900 + (process.pid % 50);
-console.log(`LicenseGate bench — ${new Date().toISOString()} — node ${process.version}, ${opts.db}, ${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
+console.log(`LicenseGate bench — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
 const main = await createDatabase('main');
 try {
   const info = await seed(main.url, opts);

@@ -37,6 +37,8 @@ export class AppModule {
             // serialisation unless a line is actually written.
             quietReqLogger: true,
             quietResLogger: true,
+            // Request lines are written at info; above that level, skip the per-request bookkeeping.
+            autoLogging: ['trace', 'debug', 'info'].includes(env.LOG_LEVEL),
             redact: ['req.headers["x-api-key"]', 'req.headers["x-license-key"]', 'req.headers.authorization'],
           },
         }),

@@ -25,7 +25,8 @@ export interface ProjectEntry {
   generation: string;
 }
 
-const MAX_ENTRIES = 100_000;
+// Bounded: about 1 KB an entry, so the cache stays well inside the heap `npm start` allows.
+const MAX_ENTRIES = 50_000;
 
 /**
  * In-process cache of license and project lookups for the runtime path (SPEC 9). Each entry carries

@@ -7,8 +7,13 @@ import { LRUCache } from 'lru-cache';
 export class LruStore {
   private readonly lru: LRUCache<string, object>;
 
-  constructor(max: number) {
-    this.lru = new LRUCache<string, object>({ max, ttlAutopurge: false });
+  /** At most `max` entries and about `maxBytes` of JSON, whichever comes first. */
+  constructor(max: number, maxBytes = 32 * 1024 * 1024) {
+    this.lru = new LRUCache<string, object>({
+      max,
+      maxSize: maxBytes,
+      sizeCalculation: (value) => Math.max(1, JSON.stringify(value)?.length ?? 1),
+    });
   }
 
   get(key: string): object | undefined {
