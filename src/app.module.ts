@@ -14,6 +14,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthController } from './health/health.controller.js';
+import { MetricsController } from './metrics/metrics.controller.js';
 import { InjectablesModule } from './injectables/injectables.module.js';
 import { LicensesModule } from './licenses/licenses.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
@@ -53,7 +54,7 @@ export class AppModule {
         InjectablesModule,
         PaymentsModule,
       ],
-      controllers: [RootController, HealthController],
+      controllers: [RootController, HealthController, MetricsController],
       providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }],
     };
   }

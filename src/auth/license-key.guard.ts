@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { ApiError } from '../common/errors.js';
 import { ApiErrors } from '../common/openapi.js';
 import { ThrottleAs } from '../common/throttling.js';
+import { runtimeChecks } from '../metrics/metrics.js';
 import { LICENSE_KEY_SCHEME } from '../openapi.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { licenseKeyOf } from './license-key.js';
@@ -16,6 +17,7 @@ export interface LicensedRequest extends Request {
 
 /** A runtime refusal: the envelope's `data` carries the project's redirect_url (SPEC 7). */
 export function runtimeRefusal(status: number, message: string, project: ProjectEntity | null, headers: Record<string, string> = {}) {
+  runtimeChecks.inc({ outcome: `refused_${status}` });
   return new ApiError(status, message, null, { redirect_url: project?.default_redirect_url ?? null }, headers);
 }
 

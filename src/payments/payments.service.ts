@@ -9,6 +9,7 @@ import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-domain.js';
 import { CountersService } from './counters.service.js';
+import { runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 
@@ -121,11 +122,13 @@ export class PaymentsService {
         .catch(() => undefined);
     }
     if (usage === 'refused') {
+      runtimeChecks.inc({ outcome: 'refused_429' });
       const retry = secondsToUtcMidnight();
       throw new ApiError(429, `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`, null, null, {
         'Retry-After': String(retry),
       });
     }
+    runtimeChecks.inc({ outcome: hasPaid ? 'paid' : 'unpaid' });
     return { ...(await this.answer(project, hasPaid, options)), is_test_license: license.is_test_license };
   }
 

@@ -7,6 +7,7 @@ import { openSecret } from '../common/crypto.js';
 import { AppConfig } from '../config/app-config.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { privateTarget } from './ssrf.js';
+import { webhookAttempts } from '../metrics/metrics.js';
 import { webhookSignature } from './signature.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
@@ -207,6 +208,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         next = new Date(Math.ceil(at / 1000) * 1000);
       }
     }
+    webhookAttempts.inc({ outcome: ok ? 'succeeded' : status === 'failed' ? 'failed' : 'retrying' });
     await this.attempts.insert({
       delivery_id: delivery.id,
       attempt,

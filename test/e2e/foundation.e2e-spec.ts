@@ -216,3 +216,25 @@ describe('CORS for SDKs on customer sites', () => {
     expect(res.headers['access-control-expose-headers']).toContain('Retry-After');
   });
 });
+
+describe('GET /metrics (SPEC 11)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('serves Prometheus text with the process and runtime metrics', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Metrics', has_paid: true }), 201);
+    const license = expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses`).set('X-API-KEY', key).send({ title: 'm' }), 201);
+    expect((await t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid)).status).toBe(200);
+    expect((await t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', 'nope')).status).toBe(403);
+    const res = await t.http().get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toContain('text/plain');
+    expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="paid"\} [1-9]/);
+    expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="refused_403"\} [1-9]/);
+    expect(res.text).toContain('licensegate_process_resident_memory_bytes');
+  });
+});
