@@ -38,7 +38,9 @@ export class LicenseKeyGuard implements CanActivate {
     const { license, project } = entry;
     if (license.revoked_at) throw runtimeRefusal(403, 'This license has been revoked.', project);
     if (license.expires_at && license.expires_at.getTime() <= Date.now()) throw runtimeRefusal(403, 'This license has expired.', project);
-    if (!project) throw runtimeRefusal(403, 'The project of this license no longer exists.', null);
+    if (!project) {
+      throw runtimeRefusal(403, 'The project of this license no longer exists.', { default_redirect_url: entry.redirectUrl } as ProjectEntity);
+    }
     if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
     if (project.locked_at) throw runtimeRefusal(403, 'Project is locked.', project);
     req.runtime = { ...entry, project };

@@ -16,6 +16,8 @@ export interface RuntimeEntry {
   domains: Map<string, DomainEntity>;
   /** The license's pinned domain, active or not. */
   pinned: DomainEntity | null;
+  /** The project's default_redirect_url, kept even when the project was deleted (for the 403). */
+  redirectUrl: string | null;
   generation: string;
 }
 
@@ -61,6 +63,9 @@ export class RuntimeLookupService {
     const entry: RuntimeEntry = {
       license,
       project: projectEntry?.project ?? null,
+      redirectUrl: projectEntry
+        ? projectEntry.project.default_redirect_url
+        : ((await this.projects.findOne({ where: { id: license.project_id }, withDeleted: true }))?.default_redirect_url ?? null),
       domains: projectEntry?.domains ?? new Map(),
       pinned: license.domain_id === null ? null : await this.domainRepo.findOneBy({ id: license.domain_id }),
       generation: generation ?? '',

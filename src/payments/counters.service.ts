@@ -7,11 +7,17 @@ export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
 const FLUSH_MS = 1000;
 
-/** MySQL/MariaDB deadlock or lock-wait timeout: the statement did nothing and may simply be retried. */
+/**
+ * MySQL/MariaDB refusals that leave nothing done and may simply be retried: deadlock (1213), lock-wait
+ * timeout (1205), and MariaDB's "failed to read auto-increment value" (1467), which racing
+ * INSERT … SELECT statements can meet.
+ */
 function isRetryable(error: unknown): boolean {
   const errno = (error as { driverError?: { errno?: number } }).driverError?.errno;
-  return errno === 1213 || errno === 1205;
+  return errno === 1213 || errno === 1205 || errno === 1467;
 }
+
+const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
 
 /**
  * Usage counters and domain activations (SPEC 7 steps 3 and 4). Every limit is enforced by a single
@@ -84,6 +90,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
           }
         }
         if (!isRetryable(error)) throw error;
+        await backoff(attempt);
       }
     }
     throw new Error('usage counter: too much contention');
@@ -175,6 +182,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         // Another call recorded the same activation first: it exists, which is all we need.
         if (isUniqueViolation(error)) return true;
         if (!isRetryable(error)) throw error;
+        await backoff(attempt);
       }
     }
     throw new Error('activation: too much contention');

@@ -138,7 +138,7 @@ export class PaymentsService {
     const calling = callingDomain(req, options.domain);
     if (!calling.host) throw new ApiError(400, NO_DOMAIN);
     const registered = findRegistered(domains, calling.host);
-    if (!registered) throw new ApiError(403, DOMAIN_NOT_REGISTERED);
+    if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
     return this.answer(project, registered.has_paid, options);
   }
 

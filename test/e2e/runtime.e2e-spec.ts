@@ -159,9 +159,8 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
       expectSuccess(await api(key).delete(`/project/${project.id}`));
       const body = expectError(await check(uuid, domain.domain), 403);
       expect(body.message).toMatch(/no longer exists|deleted/i);
-      // redirect_url is present; whether a deleted project still lends its URL is not fixed.
-      expect(body.data).toHaveProperty('redirect_url');
-      expect([null, REDIRECT]).toContain(body.data.redirect_url);
+      // The deleted project still lends its redirect URL, so the SDK can send the user somewhere.
+      expect(body.data).toEqual({ redirect_url: REDIRECT });
       expectError(await check(uuid).query({ action: 'check_project' }), 403);
     });
 
@@ -594,6 +593,8 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
       const res = await byKey(key, project.id, host('nope'));
       expectError(res, 403);
       expect(res.body.message).toBe(NOT_REGISTERED);
+      // SPEC 7: every 403 of these checks carries the project's redirect URL (the caller may read the project).
+      expect(res.body.data).toEqual({ redirect_url: REDIRECT });
       const inactive = await makeDomain(t, key, project.id, { domain: host('inactive'), has_paid: true, is_active: false });
       expect(expectError(await byKey(key, project.id, inactive.domain), 403).message).toBe(NOT_REGISTERED);
     });
@@ -611,7 +612,8 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
       expectError(await byKey(undefined, project.id, domain.domain).query({ license: uuid }), 401);
       expectError(await byKey(`lg_${'A'.repeat(43)}`, project.id, domain.domain), 403);
       const stranger = await makeAccount(t.app);
-      expectError(await byKey(stranger.key, project.id, domain.domain), 403);
+      // A stranger learns nothing about the project, its redirect URL included.
+      expect(expectError(await byKey(stranger.key, project.id, domain.domain), 403).data).toBeNull();
       expectError(await byKey(stranger.key, project.id).query({ action: 'check_project' }), 403);
       // A key scoped to this project works; one scoped to another project of the owner does not.
       const owner = await makeUser(t.app);
