@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from './app-config.js';
+import { ConfigError, EnvironmentVariables, loadConfig } from './app-config.js';
 
 const KEY = randomBytes(32).toString('base64');
 const quiet = () => undefined;
@@ -64,5 +64,15 @@ describe('loadConfig', () => {
     const second = loadConfig({ APP_KEY_FILE: file }, (m) => warnings.push(m));
     expect(second.appKey).toEqual(first.appKey);
     expect(warnings).toHaveLength(1);
+  });
+
+  it('.env.example lists every key the service reads, with its default', () => {
+    const example = readFileSync('.env.example', 'utf8');
+    const defaults = new EnvironmentVariables() as unknown as Record<string, unknown>;
+    for (const key of [...Object.keys(defaults), 'REDIS_URL', 'APP_KEY']) {
+      const line = example.split('\n').find((l) => l.startsWith(`${key}=`));
+      expect({ key, listed: line !== undefined }).toEqual({ key, listed: true });
+      if (defaults[key] !== undefined) expect({ key, value: line?.slice(key.length + 1) }).toEqual({ key, value: String(defaults[key]) });
+    }
   });
 });
