@@ -26,6 +26,7 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     const env = config.env;
+    const logRequests = ['trace', 'debug', 'info'].includes(env.LOG_LEVEL);
     return {
       module: AppModule,
       imports: [
@@ -34,14 +35,14 @@ export class AppModule {
           pinoHttp: {
             level: env.LOG_LEVEL,
             genReqId: (req) => (req as unknown as Request & { id: string }).id,
-            // Bind only the request id to req.log, not the serialised request: no per-request
-            // serialisation unless a line is actually written.
+            // req.log carries only the request id; the "request completed" line keeps method and url.
             quietReqLogger: true,
-            quietResLogger: true,
-            // Request lines are written at info; above that level, skip the per-request bookkeeping.
-            autoLogging: ['trace', 'debug', 'info'].includes(env.LOG_LEVEL),
+            autoLogging: logRequests,
             redact: ['req.headers["x-api-key"]', 'req.headers["x-license-key"]', 'req.headers.authorization'],
           },
+          // Request lines are written at info. Above that level nothing reads the per-request child
+          // logger (errors carry req_id themselves), so the middleware is not mounted at all.
+          ...(logRequests ? {} : { forRoutes: [] }),
         }),
         TypeOrmModule.forRoot({ ...dataSourceOptions(env.DATABASE_URL), migrationsRun: true }),
         ThrottlerModule.forRootAsync({ inject: [AppConfig, RedisService], useFactory: throttlerOptions }),
