@@ -61,7 +61,9 @@ export class WebhooksController {
       .where("id = :id AND status <> 'delivering'", { id })
       .execute();
     if (result.affected !== 1) throw new ApiError(409, 'The delivery is being attempted right now; try again in a moment.');
+    // Read before waking the dispatcher, so the answer is the queued state, not a race with it.
+    const queued = await this.deliveries.findOneByOrFail({ id });
     this.outbox.dispatchSoon();
-    return this.deliveries.findOneByOrFail({ id });
+    return queued;
   }
 }
