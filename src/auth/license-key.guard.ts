@@ -7,7 +7,7 @@ import { ThrottleAs } from '../common/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
 import { LICENSE_KEY_SCHEME } from '../openapi.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { licenseKeyOf } from './license-key.js';
+import { licenseKeyHash, licenseKeyOf } from './license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
 
 
@@ -33,7 +33,7 @@ export class LicenseKeyGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<LicensedRequest>();
     const key = licenseKeyOf(req);
     if (!key) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
-    const entry = key.length <= 64 ? await this.lookup.byKey(key) : null;
+    const entry = key.length <= 64 ? await this.lookup.byKeyHash(licenseKeyHash(req) as string) : null;
     if (!entry) throw runtimeRefusal(403, 'Invalid license key.', null);
     const { license, project } = entry;
     if (license.revoked_at) throw runtimeRefusal(403, 'This license has been revoked.', project);

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { sha256Hex } from '../common/crypto.js';
 
 /** The license key: X-LICENSE-KEY, else a `license` query or body parameter (SPEC 7). */
 export function licenseKeyOf(req: Request): string | null {
@@ -6,4 +7,18 @@ export function licenseKeyOf(req: Request): string | null {
   const candidates = [Array.isArray(header) ? header[0] : header, req.query?.license, (req.body as { license?: unknown } | undefined)?.license];
   for (const value of candidates) if (typeof value === 'string' && value.trim() !== '') return value.trim();
   return null;
+}
+
+const hashes = new WeakMap<Request, string | null>();
+
+/**
+ * SHA-256 of the request's license key, computed once per request: the runtime throttle counts by it
+ * and the lookup finds the license by it.
+ */
+export function licenseKeyHash(req: Request): string | null {
+  if (hashes.has(req)) return hashes.get(req) ?? null;
+  const key = licenseKeyOf(req);
+  const hash = key === null ? null : sha256Hex(key);
+  hashes.set(req, hash);
+  return hash;
 }

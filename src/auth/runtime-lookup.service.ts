@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { sha256Hex } from '../common/crypto.js';
 import { ProjectGenerations } from '../common/read-cache.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
@@ -47,9 +46,8 @@ export class RuntimeLookupService {
     private readonly generations: ProjectGenerations,
   ) {}
 
-  /** The license for a key (the license uuid as sent), or null when no license has that key. */
-  async byKey(key: string): Promise<RuntimeEntry | null> {
-    const hash = sha256Hex(key);
+  /** The license whose key hashes to `hash` (SHA-256 of the uuid as sent), or null. */
+  async byKeyHash(hash: string): Promise<RuntimeEntry | null> {
     const cached = this.byHash.get(hash);
     if (cached) {
       const generation = await this.generations.get(cached.license.project_id);

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { SkipThrottle, ThrottlerModuleOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { licenseKeyOf } from '../auth/license-key.js';
+import { licenseKeyHash } from '../auth/license-key.js';
 import { AppConfig } from '../config/app-config.js';
 import { sha256Hex } from './crypto.js';
 import { RedisService } from './redis.js';
@@ -44,8 +44,8 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
         limit: env.THROTTLE_RUNTIME_LIMIT,
         ttl: env.THROTTLE_RUNTIME_TTL_SECONDS * 1000,
         getTracker: (req) => {
-          const key = licenseKeyOf(req as Request);
-          return key ? `license:${sha256Hex(key).slice(0, 32)}` : ip(req as Request);
+          const hash = licenseKeyHash(req as Request);
+          return hash ? `license:${hash.slice(0, 32)}` : ip(req as Request);
         },
       },
     ],

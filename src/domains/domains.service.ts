@@ -19,7 +19,6 @@ const DOMAIN_INVALID = 'The domain must be a host name such as shop.example.com:
 export class DomainsService {
   constructor(
     @InjectRepository(DomainEntity) private readonly domains: Repository<DomainEntity>,
-    @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
     private readonly cursors: Cursors,
     private readonly outbox: WebhookOutbox,
   ) {}

@@ -130,11 +130,6 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     return 'ok';
   }
 
-  /** Forgets what this process knows of a license's activations (after it is deleted). */
-  forget(licenseId: number): void {
-    for (const key of this.knownActivations) if (key.startsWith(`${licenseId}\u0000`)) this.knownActivations.delete(key);
-  }
-
   /** Adds the in-memory counts to the database: one upsert statement per flush, whatever the count. */
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
