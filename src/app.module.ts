@@ -30,6 +30,10 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        // Express tries routes in registration order and Nest registers them module by module in
+        // import order: the runtime routes (has-paid, the injectable stream) come first.
+        PaymentsModule,
+        InjectablesModule,
         CoreModule.forRoot(config),
         LoggerModule.forRoot({
           pinoHttp: {
@@ -52,8 +56,6 @@ export class AppModule {
         ProjectsModule,
         DomainsModule,
         LicensesModule,
-        InjectablesModule,
-        PaymentsModule,
       ],
       controllers: [RootController, HealthController, MetricsController],
       providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }],

@@ -63,11 +63,13 @@ export function setupApp(app: INestApplication): INestApplication {
   app.enableShutdownHooks();
 
   // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).
+  // Credentials travel in headers, never cookies, so `*` is answered as `*`: the same headers for
+  // every caller and no `Vary: Origin`. A list is matched and the allowed origin echoed.
   app.enableCors({
-    origin: config.env.CORS_ORIGINS === '*' ? true : config.env.CORS_ORIGINS.split(',').map((o) => o.trim()),
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Accept', 'Content-Type', 'X-API-KEY', 'X-LICENSE-KEY', 'X-Service-Domain', 'X-Request-Id'],
-    exposedHeaders: ['X-Request-Id', 'Retry-After'],
+    origin: config.env.CORS_ORIGINS === '*' ? '*' : config.env.CORS_ORIGINS.split(',').map((o) => o.trim()),
+    methods: 'GET,HEAD,POST,PUT,PATCH,DELETE',
+    allowedHeaders: 'Accept,Content-Type,X-API-KEY,X-LICENSE-KEY,X-Service-Domain,X-Request-Id',
+    exposedHeaders: 'X-Request-Id,Retry-After',
     maxAge: 600,
   });
   app.use(requestId);

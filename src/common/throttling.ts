@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { SkipThrottle, ThrottlerModuleOptions } from '@nestjs/throttler';
+import { SkipThrottle, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { licenseKeyHash } from '../auth/license-key.js';
 import { AppConfig } from '../config/app-config.js';
@@ -22,33 +22,40 @@ const header = (req: Request, name: string) => {
 };
 
 /**
+ * One allowance per class and caller, whatever the route: the library's default key is per handler,
+ * which would give an API key THROTTLE_API_LIMIT on each management route.
+ */
+const perClass = (_context: unknown, tracker: string, name: string) => `${name}:${tracker}`;
+
+/**
  * Root per IP, management per API key, runtime per license (falling back to the address when no key
  * is sent). Keys are hashed: counters never hold credentials.
  */
 export function throttlerOptions(config: AppConfig, redis: RedisService): ThrottlerModuleOptions {
   const env = config.env;
+  const throttlers: ThrottlerOptions[] = [
+    { name: 'root', limit: env.THROTTLE_ROOT_LIMIT, ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000, getTracker: (req) => ip(req as Request) },
+    {
+      name: 'api',
+      limit: env.THROTTLE_API_LIMIT,
+      ttl: env.THROTTLE_API_TTL_SECONDS * 1000,
+      getTracker: (req) => {
+        const key = header(req as Request, 'x-api-key');
+        return key ? `key:${sha256Hex(key).slice(0, 32)}` : ip(req as Request);
+      },
+    },
+    {
+      name: 'runtime',
+      limit: env.THROTTLE_RUNTIME_LIMIT,
+      ttl: env.THROTTLE_RUNTIME_TTL_SECONDS * 1000,
+      getTracker: (req) => {
+        const hash = licenseKeyHash(req as Request);
+        return hash ? `license:${hash.slice(0, 32)}` : ip(req as Request);
+      },
+    },
+  ];
   return {
-    throttlers: [
-      { name: 'root', limit: env.THROTTLE_ROOT_LIMIT, ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000, getTracker: (req) => ip(req as Request) },
-      {
-        name: 'api',
-        limit: env.THROTTLE_API_LIMIT,
-        ttl: env.THROTTLE_API_TTL_SECONDS * 1000,
-        getTracker: (req) => {
-          const key = header(req as Request, 'x-api-key');
-          return key ? `key:${sha256Hex(key).slice(0, 32)}` : ip(req as Request);
-        },
-      },
-      {
-        name: 'runtime',
-        limit: env.THROTTLE_RUNTIME_LIMIT,
-        ttl: env.THROTTLE_RUNTIME_TTL_SECONDS * 1000,
-        getTracker: (req) => {
-          const hash = licenseKeyHash(req as Request);
-          return hash ? `license:${hash.slice(0, 32)}` : ip(req as Request);
-        },
-      },
-    ],
+    throttlers: throttlers.map((throttler) => ({ ...throttler, generateKey: perClass })),
     storage: redis.client ? new RedisThrottlerStorage(redis.client, redis.prefix) : new MemoryThrottlerStorage(),
   };
 }

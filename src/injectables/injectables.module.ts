@@ -21,7 +21,7 @@ import { InjectablesService } from './injectables.service.js';
       }),
     }),
   ],
-  controllers: [InjectablesController, InjectableStreamController],
+  controllers: [InjectableStreamController, InjectablesController],
   providers: [InjectablesService],
   exports: [InjectablesService],
 })

@@ -207,13 +207,39 @@ describe('CORS for SDKs on customer sites', () => {
       .set('Access-Control-Request-Method', 'POST')
       .set('Access-Control-Request-Headers', 'x-license-key, x-service-domain, content-type');
     expect(res.status).toBe(204);
-    expect(res.headers['access-control-allow-origin']).toBe('https://shop.example.com');
+    expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(res.headers['access-control-allow-headers'].toLowerCase()).toContain('x-license-key');
+    expect(res.headers['access-control-allow-methods']).toContain('POST');
   });
 
   it('exposes X-Request-Id and Retry-After to scripts', async () => {
     const res = await t.http().get('/api/v1/').set('Origin', 'https://shop.example.com');
+    expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(res.headers['access-control-expose-headers']).toContain('Retry-After');
+    expect(res.headers['access-control-expose-headers']).toContain('X-Request-Id');
+  });
+});
+
+describe('CORS_ORIGINS as a list', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ CORS_ORIGINS: 'https://admin.example.com, https://shop.example.com' });
+  });
+  afterAll(async () => t.close());
+
+  it('echoes a listed origin and varies by Origin', async () => {
+    const res = await t.http().get('/api/v1/').set('Origin', 'https://shop.example.com');
+    expect(res.headers['access-control-allow-origin']).toBe('https://shop.example.com');
+    expect(res.headers.vary).toMatch(/Origin/i);
+  });
+
+  it('gives an unlisted origin no CORS grant', async () => {
+    const res = await t
+      .http()
+      .options('/api/v1/project/has-paid')
+      .set('Origin', 'https://evil.example.net')
+      .set('Access-Control-Request-Method', 'POST');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
 

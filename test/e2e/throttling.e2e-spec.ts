@@ -52,6 +52,33 @@ describe('rate limits per route class (SPEC 9)', () => {
     expect(await statuses(5, () => check())).toEqual([401, 401, 401, 401, 429]);
   });
 
+  it('gives a key one allowance for the whole class, not one per route', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key);
+    const calls = [
+      () => t.http().get('/api/v1/api-keys').set('X-API-KEY', key),
+      () => t.http().get('/api/v1/project').set('X-API-KEY', key),
+      () => t.http().get(`/api/v1/project/${project.id}/domains`).set('X-API-KEY', key),
+    ];
+    // makeProject spent one call; four more on three different routes reach the limit of five.
+    const seen: number[] = [];
+    for (let i = 0; i < 4; i++) seen.push((await calls[i % 3]()).status);
+    expect(seen).toEqual([200, 200, 200, 200]);
+    expectError(await calls[2](), 429);
+    expectError(await calls[1](), 429);
+  });
+
+  it('counts has-paid and the injectable stream against the same license allowance', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const license = await makeLicense(t, key, project.id, { title: 'shared' });
+    const hasPaid = () => t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid);
+    const stream = () => t.http().get('/api/v1/injectable/stream').set('X-LICENSE-KEY', license.uuid);
+    expect([(await hasPaid()).status, (await stream()).status, (await hasPaid()).status, (await stream()).status]).toEqual([200, 200, 200, 200]);
+    expectError(await stream(), 429);
+    expectError(await hasPaid(), 429);
+  });
+
   it('keeps the health endpoints out of every limit', async () => {
     expect(await statuses(8, () => t.http().get('/api/v1/health/live'))).toEqual(Array(8).fill(200));
   });
