@@ -43,7 +43,7 @@ export class LicenseKeyGuard implements CanActivate {
     }
     if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
     if (project.locked_at) throw runtimeRefusal(403, 'Project is locked.', project);
-    req.runtime = { ...entry, project };
+    req.runtime = entry as RuntimeEntry & { project: ProjectEntity };
     return true;
   }
 }

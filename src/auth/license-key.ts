@@ -4,8 +4,12 @@ import { sha256Hex } from '../common/crypto.js';
 /** The license key: X-LICENSE-KEY, else a `license` query or body parameter (SPEC 7). */
 export function licenseKeyOf(req: Request): string | null {
   const header = req.headers['x-license-key'];
-  const candidates = [Array.isArray(header) ? header[0] : header, req.query?.license, (req.body as { license?: unknown } | undefined)?.license];
-  for (const value of candidates) if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  const sent = Array.isArray(header) ? header[0] : header;
+  if (typeof sent === 'string' && sent.trim() !== '') return sent.trim();
+  // Only now the query and body: Express parses the query string on every read of req.query.
+  for (const value of [req.query?.license, (req.body as { license?: unknown } | undefined)?.license]) {
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  }
   return null;
 }
 

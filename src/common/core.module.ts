@@ -1,13 +1,12 @@
 import { CacheModule } from '@nestjs/cache-manager';
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { createKeyvNonBlocking } from '@keyv/redis';
 import { Keyv } from 'keyv';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { LruStore } from './lru-store.js';
 import { Cursors } from './pagination.js';
-import { InvalidateOnWriteInterceptor, ProjectGenerations, ReadCacheInterceptor } from './read-cache.js';
+import { ProjectGenerations } from './read-cache.js';
 import { RedisService } from './redis.js';
 
 /** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
@@ -36,8 +35,6 @@ export class CoreModule {
         RedisService,
         ProjectGenerations,
         UnitOfWork,
-        { provide: APP_INTERCEPTOR, useClass: InvalidateOnWriteInterceptor },
-        { provide: APP_INTERCEPTOR, useClass: ReadCacheInterceptor },
       ],
       exports: [AppConfig, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule],
     };

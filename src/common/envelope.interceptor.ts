@@ -21,12 +21,19 @@ function isPlain(value: unknown, depth = 0): boolean {
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
+  /** Per handler: its success message, or null when it answers raw. Read once, not per request. */
+  private readonly messages = new WeakMap<object, string | null>();
+
   constructor(private readonly reflector: Reflector) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const handler = context.getHandler();
-    if (this.reflector.get<boolean>(RAW_RESPONSE, handler)) return next.handle();
-    const message = this.reflector.get<string>(RESPONSE_MESSAGE, handler) ?? 'Success';
+    let message = this.messages.get(handler);
+    if (message === undefined) {
+      message = this.reflector.get<boolean>(RAW_RESPONSE, handler) ? null : (this.reflector.get<string>(RESPONSE_MESSAGE, handler) ?? 'Success');
+      this.messages.set(handler, message);
+    }
+    if (message === null) return next.handle();
     return next.handle().pipe(
       map(
         (data): Envelope => ({

@@ -7,6 +7,7 @@ import {
   NestInterceptor,
   OnModuleInit,
   SetMetadata,
+  UseInterceptors,
 } from '@nestjs/common';
 import { CACHE_MANAGER, Cache } from '@nestjs/cache-manager';
 import { Reflector } from '@nestjs/core';
@@ -137,3 +138,10 @@ export class InvalidateOnWriteInterceptor implements NestInterceptor {
     );
   }
 }
+
+/**
+ * For controllers under /project/{project}: writes make the project's cached reads stale and
+ * @CachedRead() reads are served from the cache. Routes elsewhere do without both interceptors
+ * (the runtime path above all); test/e2e/route-audit checks that no project route lacks them.
+ */
+export const ProjectResource = () => UseInterceptors(InvalidateOnWriteInterceptor, ReadCacheInterceptor);

@@ -4,7 +4,7 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
-import { CachedRead } from '../common/read-cache.js';
+import { CachedRead, ProjectResource } from '../common/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { DomainEntity } from './domain.entity.js';
@@ -16,6 +16,7 @@ import { DomainResponse } from './dto/domain.response.js';
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
 @ApiErrors(404, 500)
+@ProjectResource()
 @Controller('project/:project/domains')
 export class DomainsController {
   constructor(

@@ -7,6 +7,7 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
+import { ProjectResource } from '../common/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
 import { InjectableResponse, InjectableStreamPageResponse } from './dto/injectable.response.js';
@@ -17,6 +18,7 @@ import { InjectablesService, UploadedPayload } from './injectables.service.js';
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
 @ApiErrors(404, 500)
+@ProjectResource()
 @Controller('project/:project/injectables')
 export class InjectablesController {
   constructor(

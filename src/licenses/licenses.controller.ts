@@ -5,7 +5,7 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
-import { CachedRead } from '../common/read-cache.js';
+import { CachedRead, ProjectResource } from '../common/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseResponse, LicenseUsageResponse } from './dto/license.response.js';
@@ -16,6 +16,7 @@ import { LicensesService } from './licenses.service.js';
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
 @ApiErrors(404, 500)
+@ProjectResource()
 @Controller('project/:project/licenses')
 export class LicensesController {
   constructor(

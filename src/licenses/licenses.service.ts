@@ -47,7 +47,19 @@ const OPTIONAL_FIELDS: OptionalField[] = [
   'allow_configs',
 ];
 
-export const utcDay = (date = new Date()): string => date.toISOString().slice(0, 10);
+const today = { day: '', from: 0, until: 0 };
+
+/** The UTC day of `date` (default now) as YYYY-MM-DD; today's is computed once a day. */
+export function utcDay(date?: Date): string {
+  if (date) return date.toISOString().slice(0, 10);
+  const now = Date.now();
+  if (now < today.from || now >= today.until) {
+    today.from = now - (now % 86_400_000);
+    today.until = today.from + 86_400_000;
+    today.day = new Date(now).toISOString().slice(0, 10);
+  }
+  return today.day;
+}
 
 /** SPEC 6: omitted optional fields take the owner's license_defaults, else null/false. */
 function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {

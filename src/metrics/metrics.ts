@@ -11,6 +11,10 @@ export const runtimeChecks = new Counter({
   registers: [registry],
 });
 
+/** The two answers of every successful check, bound once (labels are hashed on each unbound inc). */
+export const paidChecks = runtimeChecks.labels('paid');
+export const unpaidChecks = runtimeChecks.labels('unpaid');
+
 export const webhookAttempts = new Counter({
   name: 'licensegate_webhook_attempts_total',
   help: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)',

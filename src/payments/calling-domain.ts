@@ -4,9 +4,9 @@ import { hostOfUrl, normalizeDomain } from '../common/domain-name.js';
 
 export interface CallingDomain {
   /** The normalised host name, or null when none could be determined. */
-  host: string | null;
+  readonly host: string | null;
   /** A local development host: localhost, 127.0.0.1, ::1, *.localhost, *.test (SPEC 7). */
-  local: boolean;
+  readonly local: boolean;
 }
 
 const LOCAL_IPS = new Set(['127.0.0.1', '::1', '[::1]', '::ffff:127.0.0.1']);
@@ -19,28 +19,52 @@ function hostPart(value: string): string {
   return withPort ? withPort[1] : trimmed;
 }
 
+const usable = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
+
+/** The first source of SPEC 7 step 3 that names a host, read lazily (the header is the common case). */
+function rawCallingDomain(req: Request, configDomain: unknown): string | undefined {
+  const header = req.headers['x-service-domain'];
+  const sent = Array.isArray(header) ? header[0] : header;
+  if (usable(sent)) return sent;
+  if (usable(configDomain)) return configDomain;
+  const query = req.query?.domain;
+  if (usable(query)) return query;
+  const body = (req.body as { domain?: unknown } | undefined)?.domain;
+  if (usable(body)) return body;
+  const origin = hostOfUrl(req.headers.origin);
+  if (usable(origin)) return origin;
+  const referer = hostOfUrl(req.headers.referer);
+  return usable(referer) ? referer : undefined;
+}
+
+function resolve(raw: string): CallingDomain {
+  const host = hostPart(raw).toLowerCase().replace(/\.$/, '');
+  const local = LOCAL_IPS.has(host) || (isIP(host) === 0 && (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test')));
+  return Object.freeze({ host: normalizeDomain(host), local });
+}
+
+// A site sends the same few names over and over: each is normalised once. Bounded and only for
+// names of a sane length, so that random values cannot grow it.
+const resolved = new Map<string, CallingDomain>();
+const RESOLVED_MAX = 10_000;
+const NONE: CallingDomain = Object.freeze({ host: null, local: false });
+
 /**
  * The calling domain (SPEC 7 step 3): X-Service-Domain, else the `domain` parameter (config, query or
  * body), else the host of Origin, else of Referer; normalised as domains are stored.
  */
 export function callingDomain(req: Request, configDomain?: unknown): CallingDomain {
-  const header = req.headers['x-service-domain'];
-  const body = req.body as { domain?: unknown } | undefined;
-  const sources: unknown[] = [
-    Array.isArray(header) ? header[0] : header,
-    configDomain,
-    req.query?.domain,
-    body?.domain,
-    hostOfUrl(req.headers.origin),
-    hostOfUrl(req.headers.referer),
-  ];
-  const raw = sources.find((v): v is string => typeof v === 'string' && v.trim() !== '');
-  if (raw === undefined) return { host: null, local: false };
-  const host = hostPart(raw).toLowerCase().replace(/\.$/, '');
-  if (LOCAL_IPS.has(host) || (isIP(host) === 0 && (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test')))) {
-    return { host: normalizeDomain(host), local: true };
+  const raw = rawCallingDomain(req, configDomain);
+  if (raw === undefined) return NONE;
+  let found = resolved.get(raw);
+  if (found === undefined) {
+    found = resolve(raw);
+    if (raw.length <= 300) {
+      if (resolved.size >= RESOLVED_MAX) resolved.clear();
+      resolved.set(raw, found);
+    }
   }
-  return { host: normalizeDomain(host), local: false };
+  return found;
 }
 
 /** The registered domain `host` belongs to: itself or its nearest registered parent. */

@@ -9,7 +9,7 @@ import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-domain.js';
 import { CountersService } from './counters.service.js';
-import { runtimeChecks } from '../metrics/metrics.js';
+import { paidChecks, runtimeChecks, unpaidChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 
@@ -128,7 +128,7 @@ export class PaymentsService {
         'Retry-After': String(retry),
       });
     }
-    runtimeChecks.inc({ outcome: hasPaid ? 'paid' : 'unpaid' });
+    (hasPaid ? paidChecks : unpaidChecks).inc();
     return { ...(await this.answer(project, hasPaid, options)), is_test_license: license.is_test_license };
   }
 

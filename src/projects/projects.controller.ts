@@ -6,7 +6,7 @@ import { requireGlobalKey } from '../auth/auth.service.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
-import { CachedRead } from '../common/read-cache.js';
+import { CachedRead, ProjectResource } from '../common/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { CreateProjectDto, LockProjectDto, UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectCreatedResponse, ProjectResponse, SigningKeyResponse } from './dto/project.response.js';
@@ -17,6 +17,7 @@ import { ProjectsService } from './projects.service.js';
 @ApiTags('projects')
 @ApiKeyAuth()
 @ApiErrors(500)
+@ProjectResource()
 @Controller('project')
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}

@@ -8,6 +8,7 @@ import { ApiError, notFound } from '../common/errors.js';
 import { IdPipe } from '../common/id.pipe.js';
 import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
+import { ProjectResource } from '../common/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { WebhookDeliveryResponse, WebhookDeliveryWithAttemptsResponse } from './dto/webhook-delivery.response.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
@@ -17,6 +18,7 @@ import { WebhookOutbox } from './webhook-outbox.service.js';
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
 @ApiErrors(404, 500)
+@ProjectResource()
 @Controller('project/:project/webhook-deliveries')
 export class WebhooksController {
   constructor(

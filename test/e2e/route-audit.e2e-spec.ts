@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { RequestMethod } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
+import { InvalidateOnWriteInterceptor, ReadCacheInterceptor } from '../../src/common/read-cache.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+interface Route {
+  path: string;
+  method: string;
+  interceptors: unknown[];
+}
+
+/** Every route the app serves, with the interceptors Nest applies to it besides the global ones. */
+function routes(t: TestApp): Route[] {
+  const out: Route[] = [];
+  for (const module of t.app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as (new (...args: never[]) => object) | null;
+      if (!controller) continue;
+      const base = String(Reflect.getMetadata(PATH_METADATA, controller) ?? '');
+      const onClass = (Reflect.getMetadata(INTERCEPTORS_METADATA, controller) as unknown[] | undefined) ?? [];
+      for (const name of Object.getOwnPropertyNames(controller.prototype)) {
+        const handler = (controller.prototype as Record<string, unknown>)[name];
+        if (typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
+        const onMethod = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) as unknown[] | undefined) ?? [];
+        out.push({ path: `${base}/${String(Reflect.getMetadata(PATH_METADATA, handler))}`, method, interceptors: [...onClass, ...onMethod] });
+      }
+    }
+  }
+  return out;
+}
+
+describe('route audit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('puts the read cache and its invalidation on every route under /project/{project}', () => {
+    const all = routes(t);
+    const scoped = all.filter((r) => r.path.includes(':project'));
+    expect(scoped.filter((r) => r.method !== 'GET').length).toBeGreaterThan(15);
+    for (const route of scoped) {
+      // GET …/has-paid (seed 4.3) reads through the runtime caches, which follow the same generations.
+      if (route.path.endsWith('has-paid')) continue;
+      expect({ route: `${route.method} ${route.path}`, invalidates: route.interceptors.includes(InvalidateOnWriteInterceptor) }).toEqual({
+        route: `${route.method} ${route.path}`,
+        invalidates: true,
+      });
+      expect(route.interceptors).toContain(ReadCacheInterceptor);
+    }
+  });
+
+  it('keeps the runtime routes free of the management interceptors', () => {
+    const runtime = routes(t).filter((r) => r.path === 'project/has-paid' || r.path === 'injectable/stream');
+    expect(runtime.map((r) => r.method).sort()).toEqual(['GET', 'POST']);
+    for (const route of runtime) expect(route.interceptors).not.toContain(ReadCacheInterceptor);
+  });
+});
