@@ -1,6 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (value: string | Buffer): string => createHash('sha256').update(value).digest('hex');
+/** One-shot SHA-256 (crypto.hash: no Hash object per call, which matters on the runtime path). */
+export const sha256Hex = (value: string | Buffer): string => hash('sha256', value, 'hex');
 
 /** A key for one purpose, derived from APP_KEY so that no two uses share key material. */
 export const deriveKey = (appKey: Buffer, purpose: string): Buffer =>

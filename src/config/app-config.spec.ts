@@ -50,6 +50,12 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
   });
 
+  it('refuses several workers without Redis, and takes them with it', () => {
+    expect(() => loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '2' }, quiet)).toThrow(/^CLUSTER_WORKERS: more than one worker needs REDIS_URL/);
+    expect(loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }, quiet).env.CLUSTER_WORKERS).toBe(2);
+    expect(loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '1' }, quiet).env.CLUSTER_WORKERS).toBe(1);
+  });
+
   it('requires APP_KEY in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' }, quiet)).toThrow(/^APP_KEY: required/);
   });

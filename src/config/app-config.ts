@@ -173,6 +173,11 @@ export function loadConfig(
     const shown = reason.startsWith(first.property) ? reason : `${first.property} ${reason}`;
     throw new ConfigError(`${first.property}: invalid value ${JSON.stringify(source[first.property])} (${shown})`);
   }
+  if (env.CLUSTER_WORKERS > 1 && !env.REDIS_URL) {
+    // Workers are separate processes: without Redis each would keep its own cache generations and
+    // rate-limit counters, and a write on one worker would leave the others serving the old state.
+    throw new ConfigError('CLUSTER_WORKERS: more than one worker needs REDIS_URL (shared cache generations and rate limits)');
+  }
   return new AppConfig(env, resolveAppKey(env, warn));
 }
 

@@ -32,6 +32,8 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
 describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
   let db: { url: string; drop: () => Promise<void> };
   let primary: ChildProcess;
@@ -47,7 +49,18 @@ describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     primary = spawn(process.execPath, ['dist/src/main.js'], {
-      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: String(port), DATABASE_URL: db.url, APP_KEY: randomBytes(32).toString('base64'), CLUSTER_WORKERS: '2', WEBHOOK_DISPATCHER: 'false' },
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        PORT: String(port),
+        DATABASE_URL: db.url,
+        APP_KEY: randomBytes(32).toString('base64'),
+        CLUSTER_WORKERS: '2',
+        REDIS_URL,
+        REDIS_KEY_PREFIX: `lg-cluster-${randomBytes(4).toString('hex')}:`,
+        WEBHOOK_DISPATCHER: 'false',
+      },
       stdio: ['ignore', 'ignore', 'ignore'],
     });
     await waitFor(async () => (await fetch(`${url}/api/v1/health/live`)).ok);
@@ -79,5 +92,22 @@ describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
     const code = await new Promise((resolve) => primary.once('exit', (c, s) => resolve(c ?? s)));
     expect([0, 'SIGTERM']).toContain(code);
     for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
+describe('CLUSTER_WORKERS without Redis', () => {
+  it('refuses to start: the workers could not share cache generations or rate limits', () => {
+    let failure: { status?: number; stderr?: Buffer } = {};
+    try {
+      execFileSync(process.execPath, ['dist/src/main.js'], {
+        env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', DATABASE_URL: 'sqlite::memory:', APP_KEY: randomBytes(32).toString('base64'), CLUSTER_WORKERS: '2', REDIS_URL: '' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: 20_000,
+      });
+    } catch (error) {
+      failure = error as typeof failure;
+    }
+    expect(failure.status).toBe(1);
+    expect(String(failure.stderr)).toContain('CLUSTER_WORKERS: more than one worker needs REDIS_URL');
   });
 });
