@@ -29,23 +29,32 @@ export function runtimeRefusal(status: number, message: string, project: Project
 export class LicenseKeyGuard implements CanActivate {
   constructor(private readonly lookup: RuntimeLookupService) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const req = context.switchToHttp().getRequest<LicensedRequest>();
     const key = licenseKeyOf(req);
     if (!key) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
-    const entry = key.length <= 64 ? await this.lookup.byKeyHash(licenseKeyHash(req) as string) : null;
-    if (!entry) throw runtimeRefusal(403, 'Invalid license key.', null);
-    const { license, project } = entry;
-    if (license.revoked_at) throw runtimeRefusal(403, 'This license has been revoked.', project);
-    if (license.expires_at && license.expires_at.getTime() <= Date.now()) throw runtimeRefusal(403, 'This license has expired.', project);
-    if (!project) {
-      throw runtimeRefusal(403, 'The project of this license no longer exists.', { default_redirect_url: entry.redirectUrl } as ProjectEntity);
-    }
-    if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
-    if (project.locked_at) throw runtimeRefusal(403, 'Project is locked.', project);
-    req.runtime = entry as RuntimeEntry & { project: ProjectEntity };
-    return true;
+    if (key.length > 64) throw runtimeRefusal(403, 'Invalid license key.', null);
+    const hash = licenseKeyHash(req) as string;
+    // Warm and current: answered without a round trip to the database or Redis.
+    const cached = this.lookup.peek(hash);
+    if (cached) return admit(req, cached);
+    return this.lookup.byKeyHash(hash).then((entry) => admit(req, entry));
   }
+}
+
+/** SPEC 7's license refusals, in order; on success the request carries the entry. */
+function admit(req: LicensedRequest, entry: RuntimeEntry | null): true {
+  if (!entry) throw runtimeRefusal(403, 'Invalid license key.', null);
+  const { license, project } = entry;
+  if (license.revoked_at) throw runtimeRefusal(403, 'This license has been revoked.', project);
+  if (license.expires_at && license.expires_at.getTime() <= Date.now()) throw runtimeRefusal(403, 'This license has expired.', project);
+  if (!project) {
+    throw runtimeRefusal(403, 'The project of this license no longer exists.', { default_redirect_url: entry.redirectUrl } as ProjectEntity);
+  }
+  if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
+  if (project.locked_at) throw runtimeRefusal(403, 'Project is locked.', project);
+  req.runtime = entry as RuntimeEntry & { project: ProjectEntity };
+  return true;
 }
 
 /** Guards a runtime route with a license key and documents it. */

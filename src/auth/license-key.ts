@@ -13,16 +13,18 @@ export function licenseKeyOf(req: Request): string | null {
   return null;
 }
 
-const hashes = new WeakMap<Request, string | null>();
+const HASH = Symbol('licenseKeyHash');
 
 /**
  * SHA-256 of the request's license key, computed once per request: the runtime throttle counts by it
- * and the lookup finds the license by it.
+ * and the lookup finds the license by it. Kept on the request itself (a WeakMap would cost every
+ * garbage collection an ephemeron per request in flight).
  */
 export function licenseKeyHash(req: Request): string | null {
-  if (hashes.has(req)) return hashes.get(req) ?? null;
+  const memo = req as Request & { [HASH]?: string | null };
+  if (memo[HASH] !== undefined) return memo[HASH];
   const key = licenseKeyOf(req);
   const hash = key === null ? null : sha256Hex(key);
-  hashes.set(req, hash);
+  memo[HASH] = hash;
   return hash;
 }

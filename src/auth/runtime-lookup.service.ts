@@ -46,6 +46,14 @@ export class RuntimeLookupService {
     private readonly generations: ProjectGenerations,
   ) {}
 
+  /** The cached entry for `hash` when it is current and that can be told without waiting (no Redis). */
+  peek(hash: string): RuntimeEntry | undefined {
+    const cached = this.byHash.get(hash);
+    if (cached === undefined) return undefined;
+    const generation = this.generations.known(cached.license.project_id);
+    return generation !== undefined && generation === cached.generation ? cached : undefined;
+  }
+
   /** The license whose key hashes to `hash` (SHA-256 of the uuid as sent), or null. */
   async byKeyHash(hash: string): Promise<RuntimeEntry | null> {
     const cached = this.byHash.get(hash);

@@ -49,6 +49,14 @@ export class ProjectGenerations implements OnModuleInit {
     });
   }
 
+  /**
+   * The current generation when this process alone keeps it (no Redis), without waiting; undefined
+   * when it must be asked with get().
+   */
+  known(projectId: number): string | undefined {
+    return this.redis.client ? undefined : String(this.local.get(projectId) ?? 0);
+  }
+
   /** The current generation, or null when it cannot be known (Redis down): do not use the cache then. */
   async get(projectId: number): Promise<string | null> {
     const client = this.redis.client;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
 import { QueryDeepPartialEntity, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/db-errors.js';
 import type { FieldErrors } from '../common/envelope.js';
@@ -27,6 +28,9 @@ export interface UploadedPayload {
 
 const SLUG_TAKEN = 'The slug has already been taken.';
 
+const PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024;
+const payloadBytes = <T>(items: T[], content: (item: T) => string | null) => items.reduce((sum, item) => sum + (content(item)?.length ?? 0) + 200, 200);
+
 /** Item keys of seed 4.10 (stream). */
 export interface StreamItem {
   slug: string;
@@ -37,6 +41,12 @@ export interface StreamItem {
   target_path: string | null;
   signature: string;
   meta: Record<string, unknown>;
+}
+
+export interface StreamPage {
+  injectables: StreamItem[];
+  next_cursor: string | null;
+  has_more: boolean;
 }
 
 /** Item keys of seed 4.2 (`include=injectables`). */
@@ -56,7 +66,16 @@ export interface PaidItem {
 
 @Injectable()
 export class InjectablesService {
-  private readonly paidCache = new Map<number, { generation: string; items: PaidItem[] }>();
+  // Runtime reads cached per project generation (any write to the project bumps it), bounded by the
+  // bytes of payload they hold: payloads may be megabytes each.
+  private readonly paidCache = new LRUCache<number, { generation: string; items: PaidItem[] }>({
+    maxSize: PAYLOAD_CACHE_BYTES,
+    sizeCalculation: (entry) => payloadBytes(entry.items, (i) => i.content),
+  });
+  private readonly pageCache = new LRUCache<string, { generation: string; page: StreamPage }>({
+    maxSize: PAYLOAD_CACHE_BYTES,
+    sizeCalculation: (entry) => payloadBytes(entry.page.injectables, (i) => i.encrypted_content),
+  });
 
   constructor(
     @InjectRepository(InjectableEntity) private readonly injectables: Repository<InjectableEntity>,
@@ -169,7 +188,19 @@ export class InjectablesService {
   }
 
   /** Seed 4.10: active injectables in id order; paid-only ones only once the project is paid. */
-  async stream(project: ProjectEntity, query: CursorQueryDto) {
+  async stream(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
+    // The generation is read before the database, so a write landing meanwhile files this page under
+    // a generation nobody asks for any more.
+    const generation = this.generations.known(project.id) ?? (await this.generations.get(project.id));
+    const key = `${project.id}:${project.has_paid ? 'paid' : 'unpaid'}:${query.per_page ?? ''}:${query.cursor ?? ''}`;
+    const cached = generation === null ? undefined : this.pageCache.get(key);
+    if (cached && cached.generation === generation) return cached.page;
+    const page = await this.readStreamPage(project, query);
+    if (generation !== null && key.length <= 512) this.pageCache.set(key, { generation, page });
+    return page;
+  }
+
+  private async readStreamPage(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
     const qb = this.injectables
       .createQueryBuilder('i')
       .where('i.project_id = :project', { project: project.id })
@@ -215,10 +246,7 @@ export class InjectablesService {
         meta: i.meta,
       }),
     );
-    if (generation !== null) {
-      if (this.paidCache.size > 10_000) this.paidCache.clear();
-      this.paidCache.set(projectId, { generation, items });
-    }
+    if (generation !== null) this.paidCache.set(projectId, { generation, items });
     return items;
   }
 

@@ -54,13 +54,17 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * usage_limit_reached event), or 'refused' when the license is at `max` for this UTC day. With no
    * limit the call is counted lazily and always allowed.
    */
-  async takeUsage(licenseId: number, max: number | null): Promise<'ok' | 'last' | 'refused'> {
+  takeUsage(licenseId: number, max: number | null): 'ok' | Promise<'ok' | 'last' | 'refused'> {
     const day = utcDay();
     if (max === null) {
       const key = `${licenseId}:${day}`;
       this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
       return 'ok';
     }
+    return this.takeLimited(licenseId, max, day);
+  }
+
+  private async takeLimited(licenseId: number, max: number, day: string): Promise<'ok' | 'last' | 'refused'> {
     if (max <= 0) return 'refused';
     const bump = async (): Promise<'ok' | 'last' | null> => {
       // Two conditional statements instead of one so that exactly one call learns it took the last use.
@@ -100,8 +104,14 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * Records that the license was used from `host` under the registered `domain` ('' host = the domain
    * itself). A new domain past `maxDomains`, or a new subdomain past `maxSubdomains`, is refused.
    */
-  async activate(licenseId: number, domain: string, host: string, maxDomains: number | null, maxSubdomains: number | null): Promise<Activation> {
+  activate(licenseId: number, domain: string, host: string, maxDomains: number | null, maxSubdomains: number | null): Activation | Promise<Activation> {
     const domainKey = `${licenseId}\u0000${domain}\u0000`;
+    // Recorded before by this process: nothing to ask the database.
+    if (this.knownActivations.has(domainKey) && (host === '' || this.knownActivations.has(domainKey + host))) return 'ok';
+    return this.record(licenseId, domain, host, maxDomains, maxSubdomains, domainKey);
+  }
+
+  private async record(licenseId: number, domain: string, host: string, maxDomains: number | null, maxSubdomains: number | null, domainKey: string): Promise<Activation> {
     if (!this.knownActivations.has(domainKey)) {
       const ok = await this.insertIf(
         licenseId,

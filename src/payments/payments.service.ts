@@ -99,13 +99,15 @@ export class PaymentsService {
         counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
       }
       if (counted) {
-        const outcome = await this.counters.activate(
+        const activation = this.counters.activate(
           license.id,
           counted.domain.domain,
           counted.host,
           license.max_domains,
           license.max_subdomains_per_domain,
         );
+        // Known activations and unlimited usage answer at once: no await, no extra turn of the loop.
+        const outcome = typeof activation === 'string' ? activation : await activation;
         if (outcome === 'max_domains') {
           throw runtimeRefusal(403, `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`, project);
         }
@@ -115,7 +117,8 @@ export class PaymentsService {
       }
     }
 
-    const usage = await this.counters.takeUsage(license.id, license.max_usage_per_day);
+    const taken = this.counters.takeUsage(license.id, license.max_usage_per_day);
+    const usage = typeof taken === 'string' ? taken : await taken;
     if (usage === 'last') {
       void this.outbox
         .change(project, async () => [undefined, [['license.usage_limit_reached', { license_id: license.id, project_id: project.id, max_usage_per_day: license.max_usage_per_day, day: new Date().toISOString().slice(0, 10) }]]])
@@ -129,7 +132,10 @@ export class PaymentsService {
       });
     }
     (hasPaid ? paidChecks : unpaidChecks).inc();
-    return { ...(await this.answer(project, hasPaid, options)), is_test_license: license.is_test_license };
+    const answer = this.answer(project, hasPaid, options);
+    const result = 'then' in answer ? await answer : answer;
+    result.is_test_license = license.is_test_license;
+    return result;
   }
 
   /** Seed 4.3 for a project read with an API key: the same domain rules, no license limits. */
@@ -142,11 +148,12 @@ export class PaymentsService {
     return this.answer(project, registered.has_paid, options);
   }
 
-  private async answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): Promise<HasPaidResult> {
+  /** {has_paid, redirect_url?, injectables?}; waits only when injectables are asked for. */
+  private answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): HasPaidResult | Promise<HasPaidResult> {
     const result: HasPaidResult = { has_paid: hasPaid };
-    if (options.include === 'injectables' && hasPaid) result.injectables = await this.injectables.paidOnly(project.id);
     if (!hasPaid) result.redirect_url = project.default_redirect_url;
-    return result;
+    if (options.include !== 'injectables' || !hasPaid) return result;
+    return this.injectables.paidOnly(project.id).then((injectables) => ({ has_paid: hasPaid, injectables }));
   }
 
   private ipAllowed(list: string, ip: string): boolean {

@@ -1012,6 +1012,29 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
       void inactivePaid;
     });
 
+    it('serves a new payload, a new injectable and a deletion at the very next call, on every page', async () => {
+      const ctx = await setup({ has_paid: true });
+      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const first = await create(ctx, { slug: `first-${uniqueToken()}` });
+      const second = await create(ctx, { slug: `second-${uniqueToken()}` });
+      const page = async (query: Record<string, string | number> = {}) => expectSuccess(await stream(license.uuid, query));
+      const one = await page({ per_page: 1 });
+      expect(one.injectables.map((i: any) => i.slug)).toEqual([first.data.slug]);
+      // Read twice: the second answer may come from the cache.
+      expect((await page({ per_page: 1, cursor: one.next_cursor })).injectables[0].encrypted_content).toBe(second.data.content);
+
+      const secret = newSecret();
+      const updated = expectSuccess(await api(ctx.key).put(`${ctx.base}/${second.data.id}`, { content: 'changed', secret }));
+      const next = await page({ per_page: 1, cursor: one.next_cursor });
+      expect(next.injectables[0].encrypted_content).toBe(updated.content);
+      expect(next.injectables[0].encrypted_content).not.toBe(second.data.content);
+
+      const third = await create(ctx, { slug: `third-${uniqueToken()}` });
+      expect((await page()).injectables.map((i: any) => i.slug)).toEqual([first.data.slug, second.data.slug, third.data.slug]);
+      expectSuccess(await api(ctx.key).delete(`${ctx.base}/${first.data.id}`));
+      expect((await page()).injectables.map((i: any) => i.slug)).toEqual([second.data.slug, third.data.slug]);
+    });
+
     it('a license streams only its own project\'s injectables; the `license` query parameter works too', async () => {
       const one = await setup();
       const two = await setup();
