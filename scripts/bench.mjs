@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
-//                  --injectables 1000 --duration 10 --connections 50 --no-growth]
+//                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N]
 //
 // Seeds a database with the service's own entities and crypto, starts the built server, and drives
 // it with autocannon. Prints req/s, p50, p99 and the server's peak RSS for each scenario, and each
@@ -30,6 +30,9 @@ const opts = {
   growth: !args.includes('--no-growth'),
   only: flag('only', null),
   nodeArgs: flag('node-args', ''),
+  // --workers N: CLUSTER_WORKERS=N, which needs Redis (a fresh key prefix per run).
+  workers: Number(flag('workers', 1)),
+  redisUrl: flag('redis-url', process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'),
   mysqlUrl: flag('mysql-url', process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test'),
 };
 
@@ -155,6 +158,9 @@ function startServer(url, port) {
       THROTTLE_ROOT_LIMIT: '1000000000',
       THROTTLE_API_LIMIT: '1000000000',
       THROTTLE_RUNTIME_LIMIT: '1000000000',
+      ...(opts.workers > 1
+        ? { CLUSTER_WORKERS: String(opts.workers), REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: `lg-bench-${process.pid}-${port}:` }
+        : { CLUSTER_WORKERS: '1' }),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -175,6 +181,14 @@ async function waitReady(port) {
 const peakRss = (pid) => {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+};
+/** With workers: the primary's peak plus each worker's (an upper bound: the peaks need not coincide). */
+const serverRss = (pid) => {
+  let children = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {}
+  return [pid, ...children].reduce((sum, p) => sum + peakRss(p), 0);
 };
 
 async function drive(port, scenario) {
@@ -205,7 +219,7 @@ async function runScenarios(url, seedInfo, list, port) {
     const rows = [];
     for (const scenario of list) {
       const r = await drive(port, scenario);
-      rows.push({ name: scenario.name, ...r, rss: peakRss(server.pid) });
+      rows.push({ name: scenario.name, ...r, rss: serverRss(server.pid) });
       log(`${scenario.name}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms${r.non2xx ? ` non2xx ${r.non2xx}` : ''}`);
     }
     return rows;
@@ -243,7 +257,7 @@ function table(rows) {
 }
 
 const port = 3900 + (process.pid % 50);
-console.log(`LicenseGate bench — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
+console.log(`LicenseGate bench — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.workers > 1 ? `${opts.workers} workers + Redis, ` : ''}${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
 const main = await createDatabase('main');
 try {
   const info = await seed(main.url, opts);

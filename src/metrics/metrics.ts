@@ -4,16 +4,28 @@ import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'licensegate_' });
 
+// Paid and unpaid answers are the runtime path's every call: plain numbers, added to the counter when
+// it is scraped (prom-client hashes the label set on every inc, bound or not).
+const answered = { paid: 0, unpaid: 0 };
+
 export const runtimeChecks = new Counter({
   name: 'licensegate_runtime_checks_total',
   help: 'Runtime payment checks answered, by outcome (paid, unpaid) or refusal status',
   labelNames: ['outcome'] as const,
   registers: [registry],
+  collect() {
+    for (const outcome of ['paid', 'unpaid'] as const) {
+      if (answered[outcome] > 0) this.inc({ outcome }, answered[outcome]);
+      answered[outcome] = 0;
+    }
+  },
 });
 
-/** The two answers of every successful check, bound once (labels are hashed on each unbound inc). */
-export const paidChecks = runtimeChecks.labels('paid');
-export const unpaidChecks = runtimeChecks.labels('unpaid');
+/** Counts one answered runtime check (the refusals count through runtimeChecks directly). */
+export const countAnswer = (paid: boolean): void => {
+  if (paid) answered.paid++;
+  else answered.unpaid++;
+};
 
 export const webhookAttempts = new Counter({
   name: 'licensegate_webhook_attempts_total',

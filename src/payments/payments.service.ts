@@ -9,7 +9,7 @@ import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-domain.js';
 import { CountersService } from './counters.service.js';
-import { paidChecks, runtimeChecks, unpaidChecks } from '../metrics/metrics.js';
+import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 
@@ -131,7 +131,7 @@ export class PaymentsService {
         'Retry-After': String(retry),
       });
     }
-    (hasPaid ? paidChecks : unpaidChecks).inc();
+    countAnswer(hasPaid);
     const answer = this.answer(project, hasPaid, options);
     const result = 'then' in answer ? await answer : answer;
     result.is_test_license = license.is_test_license;
