@@ -36,7 +36,9 @@ describe('callingDomain (SPEC 7 step 3)', () => {
 });
 
 describe('utcDay', () => {
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('follows the clock across midnight UTC, forwards and back', () => {
     jest.useFakeTimers({ now: Date.UTC(2026, 10, 21, 23, 59, 59, 999) });
