@@ -7,7 +7,7 @@ import { ThrottleAs } from '../common/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
 import { LICENSE_KEY_SCHEME } from '../openapi.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { licenseKeyHash, licenseKeyOf } from './license-key.js';
+import { licenseKey } from './license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
 
 
@@ -31,14 +31,13 @@ export class LicenseKeyGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const req = context.switchToHttp().getRequest<LicensedRequest>();
-    const key = licenseKeyOf(req);
-    if (!key) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
-    if (key.length > 64) throw runtimeRefusal(403, 'Invalid license key.', null);
-    const hash = licenseKeyHash(req) as string;
+    const sent = licenseKey(req);
+    if (!sent) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
+    if (sent.key.length > 64) throw runtimeRefusal(403, 'Invalid license key.', null);
     // Warm and current: answered without a round trip to the database or Redis.
-    const cached = this.lookup.peek(hash);
+    const cached = this.lookup.peek(sent.hash);
     if (cached) return admit(req, cached);
-    return this.lookup.byKeyHash(hash).then((entry) => admit(req, entry));
+    return this.lookup.byKeyHash(sent.hash).then((entry) => admit(req, entry));
   }
 }
 

@@ -1,8 +1,14 @@
 import type { Request } from 'express';
 import { sha256Hex } from '../common/crypto.js';
 
+/** The license key as sent, and its SHA-256 (how licenses are found and runtime calls are counted). */
+export interface SentLicenseKey {
+  key: string;
+  hash: string;
+}
+
 /** The license key: X-LICENSE-KEY, else a `license` query or body parameter (SPEC 7). */
-export function licenseKeyOf(req: Request): string | null {
+function licenseKeyOf(req: Request): string | null {
   const header = req.headers['x-license-key'];
   const sent = Array.isArray(header) ? header[0] : header;
   if (typeof sent === 'string' && sent.trim() !== '') return sent.trim();
@@ -13,18 +19,18 @@ export function licenseKeyOf(req: Request): string | null {
   return null;
 }
 
-const HASH = Symbol('licenseKeyHash');
+const MEMO = Symbol('licenseKey');
 
 /**
- * SHA-256 of the request's license key, computed once per request: the runtime throttle counts by it
- * and the lookup finds the license by it. Kept on the request itself (a WeakMap would cost every
- * garbage collection an ephemeron per request in flight).
+ * The request's license key and its hash, read and hashed once per request: the runtime throttle
+ * (which runs first) and LicenseKeyGuard both use them. Kept on the request itself (a WeakMap would
+ * cost every garbage collection an ephemeron per request in flight).
  */
-export function licenseKeyHash(req: Request): string | null {
-  const memo = req as Request & { [HASH]?: string | null };
-  if (memo[HASH] !== undefined) return memo[HASH];
+export function licenseKey(req: Request): SentLicenseKey | null {
+  const memo = req as Request & { [MEMO]?: SentLicenseKey | null };
+  if (memo[MEMO] !== undefined) return memo[MEMO];
   const key = licenseKeyOf(req);
-  const hash = key === null ? null : sha256Hex(key);
-  memo[HASH] = hash;
-  return hash;
+  const sent = key === null ? null : { key, hash: sha256Hex(key) };
+  memo[MEMO] = sent;
+  return sent;
 }

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { SkipThrottle, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { licenseKeyHash } from '../auth/license-key.js';
+import { licenseKey } from '../auth/license-key.js';
 import { AppConfig } from '../config/app-config.js';
 import { sha256Hex } from './crypto.js';
 import { RedisService } from './redis.js';
@@ -49,8 +49,8 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
       limit: env.THROTTLE_RUNTIME_LIMIT,
       ttl: env.THROTTLE_RUNTIME_TTL_SECONDS * 1000,
       getTracker: (req) => {
-        const hash = licenseKeyHash(req as Request);
-        return hash ? `license:${hash.slice(0, 32)}` : ip(req as Request);
+        const sent = licenseKey(req as Request);
+        return sent ? `license:${sent.hash.slice(0, 32)}` : ip(req as Request);
       },
     },
   ];
