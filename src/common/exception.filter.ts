@@ -86,8 +86,6 @@ export function writeError(exception: unknown, req: Request, res: Response, logg
       const body = exception.getResponse();
       const raw = typeof body === 'string' ? body : (body as { message?: unknown }).message;
       message = Array.isArray(raw) ? String(raw[0]) : typeof raw === 'string' ? raw : (STATUS_MESSAGES[status] ?? exception.message);
-      // multer reports an oversized multipart field as a 400; it is the payload limit (SPEC 8): 413.
-      if (status === HttpStatus.BAD_REQUEST && message.startsWith('Field value too long')) status = HttpStatus.PAYLOAD_TOO_LARGE;
     } else {
       const error = exception as { status?: number; statusCode?: number; type?: string; message?: string };
       const known = error?.status ?? error?.statusCode;

@@ -1,5 +1,4 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Query, Req, UploadedFile, UseInterceptors } from '@nestjs/common';
-import { FileInterceptor } from '@nestjs/platform-express';
 import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { LicensedRequest, LicenseKeyAuth } from '../auth/license-key.guard.js';
@@ -8,6 +7,7 @@ import { IdPipe } from '../common/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { ProjectResource } from '../common/read-cache.js';
+import { UploadInterceptor } from '../common/upload.interceptor.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
 import { InjectableResponse, InjectableStreamPageResponse } from './dto/injectable.response.js';
@@ -37,7 +37,7 @@ export class InjectablesController {
 
   /** SPEC 8: multipart/form-data (with `file`) or JSON. */
   @Post()
-  @UseInterceptors(FileInterceptor('file'))
+  @UseInterceptors(UploadInterceptor('file'))
   @ApiConsumes('multipart/form-data', 'application/json')
   @ApiOperation({
     summary: 'Create an injectable',
@@ -71,7 +71,7 @@ export class InjectablesController {
 
   /** Seed 4.11: only supplied fields are updated. */
   @Put(':injectable')
-  @UseInterceptors(FileInterceptor('file'))
+  @UseInterceptors(UploadInterceptor('file'))
   @ApiConsumes('multipart/form-data', 'application/json')
   @ApiOperation({
     summary: 'Update an injectable (only the fields sent)',
