@@ -1,9 +1,15 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { isUniqueViolation } from '../common/db-errors.js';
 import { utcDay } from '../licenses/licenses.service.js';
 
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
+
+/**
+ * Runs the statement that may take the last use of the day in a unit of work, together with what
+ * must be written when it did (the usage_limit_reached event of UTC `day`), and answers whether it did.
+ */
+export type LastUseRecorder = (take: (manager: EntityManager) => Promise<boolean>, day: string) => Promise<boolean>;
 
 const FLUSH_MS = 1000;
 
@@ -50,29 +56,31 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Takes one use of today's allowance: 'ok', 'last' when this call took the last one (for the
-   * usage_limit_reached event), or 'refused' when the license is at `max` for this UTC day. With no
-   * limit the call is counted lazily and always allowed.
+   * Takes one use of today's allowance: 'ok', 'last' when this call took the last one (the statement
+   * that took it ran inside `recordLast`, so its event commits with it), or 'refused' when the license
+   * is at `max` for this UTC day. With no limit the call is counted lazily and always allowed.
    */
-  takeUsage(licenseId: number, max: number | null): 'ok' | Promise<'ok' | 'last' | 'refused'> {
+  takeUsage(licenseId: number, max: number | null, recordLast: LastUseRecorder): 'ok' | Promise<'ok' | 'last' | 'refused'> {
     const day = utcDay();
     if (max === null) {
       const key = `${licenseId}:${day}`;
       this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
       return 'ok';
     }
-    return this.takeLimited(licenseId, max, day);
+    return this.takeLimited(licenseId, max, day, recordLast);
   }
 
-  private async takeLimited(licenseId: number, max: number, day: string): Promise<'ok' | 'last' | 'refused'> {
+  private async takeLimited(licenseId: number, max: number, day: string, recordLast: LastUseRecorder): Promise<'ok' | 'last' | 'refused'> {
     if (max <= 0) return 'refused';
+    const takeLast = (sql: string, params: unknown[]) => recordLast(async (manager) => (await this.run(sql, params, manager)) > 0, day);
     const bump = async (): Promise<'ok' | 'last' | null> => {
-      // Two conditional statements instead of one so that exactly one call learns it took the last use.
-      if ((await this.run('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?', [licenseId, day, max - 1])) > 0) {
-        return 'last';
-      }
+      // Two conditional statements instead of one so that exactly one call learns it took the last use;
+      // only that one needs a unit of work.
       if ((await this.run('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?', [licenseId, day, max - 1])) > 0) {
         return 'ok';
+      }
+      if (await takeLast('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?', [licenseId, day, max - 1])) {
+        return 'last';
       }
       return null;
     };
@@ -81,8 +89,10 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         const taken = await bump();
         if (taken) return taken;
         // No row yet, or the row is at the limit: the insert tells which.
-        await this.run('INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)', [licenseId, day]);
-        return max === 1 ? 'last' : 'ok';
+        const insert = 'INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)';
+        if (max === 1) return (await takeLast(insert, [licenseId, day])) ? 'last' : 'refused';
+        await this.run(insert, [licenseId, day]);
+        return 'ok';
       } catch (error) {
         if (isUniqueViolation(error)) {
           // The row exists: at the limit, unless another call inserted it just now. One more try settles it.
@@ -199,7 +209,9 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Runs a write and returns the number of rows it changed. */
-  private async run(sql: string, params: unknown[]): Promise<number> {
+  /** Runs one statement (in `manager`'s transaction when given) and answers the rows it changed. */
+  private async run(sql: string, params: unknown[], manager?: EntityManager): Promise<number> {
+    if (manager?.queryRunner) return Number((await manager.queryRunner.query(sql, params, true)).affected ?? 0);
     const runner = this.dataSource.createQueryRunner();
     try {
       return Number((await runner.query(sql, params, true)).affected ?? 0);

@@ -117,13 +117,15 @@ export class PaymentsService {
       }
     }
 
-    const taken = this.counters.takeUsage(license.id, license.max_usage_per_day);
+    // The statement that takes the last use commits together with its usage_limit_reached event.
+    const taken = this.counters.takeUsage(license.id, license.max_usage_per_day, (take, day) =>
+      this.outbox.change(project, async (manager) => {
+        const took = await take(manager);
+        const event = { license_id: license.id, project_id: project.id, max_usage_per_day: license.max_usage_per_day, day };
+        return [took, took ? [['license.usage_limit_reached', event]] : []];
+      }),
+    );
     const usage = typeof taken === 'string' ? taken : await taken;
-    if (usage === 'last') {
-      void this.outbox
-        .change(project, async () => [undefined, [['license.usage_limit_reached', { license_id: license.id, project_id: project.id, max_usage_per_day: license.max_usage_per_day, day: new Date().toISOString().slice(0, 10) }]]])
-        .catch(() => undefined);
-    }
     if (usage === 'refused') {
       runtimeChecks.inc({ outcome: 'refused_429' });
       const retry = secondsToUtcMidnight();

@@ -405,6 +405,22 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect((await deliveries(key, pid)).filter((d) => d.type === 'license.usage_limit_reached')).toHaveLength(1);
     });
 
+    it('license.usage_limit_reached under racing calls: one event, committed with the last use (limits 1 and 5)', async () => {
+      const { rx, secret, key, pid } = await setup({ project: { has_paid: true } });
+      await received(rx, 1, secret); // project.created
+      for (const max of [1, 5]) {
+        const license = await makeLicense(t, key, pid, { max_usage_per_day: max });
+        const statuses = await Promise.all(
+          Array.from({ length: 12 }, () => t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid as string)),
+        );
+        expect(statuses.filter((r) => r.status === 200)).toHaveLength(max);
+        expect(statuses.filter((r) => r.status === 429)).toHaveLength(12 - max);
+        // One more event per license: the first license's, then the second's.
+        const reached = (await deliveries(key, pid)).filter((d) => d.type === 'license.usage_limit_reached');
+        expect(reached).toHaveLength(max === 1 ? 1 : 2);
+      }
+    });
+
     it('injectable.created/updated/deleted, without the content or its secret', async () => {
       const { rx, secret, key, pid } = await setup();
       const content = `<b>very secret payload ${uniqueToken()}</b>`;
