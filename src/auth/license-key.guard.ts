@@ -1,7 +1,7 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
 import { ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiError } from '../common/errors.js';
+import { ApiError, PROJECT_LOCKED } from '../common/errors.js';
 import { ApiErrors } from '../common/openapi.js';
 import { ThrottleAs } from '../common/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
@@ -51,7 +51,7 @@ function admit(req: LicensedRequest, entry: RuntimeEntry | null): true {
     throw runtimeRefusal(403, 'The project of this license no longer exists.', { default_redirect_url: entry.redirectUrl } as ProjectEntity);
   }
   if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
-  if (project.locked_at) throw runtimeRefusal(403, 'Project is locked.', project);
+  if (project.locked_at) throw runtimeRefusal(403, PROJECT_LOCKED, project);
   req.runtime = entry as RuntimeEntry & { project: ProjectEntity };
   return true;
 }

@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { Reflector } from '@nestjs/core';
 import { instanceToPlain } from 'class-transformer';
 import { map, Observable } from 'rxjs';
-import { Envelope, RAW_RESPONSE, RESPONSE_MESSAGE } from './envelope.js';
+import { Envelope, RAW_RESPONSE } from './envelope.js';
 
 /** True for JSON-ready data (plain objects, arrays, primitives): nothing for class-transformer to do. */
 function isPlain(value: unknown, depth = 0): boolean {
@@ -21,24 +21,24 @@ function isPlain(value: unknown, depth = 0): boolean {
  */
 @Injectable()
 export class EnvelopeInterceptor implements NestInterceptor {
-  /** Per handler: its success message, or null when it answers raw. Read once, not per request. */
-  private readonly messages = new WeakMap<object, string | null>();
+  /** Per handler: whether it answers its own body (@RawResponse). Read once, not per request. */
+  private readonly raw = new WeakMap<object, boolean>();
 
   constructor(private readonly reflector: Reflector) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const handler = context.getHandler();
-    let message = this.messages.get(handler);
-    if (message === undefined) {
-      message = this.reflector.get<boolean>(RAW_RESPONSE, handler) ? null : (this.reflector.get<string>(RESPONSE_MESSAGE, handler) ?? 'Success');
-      this.messages.set(handler, message);
+    let raw = this.raw.get(handler);
+    if (raw === undefined) {
+      raw = this.reflector.get<boolean>(RAW_RESPONSE, handler) === true;
+      this.raw.set(handler, raw);
     }
-    if (message === null) return next.handle();
+    if (raw) return next.handle();
     return next.handle().pipe(
       map(
         (data): Envelope => ({
           status: 'success',
-          message,
+          message: 'Success',
           data: data === undefined || data === null ? null : isPlain(data) ? data : instanceToPlain(data),
           errors: null,
         }),

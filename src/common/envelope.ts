@@ -15,6 +15,3 @@ export const RAW_RESPONSE = 'licensegate:raw-response';
 /** The handler returns its own complete body (the API root does). */
 export const RawResponse = () => SetMetadata(RAW_RESPONSE, true);
 
-export const RESPONSE_MESSAGE = 'licensegate:response-message';
-/** Overrides the success message of the envelope (default `Success`). */
-export const ResponseMessage = (message: string) => SetMetadata(RESPONSE_MESSAGE, message);

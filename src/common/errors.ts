@@ -37,3 +37,7 @@ export function summarise(errors: FieldErrors): string {
 
 export const notFound = (what: string) => new ApiError(HttpStatus.NOT_FOUND, `${what} not found.`);
 export const forbidden = (message: string) => new ApiError(HttpStatus.FORBIDDEN, message);
+
+/** Messages more than one module answers with. */
+export const SLUG_TAKEN = 'The slug has already been taken.';
+export const PROJECT_LOCKED = 'Project is locked.';

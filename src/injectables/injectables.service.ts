@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { QueryDeepPartialEntity, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/db-errors.js';
 import type { FieldErrors } from '../common/envelope.js';
-import { fieldError, notFound, ValidationFailed } from '../common/errors.js';
+import { fieldError, notFound, SLUG_TAKEN, ValidationFailed } from '../common/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
 import { ProjectGenerations } from '../common/read-cache.js';
 import { AppConfig } from '../config/app-config.js';
@@ -26,7 +26,6 @@ export interface UploadedPayload {
   originalname: string;
 }
 
-const SLUG_TAKEN = 'The slug has already been taken.';
 
 const PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024;
 const payloadBytes = <T>(items: T[], content: (item: T) => string | null) => items.reduce((sum, item) => sum + (content(item)?.length ?? 0) + 200, 200);

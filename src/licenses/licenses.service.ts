@@ -7,6 +7,7 @@ import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
 import { sha256Hex } from '../common/crypto.js';
 import { isUniqueViolation } from '../common/db-errors.js';
 import type { FieldErrors } from '../common/envelope.js';
+import { toIsoTimestamp } from '../common/serialization.js';
 import { ApiError, fieldError, notFound, ValidationFailed } from '../common/errors.js';
 import { parseCountry, parseIpEntry, parseList } from '../common/net.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
@@ -187,7 +188,7 @@ export class LicensesService {
       last_30_days: days.map((date) => ({ date, count: counts.get(date) ?? 0 })),
       max_domains: license.max_domains,
       max_subdomains_per_domain: license.max_subdomains_per_domain,
-      domains: [...domains.values()].map((d) => ({ ...d, activated_at: d.activated_at.toISOString().replace(/\.\d{3}Z$/, 'Z') })),
+      domains: [...domains.values()].map((d) => ({ ...d, activated_at: toIsoTimestamp(d.activated_at) })),
     };
   }
 

@@ -5,7 +5,7 @@ import type { ApiPrincipal } from '../auth/principal.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { sealSecret } from '../common/crypto.js';
 import { isUniqueViolation } from '../common/db-errors.js';
-import { ApiError, fieldError, forbidden, notFound } from '../common/errors.js';
+import { ApiError, fieldError, forbidden, notFound, PROJECT_LOCKED, SLUG_TAKEN } from '../common/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
 import { AppConfig } from '../config/app-config.js';
 import { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
@@ -17,8 +17,6 @@ import { instanceToPlain } from 'class-transformer';
 
 type ProjectEvents = Array<[WebhookEvent, unknown]>;
 
-export const SLUG_TAKEN = 'The slug has already been taken.';
-export const PROJECT_LOCKED = 'Project is locked.';
 
 /** Fields a PUT resets when they are omitted. */
 const PROJECT_DEFAULTS = {
