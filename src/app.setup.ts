@@ -31,12 +31,32 @@ function contentType(req: Request, _res: Response, next: NextFunction): void {
   next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
 }
 
-/** Every JSON body is an object: arrays and scalars are refused before any handler sees them. */
+const MAX_BODY_DEPTH = 32;
+
+/** How deep a parsed JSON value nests, counted without recursion (the value may nest thousands deep). */
+function depthOver(value: unknown, limit: number): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth > limit) return true;
+    const next: unknown[] = [];
+    for (const item of level) {
+      if (item !== null && typeof item === 'object') for (const child of Object.values(item)) next.push(child);
+    }
+    level = next;
+  }
+  return false;
+}
+
+/**
+ * Every JSON body is an object: arrays and scalars are refused before any handler sees them, and so
+ * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow).
+ */
 function objectBody(req: Request, _res: Response, next: NextFunction): void {
-  if (BODY_METHODS.has(req.method) && req.is(['application/json', 'application/*+json'])) {
-    if (req.body !== undefined && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) {
+  if (BODY_METHODS.has(req.method) && req.body !== undefined && req.is(['application/json', 'application/*+json'])) {
+    if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
       return next(new ApiError(400, 'The request body must be a JSON object.'));
     }
+    if (depthOver(req.body, MAX_BODY_DEPTH)) return next(new ApiError(400, `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`));
   }
   next();
 }

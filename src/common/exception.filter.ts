@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, NotFoundException } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { EntityNotFoundError } from 'typeorm';
 import { Envelope, FieldErrors } from './envelope.js';
 import { ApiError } from './errors.js';
 
@@ -81,6 +82,10 @@ export function writeError(exception: unknown, req: Request, res: Response, logg
         status = HttpStatus.NOT_FOUND;
         message = `The route ${req.method} ${path} could not be found.`;
       }
+    } else if (exception instanceof EntityNotFoundError) {
+      // A row found at the start of a request and deleted by another before its write settled.
+      status = HttpStatus.NOT_FOUND;
+      message = 'Not found: it was deleted meanwhile.';
     } else if (exception instanceof HttpException) {
       status = exception.getStatus();
       const body = exception.getResponse();

@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { MaxChars } from './validators.js';
 import { Brackets, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { deriveKey, hmac, safeEqual } from './crypto.js';
 import { fieldError } from './errors.js';
@@ -15,7 +16,7 @@ export class CursorQueryDto {
 
   @IsOptional()
   @IsString()
-  @MaxLength(512)
+  @MaxChars(512)
   cursor?: string;
 }
 

@@ -1,16 +1,53 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsObject, IsOptional, IsString, IsUrl, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsObject, IsOptional, IsString, IsUrl, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 
 /** Laravel-style messages: "The default redirect url field …". */
 export const label = (field: string) => field.replace(/_/g, ' ');
+
+/**
+ * At most `max` characters, counted as JavaScript counts them (UTF-16 units). class-validator's
+ * MaxLength leaves emoji variation selectors out of its count, so a string it passes can be twice
+ * as long as a VARCHAR(max) column takes on MySQL.
+ */
+export const MaxChars = (max: number, options?: ValidationOptions) =>
+  ValidateBy(
+    {
+      name: 'maxChars',
+      constraints: [max],
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && value.length <= max,
+        defaultMessage: (args) => `${args?.property} must be shorter than or equal to ${max} characters`,
+      },
+    },
+    options,
+  );
+
+// The last second both databases store: DATETIME(0) on MySQL rounds 23:59:59.6 up into the year 10000.
+const LAST_STORABLE = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+/** A date after now and before the year 10000 (both databases store four-digit years). */
+export const FutureDate = () =>
+  ValidateBy({
+    name: 'isFutureDate',
+    validator: {
+      validate: (value: unknown) => value instanceof Date && value.getTime() > Date.now() && value.getTime() <= LAST_STORABLE,
+      defaultMessage: (args) =>
+        args?.value instanceof Date && args.value.getTime() > LAST_STORABLE
+          ? 'The expires at field must be a date before the year 10000.'
+          : 'The expires at field must be a date after now.',
+    },
+  });
+
+/** `meta` as JSON stays within this many characters (it is stored in TEXT columns and in events). */
+export const META_MAX_CHARS = 16_384;
 
 /** An optional, nullable http(s) URL. */
 export const OptionalUrl = (field: string) =>
   applyDecorators(
     IsOptional(),
     IsString({ message: `The ${label(field)} field must be a string.` }),
-    MaxLength(2048, { message: `The ${label(field)} field must not be greater than 2048 characters.` }),
+    MaxChars(2048, { message: `The ${label(field)} field must not be greater than 2048 characters.` }),
     IsUrl({ require_protocol: true, protocols: ['http', 'https'], require_tld: false }, { message: `The ${label(field)} field must be a valid URL.` }),
   );
 
@@ -41,11 +78,18 @@ export const MetaObject = () =>
     DecodeJsonString(),
     ValidateIf((_, value) => value !== null && value !== undefined),
     IsObject({ message: 'The meta field must be a JSON object.' }),
+    ValidateBy({
+      name: 'metaSize',
+      validator: {
+        validate: (value: unknown) => (JSON.stringify(value)?.length ?? 0) <= META_MAX_CHARS,
+        defaultMessage: () => `The meta field must not be greater than ${META_MAX_CHARS} characters as JSON.`,
+      },
+    }),
   );
 
 export const OptionalString = (field: string, max: number) =>
   applyDecorators(
     IsOptional(),
     IsString({ message: `The ${label(field)} field must be a string.` }),
-    MaxLength(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),
+    MaxChars(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),
   );

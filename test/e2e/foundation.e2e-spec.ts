@@ -53,6 +53,25 @@ describe('foundation: root, envelope, errors, API keys', () => {
       expect(keys.headers['allow']).toBe('GET, HEAD, POST');
     });
 
+    it('400, not a 500, for a body nested deeper than any DTO goes; ordinary nesting passes', async () => {
+      const { key } = await makeAccount(t.app);
+      const deep = `{"name":"deep","meta":{"x":${'['.repeat(1000)}${']'.repeat(1000)}}}`;
+      const res = await t.http().post('/api/v1/project').set('X-API-KEY', key).set('Content-Type', 'application/json').send(deep);
+      expectError(res, 400);
+      expect(res.body.message).toMatch(/nests deeper than 32 levels/);
+      expect(expectSuccess(await t.http().get('/api/v1/project').set('X-API-KEY', key)).data).toEqual([]);
+      const fine = { name: 'nested', meta: { a: { b: { c: { d: [1, [2, [3]]] } } } } };
+      expect(expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send(fine), 201).meta).toEqual(fine.meta);
+    });
+
+    it('422 for strings longer than their column, counted as stored (emoji variation selectors too)', async () => {
+      const { key } = await makeAccount(t.app);
+      const res = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'a\uFE0F'.repeat(255) });
+      expectError(res, 422);
+      expect(Object.keys(res.body.errors)).toEqual(['name']);
+      expectError(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: '\u2764\uFE0F'.repeat(200) }), 422);
+    });
+
     it('400 for malformed JSON', async () => {
       const { key } = await makeAccount(t.app);
       const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Content-Type', 'application/json').send('{"name": ');
@@ -262,5 +281,23 @@ describe('GET /metrics (SPEC 11)', () => {
     expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="paid"\} [1-9]/);
     expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="refused_403"\} [1-9]/);
     expect(res.text).toContain('licensegate_process_resident_memory_bytes');
+  });
+});
+
+describe('stored sizes (default MAX_UPLOAD_BYTES)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('422 for meta larger than 16384 characters of JSON, and for an API key expiring after the year 9999', async () => {
+    const { key } = await makeAccount(t.app);
+    const big = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'big meta', meta: { k: 'a'.repeat(70_000) } });
+    expectError(big, 422);
+    expect(Object.keys(big.body.errors)).toEqual(['meta']);
+    const late = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'late', expires_at: '+012000-01-01T00:00:00Z' });
+    expectError(late, 422);
+    expect(late.body.errors.expires_at[0]).toMatch(/before the year 10000/);
   });
 });

@@ -1,13 +1,14 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDate, IsInt, IsOptional, IsString, MaxLength, Min, MinLength } from 'class-validator';
+import { IsDate, IsInt, IsOptional, IsString, Min, MinLength } from 'class-validator';
+import { FutureDate, MaxChars } from '../../common/validators.js';
 
 export class CreateApiKeyDto {
   @ApiPropertyOptional({ maxLength: 255, example: 'dashboard' })
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(255)
+  @MaxChars(255)
   name?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, description: 'Scope the key to one of your projects; omit for a global key' })
@@ -20,5 +21,6 @@ export class CreateApiKeyDto {
   @IsOptional()
   @Type(() => Date)
   @IsDate({ message: 'The expires at must be a valid date.' })
+  @FutureDate()
   expires_at?: Date | null;
 }

@@ -1,13 +1,13 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { IsNotEmpty, IsString, MaxLength } from 'class-validator';
-import { OptionalBoolean } from '../../common/validators.js';
+import { IsNotEmpty, IsString } from 'class-validator';
+import { MaxChars, OptionalBoolean } from '../../common/validators.js';
 
 /** SPEC 5. `domain` is normalised (lowercase, punycode, no trailing dot) by the service. */
 export class CreateDomainDto {
   @ApiProperty({ example: 'shop.example.com', description: 'A host name: no scheme, port, path, IP literal or wildcard' })
   @IsNotEmpty({ message: 'The domain field is required.' })
   @IsString({ message: 'The domain field must be a string.' })
-  @MaxLength(300, { message: 'The domain field must not be greater than 253 characters.' })
+  @MaxChars(300, { message: 'The domain field must not be greater than 253 characters.' })
   domain: string;
 
   @ApiPropertyOptional({ default: false })

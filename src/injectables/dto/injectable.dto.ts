@@ -1,8 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
-import { label, MetaObject, OptionalString, OptionalUrl } from '../../common/validators.js';
+import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { MaxChars, MetaObject, OptionalString, OptionalUrl, label } from '../../common/validators.js';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../injectable.entity.js';
 
 /** Multipart sends every field as text: true/false/1/0 become booleans (SPEC 8). */
@@ -47,7 +47,7 @@ class InjectableFieldsDto {
   @ApiPropertyOptional({ writeOnly: true, description: 'Encryption secret; required with new content, a file, or a switch to type file. Never stored.' })
   @IsOptional()
   @IsString({ message: 'The secret field must be a string.' })
-  @MaxLength(1024, { message: 'The secret field must not be greater than 1024 characters.' })
+  @MaxChars(1024, { message: 'The secret field must not be greater than 1024 characters.' })
   secret?: string;
 
   @ApiPropertyOptional({ description: 'Plain content to encrypt (non-file injectables); exclusive with file' })
@@ -71,7 +71,7 @@ class InjectableFieldsDto {
 
 const SLUG_RULES = [
   IsString({ message: 'The slug field must be a string.' }),
-  MaxLength(255, { message: 'The slug field must not be greater than 255 characters.' }),
+  MaxChars(255, { message: 'The slug field must not be greater than 255 characters.' }),
   Matches(/^[A-Za-z0-9_-]+$/, { message: 'The slug field must only contain letters, numbers, dashes, and underscores.' }),
 ];
 

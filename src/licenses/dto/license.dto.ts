@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDate, IsInt, IsNotEmpty, IsOptional, IsString, Max, MaxLength, Min, ValidateBy } from 'class-validator';
+import { IsDate, IsInt, IsNotEmpty, IsOptional, IsString, Max, Min, ValidateBy } from 'class-validator';
 import { parseCountry, parseIpEntry, parseList } from '../../common/net.js';
-import { label, OptionalBoolean, OptionalString } from '../../common/validators.js';
+import { FutureDate, MaxChars, OptionalBoolean, OptionalString, label } from '../../common/validators.js';
 import { applyDecorators } from '@nestjs/common';
 
 const Limit = (field: string) =>
@@ -25,26 +25,13 @@ const ListOf = (field: string, parse: (entry: string) => string | null, what: st
     },
   });
 
-/** A date after now and before the year 10000 (both databases store four-digit years). */
-const FutureDate = () =>
-  ValidateBy({
-    name: 'isFutureDate',
-    validator: {
-      validate: (value: unknown) => value instanceof Date && value.getTime() > Date.now() && value.getUTCFullYear() <= 9999,
-      defaultMessage: (args) =>
-        args?.value instanceof Date && args.value.getUTCFullYear() > 9999
-          ? 'The expires at field must be a date before the year 10000.'
-          : 'The expires at field must be a date after now.',
-    },
-  });
-
 /** Seed 4.8. Lists (allowed_ips, allowed_countries), the domain and the future date are checked by the service. */
 export class CreateLicenseDto {
   @ApiProperty({ maxLength: 255, description: 'Unique within the project' })
   @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
   @IsNotEmpty({ message: 'The title field is required.' })
   @IsString({ message: 'The title field must be a string.' })
-  @MaxLength(255, { message: 'The title field must not be greater than 255 characters.' })
+  @MaxChars(255, { message: 'The title field must not be greater than 255 characters.' })
   title: string;
 
   @ApiPropertyOptional({ type: 'integer', nullable: true, description: 'Pins the license to a domain of this project' })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { MetaObject, OptionalBoolean, OptionalString, OptionalUrl } from '../../common/validators.js';
+import { IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
+import { MaxChars, MetaObject, OptionalBoolean, OptionalString, OptionalUrl } from '../../common/validators.js';
 
 /** Seed 4.4. The same rules serve create, PATCH (every field optional) and PUT. */
 export class CreateProjectDto {
@@ -9,13 +9,13 @@ export class CreateProjectDto {
   @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
   @IsNotEmpty({ message: 'The name field is required.' })
   @IsString({ message: 'The name field must be a string.' })
-  @MaxLength(255, { message: 'The name field must not be greater than 255 characters.' })
+  @MaxChars(255, { message: 'The name field must not be greater than 255 characters.' })
   name: string;
 
   @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Generated from name when omitted' })
   @IsOptional()
   @IsString({ message: 'The slug field must be a string.' })
-  @MaxLength(255, { message: 'The slug field must not be greater than 255 characters.' })
+  @MaxChars(255, { message: 'The slug field must not be greater than 255 characters.' })
   @Matches(/^[A-Za-z0-9_-]+$/, { message: 'The slug field must only contain letters, numbers, dashes, and underscores.' })
   slug?: string | null;
 
