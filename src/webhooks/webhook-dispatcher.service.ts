@@ -12,7 +12,6 @@ import { webhookSignature } from './signature.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
 
-const BATCH = 20;
 const PARALLEL = 5;
 const CLAIM_MARGIN_MS = 5000;
 
@@ -94,29 +93,32 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       });
   }
 
-  /** One pass: claim what is due and deliver it, a few at a time. Returns the number delivered. */
+  /**
+   * One pass: claim what is due, a few rows at a time, and deliver them. Only as many rows are
+   * claimed as are sent at once, so no claim can run out while its row waits for its turn.
+   */
   async pass(): Promise<void> {
     for (;;) {
       const claimed = await this.claim();
       if (claimed.length === 0) return;
-      for (let i = 0; i < claimed.length; i += PARALLEL) {
-        await Promise.all(claimed.slice(i, i + PARALLEL).map((d) => this.deliver(d)));
-      }
+      await Promise.all(claimed.map((d) => this.deliver(d)));
       if (this.stopped) return;
     }
   }
 
-  private due(now: Date) {
+  /** Due: pending and its time has come, or claimed by a dispatcher whose claim ran out. */
+  private due(now: Date, alias = 'd') {
+    const col = (name: string) => (alias ? `${alias}.${name}` : name);
     return new Brackets((w) =>
       w
-        .where('(d.status = :pending AND d.next_attempt_at <= :now)', { pending: 'pending', now })
-        .orWhere('(d.status = :delivering AND d.claimed_until < :now)', { delivering: 'delivering', now }),
+        .where(`(${col('status')} = :pending AND ${col('next_attempt_at')} <= :now)`, { pending: 'pending', now })
+        .orWhere(`(${col('status')} = :delivering AND ${col('claimed_until')} < :now)`, { delivering: 'delivering', now }),
     );
   }
 
   private async claim(): Promise<WebhookDeliveryEntity[]> {
     const now = new Date();
-    const candidates = await this.deliveries.createQueryBuilder('d').where(this.due(now)).orderBy('d.id', 'ASC').limit(BATCH).getMany();
+    const candidates = await this.deliveries.createQueryBuilder('d').where(this.due(now)).orderBy('d.id', 'ASC').limit(PARALLEL).getMany();
     const claimed: WebhookDeliveryEntity[] = [];
     // The claim outlives one attempt (timeout + margin); after that another dispatcher may take the row.
     const until = new Date(Math.ceil((now.getTime() + this.config.env.WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS) / 1000) * 1000);
@@ -126,13 +128,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         .update(WebhookDeliveryEntity)
         .set({ status: 'delivering', claimed_by: this.id, claimed_until: until })
         .where('id = :id AND attempts = :attempts', { id: candidate.id, attempts: candidate.attempts })
-        .andWhere(
-          new Brackets((w) =>
-            w
-              .where('(status = :pending AND next_attempt_at <= :now)', { pending: 'pending', now })
-              .orWhere('(status = :delivering AND claimed_until < :now)', { delivering: 'delivering', now }),
-          ),
-        )
+        .andWhere(this.due(now, ''))
         .execute();
       if (result.affected === 1) claimed.push(candidate);
     }
