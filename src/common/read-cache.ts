@@ -5,7 +5,6 @@ import {
   Injectable,
   Logger,
   NestInterceptor,
-  OnModuleInit,
   SetMetadata,
   UseInterceptors,
 } from '@nestjs/common';
@@ -25,29 +24,16 @@ import { RedisService } from './redis.js';
  *
  * Redis outages: while Redis is unreachable `get` answers null (callers then skip the cache and read
  * the database) and a bump cannot be recorded. So an instance that saw Redis fail bumps a global
- * epoch, part of every generation, as soon as Redis answers again: everything cached before the
- * outage is stale at once, and nothing written during it can hide behind an old entry.
+ * epoch, part of every generation, in its first `get` that reaches Redis again: everything cached
+ * before the outage is stale at once, and nothing written during it can hide behind an old entry.
  */
 @Injectable()
-export class ProjectGenerations implements OnModuleInit {
+export class ProjectGenerations {
   private readonly local = new Map<number, number>();
   private readonly logger = new Logger('ProjectGenerations');
   private sawOutage = false;
 
   constructor(private readonly redis: RedisService) {}
-
-  onModuleInit(): void {
-    this.redis.client?.on('ready', () => {
-      if (!this.sawOutage) return;
-      this.redis.client
-        ?.incr(this.redis.key('gen:epoch'))
-        .then(() => {
-          this.sawOutage = false;
-          this.logger.warn('Redis is back: bumped the cache epoch, so nothing cached before the outage is served');
-        })
-        .catch(() => undefined);
-    });
-  }
 
   /**
    * The current generation when this process alone keeps it (no Redis), without waiting; undefined
@@ -62,6 +48,13 @@ export class ProjectGenerations implements OnModuleInit {
     const client = this.redis.client;
     if (!client) return String(this.local.get(projectId) ?? 0);
     try {
+      if (this.sawOutage) {
+        // First answer after a failure (the connection dropped, or a bump was refused while it stayed
+        // up): bump the epoch before trusting anything cached.
+        await client.incr(this.redis.key('gen:epoch'));
+        this.sawOutage = false;
+        this.logger.warn('Redis answers again: bumped the cache epoch, so nothing cached before the failure is served');
+      }
       const [epoch, generation] = await client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`));
       return `${epoch ?? 0}.${generation ?? 0}`;
     } catch {
