@@ -78,6 +78,9 @@ export function setupApp(app: INestApplication): INestApplication {
   const logger = new Logger('Http');
 
   express_.disable('x-powered-by');
+  // No ETag: answers are envelopes read by programs, not cached pages, and Express would hash every
+  // body (SHA-1, on the runtime path too) and turn a matching If-None-Match into a body-less 304.
+  express_.set('etag', false);
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
   app.useLogger(app.get(PinoLogger));
   app.enableShutdownHooks();

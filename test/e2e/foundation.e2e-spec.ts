@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { makeAccount, makeApiKey, makeUser } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
@@ -20,6 +21,17 @@ describe('foundation: root, envelope, errors, API keys', () => {
     it('also answers without the trailing slash', async () => {
       const res = await t.http().get('/api/v1');
       expect(res.body.status).toBe('ok');
+    });
+
+    it('carries no ETag, so a conditional GET still gets the envelope, not a body-less 304', async () => {
+      const first = await t.http().get('/api/v1/');
+      expect(first.headers.etag).toBeUndefined();
+      // The weak tag Express would have computed for this body (its default: length and SHA-1).
+      const hash = createHash('sha1').update(first.text, 'utf8').digest('base64').substring(0, 27);
+      const tag = `W/"${Buffer.byteLength(first.text).toString(16)}-${hash}"`;
+      const again = await t.http().get('/api/v1/').set('If-None-Match', tag);
+      expect(again.status).toBe(200);
+      expect(again.body.status).toBe('ok');
     });
   });
 
