@@ -38,6 +38,7 @@ const MAX_ENTRIES = 50_000;
 export class RuntimeLookupService {
   private readonly byHash = new Map<string, RuntimeEntry>();
   private readonly byProject = new Map<number, ProjectEntry>();
+  private readonly loading = new Map<string, Promise<RuntimeEntry | null>>();
 
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
@@ -54,7 +55,14 @@ export class RuntimeLookupService {
     return generation !== undefined && generation === cached.generation ? cached : undefined;
   }
 
-  /** The license whose key hashes to `hash` (SHA-256 of the uuid as sent), or null. */
+  /**
+   * The license whose key hashes to `hash` (SHA-256 of the uuid as sent), or null.
+   *
+   * Concurrent calls with the same key share one load (a new license on a busy site arrives as a
+   * burst). A call that joined a load already under way accepts its entry only if the project's
+   * generation is still the one the entry was loaded under; otherwise a write landed after the load
+   * began, and the call loads again itself.
+   */
   async byKeyHash(hash: string): Promise<RuntimeEntry | null> {
     const cached = this.byHash.get(hash);
     if (cached) {
@@ -62,10 +70,40 @@ export class RuntimeLookupService {
       if (generation !== null && generation === cached.generation) return cached;
       this.byHash.delete(hash);
     }
+    const pending = this.loading.get(hash);
+    if (pending) {
+      const entry = await pending;
+      if (entry && entry.generation !== '' && entry.generation === (await this.generations.get(entry.license.project_id))) return entry;
+      return this.load(hash, cached?.license.project_id);
+    }
+    const load = this.load(hash, cached?.license.project_id);
+    this.loading.set(hash, load);
+    try {
+      return await load;
+    } finally {
+      this.loading.delete(hash);
+    }
+  }
+
+  /**
+   * Reads the project's generation before the rows it vouches for: a write that commits meanwhile
+   * bumps it after committing, so an entry holding pre-write rows is filed under a generation that is
+   * already stale. A license seen for the first time is read once to learn its project, then again
+   * after the generation.
+   */
+  private async load(hash: string, knownProjectId: number | undefined): Promise<RuntimeEntry | null> {
+    let projectId = knownProjectId;
+    if (projectId === undefined) {
+      const first = await this.licenses.findOne({ where: { uuid_hash: hash }, select: { id: true, project_id: true } });
+      if (!first) return null;
+      projectId = first.project_id;
+    }
+    const generation = await this.generations.get(projectId);
     const license = await this.licenses.findOneBy({ uuid_hash: hash });
     if (!license) return null;
-    const generation = await this.generations.get(license.project_id);
-    const projectEntry = await this.byProjectId(license.project_id, generation);
+    // A license never changes project; should it ever, the entry is simply not kept.
+    const current = license.project_id === projectId ? generation : null;
+    const projectEntry = await this.byProjectId(license.project_id, current);
     const entry: RuntimeEntry = {
       license,
       project: projectEntry?.project ?? null,
@@ -74,9 +112,9 @@ export class RuntimeLookupService {
         : ((await this.projects.findOne({ where: { id: license.project_id }, withDeleted: true }))?.default_redirect_url ?? null),
       domains: projectEntry?.domains ?? new Map(),
       pinned: license.domain_id === null ? null : await this.domainRepo.findOneBy({ id: license.domain_id }),
-      generation: generation ?? '',
+      generation: current ?? '',
     };
-    if (generation !== null) remember(this.byHash, hash, entry);
+    if (current !== null) remember(this.byHash, hash, entry);
     return entry;
   }
 

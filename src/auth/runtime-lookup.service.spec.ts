@@ -1,0 +1,73 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Repository } from 'typeorm';
+import { ProjectGenerations } from '../common/read-cache.js';
+import type { RedisService } from '../common/redis.js';
+import type { DomainEntity } from '../domains/domain.entity.js';
+import type { LicenseEntity } from '../licenses/license.entity.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { RuntimeLookupService } from './runtime-lookup.service.js';
+
+const HASH = 'a'.repeat(64);
+
+/**
+ * Repositories over one project and one license. `afterLicenseRead` runs once, right after license
+ * read number `hookAt` answers: that is where a racing write (commit, then generation bump) lands.
+ */
+function world() {
+  const license = { id: 1, project_id: 7, uuid_hash: HASH, revoked_at: null as Date | null, domain_id: null } as LicenseEntity;
+  const project = { id: 7, is_active: true, locked_at: null, default_redirect_url: null } as unknown as ProjectEntity;
+  const generations = new ProjectGenerations({ client: null } as unknown as RedisService);
+  const state = { licenseReads: 0, hookAt: 1, afterLicenseRead: null as null | (() => Promise<void>) };
+  const read = async () => {
+    state.licenseReads++;
+    const copy = { ...license };
+    await new Promise((resolve) => setImmediate(resolve));
+    if (state.licenseReads === state.hookAt) await state.afterLicenseRead?.();
+    return copy;
+  };
+  const licenses = { findOne: read, findOneBy: read } as unknown as Repository<LicenseEntity>;
+  const projects = { findOneBy: async () => ({ ...project }), findOne: async () => ({ ...project }) } as unknown as Repository<ProjectEntity>;
+  const domains = { findBy: async () => [], findOneBy: async () => null } as unknown as Repository<DomainEntity>;
+  const lookup = new RuntimeLookupService(licenses, projects, domains, generations);
+  /** A management write: the row changes and commits, then the project's generation is bumped. */
+  const revoke = async () => {
+    license.revoked_at = new Date();
+    await generations.bump(7);
+  };
+  return { lookup, state, revoke, generations };
+}
+
+describe('RuntimeLookupService', () => {
+  it('never keeps a license read before a write under the generation that write left', async () => {
+    const { lookup, state, revoke } = world();
+    // The revoke lands between the lookup's first license read and the rest of its load.
+    state.afterLicenseRead = revoke;
+    await lookup.byKeyHash(HASH);
+    const next = lookup.peek(HASH) ?? (await lookup.byKeyHash(HASH));
+    expect(next?.license.revoked_at).toBeInstanceOf(Date);
+  });
+
+  it('shares one load among concurrent calls for the same key', async () => {
+    const { lookup, state } = world();
+    const entries = await Promise.all(Array.from({ length: 20 }, () => lookup.byKeyHash(HASH)));
+    expect(new Set(entries).size).toBe(1);
+    expect(entries[0]?.license.id).toBe(1);
+    expect(state.licenseReads).toBe(2); // once to learn the project, once after its generation
+  });
+
+  it('does not hand a call that joined a load the load’s entry when a write landed after the load began', async () => {
+    const { lookup, state, revoke } = world();
+    let joined: Promise<unknown> | undefined;
+    // The first load has read everything (under the old generation) when a write commits, and only
+    // then does the second call arrive, while the load is still under way.
+    state.hookAt = 2;
+    state.afterLicenseRead = async () => {
+      await revoke();
+      joined = lookup.byKeyHash(HASH);
+    };
+    const first = lookup.byKeyHash(HASH);
+    expect((await first)?.license.revoked_at).toBeNull(); // it began before the write: either answer is right
+    const second = (await joined) as Awaited<typeof first>;
+    expect(second?.license.revoked_at).toBeInstanceOf(Date);
+  });
+});
