@@ -38,6 +38,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Counters');
   private readonly pending = new Map<string, number>();
   private readonly knownActivations = new Set<string>();
+  private readonly recording = new Map<string, Promise<Activation>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
 
@@ -118,7 +119,15 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const domainKey = `${licenseId}\u0000${domain}\u0000`;
     // Recorded before by this process: nothing to ask the database.
     if (this.knownActivations.has(domainKey) && (host === '' || this.knownActivations.has(domainKey + host))) return 'ok';
-    return this.record(licenseId, domain, host, maxDomains, maxSubdomains, domainKey);
+    // Concurrent first calls from one place (a new license on a busy site) share one recording: the
+    // same activation can only have one outcome, and the database sees one insert, not a burst of
+    // racing inserts and unique violations.
+    const key = domainKey + host;
+    const pending = this.recording.get(key);
+    if (pending) return pending;
+    const recording = this.record(licenseId, domain, host, maxDomains, maxSubdomains, domainKey).finally(() => this.recording.delete(key));
+    this.recording.set(key, recording);
+    return recording;
   }
 
   private async record(licenseId: number, domain: string, host: string, maxDomains: number | null, maxSubdomains: number | null, domainKey: string): Promise<Activation> {
@@ -208,7 +217,6 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     this.knownActivations.add(key);
   }
 
-  /** Runs a write and returns the number of rows it changed. */
   /** Runs one statement (in `manager`'s transaction when given) and answers the rows it changed. */
   private async run(sql: string, params: unknown[], manager?: EntityManager): Promise<number> {
     if (manager?.queryRunner) return Number((await manager.queryRunner.query(sql, params, true)).affected ?? 0);

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../database/data-source-options.js';
+import { CountersService } from './counters.service.js';
+
+describe('CountersService activations', () => {
+  let ds: DataSource;
+  const statements: string[] = [];
+  beforeAll(async () => {
+    ds = await new DataSource({
+      ...dataSourceOptions('sqlite::memory:'),
+      logging: ['query'],
+      logger: {
+        logQuery: (sql: string) => void statements.push(sql),
+        logQueryError: () => undefined,
+        logQuerySlow: () => undefined,
+        logSchemaBuild: () => undefined,
+        logMigration: () => undefined,
+        log: () => undefined,
+      },
+    }).initialize();
+    await ds.runMigrations();
+  });
+  afterAll(async () => ds.destroy());
+
+  const activations = async (licenseId: number) =>
+    ds.query('SELECT domain, host FROM license_activations WHERE license_id = ? ORDER BY host', [licenseId]);
+
+  it('records a burst of first calls from one place with one insert per activation', async () => {
+    const counters = new CountersService(ds);
+    statements.length = 0;
+    const answers = await Promise.all(Array.from({ length: 25 }, () => counters.activate(1, 'shop.example', 'www.shop.example', null, null)));
+    expect(answers).toEqual(Array(25).fill('ok'));
+    expect(statements.filter((sql) => /^INSERT INTO license_activations/.test(sql))).toHaveLength(2); // the domain and the host
+    expect(await activations(1)).toEqual([
+      { domain: 'shop.example', host: '' },
+      { domain: 'shop.example', host: 'www.shop.example' },
+    ]);
+    // Known now: answered without the database.
+    statements.length = 0;
+    expect(counters.activate(1, 'shop.example', 'www.shop.example', null, null)).toBe('ok');
+    expect(statements).toHaveLength(0);
+  });
+
+  it('gives every call of a refused burst the refusal, and keeps the limit', async () => {
+    const counters = new CountersService(ds);
+    expect(await counters.activate(2, 'one.example', '', 1, null)).toBe('ok');
+    const answers = await Promise.all(Array.from({ length: 10 }, () => counters.activate(2, 'two.example', '', 1, null)));
+    expect(answers).toEqual(Array(10).fill('max_domains'));
+    expect(await activations(2)).toEqual([{ domain: 'one.example', host: '' }]);
+    // A refusal is not remembered: the next call asks again (the limit may have been raised).
+    expect(await counters.activate(2, 'two.example', '', 2, null)).toBe('ok');
+  });
+
+  it('different places racing for the last slot: exactly one gets it', async () => {
+    const counters = new CountersService(ds);
+    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => counters.activate(3, `${d}.example`, '', 1, null)));
+    expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
+    expect(await activations(3)).toHaveLength(1);
+  });
+});
