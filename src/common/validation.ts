@@ -1,4 +1,4 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import type { FieldErrors } from './envelope.js';
 import { ValidationFailed } from './errors.js';
 
@@ -17,9 +17,20 @@ export function toFieldErrors(errors: ValidationError[]): FieldErrors {
   return out;
 }
 
+/**
+ * Path parameters are left as sent: their own pipe (IdPipe) checks the text. Converted first, as
+ * ValidationPipe converts primitives, `0x1`, `1e1`, `01` or ` 1` would arrive as valid ids.
+ */
+class AppValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'param') return value;
+    return super.transform(value, metadata);
+  }
+}
+
 /** One pipe for every DTO: unknown fields dropped, types kept strict, 422 keyed by field. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new AppValidationPipe({
     whitelist: true,
     transform: true,
     forbidUnknownValues: false,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { makeAccount, makeApiKey, makeUser } from '../factories/index.js';
+import { makeAccount, makeApiKey, makeProject, makeUser } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -121,6 +121,19 @@ describe('foundation: root, envelope, errors, API keys', () => {
       for (const id of ['abc', '0', '-1', '1.5', '99999999999']) {
         expectError(await t.http().delete(`/api/v1/api-keys/${id}`).set('X-API-KEY', key), 404);
       }
+    });
+
+    it('404 for other spellings of an existing id (hex, exponent, leading zero, sign, spaces): the id is matched as sent', async () => {
+      const { key } = await makeAccount(t.app);
+      const project = await makeProject(t, key);
+      const id = Number(project.id);
+      const spellings = [`0x${id.toString(16)}`, `0${id}`, `+${id}`, `%20${id}`, `${id}.0`, `${id}e0`];
+      if (id % 10 === 0) spellings.push(`${id / 10}e1`);
+      for (const spelling of spellings) {
+        expectError(await t.http().get(`/api/v1/project/${spelling}`).set('X-API-KEY', key), 404);
+        expectError(await t.http().delete(`/api/v1/project/${spelling}`).set('X-API-KEY', key), 404);
+      }
+      expectSuccess(await t.http().get(`/api/v1/project/${id}`).set('X-API-KEY', key));
     });
   });
 
