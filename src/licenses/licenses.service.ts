@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { MoreThanOrEqual, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { IsNull, MoreThanOrEqual, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
 import { sha256Hex } from '../common/crypto.js';
@@ -149,12 +149,20 @@ export class LicensesService {
     }
   }
 
+  /**
+   * Revokes or reactivates. Whether this call changed anything is decided by the database, not by the
+   * copy read before: the update only matches a license in the other state, so of racing calls exactly
+   * one changes it and emits the event, and a repeated revoke keeps the first revoked_at.
+   */
   async setRevoked(project: ProjectEntity, license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
-    const revoked_at = revoked ? (license.revoked_at ?? new Date()) : null;
     return this.outbox.change(project, async (manager) => {
-      await manager.update(LicenseEntity, { id: license.id }, { revoked_at });
+      const result = await manager.update(
+        LicenseEntity,
+        { id: license.id, revoked_at: revoked ? IsNull() : Not(IsNull()) },
+        { revoked_at: revoked ? new Date() : null },
+      );
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
-      const changed = Boolean(license.revoked_at) !== revoked;
+      const changed = (result.affected ?? 0) > 0;
       return [after, changed ? [[revoked ? 'license.revoked' : 'license.reactivated', after]] : []];
     });
   }

@@ -386,6 +386,22 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(events.find((e) => e.type === 'license.reactivated')?.data.revoked_at).toBeNull();
     });
 
+    it('racing revokes and reactivations of one license: one event per state change, as committed', async () => {
+      const { rx, key, pid } = await setup();
+      const license = await makeLicense(t, key, pid);
+      const burst = (action: string) => Promise.all(Array.from({ length: 8 }, () => api(key).post(`/project/${pid}/licenses/${license.id}/${action}`)));
+      for (const res of await burst('revoke')) expectOk(res);
+      const revoked = expectSuccess(await api(key).get(`/project/${pid}/licenses/${license.id}`)).revoked_at;
+      for (const res of await burst('reactivate')) expectOk(res);
+      // A closing change, so that everything before it has been delivered once it arrives.
+      expectOk(await api(key).patch(`/project/${pid}/licenses/${license.id}`, { title: `Renamed ${uniqueToken()}` }));
+      await waitFor(() => rx.events().some((e) => e.type === 'license.updated'), 10_000, 'license.updated');
+      await sleep(300);
+      const events = rx.events().filter((e) => e.type === 'license.revoked' || e.type === 'license.reactivated');
+      expect(countBy(events.map((e) => e.type))).toEqual({ 'license.revoked': 1, 'license.reactivated': 1 });
+      expect(events.find((e) => e.type === 'license.revoked')?.data.revoked_at).toBe(revoked);
+    });
+
     it('license.usage_limit_reached: once, when the last daily use is taken — not again on the refused call', async () => {
       const { rx, secret, key, pid } = await setup({ project: { has_paid: true } });
       const license = await makeLicense(t, key, pid, { max_usage_per_day: 2 });
