@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
@@ -76,4 +76,16 @@ export class UnitOfWork implements OnModuleInit {
     this.waiters = [];
     for (const resolve of waiting) resolve();
   }
+}
+
+/**
+ * A row as it stands inside a unit of work, locked against other writers until the unit ends (MySQL;
+ * a SQLite unit already excludes every other statement). Events that say what a change did compare
+ * against this, never against a copy read before the unit: racing writes would otherwise each see the
+ * old state and each announce the change.
+ */
+export async function lockedRow<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, id: number): Promise<T> {
+  const query = manager.createQueryBuilder(entity, 'row').where('row.id = :id', { id });
+  if (manager.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+  return query.getOneOrFail();
 }

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { isUniqueViolation } from '../common/db-errors.js';
+import { lockedRow } from '../database/unit-of-work.js';
 import { normalizeDomain } from '../common/domain-name.js';
 import { fieldError, notFound } from '../common/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
@@ -65,12 +66,16 @@ export class DomainsService {
     }
     try {
       return await this.outbox.change(project, async (manager) => {
+        // The project's row first, as every domain update takes it: updates within one project run one
+        // at a time (so none sees another's old state, and two "make primary" cannot deadlock).
+        await lockedRow(manager, ProjectEntity, project.id);
+        const before = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
         if (Object.keys(changes).length > 0) await manager.update(DomainEntity, { id: domain.id }, changes);
         if (primary === true) await makePrimary(manager, project.id, domain.id);
         if (primary === false) await manager.update(DomainEntity, { id: domain.id }, { is_primary: false });
         const after = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
         const events: Array<[WebhookEvent, unknown]> = [['domain.updated', after]];
-        if (after.has_paid !== domain.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
+        if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
         return [after, events];
       });
     } catch (error) {

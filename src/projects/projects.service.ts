@@ -5,6 +5,7 @@ import type { ApiPrincipal } from '../auth/principal.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { sealSecret } from '../common/crypto.js';
 import { isUniqueViolation } from '../common/db-errors.js';
+import { lockedRow } from '../database/unit-of-work.js';
 import { ApiError, fieldError, forbidden, notFound, PROJECT_LOCKED, SLUG_TAKEN } from '../common/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
 import { AppConfig } from '../config/app-config.js';
@@ -134,10 +135,11 @@ export class ProjectsService {
     await this.assertWebhookTarget(changes.webhook_url);
     try {
       return await this.outbox.change(project, async (manager) => {
+        const before = await lockedRow(manager, ProjectEntity, project.id);
         await manager.update(ProjectEntity, { id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
         const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
         const events: ProjectEvents = [['project.updated', after]];
-        if (after.has_paid !== project.has_paid) events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
+        if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
         return [after, events, after];
       });
     } catch (error) {
@@ -154,13 +156,14 @@ export class ProjectsService {
   }
 
   async setLock(project: ProjectEntity, locked: boolean, reason?: string | null): Promise<ProjectEntity> {
-    const changes = locked
-      ? { locked_at: project.locked_at ?? new Date(), lock_reason: reason ?? project.lock_reason ?? null }
-      : { locked_at: null, lock_reason: null };
     return this.outbox.change(project, async (manager) => {
+      const before = await lockedRow(manager, ProjectEntity, project.id);
+      const changes = locked
+        ? { locked_at: before.locked_at ?? new Date(), lock_reason: reason ?? before.lock_reason ?? null }
+        : { locked_at: null, lock_reason: null };
       await manager.update(ProjectEntity, { id: project.id }, changes);
       const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
-      const changed = Boolean(project.locked_at) !== locked;
+      const changed = Boolean(before.locked_at) !== locked;
       const event = locked ? 'project.locked' : 'project.unlocked';
       return [after, changed ? [[event, { ...instanceToPlain(after), reason: after.lock_reason }]] : []];
     });

@@ -402,6 +402,25 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(events.find((e) => e.type === 'license.revoked')?.data.revoked_at).toBe(revoked);
     });
 
+    it('racing payment flips, locks and "make primary" calls: one event per state change, no deadlock', async () => {
+      const { rx, key, pid } = await setup();
+      const [a, b] = [await makeDomain(t, key, pid), await makeDomain(t, key, pid)];
+      const burst = (n: number, call: (i: number) => Promise<Response>) => Promise.all(Array.from({ length: n }, (_, i) => call(i)));
+      for (const res of await burst(6, () => api(key).patch(`/project/${pid}`, { has_paid: true }))) expectOk(res);
+      for (const res of await burst(6, () => api(key).patch(`/project/${pid}/domains/${a.id}`, { has_paid: true }))) expectOk(res);
+      // Two domains made primary at once, both ways round: each call answers, one of them wins.
+      for (const res of await burst(6, (i) => api(key).patch(`/project/${pid}/domains/${i % 2 ? a.id : b.id}`, { is_primary: true }))) expectOk(res);
+      for (const res of await burst(6, () => api(key).post(`/project/${pid}/lock`, { reason: 'overdue' }))) expectOk(res);
+      for (const res of await burst(6, () => api(key).post(`/project/${pid}/unlock`))) expectOk(res);
+      const domains = expectSuccess(await api(key).get(`/project/${pid}/domains`)).data as Array<{ is_primary: boolean }>;
+      expect(domains.filter((d) => d.is_primary)).toHaveLength(1);
+      expectOk(await api(key).patch(`/project/${pid}`, { description: `closing ${uniqueToken()}` }));
+      await waitFor(() => rx.events().some((e) => e.type === 'project.updated' && e.data.description?.startsWith('closing')), 10_000, 'closing update');
+      await sleep(300);
+      const flips = rx.events().filter((e) => ['project.paid', 'domain.paid', 'project.locked', 'project.unlocked'].includes(e.type));
+      expect(countBy(flips.map((e) => e.type))).toEqual({ 'project.paid': 1, 'domain.paid': 1, 'project.locked': 1, 'project.unlocked': 1 });
+    });
+
     it('license.usage_limit_reached: once, when the last daily use is taken — not again on the refused call', async () => {
       const { rx, secret, key, pid } = await setup({ project: { has_paid: true } });
       const license = await makeLicense(t, key, pid, { max_usage_per_day: 2 });
