@@ -26,7 +26,6 @@ export interface UploadedPayload {
   originalname: string;
 }
 
-
 const PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024;
 const payloadBytes = <T>(items: T[], content: (item: T) => string | null) => items.reduce((sum, item) => sum + (content(item)?.length ?? 0) + 200, 200);
 

@@ -287,42 +287,39 @@ describe('CORS_ORIGINS as a list', () => {
   });
 });
 
-describe('GET /metrics (SPEC 11)', () => {
+// One app with the default settings (MAX_UPLOAD_BYTES included) for the suites below.
+describe('with default settings', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp();
   });
   afterAll(async () => t.close());
 
-  it('serves Prometheus text with the process and runtime metrics', async () => {
-    const { key } = await makeAccount(t.app);
-    const project = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Metrics', has_paid: true }), 201);
-    const license = expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses`).set('X-API-KEY', key).send({ title: 'm' }), 201);
-    expect((await t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid)).status).toBe(200);
-    expect((await t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', 'nope')).status).toBe(403);
-    const res = await t.http().get('/metrics');
-    expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toContain('text/plain');
-    expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="paid"\} [1-9]/);
-    expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="refused_403"\} [1-9]/);
-    expect(res.text).toContain('licensegate_process_resident_memory_bytes');
+  describe('GET /metrics (SPEC 11)', () => {
+    it('serves Prometheus text with the process and runtime metrics', async () => {
+      const { key } = await makeAccount(t.app);
+      const project = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Metrics', has_paid: true }), 201);
+      const license = expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses`).set('X-API-KEY', key).send({ title: 'm' }), 201);
+      expect((await t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid)).status).toBe(200);
+      expect((await t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', 'nope')).status).toBe(403);
+      const res = await t.http().get('/metrics');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toContain('text/plain');
+      expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="paid"\} [1-9]/);
+      expect(res.text).toMatch(/licensegate_runtime_checks_total\{outcome="refused_403"\} [1-9]/);
+      expect(res.text).toContain('licensegate_process_resident_memory_bytes');
+    });
   });
-});
 
-describe('stored sizes (default MAX_UPLOAD_BYTES)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(async () => t.close());
-
-  it('422 for meta larger than 16384 characters of JSON, and for an API key expiring after the year 9999', async () => {
-    const { key } = await makeAccount(t.app);
-    const big = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'big meta', meta: { k: 'a'.repeat(70_000) } });
-    expectError(big, 422);
-    expect(Object.keys(big.body.errors)).toEqual(['meta']);
-    const late = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'late', expires_at: '+012000-01-01T00:00:00Z' });
-    expectError(late, 422);
-    expect(late.body.errors.expires_at[0]).toMatch(/before the year 10000/);
+  describe('stored sizes (default MAX_UPLOAD_BYTES)', () => {
+    it('422 for meta larger than 16384 characters of JSON, and for an API key expiring after the year 9999', async () => {
+      const { key } = await makeAccount(t.app);
+      const big = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'big meta', meta: { k: 'a'.repeat(70_000) } });
+      expectError(big, 422);
+      expect(Object.keys(big.body.errors)).toEqual(['meta']);
+      const late = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'late', expires_at: '+012000-01-01T00:00:00Z' });
+      expectError(late, 422);
+      expect(late.body.errors.expires_at[0]).toMatch(/before the year 10000/);
+    });
   });
 });

@@ -23,6 +23,10 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const SECRET_KEYS = ['webhook_secret', 'signing_private_key', 'signing_public_key', 'secret', 'content', 'encrypted_content', 'file_path', 'uuid_hash', 'claimed_by'];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** `n` calls made at once; each answer must be a success. */
+const burst = async (n: number, call: (i: number) => PromiseLike<Response>) => {
+  for (const res of await Promise.all(Array.from({ length: n }, (_, i) => call(i)))) expectOk(res);
+};
 
 /** Polls `condition` until it is truthy (returns it) or `timeoutMs` passes (throws, naming `what`). */
 async function waitFor<T>(condition: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
@@ -389,10 +393,10 @@ describe('webhooks (SPEC 10, seed 6)', () => {
     it('racing revokes and reactivations of one license: one event per state change, as committed', async () => {
       const { rx, key, pid } = await setup();
       const license = await makeLicense(t, key, pid);
-      const burst = (action: string) => Promise.all(Array.from({ length: 8 }, () => api(key).post(`/project/${pid}/licenses/${license.id}/${action}`)));
-      for (const res of await burst('revoke')) expectOk(res);
+      const racing = (action: string) => burst(8, () => api(key).post(`/project/${pid}/licenses/${license.id}/${action}`));
+      await racing('revoke');
       const revoked = expectSuccess(await api(key).get(`/project/${pid}/licenses/${license.id}`)).revoked_at;
-      for (const res of await burst('reactivate')) expectOk(res);
+      await racing('reactivate');
       // A closing change, so that everything before it has been delivered once it arrives.
       expectOk(await api(key).patch(`/project/${pid}/licenses/${license.id}`, { title: `Renamed ${uniqueToken()}` }));
       await waitFor(() => rx.events().some((e) => e.type === 'license.updated'), 10_000, 'license.updated');
@@ -405,13 +409,12 @@ describe('webhooks (SPEC 10, seed 6)', () => {
     it('racing payment flips, locks and "make primary" calls: one event per state change, no deadlock', async () => {
       const { rx, key, pid } = await setup();
       const [a, b] = [await makeDomain(t, key, pid), await makeDomain(t, key, pid)];
-      const burst = (n: number, call: (i: number) => Promise<Response>) => Promise.all(Array.from({ length: n }, (_, i) => call(i)));
-      for (const res of await burst(6, () => api(key).patch(`/project/${pid}`, { has_paid: true }))) expectOk(res);
-      for (const res of await burst(6, () => api(key).patch(`/project/${pid}/domains/${a.id}`, { has_paid: true }))) expectOk(res);
+      await burst(6, () => api(key).patch(`/project/${pid}`, { has_paid: true }));
+      await burst(6, () => api(key).patch(`/project/${pid}/domains/${a.id}`, { has_paid: true }));
       // Two domains made primary at once, both ways round: each call answers, one of them wins.
-      for (const res of await burst(6, (i) => api(key).patch(`/project/${pid}/domains/${i % 2 ? a.id : b.id}`, { is_primary: true }))) expectOk(res);
-      for (const res of await burst(6, () => api(key).post(`/project/${pid}/lock`, { reason: 'overdue' }))) expectOk(res);
-      for (const res of await burst(6, () => api(key).post(`/project/${pid}/unlock`))) expectOk(res);
+      await burst(6, (i) => api(key).patch(`/project/${pid}/domains/${i % 2 ? a.id : b.id}`, { is_primary: true }));
+      await burst(6, () => api(key).post(`/project/${pid}/lock`, { reason: 'overdue' }));
+      await burst(6, () => api(key).post(`/project/${pid}/unlock`));
       const domains = expectSuccess(await api(key).get(`/project/${pid}/domains`)).data as Array<{ is_primary: boolean }>;
       expect(domains.filter((d) => d.is_primary)).toHaveLength(1);
       expectOk(await api(key).patch(`/project/${pid}`, { description: `closing ${uniqueToken()}` }));
