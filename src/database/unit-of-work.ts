@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryFailedError, QueryRunner } from 'typeorm';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
@@ -47,7 +47,7 @@ export class UnitOfWork implements OnModuleInit {
   private starting = false;
 
   async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (!this.sqlite) return this.dataSource.transaction(work);
+    if (!this.sqlite) return this.transactionRetryingDeadlocks(work);
     if (this.active !== null && this.context.getStore() === this.active) {
       // Already inside this unit: join it.
       return work(this.dataSource.manager);
@@ -55,6 +55,21 @@ export class UnitOfWork implements OnModuleInit {
     const turn = this.chain.then(() => this.exclusive(work));
     this.chain = turn.catch(() => undefined);
     return turn;
+  }
+
+  /**
+   * MySQL/MariaDB: InnoDB breaks a deadlock by rolling one transaction back whole; that one is run
+   * again from the start (its work reads everything it decides on inside the unit), a few times.
+   */
+  private async transactionRetryingDeadlocks<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.dataSource.transaction(work);
+      } catch (error) {
+        if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+      }
+    }
   }
 
   private async exclusive<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
@@ -78,6 +93,13 @@ export class UnitOfWork implements OnModuleInit {
   }
 }
 
+const DEADLOCK_ATTEMPTS = 4;
+
+function isDeadlock(error: unknown): boolean {
+  const driver = (error as { driverError?: { errno?: number } } | null)?.driverError;
+  return error instanceof QueryFailedError && driver?.errno === 1213;
+}
+
 /**
  * A row as it stands inside a unit of work, locked against other writers until the unit ends (MySQL;
  * a SQLite unit already excludes every other statement). Events that say what a change did compare
@@ -88,4 +110,14 @@ export async function lockedRow<T extends ObjectLiteral>(manager: EntityManager,
   const query = manager.createQueryBuilder(entity, 'row').where('row.id = :id', { id });
   if (manager.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
   return query.getOneOrFail();
+}
+
+/**
+ * Like lockedRow, by any columns, and null when no row matches. (An exclusive lock, not a shared one:
+ * TypeORM's `mysql` driver writes `FOR SHARE` for any server from 8.0 on, which MariaDB 10/11 refuse.)
+ */
+export async function lockedRowWhere<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, where: Partial<T>): Promise<T | null> {
+  const query = manager.createQueryBuilder(entity, 'row').where(where);
+  if (manager.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+  return query.getOne();
 }
