@@ -86,13 +86,18 @@ export class DomainsService {
 
   async remove(project: ProjectEntity, domain: DomainEntity): Promise<void> {
     await this.outbox.change(project, async (manager) => {
-      // Counted inside the unit, so a license cannot be pinned to the domain between count and delete.
-      const pinned = await manager.countBy(LicenseEntity, { domain_id: domain.id });
+      // The row locked first: of racing deletes one goes on, the others find it gone (404), and a
+      // license being pinned to it (which holds a shared lock on it) has committed or will find it
+      // gone. The pins are then counted as committed, not as a snapshot taken earlier.
+      const before = await lockedRow(manager, DomainEntity, domain.id);
+      const pins = manager.createQueryBuilder(LicenseEntity, 'l').where('l.domain_id = :id', { id: domain.id });
+      if (manager.connection.options.type !== 'better-sqlite3') pins.setLock('pessimistic_write');
+      const pinned = await pins.getCount();
       if (pinned > 0) {
         throw fieldError('domain', `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`);
       }
       await manager.delete(DomainEntity, { id: domain.id });
-      return [undefined, [['domain.deleted', domain]]];
+      return [undefined, [['domain.deleted', before]]];
     });
   }
 

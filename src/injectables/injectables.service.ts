@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
-import { QueryDeepPartialEntity, Repository } from 'typeorm';
+import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/db-errors.js';
 import type { FieldErrors } from '../common/envelope.js';
 import { fieldError, notFound, SLUG_TAKEN, ValidationFailed } from '../common/errors.js';
@@ -14,6 +14,7 @@ import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.j
 import { InjectableEntity } from './injectable.entity.js';
 import { contentHash, encryptPayload, signedMessage } from './payload-crypto.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { lockedRow } from '../database/unit-of-work.js';
 
 /** Event data: the injectable without its (encrypted) payload, which can be megabytes. */
 function eventData(i: InjectableEntity) {
@@ -62,6 +63,24 @@ export interface PaidItem {
   meta: Record<string, unknown>;
 }
 
+/** Seed 4.11's rules on type, content, file and secret, for an update of `current`. */
+function updateErrors(current: InjectableEntity, dto: UpdateInjectableDto, file?: UploadedPayload): FieldErrors {
+  const type = dto.type ?? current.type;
+  const newPayload = file !== undefined || dto.content !== undefined;
+  const errors: FieldErrors = {};
+  if (type === 'file') {
+    if (dto.content !== undefined) errors.content = ['The content field cannot be used with type file: upload a file instead.'];
+    else if (current.type !== 'file' && !file) errors.file = ['The file field is required when switching to type file.'];
+  } else {
+    if (file) errors.file = ['A file can only be uploaded when the type is file.'];
+    else if (current.type === 'file' && dto.content === undefined) errors.content = ['The content field is required when switching away from type file.'];
+    else if (dto.content === '') errors.content = ['The content field must not be empty.'];
+  }
+  if (newPayload && !dto.secret) errors.secret = ['The secret field is required when updating the content or uploading a file.'];
+  if (dto.secret && !newPayload) errors.secret = ['The secret field is only accepted together with new content or a file.'];
+  return errors;
+}
+
 @Injectable()
 export class InjectablesService {
   // Runtime reads cached per project generation (any write to the project bumps it), bounded by the
@@ -77,7 +96,6 @@ export class InjectablesService {
 
   constructor(
     @InjectRepository(InjectableEntity) private readonly injectables: Repository<InjectableEntity>,
-    @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
     private readonly cursors: Cursors,
     private readonly generations: ProjectGenerations,
     private readonly config: AppConfig,
@@ -122,9 +140,9 @@ export class InjectablesService {
       meta: dto.meta ?? {},
       ...(await this.seal(dto.secret as string, type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8'))),
     };
-    const row = { ...fields, signature: await this.sign(project.id, fields) };
     try {
       return await this.outbox.change(project, async (manager) => {
+        const row = { ...fields, signature: await this.sign(manager, project.id, fields) };
         const result = await manager.insert(InjectableEntity, row as QueryDeepPartialEntity<InjectableEntity>);
         const injectable = await manager.findOneByOrFail(InjectableEntity, { id: result.identifiers[0].id as number });
         return [injectable, [['injectable.created', eventData(injectable)]]];
@@ -135,39 +153,33 @@ export class InjectablesService {
     }
   }
 
-  /** Seed 4.11 rules 1–5. */
+  /**
+   * Seed 4.11 rules 1–5. The payload is sealed before the unit (scrypt is slow on purpose); the
+   * rules are checked again, and the fields merged and signed, against the row as it stands locked
+   * inside the unit, so racing edits each sign what they leave stored, never a mix of both.
+   */
   async update(project: ProjectEntity, current: InjectableEntity, dto: UpdateInjectableDto, file?: UploadedPayload): Promise<InjectableEntity> {
-    const type = dto.type ?? current.type;
-    const newPayload = file !== undefined || dto.content !== undefined;
-    const errors: FieldErrors = {};
-    if (type === 'file') {
-      if (dto.content !== undefined) errors.content = ['The content field cannot be used with type file: upload a file instead.'];
-      else if (current.type !== 'file' && !file) errors.file = ['The file field is required when switching to type file.'];
-    } else {
-      if (file) errors.file = ['A file can only be uploaded when the type is file.'];
-      else if (current.type === 'file' && dto.content === undefined) errors.content = ['The content field is required when switching away from type file.'];
-      else if (dto.content === '') errors.content = ['The content field must not be empty.'];
-    }
-    if (newPayload && !dto.secret) errors.secret = ['The secret field is required when updating the content or uploading a file.'];
-    if (dto.secret && !newPayload) errors.secret = ['The secret field is only accepted together with new content or a file.'];
+    const errors = updateErrors(current, dto, file);
     if (dto.slug && dto.slug !== current.slug && (await this.injectables.existsBy({ project_id: project.id, slug: dto.slug }))) {
       errors.slug = [SLUG_TAKEN];
     }
     if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
 
     const next: Partial<InjectableEntity> = {};
-    for (const field of ['slug', 'title', 'mode', 'target_path', 'validate_endpoint', 'is_active', 'only_if_paid'] as const) {
+    for (const field of ['slug', 'title', 'type', 'mode', 'target_path', 'validate_endpoint', 'is_active', 'only_if_paid'] as const) {
       if (dto[field] !== undefined) (next as Record<string, unknown>)[field] = dto[field];
     }
-    next.type = type;
     if (dto.meta !== undefined) next.meta = dto.meta ?? {};
-    if (newPayload) {
+    if (file !== undefined || dto.content !== undefined) {
+      const type = dto.type ?? current.type;
       Object.assign(next, await this.seal(dto.secret as string, type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8')));
     }
-    const merged = { ...current, ...next };
-    next.signature = await this.sign(project.id, merged);
     try {
       return await this.outbox.change(project, async (manager) => {
+        const before = await lockedRow(manager, InjectableEntity, current.id);
+        const raced = updateErrors(before, dto, file);
+        if (Object.keys(raced).length > 0) throw new ValidationFailed(raced);
+        next.signature = await this.sign(manager, project.id, { ...before, ...next });
         await manager.update(InjectableEntity, { id: current.id }, next as QueryDeepPartialEntity<InjectableEntity>);
         const after = await manager.findOneByOrFail(InjectableEntity, { id: current.id });
         return [after, [['injectable.updated', eventData(after)]]];
@@ -180,8 +192,10 @@ export class InjectablesService {
 
   async remove(project: ProjectEntity, injectable: InjectableEntity): Promise<void> {
     await this.outbox.change(project, async (manager) => {
+      // Of racing deletes one goes on and the others find the row gone (404): one event.
+      const before = await lockedRow(manager, InjectableEntity, injectable.id);
       await manager.delete(InjectableEntity, { id: injectable.id });
-      return [undefined, [['injectable.deleted', eventData(injectable)]]];
+      return [undefined, [['injectable.deleted', eventData(before)]]];
     });
   }
 
@@ -259,9 +273,9 @@ export class InjectablesService {
     };
   }
 
-  private async sign(projectId: number, fields: { slug: string; type: string; mode: string; target_path: string | null; content_hash: string }): Promise<string> {
-    const row = await this.projects
-      .createQueryBuilder('p')
+  private async sign(manager: EntityManager, projectId: number, fields: { slug: string; type: string; mode: string; target_path: string | null; content_hash: string }): Promise<string> {
+    const row = await manager
+      .createQueryBuilder(ProjectEntity, 'p')
       .withDeleted()
       .addSelect('p.signing_private_key')
       .where('p.id = :id', { id: projectId })

@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { IsNull, MoreThanOrEqual, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { EntityManager, IsNull, MoreThanOrEqual, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
 import { sha256Hex } from '../common/crypto.js';
@@ -18,6 +18,7 @@ import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
 import { LicenseEntity } from './license.entity.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 
 const TITLE_TAKEN = 'The title has already been taken.';
 
@@ -79,6 +80,30 @@ function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
   };
 }
 
+/** The resolved fields the PATCH body named (booleans sent as null leave the column alone). */
+function sentFields(resolved: LicenseFields, dto: UpdateLicenseDto): Partial<LicenseFields> {
+  const out: Partial<LicenseFields> = {};
+  if (dto.title !== undefined) out.title = resolved.title;
+  for (const field of OPTIONAL_FIELDS) {
+    const value = dto[field];
+    if (value === undefined || ((field === 'is_test_license' || field === 'allow_configs') && value === null)) continue;
+    (out as Record<string, unknown>)[field] = resolved[field];
+  }
+  return out;
+}
+
+/**
+ * A license pinned to a domain keeps it: the domain is read again inside the unit, locked on MySQL,
+ * so a delete racing this write either sees the pin (and refuses) or has already removed the domain
+ * (and this write answers 422).
+ */
+async function assertDomainStays(manager: EntityManager, projectId: number, domainId: number | null): Promise<void> {
+  if (domainId === null) return;
+  if (!(await lockedRowWhere(manager, DomainEntity, { id: domainId, project_id: projectId }))) {
+    throw fieldError('domain_id', 'The selected domain id is invalid.');
+  }
+}
+
 @Injectable()
 export class LicensesService {
   constructor(
@@ -114,6 +139,7 @@ export class LicensesService {
     const uuid = randomUUID();
     try {
       return await this.outbox.change(project, async (manager) => {
+        await assertDomainStays(manager, project.id, fields.domain_id);
         const result = await manager.insert(LicenseEntity, {
           ...fields,
           project_id: project.id,
@@ -136,9 +162,12 @@ export class LicensesService {
   async update(project: ProjectEntity, owner: UserEntity, license: LicenseEntity, dto: UpdateLicenseDto, replace: boolean) {
     if (dto.title === null) throw fieldError('title', 'The title field is required.');
     const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
-    const fields = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
+    const resolved = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
+    // PATCH writes only what was sent, so racing PATCHes of different fields both land; PUT replaces.
+    const fields = replace ? resolved : sentFields(resolved, dto);
     try {
       return await this.outbox.change(project, async (manager) => {
+        if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
         await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
         const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
         return [after, [['license.updated', after]]];
@@ -169,10 +198,12 @@ export class LicensesService {
 
   async remove(project: ProjectEntity, license: LicenseEntity): Promise<void> {
     await this.outbox.change(project, async (manager) => {
+      // Of racing deletes one goes on and the others find the row gone (404): one event.
+      const before = await lockedRow(manager, LicenseEntity, license.id);
       await manager.delete(LicenseEntity, { id: license.id });
       await manager.delete(LicenseUsageEntity, { license_id: license.id });
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
-      return [undefined, [['license.deleted', license]]];
+      return [undefined, [['license.deleted', before]]];
     });
   }
 

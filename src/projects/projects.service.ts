@@ -150,8 +150,10 @@ export class ProjectsService {
 
   async remove(project: ProjectEntity): Promise<void> {
     await this.outbox.change(project, async (manager) => {
+      // Of racing deletes one goes on and the others find it gone (404): one event.
+      const before = await lockedRow(manager, ProjectEntity, project.id);
       await manager.softDelete(ProjectEntity, { id: project.id });
-      return [undefined, [['project.deleted', { id: project.id, name: project.name, slug: project.slug }]]];
+      return [undefined, [['project.deleted', { id: before.id, name: before.name, slug: before.slug }]]];
     });
   }
 

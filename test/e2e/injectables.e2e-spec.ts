@@ -523,6 +523,18 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
 
   // -------------------------------------------------------------------------------------------
   describe('PUT (seed 4.11)', () => {
+    it('racing edits of signed fields: the stored row is signed as it stands, whoever wins', async () => {
+      const ctx = await setup();
+      const { data: before } = await create(ctx);
+      const secret2 = newSecret();
+      const edits = [{ slug: `renamed-${uniqueToken()}` }, { content: 'raced ☃', secret: secret2 }, { target_path: '/raced' }, { mode: 'replace' }];
+      for (const res of await Promise.all(edits.map((body) => api(ctx.key).put(`${ctx.base}/${before.id}`, body)))) expectSuccess(res);
+      const after = await get(ctx, before.id);
+      // Every edit landed, and the signature covers the slug, target path, mode and content together.
+      expect(after).toMatchObject({ slug: edits[0].slug, target_path: '/raced', mode: 'replace' });
+      expectSealed(ctx.keys, ctx.pid, after, { secret: secret2, payload: 'raced ☃' });
+    });
+
     it('title-only update (JSON and multipart) keeps content, hash and signature; 200 with the injectable', async () => {
       const ctx = await setup();
       const { data: before, body } = await create(ctx, { title: 'Old', target_path: '/a' });

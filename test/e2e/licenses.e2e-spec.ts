@@ -7,6 +7,7 @@ import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs, expectClientError } from '../utils/api.js';
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const DAY = /^\d{4}-\d\d-\d\d$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -707,6 +708,14 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
   });
 
   describe('PATCH and PUT /project/{id}/licenses/{license}', () => {
+    it('racing PATCHes of different fields all land: each writes only what it sent', async () => {
+      const { key, project, base } = await setup();
+      const l = await makeLicense(t, key, project.id, { title: 'Racing' });
+      const changes = [{ title: `Renamed ${uniqueToken()}` }, { max_domains: 4 }, { max_usage_per_day: 9 }, { allowed_countries: 'nl' }, { is_test_license: true }, { allowed_ips: '10.1.0.0/16' }];
+      for (const res of await Promise.all(changes.map((body) => api(key).patch(`${base}/${l.id}`, body)))) expectSuccess(res);
+      expect(expectSuccess(await api(key).get(`${base}/${l.id}`))).toMatchObject({ ...Object.assign({}, ...changes), allowed_countries: 'NL' });
+    });
+
     it('PATCH changes only the fields sent', async () => {
       const { key, project, base } = await setup();
       const d = await makeDomain(t, key, project.id);
@@ -940,6 +949,47 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
       expect(expectSuccess(await api(key).delete(`/project/${project.id}/domains/${d.id}`))).toBeNull();
       // A domain nobody is pinned to deletes straight away.
       expect(expectSuccess(await api(key).delete(`/project/${project.id}/domains/${free.id}`))).toBeNull();
+    });
+
+    it('pins racing a delete of their domain: either the delete is refused or the pin is, never a pin to nothing', async () => {
+      const { key, project, base } = await setup();
+      // The delete is sent a little before or after the pins, by a different step each round, so
+      // that it lands at every point of their way through the service.
+      for (let round = 0; round < 12; round++) {
+        const d = await makeDomain(t, key, project.id);
+        const existing = await makeLicense(t, key, project.id);
+        const sendPins = () => [
+          api(key).patch(`${base}/${existing.id}`, { domain_id: d.id }),
+          ...Array.from({ length: 3 }, () => api(key).post(base, { title: `Pinned ${uniqueToken()}`, domain_id: d.id })),
+        ].map((req) => req.then((res) => res));
+        const sendDelete = () => api(key).delete(`/project/${project.id}/domains/${d.id}`).then((res) => res);
+        const offset = round - 4;
+        let removal: Promise<Response>;
+        let pins: Array<Promise<Response>>;
+        if (offset < 0) {
+          removal = sendDelete();
+          await sleep(-offset);
+          pins = sendPins();
+        } else {
+          pins = sendPins();
+          await sleep(offset);
+          removal = sendDelete();
+        }
+        const [removed, answers] = [await removal, await Promise.all(pins)];
+        for (const res of [...answers, removed]) expect([200, 201, 422]).toContain(res.status);
+        const pinned = answers.filter((res) => res.status < 300).length;
+        if (removed.status === 200) {
+          // Deleted: every pin was refused, naming domain_id.
+          expect(pinned).toBe(0);
+          for (const res of answers) expectError(res, 422, ['domain_id']);
+          expect(expectSuccess(await api(key).get(`${base}/${existing.id}`)).domain_id).toBeNull();
+        } else {
+          // Refused: the delete saw a pin that committed, and the domain stays.
+          expectError(removed, 422, ['domain']);
+          expect(pinned).toBeGreaterThan(0);
+          expectSuccess(await api(key).get(`/project/${project.id}/domains/${d.id}`));
+        }
+      }
     });
   });
 });

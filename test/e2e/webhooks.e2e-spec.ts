@@ -424,6 +424,28 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(countBy(flips.map((e) => e.type))).toEqual({ 'project.paid': 1, 'domain.paid': 1, 'project.locked': 1, 'project.unlocked': 1 });
     });
 
+    it('racing deletes: one answers, the others 404, and each thing is announced deleted once', async () => {
+      const { rx, key, pid } = await setup();
+      const domain = await makeDomain(t, key, pid);
+      const license = await makeLicense(t, key, pid);
+      const injectable = expectOk(await api(key).post(`/project/${pid}/injectables`, { slug: `inj-${uniqueToken()}`, content: 'x', secret: 's3cret', type: 'snippet' }));
+      const racing = async (path: string) => {
+        const answers = await Promise.all(Array.from({ length: 6 }, () => api(key).delete(path)));
+        const statuses = answers.map((res) => res.status).sort();
+        expect(statuses.filter((s) => s < 300)).toHaveLength(1);
+        expect(statuses.filter((s) => s >= 300)).toEqual([404, 404, 404, 404, 404]);
+      };
+      await racing(`/project/${pid}/domains/${domain.id}`);
+      await racing(`/project/${pid}/licenses/${license.id}`);
+      await racing(`/project/${pid}/injectables/${injectable.id}`);
+      // The project last: its deletion is the closing change (a deleted project sends nothing more).
+      await racing(`/project/${pid}`);
+      await waitFor(() => rx.events().some((e) => e.type === 'project.deleted'), 10_000, 'project.deleted');
+      await sleep(300);
+      const deleted = rx.events().filter((e) => e.type.endsWith('.deleted'));
+      expect(countBy(deleted.map((e) => e.type))).toEqual({ 'domain.deleted': 1, 'license.deleted': 1, 'injectable.deleted': 1, 'project.deleted': 1 });
+    });
+
     it('license.usage_limit_reached: once, when the last daily use is taken — not again on the refused call', async () => {
       const { rx, secret, key, pid } = await setup({ project: { has_paid: true } });
       const license = await makeLicense(t, key, pid, { max_usage_per_day: 2 });
