@@ -29,7 +29,7 @@ export const countAnswer = (paid: boolean): void => {
 
 export const webhookAttempts = new Counter({
   name: 'licensegate_webhook_attempts_total',
-  help: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)',
+  help: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed, interrupted)',
   labelNames: ['outcome'] as const,
   registers: [registry],
 });

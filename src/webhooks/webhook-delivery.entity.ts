@@ -95,7 +95,7 @@ export class WebhookAttemptEntity {
   @Column({ type: 'varchar', length: 1000, nullable: true })
   error: string | null;
 
-  /** succeeded | retrying | failed */
+  /** succeeded | retrying | failed | interrupted (its dispatcher stopped mid-send) */
   @Column({ type: 'varchar', length: 16 })
   outcome: string;
 

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Brackets, DataSource, Repository } from 'typeorm';
 import { openSecret } from '../common/crypto.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { AppConfig } from '../config/app-config.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { privateTarget } from './ssrf.js';
@@ -14,6 +15,7 @@ import { WebhookOutbox } from './webhook-outbox.service.js';
 
 const PARALLEL = 5;
 const CLAIM_MARGIN_MS = 5000;
+const INTERRUPTED = 'Interrupted: the dispatcher sending it stopped before recording the outcome (the receiver may have received it).';
 
 /** Seconds from a Retry-After header (delta-seconds or HTTP date), or null. */
 export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
@@ -41,9 +43,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   constructor(
     private readonly dataSource: DataSource,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
-    @InjectRepository(WebhookAttemptEntity) private readonly attempts: Repository<WebhookAttemptEntity>,
     private readonly outbox: WebhookOutbox,
     private readonly config: AppConfig,
+    private readonly unit: UnitOfWork,
   ) {
     this.schedule = config.env.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number);
   }
@@ -116,23 +118,64 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     );
   }
 
+  /**
+   * Claims what is due, row by row, with a conditional update. A row still 'delivering' under a claim
+   * that ran out was being sent by a dispatcher that stopped before it recorded the outcome: that
+   * attempt is logged as interrupted (the receiver may have had it) and counted, in the same unit as
+   * the claim, and the next attempt goes out with the same webhook-id.
+   */
   private async claim(): Promise<WebhookDeliveryEntity[]> {
     const now = new Date();
     const candidates = await this.deliveries.createQueryBuilder('d').where(this.due(now)).orderBy('d.id', 'ASC').limit(PARALLEL).getMany();
     const claimed: WebhookDeliveryEntity[] = [];
     // The claim outlives one attempt (timeout + margin); after that another dispatcher may take the row.
-    const until = new Date(Math.ceil((now.getTime() + this.config.env.WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS) / 1000) * 1000);
+    const until = new Date(Math.ceil((now.getTime() + this.claimMs) / 1000) * 1000);
     for (const candidate of candidates) {
-      const result = await this.deliveries
-        .createQueryBuilder('d')
-        .update(WebhookDeliveryEntity)
-        .set({ status: 'delivering', claimed_by: this.id, claimed_until: until })
-        .where('id = :id AND attempts = :attempts', { id: candidate.id, attempts: candidate.attempts })
-        .andWhere(this.due(now, ''))
-        .execute();
-      if (result.affected === 1) claimed.push(candidate);
+      const interrupted = candidate.status === 'delivering';
+      const took = await this.unit.run(async (manager) => {
+        const changes: Partial<WebhookDeliveryEntity> = { status: 'delivering', claimed_by: this.id, claimed_until: until };
+        if (interrupted) {
+          Object.assign(changes, {
+            attempts: candidate.attempts + 1,
+            // The lost attempt began about one claim's length before its claim ran out.
+            first_attempt_at: candidate.first_attempt_at ?? new Date((candidate.claimed_until?.getTime() ?? now.getTime()) - this.claimMs),
+            last_attempt_at: now,
+            last_status_code: null,
+            last_error: INTERRUPTED,
+          });
+        }
+        const result = await manager
+          .createQueryBuilder()
+          .update(WebhookDeliveryEntity)
+          .set(changes)
+          .where('id = :id AND attempts = :attempts', { id: candidate.id, attempts: candidate.attempts })
+          .andWhere(this.due(now, ''))
+          .execute();
+        if (result.affected !== 1) return null;
+        if (interrupted) {
+          await manager.insert(WebhookAttemptEntity, {
+            delivery_id: candidate.id,
+            attempt: candidate.attempts + 1,
+            url: '',
+            response_code: null,
+            duration_ms: 0,
+            error: INTERRUPTED,
+            outcome: 'interrupted',
+            next_attempt_at: now,
+          });
+        }
+        return { ...candidate, ...changes } as WebhookDeliveryEntity;
+      });
+      if (took) {
+        if (interrupted) webhookAttempts.inc({ outcome: 'interrupted' });
+        claimed.push(took);
+      }
     }
     return claimed;
+  }
+
+  private get claimMs(): number {
+    return this.config.env.WEBHOOK_TIMEOUT_MS + CLAIM_MARGIN_MS;
   }
 
   private async deliver(delivery: WebhookDeliveryEntity): Promise<void> {
@@ -204,32 +247,43 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         next = new Date(Math.ceil(at / 1000) * 1000);
       }
     }
-    webhookAttempts.inc({ outcome: ok ? 'succeeded' : status === 'failed' ? 'failed' : 'retrying' });
-    await this.attempts.insert({
-      delivery_id: delivery.id,
-      attempt,
-      url: (url ?? '').slice(0, 2048),
-      response_code: code,
-      duration_ms: Date.now() - started,
-      error: error?.slice(0, 1000) ?? null,
-      outcome: ok ? 'succeeded' : status === 'failed' ? 'failed' : 'retrying',
-      next_attempt_at: next,
-    });
-    await this.deliveries
-      .createQueryBuilder()
-      .update(WebhookDeliveryEntity)
-      .set({
-        status,
-        attempts: attempt,
+    const outcome = ok ? 'succeeded' : status === 'failed' ? 'failed' : 'retrying';
+    // The outcome and its log row land together, and only while the claim is still this dispatcher's:
+    // one that stalled past its claim leaves the row to whoever took it over.
+    const recorded = await this.unit.run(async (manager) => {
+      const result = await manager
+        .createQueryBuilder()
+        .update(WebhookDeliveryEntity)
+        .set({
+          status,
+          attempts: attempt,
+          next_attempt_at: next,
+          first_attempt_at: delivery.first_attempt_at ?? new Date(started),
+          last_attempt_at: now,
+          last_status_code: code,
+          last_error: error?.slice(0, 1000) ?? null,
+          claimed_by: null,
+          claimed_until: null,
+        })
+        .where('id = :id AND claimed_by = :me AND attempts = :before', { id: delivery.id, me: this.id, before: delivery.attempts })
+        .execute();
+      if (result.affected !== 1) return false;
+      await manager.insert(WebhookAttemptEntity, {
+        delivery_id: delivery.id,
+        attempt,
+        url: (url ?? '').slice(0, 2048),
+        response_code: code,
+        duration_ms: Date.now() - started,
+        error: error?.slice(0, 1000) ?? null,
+        outcome,
         next_attempt_at: next,
-        first_attempt_at: delivery.first_attempt_at ?? new Date(started),
-        last_attempt_at: now,
-        last_status_code: code,
-        last_error: error?.slice(0, 1000) ?? null,
-        claimed_by: null,
-        claimed_until: null,
-      })
-      .where('id = :id AND claimed_by = :me', { id: delivery.id, me: this.id })
-      .execute();
+      });
+      return true;
+    });
+    if (recorded) {
+      webhookAttempts.inc({ outcome });
+    } else {
+      this.logger.warn(`webhook ${delivery.event_id} (${delivery.type}): attempt ${attempt} ended (${error ?? 'succeeded'}) after another dispatcher took the delivery over; not recorded`);
+    }
   }
 }

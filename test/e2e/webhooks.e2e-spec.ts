@@ -769,8 +769,30 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       await sleep(300);
       expect(rx.ids()).toEqual([recorded.event_id, recorded.event_id]);
       for (const hit of rx.hits) verifyHit(hit, secret);
-      expect(done.attempt_log.at(-1)).toMatchObject({ outcome: 'succeeded', response_code: 200 });
+      // The lost attempt is in the log, counted, and the redelivery is the next attempt.
+      expect(done.attempts).toBe(2);
+      expect(done.attempt_log).toHaveLength(2);
+      expect(done.attempt_log[0]).toMatchObject({ attempt: 1, outcome: 'interrupted', response_code: null });
+      expect(done.attempt_log[0].error).toMatch(/stopped before recording the outcome/);
+      expect(done.attempt_log[1]).toMatchObject({ attempt: 2, outcome: 'succeeded', response_code: 200 });
     }, 40_000);
+
+    it('a dispatcher whose claim was taken over records nothing of its late outcome', async () => {
+      const url = await ownDatabase();
+      const a = await app(ENV, url);
+      const { rx, key, pid } = await setup({ app: a, script: () => ({ status: 200, delayMs: 600 }) });
+      await waitFor(() => rx.hits.length >= 1, 10_000, 'the first send');
+      const [sending] = await deliveries(key, pid, a);
+      expect(sending.status).toBe('delivering');
+      // Another dispatcher takes the row over while the first still waits for the receiver's answer.
+      await a.dataSource.query("UPDATE webhook_deliveries SET claimed_by = 'another-dispatcher' WHERE id = ?", [sending.id]);
+      await sleep(1_200);
+      const after = await deliveryOf(key, pid, sending.event_id, a);
+      expect(after).toMatchObject({ status: 'delivering', attempts: 0, last_status_code: null });
+      expect(after?.attempt_log).toEqual([]);
+      const [row] = await a.dataSource.query('SELECT claimed_by FROM webhook_deliveries WHERE id = ?', [sending.id]);
+      expect(row.claimed_by).toBe('another-dispatcher');
+    });
 
     it('two dispatchers on one outbox deliver each of 30 events exactly once', async () => {
       const url = await ownDatabase();

@@ -1234,8 +1234,11 @@ export interface components {
              * @description The next attempt this one scheduled
              */
             next_attempt_at: string | null;
-            /** @enum {string} */
-            outcome: "succeeded" | "retrying" | "failed";
+            /**
+             * @description interrupted: the dispatcher sending it stopped before the outcome was known; the receiver may have received it
+             * @enum {string}
+             */
+            outcome: "succeeded" | "retrying" | "failed" | "interrupted";
             /** @description HTTP status of the answer; null when none came */
             response_code: number | null;
             /** Format: uri */

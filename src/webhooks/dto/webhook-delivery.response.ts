@@ -20,7 +20,7 @@ export class WebhookAttemptResponse {
   @ApiProperty({ type: 'string', nullable: true })
   error: string | null;
 
-  @ApiProperty({ enum: ['succeeded', 'retrying', 'failed'] })
+  @ApiProperty({ enum: ['succeeded', 'retrying', 'failed', 'interrupted'], description: 'interrupted: the dispatcher sending it stopped before the outcome was known; the receiver may have received it' })
   outcome: string;
 
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'The next attempt this one scheduled' })
