@@ -58,4 +58,20 @@ describe('CountersService activations', () => {
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
     expect(await activations(3)).toHaveLength(1);
   });
+
+  it('writes the counts of 450 licenses in three statements, dropping those of a license that is gone', async () => {
+    const counters = new CountersService(ds);
+    const ids = Array.from({ length: 450 }, (_, i) => 1000 + i);
+    for (const id of ids) {
+      await ds.query('INSERT INTO licenses (id, project_id, user_id, uuid, uuid_hash, title) VALUES (?, 1, 1, ?, ?, ?)', [id, `u${id}`, `h${id}`, `t${id}`]);
+    }
+    const unused = () => Promise.reject(new Error('not for unlimited licenses'));
+    for (const id of ids) for (let n = 0; n <= id % 3; n++) expect(counters.takeUsage(id, null, unused)).toBe('ok');
+    expect(counters.takeUsage(99_999, null, unused)).toBe('ok');
+    statements.length = 0;
+    await counters.flush();
+    expect(statements.filter((sql) => /^INSERT INTO license_usage/.test(sql))).toHaveLength(3);
+    const rows = await ds.query('SELECT license_id, count FROM license_usage WHERE license_id >= 1000 ORDER BY license_id');
+    expect(rows.map((r: { license_id: number; count: number }) => [r.license_id, r.count])).toEqual(ids.map((id) => [id, (id % 3) + 1]));
+  });
 });

@@ -11,6 +11,8 @@ export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
  */
 export type LastUseRecorder = (take: (manager: EntityManager) => Promise<boolean>, day: string) => Promise<boolean>;
 
+/** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
+const FLUSH_CHUNK = 200;
 const FLUSH_MS = 1000;
 
 /**
@@ -159,21 +161,26 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     return 'ok';
   }
 
-  /** Adds the in-memory counts to the database: one upsert statement per flush, whatever the count. */
+  /**
+   * Adds the in-memory counts to the database: one upsert statement per flush (per 200 licenses),
+   * whatever the count. Counts of a license deleted since they were taken are dropped with it, not
+   * written back as a row of a license that no longer exists.
+   */
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
     const batch = [...this.pending];
     this.pending.clear();
-    for (let i = 0; i < batch.length; i += 500) {
-      const chunk = batch.slice(i, i + 500);
-      const values = chunk.map(() => '(?, ?, ?)').join(', ');
+    for (let i = 0; i < batch.length; i += FLUSH_CHUNK) {
+      const chunk = batch.slice(i, i + FLUSH_CHUNK);
+      const rows = chunk.map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n' : 'SELECT ?, ?, ?')).join(' UNION ALL ');
       const params = chunk.flatMap(([key, n]) => {
         const [licenseId, day] = key.split(':');
         return [Number(licenseId), day, n];
       });
+      const select = `SELECT v.license_id, v.day, v.n FROM (${rows}) v WHERE EXISTS (SELECT 1 FROM licenses l WHERE l.id = v.license_id)`;
       const upsert = this.mysql
-        ? `INSERT INTO license_usage (license_id, day, count) VALUES ${values} ON DUPLICATE KEY UPDATE count = count + VALUES(count)`
-        : `INSERT INTO license_usage (license_id, day, count) VALUES ${values} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count`;
+        ? `INSERT INTO license_usage (license_id, day, count) ${select} ON DUPLICATE KEY UPDATE count = count + VALUES(count)`
+        : `INSERT INTO license_usage (license_id, day, count) ${select} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count`;
       try {
         await this.run(upsert, params);
       } catch (error) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
+import { CountersService } from '../../src/payments/counters.service.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
@@ -643,6 +644,22 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
   });
 
   describe('concurrency (SPEC 7: exact under concurrency)', () => {
+    it('uses counted in memory for a license deleted before they are written leave no row; a live license keeps its count', async () => {
+      const counters = t.app.get(CountersService);
+      const usageRows = async (licenseId: number) =>
+        (await t.dataSource.query('SELECT count FROM license_usage WHERE license_id = ?', [licenseId])).map((r: { count: unknown }) => Number(r.count));
+      const [gone, kept] = [await setup(), await setup()];
+      await counters.flush();
+      for (let i = 0; i < 3; i++) {
+        expect((await check(gone.uuid, gone.domain.domain)).status).toBe(200);
+        expect((await check(kept.uuid, kept.domain.domain)).status).toBe(200);
+      }
+      expectSuccess(await api(gone.key).delete(`/project/${gone.project.id}/licenses/${gone.license.id}`));
+      await counters.flush();
+      expect(await usageRows(gone.license.id)).toEqual([]);
+      expect(await usageRows(kept.license.id)).toEqual([3]);
+    });
+
     it.each([1, 2, 3])('round %i: 60 parallel checks on max_usage_per_day 20 → exactly 20 × 200 and 40 × 429', async () => {
       const { key, project, license, uuid, domain } = await setup({ license: { max_usage_per_day: 20 } });
       const responses = await Promise.all(Array.from({ length: 60 }, () => check(uuid, domain.domain)));
