@@ -1,5 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { ProjectGenerations } from './read-cache.js';
+import { ExecutionContext, ForbiddenException, NotFoundException, UnauthorizedException } from '@nestjs/common';
+import { lastValueFrom, of, throwError } from 'rxjs';
+import { EntityNotFoundError } from 'typeorm';
+import { ValidationFailed } from './errors.js';
+import { InvalidateOnWriteInterceptor, ProjectGenerations } from './read-cache.js';
 import type { RedisService } from './redis.js';
 
 /** A Redis stand-in: a map of counters, and a switch that makes INCR fail while "connected". */
@@ -31,5 +35,34 @@ describe('ProjectGenerations with Redis', () => {
     expect(after).not.toBe(before);
     // Once bumped, the generation is stable again until the next write.
     expect(await generations.get(7)).toBe(after);
+  });
+});
+
+describe('InvalidateOnWriteInterceptor', () => {
+  /** Runs one write to /project/42 through the interceptor; returns how many bumps project 42 got. */
+  async function bumpsAfter(method: string, outcome: 'ok' | Error): Promise<number> {
+    const bumped: number[] = [];
+    const generations = { bump: async (id: number) => void bumped.push(id) } as unknown as ProjectGenerations;
+    const context = { switchToHttp: () => ({ getRequest: () => ({ method, params: { project: '42' } }) }) } as unknown as ExecutionContext;
+    const handler = { handle: () => (outcome === 'ok' ? of({ id: 42 }) : throwError(() => outcome)) };
+    await lastValueFrom(new InvalidateOnWriteInterceptor(generations).intercept(context, handler)).catch(() => undefined);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(bumped.every((id) => id === 42)).toBe(true);
+    return bumped.length;
+  }
+
+  it('makes the project stale after a write that succeeded, failed validation or failed on the way', async () => {
+    expect(await bumpsAfter('PATCH', 'ok')).toBe(1);
+    expect(await bumpsAfter('DELETE', 'ok')).toBe(1);
+    expect(await bumpsAfter('PATCH', new ValidationFailed({ name: ['The name field is required.'] }))).toBe(1);
+    expect(await bumpsAfter('POST', new Error('connection lost after commit?'))).toBe(1);
+    expect(await bumpsAfter('PATCH', new EntityNotFoundError('DomainEntity', { id: 5 }))).toBe(1);
+  });
+
+  it('leaves it alone when the caller never reached the project (401, 403, 404) and on reads', async () => {
+    expect(await bumpsAfter('PATCH', new UnauthorizedException())).toBe(0);
+    expect(await bumpsAfter('PATCH', new ForbiddenException())).toBe(0);
+    expect(await bumpsAfter('DELETE', new NotFoundException())).toBe(0);
+    expect(await bumpsAfter('GET', 'ok')).toBe(0);
   });
 });

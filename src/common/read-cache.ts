@@ -1,6 +1,8 @@
 import {
   CallHandler,
   ExecutionContext,
+  HttpException,
+  HttpStatus,
   Inject,
   Injectable,
   Logger,
@@ -123,7 +125,14 @@ export class ReadCacheInterceptor implements NestInterceptor {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Every write under /project/{project} makes that project's cached reads stale, success or not. */
+/**
+ * Answers that mean the caller never reached the project: no key, not theirs, or no such project.
+ * Ownership is checked before any write, so nothing changed and nothing needs to go stale (and a
+ * caller cannot make other owners' caches stale, or grow the generation map, with made-up ids).
+ */
+const REFUSED = new Set([HttpStatus.UNAUTHORIZED, HttpStatus.FORBIDDEN, HttpStatus.NOT_FOUND]);
+
+/** Every write under /project/{project} makes that project's cached reads stale, success or failure. */
 @Injectable()
 export class InvalidateOnWriteInterceptor implements NestInterceptor {
   constructor(private readonly generations: ProjectGenerations) {}
@@ -135,7 +144,7 @@ export class InvalidateOnWriteInterceptor implements NestInterceptor {
     const bump = () => this.generations.bump(projectId);
     return next.handle().pipe(
       switchMap((data) => from(bump().then(() => data))),
-      tap({ error: () => void bump() }),
+      tap({ error: (error: unknown) => (error instanceof HttpException && REFUSED.has(error.getStatus()) ? undefined : void bump()) }),
     );
   }
 }
