@@ -52,7 +52,8 @@ export class CreateProjectDto {
   is_active?: boolean;
 }
 
-export class UpdateProjectDto extends PartialType(CreateProjectDto) {}
+// Null is checked like any value (not skipped as "omitted"): only the nullable fields take it.
+export class UpdateProjectDto extends PartialType(CreateProjectDto, { skipNullProperties: false }) {}
 
 export class LockProjectDto {
   @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1000 })
