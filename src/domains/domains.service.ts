@@ -87,8 +87,8 @@ export class DomainsService {
   async remove(project: ProjectEntity, domain: DomainEntity): Promise<void> {
     await this.outbox.change(project, async (manager) => {
       // The row locked first: of racing deletes one goes on, the others find it gone (404), and a
-      // license being pinned to it (which holds a shared lock on it) has committed or will find it
-      // gone. The pins are then counted as committed, not as a snapshot taken earlier.
+      // license being pinned to it (whose write locks the same row) has committed or will find it
+      // gone. The pins are then counted as committed (a locking read), not as an earlier snapshot.
       const before = await lockedRow(manager, DomainEntity, domain.id);
       const pins = manager.createQueryBuilder(LicenseEntity, 'l').where('l.domain_id = :id', { id: domain.id });
       if (manager.connection.options.type !== 'better-sqlite3') pins.setLock('pessimistic_write');

@@ -535,6 +535,14 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
       expectSealed(ctx.keys, ctx.pid, after, { secret: secret2, payload: 'raced ☃' });
     });
 
+    it('slug, type or mode sent as null is 422 naming each, and the injectable stays as it was', async () => {
+      const ctx = await setup();
+      const { data: before } = await create(ctx);
+      const res = await api(ctx.key).put(`${ctx.base}/${before.id}`, { slug: null, type: null, mode: null, title: 'Not applied' });
+      expectError(res, 422, ['slug', 'type', 'mode']);
+      expect(await get(ctx, before.id)).toEqual(before);
+    });
+
     it('title-only update (JSON and multipart) keeps content, hash and signature; 200 with the injectable', async () => {
       const ctx = await setup();
       const { data: before, body } = await create(ctx, { title: 'Old', target_path: '/a' });
