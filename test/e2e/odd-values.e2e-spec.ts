@@ -69,4 +69,44 @@ describe('odd field values on every write (every bad input is a 4xx, never a 500
     }
     expect(bad).toEqual([]);
   });
+
+  it('no list, stream or runtime check answers 5xx to odd query or header values', async () => {
+    const { key } = await makeAccount(t.app);
+    const api = apiAs(t, key);
+    const p = await makeProject(t, key, { has_paid: true });
+    const d = await makeDomain(t, key, p.id);
+    const l = await makeLicense(t, key, p.id);
+    const queryOdd = ['', '0', '-1', '1e3', '999999999999999999999', 'abc', '%00', '[]', 'null', 'x'.repeat(2000)];
+    const lists = ['/project', `/project/${p.id}/domains`, `/project/${p.id}/licenses`, `/project/${p.id}/injectables`, `/project/${p.id}/webhook-deliveries`, '/api-keys'];
+    const bad: string[] = [];
+    for (const path of lists) {
+      for (const param of ['per_page', 'cursor']) {
+        for (const v of queryOdd) {
+          const res = await api.get(`${path}?${param}=${encodeURIComponent(v)}`);
+          if (!answered(res)) bad.push(`GET ${path} ${param}=${v.slice(0, 20)} -> ${res.status}`);
+        }
+      }
+    }
+    const runtime = (query: string) => t.http().post(`/api/v1/project/has-paid?${query}`).set('Accept', 'application/json').set('X-LICENSE-KEY', l.uuid).set('X-Service-Domain', d.domain);
+    const stream = (query: string) => t.http().get(`/api/v1/injectable/stream?${query}`).set('Accept', 'application/json').set('X-LICENSE-KEY', l.uuid);
+    for (const param of ['action', 'include', 'license', 'per_page', 'cursor']) {
+      for (const v of queryOdd) {
+        const query = `${param}=${encodeURIComponent(v)}`;
+        for (const [name, call] of [['has-paid', runtime], ['stream', stream]] as const) {
+          const res = await call(query);
+          if (!answered(res)) bad.push(`${name} ${param}=${v.slice(0, 20)} -> ${res.status}`);
+        }
+      }
+    }
+    const headerOdd = ['', ' ', '.', '..', '-', 'x'.repeat(300), 'http://shop.example.com/path', '[::1]', '127.0.0.1:8080', 'a..b', '*.example.com', '%41', 'xn--', 'xn--zz.com'];
+    for (const header of ['X-Service-Domain', 'X-LICENSE-KEY', 'Origin', 'Referer', 'CF-IPCountry', 'X-Forwarded-For']) {
+      for (const v of headerOdd) {
+        const req = t.http().post('/api/v1/project/has-paid').set('Accept', 'application/json');
+        if (header !== 'X-LICENSE-KEY') req.set('X-LICENSE-KEY', l.uuid);
+        const res = await req.set(header, v);
+        if (!answered(res)) bad.push(`has-paid ${header}: ${v.slice(0, 20)} -> ${res.status}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
 });
