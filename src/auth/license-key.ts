@@ -21,6 +21,11 @@ function licenseKeyOf(req: Request): string | null {
 
 const MEMO = Symbol('licenseKey');
 
+/** No license key is longer (a uuid is 36 characters); a longer one is refused unread. */
+export const MAX_LICENSE_KEY_CHARS = 64;
+/** The hash of a key over MAX_LICENSE_KEY_CHARS: never computed (headers may be 16 KB), never a SHA-256. */
+export const OVERSIZED_KEY = 'oversized';
+
 /**
  * The request's license key and its hash, read and hashed once per request: the runtime throttle
  * (which runs first) and LicenseKeyGuard both use them. Kept on the request itself (a WeakMap would
@@ -30,7 +35,7 @@ export function licenseKey(req: Request): SentLicenseKey | null {
   const memo = req as Request & { [MEMO]?: SentLicenseKey | null };
   if (memo[MEMO] !== undefined) return memo[MEMO];
   const key = licenseKeyOf(req);
-  const sent = key === null ? null : { key, hash: sha256Hex(key) };
+  const sent = key === null ? null : { key, hash: key.length > MAX_LICENSE_KEY_CHARS ? OVERSIZED_KEY : sha256Hex(key) };
   memo[MEMO] = sent;
   return sent;
 }

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { SkipThrottle, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { licenseKey } from '../auth/license-key.js';
+import { licenseKey, OVERSIZED_KEY } from '../auth/license-key.js';
 import { AppConfig } from '../config/app-config.js';
 import { sha256Hex } from './crypto.js';
 import { RedisService } from './redis.js';
@@ -50,7 +50,9 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
       ttl: env.THROTTLE_RUNTIME_TTL_SECONDS * 1000,
       getTracker: (req) => {
         const sent = licenseKey(req as Request);
-        return sent ? `license:${sent.hash.slice(0, 32)}` : ip(req as Request);
+        if (!sent) return ip(req as Request);
+        // Oversized keys are not hashed: they share one allowance per address.
+        return sent.hash === OVERSIZED_KEY ? `oversized:${ip(req as Request)}` : `license:${sent.hash.slice(0, 32)}`;
       },
     },
   ];

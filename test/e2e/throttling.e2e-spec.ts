@@ -52,6 +52,13 @@ describe('rate limits per route class (SPEC 9)', () => {
     expect(await statuses(5, () => check())).toEqual([401, 401, 401, 401, 429]);
   });
 
+  it('counts keys too long to be a license key per address, not one allowance per made-up key', async () => {
+    const oversized = () => t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', randomBytes(60).toString('hex'));
+    const answers = await Promise.all(Array.from({ length: 5 }, () => oversized()));
+    expect(answers.map((res) => res.status).sort()).toEqual([403, 403, 403, 403, 429]);
+    for (const res of answers.filter((r) => r.status === 403)) expect(expectError(res, 403).message).toBe('Invalid license key.');
+  });
+
   it('gives a key one allowance for the whole class, not one per route', async () => {
     const { key } = await makeAccount(t.app);
     const project = await makeProject(t, key);
