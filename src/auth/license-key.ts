@@ -22,7 +22,7 @@ function licenseKeyOf(req: Request): string | null {
 const MEMO = Symbol('licenseKey');
 
 /** No license key is longer (a uuid is 36 characters); a longer one is refused unread. */
-export const MAX_LICENSE_KEY_CHARS = 64;
+const MAX_LICENSE_KEY_CHARS = 64;
 /** The hash of a key over MAX_LICENSE_KEY_CHARS: never computed (headers may be 16 KB), never a SHA-256. */
 export const OVERSIZED_KEY = 'oversized';
 

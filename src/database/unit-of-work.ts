@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryFailedError, QueryRunner } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryFailedError, QueryRunner, SelectQueryBuilder } from 'typeorm';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
@@ -101,23 +101,26 @@ function isDeadlock(error: unknown): boolean {
 }
 
 /**
- * A row as it stands inside a unit of work, locked against other writers until the unit ends (MySQL;
- * a SQLite unit already excludes every other statement). Events that say what a change did compare
- * against this, never against a copy read before the unit: racing writes would otherwise each see the
- * old state and each announce the change.
+ * The query, locking the rows it reads against other writers until the unit ends (MySQL: FOR UPDATE,
+ * which also reads the latest committed rows rather than the transaction's snapshot; a SQLite unit
+ * already excludes every other statement). An exclusive lock, not a shared one: TypeORM's `mysql`
+ * driver writes `FOR SHARE` for any server from 8.0 on, which MariaDB 10/11 refuse.
  */
-export async function lockedRow<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, id: number): Promise<T> {
-  const query = manager.createQueryBuilder(entity, 'row').where('row.id = :id', { id });
-  if (manager.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
-  return query.getOneOrFail();
+export function writeLocked<Q extends SelectQueryBuilder<ObjectLiteral>>(query: Q): Q {
+  if (query.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
+  return query;
 }
 
 /**
- * Like lockedRow, by any columns, and null when no row matches. (An exclusive lock, not a shared one:
- * TypeORM's `mysql` driver writes `FOR SHARE` for any server from 8.0 on, which MariaDB 10/11 refuse.)
+ * A row as it stands inside a unit of work, locked against other writers until the unit ends. Events
+ * that say what a change did compare against this, never against a copy read before the unit: racing
+ * writes would otherwise each see the old state and each announce the change.
  */
+export async function lockedRow<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, id: number): Promise<T> {
+  return writeLocked(manager.createQueryBuilder(entity, 'row').where('row.id = :id', { id })).getOneOrFail();
+}
+
+/** Like lockedRow, by any columns, and null when no row matches. */
 export async function lockedRowWhere<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, where: Partial<T>): Promise<T | null> {
-  const query = manager.createQueryBuilder(entity, 'row').where(where);
-  if (manager.connection.options.type !== 'better-sqlite3') query.setLock('pessimistic_write');
-  return query.getOne();
+  return writeLocked(manager.createQueryBuilder(entity, 'row').where(where)).getOne();
 }

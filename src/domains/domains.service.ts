@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { isUniqueViolation } from '../common/db-errors.js';
-import { lockedRow } from '../database/unit-of-work.js';
+import { lockedRow, writeLocked } from '../database/unit-of-work.js';
 import { normalizeDomain } from '../common/domain-name.js';
 import { fieldError, notFound } from '../common/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
@@ -90,9 +90,7 @@ export class DomainsService {
       // license being pinned to it (whose write locks the same row) has committed or will find it
       // gone. The pins are then counted as committed (a locking read), not as an earlier snapshot.
       const before = await lockedRow(manager, DomainEntity, domain.id);
-      const pins = manager.createQueryBuilder(LicenseEntity, 'l').where('l.domain_id = :id', { id: domain.id });
-      if (manager.connection.options.type !== 'better-sqlite3') pins.setLock('pessimistic_write');
-      const pinned = await pins.getCount();
+      const pinned = await writeLocked(manager.createQueryBuilder(LicenseEntity, 'l').where('l.domain_id = :id', { id: domain.id })).getCount();
       if (pinned > 0) {
         throw fieldError('domain', `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`);
       }

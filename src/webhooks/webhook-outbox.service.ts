@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { instanceToPlain } from 'class-transformer';
 import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
-import { UnitOfWork } from '../database/unit-of-work.js';
+import { UnitOfWork, writeLocked } from '../database/unit-of-work.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { toIsoTimestamp } from '../common/serialization.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
@@ -57,9 +57,7 @@ export class WebhookOutbox {
   async changeOwned<T extends ProjectEntity>(userId: number, work: (manager: EntityManager) => Promise<[T, Array<[WebhookEvent, unknown]>]>): Promise<T> {
     let recorded = 0;
     const result = await this.unit.run(async (manager) => {
-      const lock = manager.createQueryBuilder(UserEntity, 'u').select('u.id').where('u.id = :id', { id: userId });
-      if (manager.connection.options.type !== 'better-sqlite3') lock.setLock('pessimistic_write');
-      await lock.getOne();
+      await writeLocked(manager.createQueryBuilder(UserEntity, 'u').select('u.id').where('u.id = :id', { id: userId })).getOne();
       const [project, events] = await work(manager);
       recorded = await this.record(manager, project, events);
       return project;
