@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { EntityNotFoundError } from 'typeorm';
+import { EntityNotFoundError, QueryFailedError } from 'typeorm';
 import { writeError } from './exception.filter.js';
 
 /** A response that records what writeError sends. */
@@ -29,5 +29,26 @@ describe('writeError', () => {
     writeError(new EntityNotFoundError('DomainEntity', { id: 5 }), req, res, new Logger('test'));
     expect(sent.status).toBe(404);
     expect(sent.body).toMatchObject({ status: 'error', data: null, errors: null });
+  });
+
+  it('answers 503 with Retry-After when the database is busy (lock wait timeout, deadlock past its retries, SQLite busy)', () => {
+    const req = { method: 'PATCH', originalUrl: '/api/v1/project/1', headers: {} } as unknown as Request;
+    const busy = [
+      { errno: 1205, code: 'ER_LOCK_WAIT_TIMEOUT', message: 'Lock wait timeout exceeded; try restarting transaction' },
+      { errno: 1213, code: 'ER_LOCK_DEADLOCK', message: 'Deadlock found when trying to get lock; try restarting transaction' },
+      { code: 'SQLITE_BUSY', message: 'database is locked' },
+    ];
+    for (const driverError of busy) {
+      const { res, sent } = recorder();
+      writeError(new QueryFailedError('UPDATE projects SET name = ?', ['x'], Object.assign(new Error(driverError.message), driverError)), req, res, new Logger('test'));
+      expect({ code: driverError.code, status: sent.status, retryAfter: sent.headers['Retry-After'] }).toEqual({ code: driverError.code, status: 503, retryAfter: '1' });
+      expect(sent.body).toMatchObject({ status: 'error', message: 'The database is busy: try again in a moment.', data: null, errors: null });
+    }
+    // Any other failed statement stays a 500 with the generic message.
+    const { res, sent } = recorder();
+    const other = Object.assign(new Error("Unknown column 'x'"), { errno: 1054, code: 'ER_BAD_FIELD_ERROR' });
+    writeError(new QueryFailedError('SELECT x', [], other), req, res, new Logger('test'));
+    expect(sent.status).toBe(500);
+    expect(sent.headers['Retry-After']).toBeUndefined();
   });
 });

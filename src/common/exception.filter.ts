@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { EntityNotFoundError } from 'typeorm';
 import { Envelope, FieldErrors } from './envelope.js';
 import { ApiError } from './errors.js';
+import { isDatabaseBusy } from './db-errors.js';
 
 interface RouterLayer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -86,6 +87,12 @@ export function writeError(exception: unknown, req: Request, res: Response, logg
       // A row found at the start of a request and deleted by another before its write settled.
       status = HttpStatus.NOT_FOUND;
       message = 'Not found: it was deleted meanwhile.';
+    } else if (isDatabaseBusy(exception)) {
+      // Transient: the same request may well succeed in a moment, and nothing of it was stored.
+      status = HttpStatus.SERVICE_UNAVAILABLE;
+      message = 'The database is busy: try again in a moment.';
+      res.setHeader('Retry-After', '1');
+      logger.warn({ err: exception, req_id: req.id }, 'Database busy');
     } else if (exception instanceof HttpException) {
       status = exception.getStatus();
       const body = exception.getResponse();

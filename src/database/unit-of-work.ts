@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryFailedError, QueryRunner, SelectQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
+import { isDeadlock } from '../common/db-errors.js';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
@@ -94,11 +95,6 @@ export class UnitOfWork implements OnModuleInit {
 }
 
 const DEADLOCK_ATTEMPTS = 4;
-
-function isDeadlock(error: unknown): boolean {
-  const driver = (error as { driverError?: { errno?: number } } | null)?.driverError;
-  return error instanceof QueryFailedError && driver?.errno === 1213;
-}
 
 /**
  * The query, locking the rows it reads against other writers until the unit ends (MySQL: FOR UPDATE,
