@@ -18,8 +18,9 @@ function world() {
   const project = { id: 7, is_active: true, locked_at: null, default_redirect_url: null } as unknown as ProjectEntity;
   const generations = new ProjectGenerations({ client: null } as unknown as RedisService);
   const state = { licenseReads: 0, hookAt: 1, afterLicenseRead: null as null | (() => Promise<void>) };
-  const read = async () => {
+  const read = async (query: { where?: { uuid_hash?: string }; uuid_hash?: string }) => {
     state.licenseReads++;
+    if ((query.where ?? query).uuid_hash !== license.uuid_hash) return null;
     const copy = { ...license };
     await new Promise((resolve) => setImmediate(resolve));
     if (state.licenseReads === state.hookAt) await state.afterLicenseRead?.();
@@ -34,7 +35,12 @@ function world() {
     license.revoked_at = new Date();
     await generations.bump(7);
   };
-  return { lookup, state, revoke, generations };
+  /** A management delete: the row goes, then the project's generation is bumped. */
+  const remove = async () => {
+    license.uuid_hash = 'deleted';
+    await generations.bump(7);
+  };
+  return { lookup, state, revoke, remove, generations };
 }
 
 describe('RuntimeLookupService', () => {
@@ -69,5 +75,20 @@ describe('RuntimeLookupService', () => {
     expect((await first)?.license.revoked_at).toBeNull(); // it began before the write: either answer is right
     const second = (await joined) as Awaited<typeof first>;
     expect(second?.license.revoked_at).toBeInstanceOf(Date);
+  });
+
+  it('reads the database once for a key no license has, however often it is sent, also after a delete', async () => {
+    const { lookup, state, remove } = world();
+    const unknown = 'b'.repeat(64);
+    expect(await Promise.all(Array.from({ length: 5 }, () => lookup.byKeyHash(unknown)))).toEqual(Array(5).fill(null));
+    expect(await lookup.byKeyHash(unknown)).toBeNull();
+    expect(state.licenseReads).toBe(1);
+    // A license that existed and was deleted: found until the delete, then gone for good.
+    expect((await lookup.byKeyHash(HASH))?.license.id).toBe(1);
+    await remove();
+    const reads = state.licenseReads;
+    expect(await lookup.byKeyHash(HASH)).toBeNull();
+    expect(await lookup.byKeyHash(HASH)).toBeNull();
+    expect(state.licenseReads).toBe(reads + 1);
   });
 });

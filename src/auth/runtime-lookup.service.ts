@@ -39,6 +39,12 @@ export class RuntimeLookupService {
   private readonly byHash = new Map<string, RuntimeEntry>();
   private readonly byProject = new Map<number, ProjectEntry>();
   private readonly loading = new Map<string, Promise<RuntimeEntry | null>>();
+  /**
+   * Keys found in no license. Keys are random uuids made when a license is created, so a key nobody
+   * holds a license for now never becomes valid later: a deleted license still deployed on a busy
+   * site costs one database read, not one per call.
+   */
+  private readonly absent = new Map<string, true>();
 
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
@@ -64,6 +70,7 @@ export class RuntimeLookupService {
    * began, and the call loads again itself.
    */
   async byKeyHash(hash: string): Promise<RuntimeEntry | null> {
+    if (this.absent.has(hash)) return null;
     const cached = this.byHash.get(hash);
     if (cached) {
       const generation = await this.generations.get(cached.license.project_id);
@@ -73,6 +80,7 @@ export class RuntimeLookupService {
     const pending = this.loading.get(hash);
     if (pending) {
       const entry = await pending;
+      if (entry === null) return null; // no license has this key, and none ever will
       if (entry && entry.generation !== '' && entry.generation === (await this.generations.get(entry.license.project_id))) return entry;
       return this.load(hash, cached?.license.project_id);
     }
@@ -95,12 +103,12 @@ export class RuntimeLookupService {
     let projectId = knownProjectId;
     if (projectId === undefined) {
       const first = await this.licenses.findOne({ where: { uuid_hash: hash }, select: { id: true, project_id: true } });
-      if (!first) return null;
+      if (!first) return this.noLicense(hash);
       projectId = first.project_id;
     }
     const generation = await this.generations.get(projectId);
     const license = await this.licenses.findOneBy({ uuid_hash: hash });
-    if (!license) return null;
+    if (!license) return this.noLicense(hash);
     // A license never changes project; should it ever, the entry is simply not kept.
     const current = license.project_id === projectId ? generation : null;
     const projectEntry = await this.byProjectId(license.project_id, current);
@@ -116,6 +124,11 @@ export class RuntimeLookupService {
     };
     if (current !== null) remember(this.byHash, hash, entry);
     return entry;
+  }
+
+  private noLicense(hash: string): null {
+    remember(this.absent, hash, true);
+    return null;
   }
 
   /** The project (not deleted) with its active domains, or null. */
