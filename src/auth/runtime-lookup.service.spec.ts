@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import type { Repository } from 'typeorm';
 import { ProjectGenerations } from '../common/read-cache.js';
 import type { RedisService } from '../common/redis.js';
@@ -40,7 +40,7 @@ function world() {
     license.uuid_hash = 'deleted';
     await generations.bump(7);
   };
-  return { lookup, state, revoke, remove, generations };
+  return { lookup, state, revoke, remove, generations, license };
 }
 
 describe('RuntimeLookupService', () => {
@@ -90,5 +90,26 @@ describe('RuntimeLookupService', () => {
     expect(await lookup.byKeyHash(HASH)).toBeNull();
     expect(await lookup.byKeyHash(HASH)).toBeNull();
     expect(state.licenseReads).toBe(reads + 1);
+  });
+
+  it('believes a key absent for a minute only: a row put into the table directly is found after it', async () => {
+    const { lookup, state, license } = world();
+    const imported = 'c'.repeat(64);
+    let now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      expect(await lookup.byKeyHash(imported)).toBeNull();
+      state.licenseReads = 0;
+      now += 59_000;
+      expect(await lookup.byKeyHash(imported)).toBeNull();
+      expect(state.licenseReads).toBe(0);
+      license.uuid_hash = imported; // the operator's import lands
+      expect(await lookup.byKeyHash(imported)).toBeNull();
+      expect(state.licenseReads).toBe(0);
+      now += 2_000;
+      expect((await lookup.byKeyHash(imported))?.license.id).toBe(1);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });

@@ -28,6 +28,7 @@ export interface ProjectEntry {
 
 // Bounded: about 1 KB an entry, so the cache stays well inside the heap `npm start` allows.
 const MAX_ENTRIES = 50_000;
+const ABSENT_MS = 60_000;
 
 /**
  * In-process cache of license and project lookups for the runtime path (SPEC 9). Each entry carries
@@ -40,11 +41,12 @@ export class RuntimeLookupService {
   private readonly byProject = new Map<number, ProjectEntry>();
   private readonly loading = new Map<string, Promise<RuntimeEntry | null>>();
   /**
-   * Keys found in no license. Keys are random uuids made when a license is created, so a key nobody
-   * holds a license for now never becomes valid later: a deleted license still deployed on a busy
-   * site costs one database read, not one per call.
+   * Keys found in no license, until when to believe it. The service makes keys as random uuids with
+   * their license, so such a key does not become valid later through the API; the minute covers rows
+   * an operator puts into the table directly (an import from another system). A deleted license still
+   * deployed on a busy site costs one database read a minute, not one per call.
    */
-  private readonly absent = new Map<string, true>();
+  private readonly absent = new Map<string, number>();
 
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
@@ -70,7 +72,8 @@ export class RuntimeLookupService {
    * began, and the call loads again itself.
    */
   async byKeyHash(hash: string): Promise<RuntimeEntry | null> {
-    if (this.absent.has(hash)) return null;
+    const absentUntil = this.absent.get(hash);
+    if (absentUntil !== undefined && absentUntil > Date.now()) return null;
     const cached = this.byHash.get(hash);
     if (cached) {
       const generation = await this.generations.get(cached.license.project_id);
@@ -80,7 +83,7 @@ export class RuntimeLookupService {
     const pending = this.loading.get(hash);
     if (pending) {
       const entry = await pending;
-      if (entry === null) return null; // no license has this key, and none ever will
+      if (entry === null) return null; // no license has this key
       if (entry && entry.generation !== '' && entry.generation === (await this.generations.get(entry.license.project_id))) return entry;
       return this.load(hash, cached?.license.project_id);
     }
@@ -127,7 +130,7 @@ export class RuntimeLookupService {
   }
 
   private noLicense(hash: string): null {
-    remember(this.absent, hash, true);
+    remember(this.absent, hash, Date.now() + ABSENT_MS);
     return null;
   }
 
