@@ -84,7 +84,7 @@ export class RuntimeLookupService {
     if (pending) {
       const entry = await pending;
       if (entry === null) return null; // no license has this key
-      if (entry && entry.generation !== '' && entry.generation === (await this.generations.get(entry.license.project_id))) return entry;
+      if (entry.generation !== '' && entry.generation === (await this.generations.get(entry.license.project_id))) return entry;
       return this.load(hash, cached?.license.project_id);
     }
     const load = this.load(hash, cached?.license.project_id);

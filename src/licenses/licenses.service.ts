@@ -80,15 +80,16 @@ function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
   };
 }
 
-/** The resolved fields the PATCH body named (booleans sent as null leave the column alone). */
+/** The optional fields the body sets: those it names, except the booleans sent as null (left alone). */
+function sentOptionalFields(dto: UpdateLicenseDto): OptionalField[] {
+  return OPTIONAL_FIELDS.filter((field) => dto[field] !== undefined && !((field === 'is_test_license' || field === 'allow_configs') && dto[field] === null));
+}
+
+/** The resolved fields the PATCH body sets. */
 function sentFields(resolved: LicenseFields, dto: UpdateLicenseDto): Partial<LicenseFields> {
   const out: Partial<LicenseFields> = {};
   if (dto.title !== undefined) out.title = resolved.title;
-  for (const field of OPTIONAL_FIELDS) {
-    const value = dto[field];
-    if (value === undefined || ((field === 'is_test_license' || field === 'allow_configs') && value === null)) continue;
-    (out as Record<string, unknown>)[field] = resolved[field];
-  }
+  for (const field of sentOptionalFields(dto)) (out as Record<string, unknown>)[field] = resolved[field];
   return out;
 }
 
@@ -238,12 +239,7 @@ export class LicensesService {
    */
   private async resolve(project: ProjectEntity, base: LicenseFields, dto: UpdateLicenseDto, self?: number): Promise<LicenseFields> {
     const out: LicenseFields = { ...base };
-    for (const field of OPTIONAL_FIELDS) {
-      const value = dto[field];
-      if (value === undefined) continue;
-      if ((field === 'is_test_license' || field === 'allow_configs') && value === null) continue;
-      (out as Record<string, unknown>)[field] = value;
-    }
+    for (const field of sentOptionalFields(dto)) (out as Record<string, unknown>)[field] = dto[field];
     const errors: FieldErrors = {};
     const title = out.title;
     const sameTitle = await this.licenses.findOneBy({ project_id: project.id, title });
