@@ -1,8 +1,10 @@
 import { INestApplication, Logger, RequestMethod } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import cors from 'cors';
 import express, { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
+import typeis from 'type-is';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
@@ -10,6 +12,7 @@ import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.j
 import { ApiError } from './common/errors.js';
 import { createValidationPipe } from './common/validation.js';
 import { setupSwagger } from './openapi.js';
+import { RuntimeFastPath } from './payments/runtime-fast-path.js';
 
 const REQUEST_ID = /^[\w\-.:]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -27,7 +30,7 @@ function requestId(req: Request, res: Response, next: NextFunction): void {
 function contentType(req: Request, _res: Response, next: NextFunction): void {
   if (!BODY_METHODS.has(req.method)) return next();
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (!hasBody || req.is(['application/json', 'application/*+json', 'multipart/form-data'])) return next();
+  if (!hasBody || typeis(req, ['application/json', 'application/*+json', 'multipart/form-data'])) return next();
   next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
 }
 
@@ -52,7 +55,7 @@ function depthOver(value: unknown, limit: number): boolean {
  * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow).
  */
 function objectBody(req: Request, _res: Response, next: NextFunction): void {
-  if (BODY_METHODS.has(req.method) && req.body !== undefined && req.is(['application/json', 'application/*+json'])) {
+  if (BODY_METHODS.has(req.method) && req.body !== undefined && typeis(req, ['application/json', 'application/*+json'])) {
     if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
       return next(new ApiError(400, 'The request body must be a JSON object.'));
     }
@@ -72,7 +75,7 @@ function outsideApi(req: Request, _res: Response, next: NextFunction): void {
  * Everything main.ts and the e2e tests share: prefix, parsers, pipes, the envelope pair, docs.
  * The app must be created with `bodyParser: false` so that parse errors reach our handler.
  */
-export function setupApp(app: INestApplication): INestApplication {
+export function setupApp(app: INestApplication, options: { runtimeFastPath?: boolean } = {}): INestApplication {
   const config = app.get(AppConfig);
   const express_ = app as NestExpressApplication;
   const logger = new Logger('Http');
@@ -88,18 +91,16 @@ export function setupApp(app: INestApplication): INestApplication {
   // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).
   // Credentials travel in headers, never cookies, so `*` is answered as `*`: the same headers for
   // every caller and no `Vary: Origin`. A list is matched and the allowed origin echoed.
-  app.enableCors({
+  // (The same cors() middleware Nest's enableCors mounts, kept here so RuntimeFastPath runs it too.)
+  const crossOrigin = cors({
     origin: config.env.CORS_ORIGINS === '*' ? '*' : config.env.CORS_ORIGINS.split(',').map((o) => o.trim()),
     methods: 'GET,HEAD,POST,PUT,PATCH,DELETE',
     allowedHeaders: 'Accept,Content-Type,X-API-KEY,X-LICENSE-KEY,X-Service-Domain,X-Request-Id',
     exposedHeaders: 'X-Request-Id,Retry-After',
     maxAge: 600,
   });
-  app.use(requestId);
-  app.use(outsideApi);
-  app.use(contentType);
-  app.use(express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] }));
-  app.use(objectBody);
+  const jsonBody = express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] });
+  for (const middleware of [crossOrigin, requestId, outsideApi, contentType, jsonBody, objectBody]) app.use(middleware);
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => writeError(err, req, res, logger));
 
   app.setGlobalPrefix('api/v1', { exclude: [{ path: 'metrics', method: RequestMethod.GET }] });
@@ -107,5 +108,9 @@ export function setupApp(app: INestApplication): INestApplication {
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
   app.useGlobalFilters(new EnvelopeExceptionFilter());
   setupSwagger(app);
+  // Request lines are written by pino-http, mounted on the router: with them on, every call is routed.
+  const logsRequests = ['trace', 'debug', 'info'].includes(config.env.LOG_LEVEL);
+  // The same middlewares in the same order, but outsideApi: the runtime path is inside the API.
+  if (options.runtimeFastPath !== false && !logsRequests) RuntimeFastPath.install(app, [crossOrigin, requestId, contentType, jsonBody, objectBody]);
   return app;
 }

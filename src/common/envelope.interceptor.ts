@@ -34,15 +34,16 @@ export class EnvelopeInterceptor implements NestInterceptor {
       this.raw.set(handler, raw);
     }
     if (raw) return next.handle();
-    return next.handle().pipe(
-      map(
-        (data): Envelope => ({
-          status: 'success',
-          message: 'Success',
-          data: data === undefined || data === null ? null : isPlain(data) ? data : instanceToPlain(data),
-          errors: null,
-        }),
-      ),
-    );
+    return next.handle().pipe(map(successEnvelope));
   }
+}
+
+/** A handler's result in the success envelope (also written by RuntimeFastPath). */
+export function successEnvelope(data: unknown): Envelope {
+  return {
+    status: 'success',
+    message: 'Success',
+    data: data === undefined || data === null ? null : isPlain(data) ? data : instanceToPlain(data),
+    errors: null,
+  };
 }

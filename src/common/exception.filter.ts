@@ -58,60 +58,67 @@ export class EnvelopeExceptionFilter implements ExceptionFilter {
 
 /** Also used by the Express error handler behind the body parsers, which run before Nest's routing. */
 export function writeError(exception: unknown, req: Request, res: Response, logger: Logger): void {
-    if (res.headersSent) return;
+  if (res.headersSent) return;
+  const { status, body } = errorEnvelope(exception, req, res, logger);
+  res.status(status).json(body);
+}
 
-    let status = HttpStatus.INTERNAL_SERVER_ERROR;
-    let message = 'Internal server error.';
-    let errors: FieldErrors | null = null;
-    let data: Record<string, unknown> | null = null;
+/**
+ * The status and error envelope for any error, ours or the framework's; headers that go with it
+ * (Retry-After, Allow) are set on `res`. Also used by RuntimeFastPath, which writes it itself.
+ */
+export function errorEnvelope(exception: unknown, req: Request, res: Response, logger: Logger): { status: number; body: Envelope } {
+  let status = HttpStatus.INTERNAL_SERVER_ERROR;
+  let message = 'Internal server error.';
+  let errors: FieldErrors | null = null;
+  let data: Record<string, unknown> | null = null;
 
-    if (exception instanceof ApiError) {
-      status = exception.getStatus();
-      message = exception.message;
-      errors = exception.errors;
-      data = exception.data;
-      for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);
-    } else if (exception instanceof NotFoundException && (!req.route || isCatchAll(req.route))) {
-      // Nest's own "no route" 404: a known path with another method is a 405.
-      const path = req.originalUrl.split('?')[0];
-      const allow = allowedMethods(req, path);
-      if (allow.length > 0) {
-        status = HttpStatus.METHOD_NOT_ALLOWED;
-        message = `The ${req.method} method is not supported for this route. Supported methods: ${allow.join(', ')}.`;
-        res.setHeader('Allow', allow.join(', '));
-      } else {
-        status = HttpStatus.NOT_FOUND;
-        message = `The route ${req.method} ${path} could not be found.`;
-      }
-    } else if (exception instanceof EntityNotFoundError) {
-      // A row found at the start of a request and deleted by another before its write settled.
-      status = HttpStatus.NOT_FOUND;
-      message = 'Not found: it was deleted meanwhile.';
-    } else if (isDatabaseBusy(exception)) {
-      // Transient: the same request may well succeed in a moment, and nothing of it was stored.
-      status = HttpStatus.SERVICE_UNAVAILABLE;
-      message = 'The database is busy: try again in a moment.';
-      res.setHeader('Retry-After', '1');
-      logger.warn({ err: exception, req_id: req.id }, 'Database busy');
-    } else if (exception instanceof HttpException) {
-      status = exception.getStatus();
-      const body = exception.getResponse();
-      const raw = typeof body === 'string' ? body : (body as { message?: unknown }).message;
-      message = Array.isArray(raw) ? String(raw[0]) : typeof raw === 'string' ? raw : (STATUS_MESSAGES[status] ?? exception.message);
+  if (exception instanceof ApiError) {
+    status = exception.getStatus();
+    message = exception.message;
+    errors = exception.errors;
+    data = exception.data;
+    for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);
+  } else if (exception instanceof NotFoundException && (!req.route || isCatchAll(req.route))) {
+    // Nest's own "no route" 404: a known path with another method is a 405.
+    const path = req.originalUrl.split('?')[0];
+    const allow = allowedMethods(req, path);
+    if (allow.length > 0) {
+      status = HttpStatus.METHOD_NOT_ALLOWED;
+      message = `The ${req.method} method is not supported for this route. Supported methods: ${allow.join(', ')}.`;
+      res.setHeader('Allow', allow.join(', '));
     } else {
-      const error = exception as { status?: number; statusCode?: number; type?: string; message?: string };
-      const known = error?.status ?? error?.statusCode;
-      if (typeof known === 'number' && known >= 400 && known < 500) {
-        // body-parser, multer and friends: a client error with a status of its own.
-        status = known;
-        message = clientErrorMessage(error, known);
-      } else {
-        logger.error({ err: exception, req_id: req.id }, 'Unhandled error');
-      }
+      status = HttpStatus.NOT_FOUND;
+      message = `The route ${req.method} ${path} could not be found.`;
     }
+  } else if (exception instanceof EntityNotFoundError) {
+    // A row found at the start of a request and deleted by another before its write settled.
+    status = HttpStatus.NOT_FOUND;
+    message = 'Not found: it was deleted meanwhile.';
+  } else if (isDatabaseBusy(exception)) {
+    // Transient: the same request may well succeed in a moment, and nothing of it was stored.
+    status = HttpStatus.SERVICE_UNAVAILABLE;
+    message = 'The database is busy: try again in a moment.';
+    res.setHeader('Retry-After', '1');
+    logger.warn({ err: exception, req_id: req.id }, 'Database busy');
+  } else if (exception instanceof HttpException) {
+    status = exception.getStatus();
+    const body = exception.getResponse();
+    const raw = typeof body === 'string' ? body : (body as { message?: unknown }).message;
+    message = Array.isArray(raw) ? String(raw[0]) : typeof raw === 'string' ? raw : (STATUS_MESSAGES[status] ?? exception.message);
+  } else {
+    const error = exception as { status?: number; statusCode?: number; type?: string; message?: string };
+    const known = error?.status ?? error?.statusCode;
+    if (typeof known === 'number' && known >= 400 && known < 500) {
+      // body-parser, multer and friends: a client error with a status of its own.
+      status = known;
+      message = clientErrorMessage(error, known);
+    } else {
+      logger.error({ err: exception, req_id: req.id }, 'Unhandled error');
+    }
+  }
 
-    const body: Envelope = { status: 'error', message, data, errors };
-    res.status(status).json(body);
+  return { status, body: { status: 'error', message, data, errors } };
 }
 
 function clientErrorMessage(error: { type?: string; message?: string }, status: number): string {

@@ -73,6 +73,8 @@ export interface TestAppOptions {
    * fresh one; it is left in place on close, for its creator to drop.
    */
   databaseUrl?: string;
+  /** false: the runtime check goes through Express's router like every other route (setupApp's option). */
+  runtimeFastPath?: boolean;
 }
 
 /**
@@ -89,7 +91,7 @@ export async function createTestApp(env: Record<string, string> = {}, options: T
     bodyParser: false,
     logger: false,
   });
-  setupApp(app);
+  setupApp(app, { runtimeFastPath: options.runtimeFastPath });
   await app.listen(0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   return {

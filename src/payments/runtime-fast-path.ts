@@ -1,0 +1,160 @@
+import { CanActivate, INestApplication, Logger } from '@nestjs/common';
+import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, HTTP_CODE_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import { ApplicationConfig } from '@nestjs/core';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
+import type { Express, NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import parseurl from 'parseurl';
+import proxyaddr from 'proxy-addr';
+import { LicenseKeyGuard, LicensedRequest } from '../auth/license-key.guard.js';
+import { EnvelopeInterceptor, successEnvelope } from '../common/envelope.interceptor.js';
+import type { Envelope } from '../common/envelope.js';
+import { EnvelopeExceptionFilter, errorEnvelope } from '../common/exception.filter.js';
+import { ThrottleGuard } from '../common/throttle.guard.js';
+import { PaymentsController } from './payments.controller.js';
+
+export type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+const PATH = '/api/v1/project/has-paid';
+const handler = PaymentsController.prototype.hasPaid;
+const noop = () => undefined;
+
+/** What the route's code reads of a request: Express defines these as getters, this path sets them. */
+type RuntimeRequest = IncomingMessage & { ip?: string; query?: unknown; body?: unknown };
+
+/**
+ * `POST /api/v1/project/has-paid`, the call SDKs make thousands of times a second, answered on the
+ * HTTP server's own request event instead of through Express.
+ *
+ * Measured here, Express's per-request work (swapping in its request and response prototypes, the
+ * router walking every layer, res.json) costs more than the whole check: a one-route Express app
+ * does under half the requests of the same handler on node:http. This path runs the same code as the
+ * routed call, minus that: the app's middlewares in their order (CORS, request id, content type,
+ * JSON body, object body), the global ThrottleGuard, LicenseKeyGuard, PaymentsController.hasPaid,
+ * the success envelope, and the exception filter's envelope for every error. Express's `req.ip` and
+ * `req.query` are computed once with Express's own trust and query-parser settings.
+ *
+ * Every other request, and this one under another spelling of its path (trailing slash, other case),
+ * goes to Express. `install` refuses to start when the route has a guard, interceptor, pipe or
+ * filter this path does not run, so the two cannot drift apart unnoticed.
+ */
+export class RuntimeFastPath {
+  private readonly logger = new Logger('Exceptions');
+  private readonly trust: (addr: string, i: number) => boolean;
+  private readonly parseQuery: (query: string | null) => unknown;
+
+  private constructor(
+    express: Express,
+    private readonly middlewares: Middleware[],
+    private readonly throttle: CanActivate,
+    private readonly license: CanActivate,
+    private readonly controller: PaymentsController,
+  ) {
+    this.trust = express.get('trust proxy fn');
+    const parseQuery = express.get('query parser fn') as ((query: string | null) => unknown) | undefined;
+    this.parseQuery = parseQuery ?? (() => ({}));
+  }
+
+  /** Serves the runtime check ahead of Express on `app`'s HTTP server. */
+  static install(app: INestApplication, middlewares: Middleware[]): void {
+    const throttle = assertRouteEnhancers(app);
+    const fast = new RuntimeFastPath(
+      app.getHttpAdapter().getInstance() as Express,
+      middlewares,
+      throttle,
+      app.get(LicenseKeyGuard),
+      app.get(PaymentsController),
+    );
+    const server = app.getHttpServer() as Server;
+    const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+    if (listeners.length !== 1) throw new Error(`RuntimeFastPath: expected one request listener, found ${listeners.length}.`);
+    const [routed] = listeners;
+    server.removeListener('request', routed);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (req.method === 'POST' && isRuntimePath(req.url)) fast.serve(req, res);
+      else routed(req, res);
+    });
+  }
+
+  private serve(req: RuntimeRequest, res: ServerResponse): void {
+    req.ip = proxyaddr(req, this.trust);
+    req.query = this.parseQuery((parseurl(req)?.query as string | null | undefined) ?? null);
+    const middlewares = this.middlewares;
+    let index = 0;
+    const next = (error?: unknown): void => {
+      if (error !== undefined) return this.fail(error, req, res);
+      const middleware = middlewares[index++];
+      if (middleware === undefined) return void this.handle(req, res);
+      try {
+        middleware(req as Request, res as Response, next);
+      } catch (thrown) {
+        this.fail(thrown, req, res);
+      }
+    };
+    next();
+  }
+
+  private async handle(req: RuntimeRequest, res: ServerResponse): Promise<void> {
+    try {
+      const context = new ExecutionContextHost([req, res, noop], PaymentsController, handler);
+      const throttled = this.throttle.canActivate(context);
+      if (throttled !== true) await throttled;
+      const admitted = this.license.canActivate(context);
+      if (admitted !== true) await admitted;
+      send(res, 200, successEnvelope(await this.controller.hasPaid(req as LicensedRequest)));
+    } catch (error) {
+      this.fail(error, req, res);
+    }
+  }
+
+  private fail(error: unknown, req: RuntimeRequest, res: ServerResponse): void {
+    if (res.headersSent) return;
+    const { status, body } = errorEnvelope(error, req as Request, res as Response, this.logger);
+    send(res, status, body);
+  }
+}
+
+/** What Express's res.status(status).json(body) writes for a POST. */
+function send(res: ServerResponse, status: number, body: Envelope): void {
+  if (res.headersSent) return;
+  const json = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
+}
+
+function isRuntimePath(url: string | undefined): boolean {
+  if (url === undefined || !url.startsWith(PATH)) return false;
+  return url.length === PATH.length || url.charCodeAt(PATH.length) === 63 /* ? */;
+}
+
+/** The route's enhancers must be exactly the ones RuntimeFastPath runs; returns the global ThrottleGuard. */
+function assertRouteEnhancers(app: INestApplication): CanActivate {
+  const config = app.get(ApplicationConfig);
+  const problems: string[] = [];
+  const own = (key: string): unknown[] => [...(Reflect.getMetadata(key, PaymentsController) ?? []), ...(Reflect.getMetadata(key, handler) ?? [])];
+  const guards = own(GUARDS_METADATA);
+  if (guards.length !== 1 || guards[0] !== LicenseKeyGuard) problems.push('route guards other than LicenseKeyGuard');
+  if (own(INTERCEPTORS_METADATA).length > 0) problems.push('route interceptors');
+  if (own(PIPES_METADATA).length > 0) problems.push('route pipes');
+  if (own(EXCEPTION_FILTERS_METADATA).length > 0) problems.push('route filters');
+  if (Reflect.getMetadata(HTTP_CODE_METADATA, handler) !== 200) problems.push('a status other than 200');
+  // A singleton APP_GUARD is held as an instance among the global guards.
+  const globalGuards = config.getGlobalGuards();
+  if (globalGuards.length !== 1 || !(globalGuards[0] instanceof ThrottleGuard)) problems.push('global guards other than ThrottleGuard');
+  const interceptors = config.getGlobalInterceptors();
+  if (interceptors.length !== 1 || !(interceptors[0] instanceof EnvelopeInterceptor)) problems.push('global interceptors other than the envelope');
+  const filters = config.getGlobalFilters();
+  if (filters.length !== 1 || !(filters[0] instanceof EnvelopeExceptionFilter)) problems.push('global filters other than the envelope filter');
+  // Global pipes (validation) do not apply to @Req(), the handler's one argument.
+  const args = Object.keys(Reflect.getMetadata(ROUTE_ARGS_METADATA, PaymentsController, 'hasPaid') ?? {});
+  if (args.length !== 1 || args[0] !== `${RouteParamtypes.REQUEST}:0`) problems.push('handler arguments other than @Req()');
+  for (const kind of ['Guards', 'Interceptors', 'Pipes', 'Filters'] as const) {
+    if (config[`getGlobalRequest${kind}`]().length > 0) problems.push(`request-scoped global ${kind.toLowerCase()}`);
+  }
+  if (config.getGlobalPreRequestHooks().length > 0) problems.push('pre-request hooks');
+  if (problems.length > 0) throw new Error(`RuntimeFastPath cannot answer ${PATH}: it does not run ${problems.join(', ')}.`);
+  return globalGuards[0];
+}
