@@ -204,11 +204,12 @@ async function drive(port, scenario, warmup) {
     headers: { accept: 'application/json', ...(scenario.headers?.(i) ?? {}) },
   }));
   const base = { url: `http://127.0.0.1:${port}`, connections: opts.connections };
-  // The warm-up hands each next request to whichever connection is free, so every variant (every
-  // license of the pool) has been called once before the measured run; in the measured run all
-  // connections walk the list from its start together.
+  // The warm-up hands each next request to whichever connection is free: first one call per variant
+  // (every license of the pool, however long their first loads take), then `warmup` seconds more.
+  // In the measured run all connections walk the list from its start together.
   let next = 0;
   const rotating = [{ ...requests[0], setupRequest: (req) => ({ ...req, headers: requests[next++ % requests.length].headers }) }];
+  if (requests.length > 1) await autocannon({ ...base, requests: rotating, amount: requests.length });
   await autocannon({ ...base, requests: rotating, duration: warmup });
   const result = await autocannon({ ...base, requests, duration: opts.duration });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };

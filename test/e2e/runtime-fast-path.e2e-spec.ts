@@ -215,6 +215,37 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   });
 });
 
+describe('runtime check served ahead of Express: CORS with a list of origins', () => {
+  let fast: TestApp;
+  let routed: TestApp;
+  const env = { CORS_ORIGINS: 'https://a.example.com, https://b.example.com', THROTTLE_RUNTIME_LIMIT: '100' };
+  beforeAll(async () => {
+    fast = await createTestApp(env);
+    routed = await createTestApp(env, { databaseUrl: fast.config.env.DATABASE_URL, runtimeFastPath: false });
+  });
+  afterAll(async () => {
+    await routed?.close();
+    await fast?.close();
+  });
+
+  it.each([['a listed origin', 'https://b.example.com'], ['an origin not listed', 'https://evil.example.net'], ['no origin', undefined]])(
+    '%s gets the same CORS headers',
+    async (_name, origin) => {
+      const answers = await Promise.all(
+        [fast, routed].map((t) => {
+          const req = t.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID());
+          return origin ? req.set('Origin', origin) : req;
+        }),
+      );
+      const cors = answers.map((a) => [a.status, a.headers['access-control-allow-origin'], a.headers['access-control-expose-headers'], a.headers.vary]);
+      expect(cors[0]).toEqual(cors[1]);
+      expect(cors[0][0]).toBe(403);
+      expect(cors[0][1]).toBe(origin === 'https://b.example.com' ? origin : undefined);
+      expect(cors[0][3]).toBe('Origin');
+    },
+  );
+});
+
 @Injectable()
 class ExtraGuard implements CanActivate {
   canActivate(): boolean {
