@@ -144,11 +144,9 @@ class Client implements LicenseGateClient {
     const headers: Record<string, string> = { Accept: 'application/json', 'X-LICENSE-KEY': this.licenseKey };
     const callingDomain = domain || this.domain;
     if (callingDomain) headers['X-Service-Domain'] = callingDomain;
+    // The check's options travel in the query, so a POST carries no body: the service then has none
+    // to read or parse, and answers it faster.
     const init: FetchInit = { method, headers };
-    if (method === 'POST') {
-      headers['Content-Type'] = 'application/json';
-      init.body = '{}';
-    }
 
     let res: FetchResponseLike;
     let text: string;

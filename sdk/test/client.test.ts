@@ -68,7 +68,7 @@ describe('createClient', () => {
 });
 
 describe('hasPaid (seed 4.2)', () => {
-  it('POSTs {base}/project/has-paid with the license, domain and JSON headers; maps data', async () => {
+  it('POSTs {base}/project/has-paid with the license and domain headers and no body; maps data', async () => {
     const { fetch, calls } = fakeFetch(() => ok({ has_paid: true, is_test_license: false }));
     const client = createClient({ baseUrl: `${BASE}/`, licenseKey: LICENSE, domain: 'shop.example.com', fetch });
     expect(await client.hasPaid()).toEqual({ hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [] });
@@ -76,8 +76,7 @@ describe('hasPaid (seed 4.2)', () => {
     expect(calls[0].url).toBe(`${BASE}/project/has-paid`);
     expect(calls[0].init).toEqual({
       method: 'POST',
-      headers: { Accept: 'application/json', 'Content-Type': 'application/json', 'X-LICENSE-KEY': LICENSE, 'X-Service-Domain': 'shop.example.com' },
-      body: '{}',
+      headers: { Accept: 'application/json', 'X-LICENSE-KEY': LICENSE, 'X-Service-Domain': 'shop.example.com' },
     });
   });
 

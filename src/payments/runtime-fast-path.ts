@@ -1,5 +1,14 @@
-import { CanActivate, INestApplication, Logger } from '@nestjs/common';
-import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, HTTP_CODE_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
+import { CanActivate, ForbiddenException, INestApplication, Logger } from '@nestjs/common';
+import {
+  EXCEPTION_FILTERS_METADATA,
+  GUARDS_METADATA,
+  HEADERS_METADATA,
+  HTTP_CODE_METADATA,
+  INTERCEPTORS_METADATA,
+  PIPES_METADATA,
+  REDIRECT_METADATA,
+  ROUTE_ARGS_METADATA,
+} from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ApplicationConfig } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
@@ -9,7 +18,7 @@ import parseurl from 'parseurl';
 import proxyaddr from 'proxy-addr';
 import { LicenseKeyGuard, LicensedRequest } from '../auth/license-key.guard.js';
 import { EnvelopeInterceptor, successEnvelope } from '../common/envelope.interceptor.js';
-import type { Envelope } from '../common/envelope.js';
+import { type Envelope, RAW_RESPONSE } from '../common/envelope.js';
 import { EnvelopeExceptionFilter, errorEnvelope } from '../common/exception.filter.js';
 import { ThrottleGuard } from '../common/throttle.guard.js';
 import { PaymentsController } from './payments.controller.js';
@@ -43,14 +52,17 @@ export class RuntimeFastPath {
   private readonly logger = new Logger('Exceptions');
   private readonly trust: (addr: string, i: number) => boolean;
   private readonly parseQuery: (query: string | null) => unknown;
+  /** In Nest's order: global guards, then the route's. */
+  private readonly guards: CanActivate[];
 
   private constructor(
     express: Express,
     private readonly middlewares: Middleware[],
-    private readonly throttle: CanActivate,
-    private readonly license: CanActivate,
+    throttle: CanActivate,
+    license: CanActivate,
     private readonly controller: PaymentsController,
   ) {
+    this.guards = [throttle, license];
     this.trust = express.get('trust proxy fn');
     const parseQuery = express.get('query parser fn') as ((query: string | null) => unknown) | undefined;
     this.parseQuery = parseQuery ?? (() => ({}));
@@ -78,12 +90,16 @@ export class RuntimeFastPath {
   }
 
   private serve(req: RuntimeRequest, res: ServerResponse): void {
-    req.ip = proxyaddr(req, this.trust);
-    req.query = this.parseQuery((parseurl(req)?.query as string | null | undefined) ?? null);
+    try {
+      req.ip = proxyaddr(req, this.trust);
+      req.query = this.parseQuery((parseurl(req)?.query as string | null | undefined) ?? null);
+    } catch (error) {
+      return this.fail(error, req, res);
+    }
     const middlewares = this.middlewares;
     let index = 0;
     const next = (error?: unknown): void => {
-      if (error !== undefined) return this.fail(error, req, res);
+      if (error) return this.fail(error, req, res); // as Express: a falsy error is none
       const middleware = middlewares[index++];
       if (middleware === undefined) return void this.handle(req, res);
       try {
@@ -98,10 +114,11 @@ export class RuntimeFastPath {
   private async handle(req: RuntimeRequest, res: ServerResponse): Promise<void> {
     try {
       const context = new ExecutionContextHost([req, res, noop], PaymentsController, handler);
-      const throttled = this.throttle.canActivate(context);
-      if (throttled !== true) await throttled;
-      const admitted = this.license.canActivate(context);
-      if (admitted !== true) await admitted;
+      // Guards answer true (at once, or later) or throw; anything else is Nest's 403.
+      for (const guard of this.guards) {
+        const allowed = guard.canActivate(context);
+        if (allowed !== true && (await (allowed as boolean | Promise<boolean>)) !== true) throw new ForbiddenException('Forbidden resource');
+      }
       send(res, 200, successEnvelope(await this.controller.hasPaid(req as LicensedRequest)));
     } catch (error) {
       this.fail(error, req, res);
@@ -141,6 +158,9 @@ function assertRouteEnhancers(app: INestApplication): CanActivate {
   if (own(PIPES_METADATA).length > 0) problems.push('route pipes');
   if (own(EXCEPTION_FILTERS_METADATA).length > 0) problems.push('route filters');
   if (Reflect.getMetadata(HTTP_CODE_METADATA, handler) !== 200) problems.push('a status other than 200');
+  for (const [key, what] of [[HEADERS_METADATA, 'response headers'], [REDIRECT_METADATA, 'a redirect'], [RAW_RESPONSE, 'a raw response']]) {
+    if (Reflect.getMetadata(key, handler) !== undefined) problems.push(what);
+  }
   // A singleton APP_GUARD is held as an instance among the global guards.
   const globalGuards = config.getGlobalGuards();
   if (globalGuards.length !== 1 || !(globalGuards[0] instanceof ThrottleGuard)) problems.push('global guards other than ThrottleGuard');

@@ -3,7 +3,8 @@ import { INestApplication, Injectable, CanActivate } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
-import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { setupApp } from '../../src/app.setup.js';
@@ -244,6 +245,32 @@ describe('runtime check served ahead of Express: CORS with a list of origins', (
       expect(cors[0][3]).toBe('Origin');
     },
   );
+});
+
+describe('runtime check with request lines logged (LOG_LEVEL=info): routed, so pino-http logs it', () => {
+  it('writes the request line of a has-paid call with its request id', async () => {
+    const db = await createTestDatabase();
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const server = spawn(process.execPath, ['dist/src/main.js'], {
+      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'info', PORT: String(port), DATABASE_URL: db.url, APP_KEY: randomBytes(32).toString('base64'), WEBHOOK_DISPATCHER: 'false' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    server.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 150 && !(await fetch(`${base}/api/v1/health`).then((r) => r.ok, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+      const res = await fetch(`${base}${RUNTIME}?action=check_project`, { method: 'POST', headers: { 'X-Request-Id': 'logged-call-1', 'X-LICENSE-KEY': randomUUID() } });
+      expect(res.status).toBe(403);
+      for (let i = 0; i < 50 && !out.includes('logged-call-1'); i++) await new Promise((r) => setTimeout(r, 100));
+      const lines = out.split('\n').filter((line) => line.includes('logged-call-1')).map((line) => JSON.parse(line));
+      expect(lines).toContainEqual(expect.objectContaining({ req: expect.objectContaining({ id: 'logged-call-1', method: 'POST', url: `${RUNTIME}?action=check_project` }), res: expect.objectContaining({ statusCode: 403 }) }));
+    } finally {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.once('exit', r));
+      await db.drop();
+    }
+  });
 });
 
 @Injectable()
