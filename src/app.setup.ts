@@ -99,8 +99,17 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
     exposedHeaders: 'X-Request-Id,Retry-After',
     maxAge: 600,
   });
-  const jsonBody = express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] });
-  for (const middleware of [crossOrigin, requestId, outsideApi, contentType, jsonBody, objectBody]) app.use(middleware);
+  // Every middleware but outsideApi also runs for RuntimeFastPath, on node's own request and response:
+  // they use only what node gives (headers, setHeader) and helpers such as type-is, not req.is/req.get.
+  const middlewares = [
+    crossOrigin,
+    requestId,
+    outsideApi,
+    contentType,
+    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] }),
+    objectBody,
+  ];
+  for (const middleware of middlewares) app.use(middleware);
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => writeError(err, req, res, logger));
 
   app.setGlobalPrefix('api/v1', { exclude: [{ path: 'metrics', method: RequestMethod.GET }] });
@@ -110,7 +119,10 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   setupSwagger(app);
   // Request lines are written by pino-http, mounted on the router: with them on, every call is routed.
   const logsRequests = ['trace', 'debug', 'info'].includes(config.env.LOG_LEVEL);
-  // The same middlewares in the same order, but outsideApi: the runtime path is inside the API.
-  if (options.runtimeFastPath !== false && !logsRequests) RuntimeFastPath.install(app, [crossOrigin, requestId, contentType, jsonBody, objectBody]);
+  // The same middlewares in the same order, but outsideApi (it reads Express's req.path, and the
+  // runtime path is inside the API).
+  if (options.runtimeFastPath !== false && !logsRequests) {
+    RuntimeFastPath.install(app, middlewares.filter((middleware) => middleware !== outsideApi));
+  }
   return app;
 }
