@@ -2,10 +2,10 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { Request } from 'express';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
+import { logsRequests, requestLogOptions } from './common/request-log.js';
 import { AppConfig } from './config/app-config.js';
 import { RedisService } from './common/redis.js';
 import { ThrottleGuard } from './common/throttle.guard.js';
@@ -26,7 +26,6 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     const env = config.env;
-    const logRequests = ['trace', 'debug', 'info'].includes(env.LOG_LEVEL);
     return {
       module: AppModule,
       imports: [
@@ -36,17 +35,10 @@ export class AppModule {
         InjectablesModule,
         CoreModule.forRoot(config),
         LoggerModule.forRoot({
-          pinoHttp: {
-            level: env.LOG_LEVEL,
-            genReqId: (req) => (req as unknown as Request & { id: string }).id,
-            // req.log carries only the request id; the "request completed" line keeps method and url.
-            quietReqLogger: true,
-            autoLogging: logRequests,
-            redact: ['req.headers["x-api-key"]', 'req.headers["x-license-key"]', 'req.headers.authorization'],
-          },
+          pinoHttp: requestLogOptions(env),
           // Request lines are written at info. Above that level nothing reads the per-request child
           // logger (errors carry req_id themselves), so the middleware is not mounted at all.
-          ...(logRequests ? {} : { forRoutes: [] }),
+          ...(logsRequests(env) ? {} : { forRoutes: [] }),
         }),
         TypeOrmModule.forRoot({ ...dataSourceOptions(env.DATABASE_URL), migrationsRun: true }),
         ThrottlerModule.forRootAsync({ inject: [AppConfig, RedisService], useFactory: throttlerOptions }),

@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.js';
 import { ApiError } from './common/errors.js';
+import { logsRequests, runtimeRequestLog } from './common/request-log.js';
 import { createValidationPipe } from './common/validation.js';
 import { setupSwagger } from './openapi.js';
 import { RuntimeFastPath } from './payments/runtime-fast-path.js';
@@ -117,12 +118,13 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
   app.useGlobalFilters(new EnvelopeExceptionFilter());
   setupSwagger(app);
-  // Request lines are written by pino-http, mounted on the router: with them on, every call is routed.
-  const logsRequests = ['trace', 'debug', 'info'].includes(config.env.LOG_LEVEL);
   // The same middlewares in the same order, but outsideApi (it reads Express's req.path, and the
-  // runtime path is inside the API).
-  if (options.runtimeFastPath !== false && !logsRequests) {
-    RuntimeFastPath.install(app, middlewares.filter((middleware) => middleware !== outsideApi));
+  // runtime path is inside the API); then, like nestjs-pino's middleware, which Nest mounts after
+  // these, the request line.
+  if (options.runtimeFastPath !== false) {
+    const served = middlewares.filter((middleware) => middleware !== outsideApi);
+    if (logsRequests(config.env)) served.push(runtimeRequestLog(config.env));
+    RuntimeFastPath.install(app, served);
   }
   return app;
 }
