@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { Logger } from '@nestjs/common';
+import { Logger, NotFoundException } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { EntityNotFoundError, QueryFailedError } from 'typeorm';
-import { writeError } from './exception.filter.js';
+import { errorEnvelope, writeError } from './exception.filter.js';
 
 /** A response that records what writeError sends. */
 function recorder() {
@@ -50,5 +50,14 @@ describe('writeError', () => {
     writeError(new QueryFailedError('SELECT x', [], other), req, res, new Logger('test'));
     expect(sent.status).toBe(500);
     expect(sent.headers['Retry-After']).toBeUndefined();
+  });
+});
+
+describe('errorEnvelope on a request Express never saw (RuntimeFastPath)', () => {
+  it('answers a framework 404 from node\'s own request: no req.app, no req.originalUrl', () => {
+    const { res } = recorder();
+    const req = { method: 'POST', url: '/api/v1/project/has-paid?x=1', headers: {} } as unknown as Request;
+    const answer = errorEnvelope(new NotFoundException(), req, res, new Logger('test'));
+    expect(answer).toEqual({ status: 404, body: { status: 'error', message: 'The route POST /api/v1/project/has-paid could not be found.', data: null, errors: null } });
   });
 });

@@ -16,7 +16,8 @@ const isCatchAll = (route: { path: string; methods: Record<string, boolean> }): 
 
 /** Methods the app serves on this path, for 405 + Allow. */
 function allowedMethods(req: Request, path: string): string[] {
-  const stack: RouterLayer[] = (req.app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ?? [];
+  // (RuntimeFastPath's requests are node's own: no req.app.)
+  const stack: RouterLayer[] = (req.app as unknown as { router?: { stack: RouterLayer[] } } | undefined)?.router?.stack ?? [];
   const methods = new Set<string>();
   for (const layer of stack) {
     if (!layer.route || isCatchAll(layer.route)) continue;
@@ -81,7 +82,7 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
     for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);
   } else if (exception instanceof NotFoundException && (!req.route || isCatchAll(req.route))) {
     // Nest's own "no route" 404: a known path with another method is a 405.
-    const path = req.originalUrl.split('?')[0];
+    const path = (req.originalUrl ?? req.url).split('?')[0];
     const allow = allowedMethods(req, path);
     if (allow.length > 0) {
       status = HttpStatus.METHOD_NOT_ALLOWED;

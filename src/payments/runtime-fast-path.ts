@@ -125,10 +125,22 @@ export class RuntimeFastPath {
     }
   }
 
+  /**
+   * The error envelope. Nothing sits above this path to catch what writing it throws (Express's final
+   * handler does so for routed calls), so a failure here answers a plain 500 instead of leaving the
+   * call hanging and the rejection unhandled.
+   */
   private fail(error: unknown, req: RuntimeRequest, res: ServerResponse): void {
     if (res.headersSent) return;
-    const { status, body } = errorEnvelope(error, req as Request, res as Response, this.logger);
-    send(res, status, body);
+    try {
+      const { status, body } = errorEnvelope(error, req as Request, res as Response, this.logger);
+      send(res, status, body);
+    } catch (writing) {
+      this.logger.error({ err: writing, req_id: (req as Request).id }, 'Could not write the error answer');
+      if (res.headersSent) return void res.destroy();
+      for (const name of res.getHeaderNames()) if (name !== 'x-request-id' && !name.startsWith('access-control-')) res.removeHeader(name);
+      send(res, 500, { status: 'error', message: 'Internal server error.', data: null, errors: null });
+    }
   }
 }
 

@@ -9,6 +9,8 @@ import type { Response } from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { setupApp } from '../../src/app.setup.js';
 import { loadConfig } from '../../src/config/app-config.js';
+import { ApiError } from '../../src/common/errors.js';
+import { ThrottleGuard } from '../../src/common/throttle.guard.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
@@ -206,6 +208,22 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     expect(paid.headers['access-control-allow-origin']).toBe('*');
     expect(paid.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(paid.headers['x-ratelimit-limit-runtime']).toBe('5');
+  });
+
+  it('an error whose answer cannot be written gets a plain 500, and the server goes on', async () => {
+    // A header no HTTP message may carry: writing the envelope's headers throws.
+    const refusal = new ApiError(429, 'Too many.', null, null, { 'Bad Header Name': '1' });
+    const spy = jest.spyOn(ThrottleGuard.prototype, 'canActivate').mockRejectedValueOnce(refusal);
+    try {
+      const res = await fast.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID()).timeout(5000);
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ status: 'error', message: 'Internal server error.', data: null, errors: null });
+      expect(res.headers['x-request-id']).toBeDefined();
+    } finally {
+      spy.mockRestore();
+    }
+    const after = await fast.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID());
+    expect(after.status).toBe(403);
   });
 
   it('other spellings and methods of the path still go through Express', async () => {
