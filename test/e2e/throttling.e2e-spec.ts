@@ -90,24 +90,3 @@ describe('rate limits per route class (SPEC 9)', () => {
     expect(await statuses(8, () => t.http().get('/api/v1/health/live'))).toEqual(Array(8).fill(200));
   });
 });
-
-describe('rate limits shared across instances through Redis', () => {
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    const env = { ...LIMITS, REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `lgtest:${randomBytes(4).toString('hex')}:` };
-    a = await createTestApp(env);
-    b = await createTestApp(env, { databaseUrl: a.config.env.DATABASE_URL });
-  });
-  afterAll(async () => {
-    await b.close();
-    await a.close();
-  });
-
-  it('counts a key’s calls on both instances together', async () => {
-    const { key } = await makeAccount(a.app);
-    const alternate: number[] = [];
-    for (let i = 0; i < 6; i++) alternate.push((await (i % 2 ? b : a).http().get('/api/v1/api-keys').set('X-API-KEY', key)).status);
-    expect(alternate).toEqual([200, 200, 200, 200, 200, 429]);
-  });
-});

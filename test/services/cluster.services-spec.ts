@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { childrenOf, freePort, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
+import { createTestDatabase } from '../utils/test-app.js';
+
+describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
+  let db: { url: string; drop: () => Promise<void> };
+  let primary: ChildProcess;
+  let url = '';
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+    db = await createTestDatabase();
+    // Migrations run once, before the workers race to start.
+    execFileSync(process.execPath, ['dist/src/cli.js', 'users:list'], {
+      env: { ...process.env, DATABASE_URL: db.url, APP_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'silent' },
+    });
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    primary = spawn(process.execPath, ['dist/src/main.js'], {
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        PORT: String(port),
+        DATABASE_URL: db.url,
+        APP_KEY: randomBytes(32).toString('base64'),
+        CLUSTER_WORKERS: '2',
+        REDIS_URL: TEST_REDIS_URL,
+        REDIS_KEY_PREFIX: `lg-cluster-${randomBytes(4).toString('hex')}:`,
+        WEBHOOK_DISPATCHER: 'false',
+      },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    await waitFor(async () => (await fetch(`${url}/api/v1/health/live`)).ok);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (primary && primary.exitCode === null) {
+      primary.kill('SIGTERM');
+      await new Promise((r) => primary.once('exit', r));
+    }
+    await db?.drop();
+  });
+
+  it('forks the workers, replaces one that dies, and stops them all on SIGTERM', async () => {
+    const workers = await waitFor(async () => {
+      const pids = childrenOf(primary.pid as number);
+      return pids.length === 2 ? pids : undefined;
+    });
+    process.kill(workers[0], 'SIGKILL');
+    const replaced = await waitFor(async () => {
+      const pids = childrenOf(primary.pid as number);
+      return pids.length === 2 && !pids.includes(workers[0]) ? pids : undefined;
+    });
+    expect(replaced).toContain(workers[1]);
+    // The service answers throughout, from whichever worker takes the connection.
+    for (let i = 0; i < 10; i++) expect((await fetch(`${url}/api/v1/health/live`)).status).toBe(200);
+
+    primary.kill('SIGTERM');
+    const code = await new Promise((resolve) => primary.once('exit', (c, s) => resolve(c ?? s)));
+    expect([0, 'SIGTERM']).toContain(code);
+    for (const pid of replaced) expect(() => process.kill(pid, 0)).toThrow();
+  });
+});
+
