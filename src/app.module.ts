@@ -5,7 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
-import { logsRequests, requestLogOptions } from './common/request-log.js';
+import { logsRequests, pinoHttpParams, RuntimeActivityLog } from './common/logging.js';
 import { AppConfig } from './config/app-config.js';
 import { RedisService } from './common/redis.js';
 import { ThrottleGuard } from './common/throttle.guard.js';
@@ -35,7 +35,7 @@ export class AppModule {
         InjectablesModule,
         CoreModule.forRoot(config),
         LoggerModule.forRoot({
-          pinoHttp: requestLogOptions(env),
+          pinoHttp: pinoHttpParams(env),
           // Request lines are written at info. Above that level nothing reads the per-request child
           // logger (errors carry req_id themselves), so the middleware is not mounted at all.
           ...(logsRequests(env) ? {} : { forRoutes: [] }),
@@ -50,7 +50,7 @@ export class AppModule {
         LicensesModule,
       ],
       controllers: [RootController, HealthController, MetricsController],
-      providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }],
+      providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }, RuntimeActivityLog],
     };
   }
 }

@@ -10,7 +10,7 @@ import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.js';
 import { ApiError } from './common/errors.js';
-import { logsRequests, runtimeRequestLog } from './common/request-log.js';
+import { logsRuntimeRequests, runtimeRequestLog } from './common/logging.js';
 import { createValidationPipe } from './common/validation.js';
 import { setupSwagger } from './openapi.js';
 import { RuntimeFastPath } from './payments/runtime-fast-path.js';
@@ -123,7 +123,7 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   // these, the request line.
   if (options.runtimeFastPath !== false) {
     const served = middlewares.filter((middleware) => middleware !== outsideApi);
-    if (logsRequests(config.env)) served.push(runtimeRequestLog(config.env));
+    if (logsRuntimeRequests(config.env)) served.push(runtimeRequestLog(config.env));
     RuntimeFastPath.install(app, served);
   }
   return app;

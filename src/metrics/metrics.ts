@@ -33,3 +33,9 @@ export const webhookAttempts = new Counter({
   labelNames: ['outcome'] as const,
   registers: [registry],
 });
+
+export const logLinesDropped = new Counter({
+  name: 'licensegate_log_lines_dropped_total',
+  help: 'Log lines dropped because stdout could not keep up (at most 4 MiB of lines wait for it)',
+  registers: [registry],
+});

@@ -1,0 +1,179 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { PinoLogger } from 'nestjs-pino';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { destination, type DestinationStream } from 'pino';
+import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
+import type { AppConfig } from '../config/app-config.js';
+import { logLinesDropped, runtimeChecks } from '../metrics/metrics.js';
+
+type Env = AppConfig['env'];
+
+/** At these levels every routed request is logged with a line of its own (pino-http's "request completed"). */
+export const logsRequests = (env: Env): boolean => ['trace', 'debug', 'info'].includes(env.LOG_LEVEL);
+
+/**
+ * The runtime check's own request lines are written at debug only: at info it is counted, and the
+ * counts are written once a minute (RuntimeActivityLog). See the README, "Logs".
+ */
+export const logsRuntimeRequests = (env: Env): boolean => ['trace', 'debug'].includes(env.LOG_LEVEL);
+
+const RUNTIME_CHECK = /^\/api\/v1\/project\/has-paid\/?(\?|$)/i;
+
+/**
+ * Log lines waiting for stdout, at most. A destination that cannot keep up (a slow pipe, a stalled
+ * collector) makes lines wait here; past this they are dropped and counted rather than held in the
+ * heap (a has-paid call a line at 10k calls/s outgrew a 384 MB heap in under a minute).
+ */
+export const LOG_BUFFER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * stdout, written asynchronously (a synchronous write would stall every request behind a slow
+ * reader) and bounded by LOG_BUFFER_BYTES. pino writes one line per write, so a drop is one line.
+ */
+export function logDestination(fd = 1, maxLength = LOG_BUFFER_BYTES): DestinationStream {
+  const stream = destination({ dest: fd, sync: false, maxLength });
+  stream.on('drop', () => logLinesDropped.inc());
+  return stream;
+}
+
+// One per process: nestjs-pino keeps the first root logger it builds, and each destination registers
+// an exit hook that flushes it.
+let stdout: DestinationStream | undefined;
+
+/** `license` parameters (the key) in a URL's query replaced by `[redacted]`. */
+export function redactLicenseInUrl(url: string | undefined): string | undefined {
+  if (url === undefined) return url;
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const raw = eq < 0 ? part : part.slice(0, eq);
+      let name = raw;
+      try {
+        name = decodeURIComponent(raw.replace(/\+/g, ' '));
+      } catch {
+        // a malformed escape is still a name: compare it as sent
+      }
+      return /^license(\[|$)/i.test(name.trim()) ? `${raw}=[redacted]` : part;
+    })
+    .join('&');
+  return `${url.slice(0, q + 1)}${query}`;
+}
+
+type SerializedRequest = { url?: string; query?: Record<string, unknown>; headers?: Record<string, unknown> };
+
+/** The request as pino-http serialises it, minus every place a license key can travel in. */
+function safeRequest(req: SerializedRequest): SerializedRequest {
+  const out: SerializedRequest = { ...req, url: redactLicenseInUrl(req.url) };
+  if (req.query && typeof req.query === 'object' && Object.keys(req.query).some((k) => /^license$/i.test(k))) {
+    out.query = Object.fromEntries(Object.entries(req.query).map(([k, v]) => [k, /^license$/i.test(k) ? '[redacted]' : v]));
+  }
+  if (req.headers && typeof req.headers.referer === 'string') out.headers = { ...req.headers, referer: redactLicenseInUrl(req.headers.referer) };
+  return out;
+}
+
+/** Keys of a driver or query error that carry a statement or its values (key hashes, license keys). */
+const STATEMENT_KEYS = new Set(['query', 'parameters', 'sql', 'values']);
+
+/**
+ * An error as logged: its message, codes and stack, never the SQL or its parameters. MySQL's
+ * duplicate-entry message quotes the value; that is masked too.
+ */
+export function safeError(err: unknown, depth = 0): unknown {
+  if (err === null || typeof err !== 'object' || depth > 3) return err;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(err as Record<string, unknown>)) {
+    if (STATEMENT_KEYS.has(key)) continue;
+    if (typeof value === 'string' && (key === 'message' || key === 'sqlMessage' || key === 'stack')) out[key] = maskValues(value);
+    else if (value !== null && typeof value === 'object' && !Array.isArray(value)) out[key] = safeError(value, depth + 1);
+    else out[key] = value;
+  }
+  return out;
+}
+
+const maskValues = (text: string) => text.replace(/Duplicate entry '.*?' for key/gs, "Duplicate entry '[redacted]' for key");
+
+/** pino-http's options: nestjs-pino's request middleware and RuntimeFastPath's are built from them. */
+export function requestLogOptions(env: Env): Options {
+  return {
+    level: env.LOG_LEVEL,
+    genReqId: (req) => (req as unknown as Request & { id: string }).id,
+    // req.log carries only the request id; the "request completed" line keeps method and url.
+    quietReqLogger: true,
+    autoLogging: logsRequests(env),
+    customLogLevel: (req, res, err) => {
+      if (err || res.statusCode >= 500) return 'error';
+      return RUNTIME_CHECK.test(req.url ?? '') ? 'debug' : 'info';
+    },
+    serializers: { req: safeRequest, err: safeError },
+    redact: ['req.headers["x-api-key"]', 'req.headers["x-license-key"]', 'req.headers.authorization', 'req.body.license'],
+  };
+}
+
+/** The options and the bounded destination, as nestjs-pino's LoggerModule takes them. */
+export const pinoHttpParams = (env: Env): [Options, DestinationStream] => [requestLogOptions(env), (stdout ??= logDestination())];
+
+/**
+ * The request line for calls RuntimeFastPath answers: pino-http with the same options, on the root
+ * logger nestjs-pino's own middleware writes through, and the call's logs (PinoLogger) bound to its
+ * request id as nestjs-pino binds them. Built on the first call, when the app and its root logger are up.
+ */
+export function runtimeRequestLog(env: Env): (req: Request, res: Response, next: NextFunction) => void {
+  let log: { write: HttpLogger<IncomingMessage, ServerResponse>; context: PinoLogger } | undefined;
+  return (req, res, next) => {
+    // PinoLogger is transient-scoped in Nest; an instance of our own reaches the same root and context store.
+    log ??= { context: new PinoLogger({ pinoHttp: requestLogOptions(env) }), write: pinoHttp({ ...requestLogOptions(env), logger: PinoLogger.root }) };
+    const { write, context } = log;
+    write(req, res, () => context.runInContext(next, { bindings: { reqId: req.id } }));
+  };
+}
+
+const SUMMARY_MS = 60_000;
+
+/**
+ * Once a minute, at info, what the runtime check answered meanwhile (by outcome) and how many log
+ * lines were dropped: what a line per call would have said, at one line a minute. Read from the
+ * Prometheus counters, so the runtime path does nothing extra for it.
+ */
+@Injectable()
+export class RuntimeActivityLog implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('RuntimeActivity');
+  private timer: NodeJS.Timeout | undefined;
+  private last = new Map<string, number>();
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => void this.write(), SUMMARY_MS).unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+
+  /** What changed since the last call: runtime checks by outcome (paid, unpaid, refused_403, …) and dropped lines. */
+  async sinceLast(): Promise<{ runtime_checks: Record<string, number>; log_lines_dropped: number }> {
+    const now = new Map<string, number>();
+    for (const { labels, value } of (await runtimeChecks.get()).values) now.set(String(labels.outcome), value);
+    const dropped = (await logLinesDropped.get()).values[0]?.value ?? 0;
+    const checks: Record<string, number> = {};
+    for (const [outcome, value] of now) {
+      const delta = value - (this.last.get(outcome) ?? 0);
+      if (delta > 0) checks[outcome] = delta;
+    }
+    const summary = { runtime_checks: checks, log_lines_dropped: dropped - this.lastDropped };
+    this.last = now;
+    this.lastDropped = dropped;
+    return summary;
+  }
+
+  private lastDropped = 0;
+
+  async write(): Promise<void> {
+    const summary = await this.sinceLast();
+    if (Object.keys(summary.runtime_checks).length === 0 && summary.log_lines_dropped === 0) return;
+    this.logger.log(summary, 'Runtime checks answered in the last minute');
+  }
+}
