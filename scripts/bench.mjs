@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
 //                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N]
+// npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
+//                  (see soak() below).
 //
 // Seeds a database with the service's own entities and crypto, starts the built server, and drives
 // it with autocannon. Prints req/s, p50, p99 and the server's peak RSS for each scenario, and each
@@ -9,7 +11,8 @@
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import 'reflect-metadata';
@@ -35,6 +38,8 @@ const opts = {
   workers: Number(flag('workers', 1)),
   redisUrl: flag('redis-url', process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'),
   mysqlUrl: flag('mysql-url', process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test'),
+  soak: Number(flag('soak', 0)),
+  svg: flag('svg', null),
 };
 
 const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
@@ -84,22 +89,28 @@ async function insertChunked(ds, entity, rows, size = 500) {
 }
 
 /** Seeds through the service's entities and crypto. Returns what the scenarios need. */
-async function seed(url, counts) {
+async function seed(url, counts, extra = {}) {
   const started = Date.now();
   const config = loadConfig({ NODE_ENV: 'test', APP_KEY, DATABASE_URL: url }, () => undefined);
   const ds = await new DataSource(dataSourceOptions(url)).initialize();
   await ds.runMigrations();
-  await ds.getRepository(UserEntity).insert({ email: 'bench@example.test', name: 'bench', max_projects: null, can_create_licenses: true, webhooks_enabled: false, license_defaults: null });
+  await ds.getRepository(UserEntity).insert({ email: 'bench@example.test', name: 'bench', max_projects: null, can_create_licenses: true, webhooks_enabled: Boolean(extra.webhookUrl), license_defaults: null });
   const user = await ds.getRepository(UserEntity).findOneByOrFail({ email: 'bench@example.test' });
   const apiKey = `lg_${randomBytes(32).toString('base64url')}`;
   await ds.getRepository(ApiKeyEntity).insert({ user_id: user.id, project_id: null, name: 'bench', prefix: apiKey.slice(0, 8), key_hash: sha256Hex(apiKey), expires_at: null, revoked_at: null, last_used_at: null });
+
+  // More global keys when asked (the soak spreads its management calls over them, under the default
+  // limit of 600 a minute per key).
+  const apiKeys = [apiKey];
+  for (let k = 1; k < (extra.apiKeys ?? 1); k++) apiKeys.push(`lg_${randomBytes(32).toString('base64url')}`);
+  await insertChunked(ds, ApiKeyEntity, apiKeys.slice(1).map((key, k) => ({ user_id: user.id, project_id: null, name: `bench ${k + 1}`, prefix: key.slice(0, 8), key_hash: sha256Hex(key), expires_at: null, revoked_at: null, last_used_at: null })));
 
   const keys = [];
   const projects = [];
   for (let p = 0; p < counts.projects; p++) {
     const pair = newSigningKeyPair(config.appKey);
     keys.push(pair);
-    projects.push({ user_id: user.id, license_key_id: null, name: `Project ${p}`, slug: `project-${p}`, description: null, default_redirect_url: 'https://example.com/pay', webhook_url: null, webhook_secret: null, logo_url: null, meta: {}, is_active: true, has_paid: p % 2 === 0, locked_at: null, lock_reason: null, signing_public_key: pair.publicPem, signing_private_key: pair.sealedPrivate });
+    projects.push({ user_id: user.id, license_key_id: null, name: `Project ${p}`, slug: `project-${p}`, description: null, default_redirect_url: 'https://example.com/pay', logo_url: null, meta: {}, is_active: true, has_paid: p % 2 === 0, locked_at: null, lock_reason: null, signing_public_key: pair.publicPem, signing_private_key: pair.sealedPrivate, webhook_url: p < (extra.webhookProjects ?? 0) ? extra.webhookUrl : null, webhook_secret: p < (extra.webhookProjects ?? 0) ? sealSecret(config.appKey, 'whsec_' + randomBytes(24).toString('base64')) : null });
   }
   await insertChunked(ds, ProjectEntity, projects, 200);
   const projectIds = (await ds.getRepository(ProjectEntity).find({ select: { id: true }, order: { id: 'ASC' } })).map((p) => p.id);
@@ -134,9 +145,11 @@ async function seed(url, counts) {
   }
   await insertChunked(ds, InjectableEntity, injectables, 200);
   const projectId = projectIds[0];
+  // A few licenses and domains of the first projects by id, for management reads and writes.
+  const writable = await ds.getRepository(LicenseEntity).find({ select: { id: true, project_id: true }, where: projectIds.slice(0, extra.webhookProjects ?? 1).map((id) => ({ project_id: id })), take: 200, order: { id: 'ASC' } });
   await ds.destroy();
   log(`seeded ${counts.licenses} licenses, ${counts.projects} projects, ${counts.domains} domains, ${counts.injectables} injectables in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  return { apiKey, pool, projectId };
+  return { apiKey, apiKeys, pool, projectId, projectIds, writable };
 }
 
 /** The server starts exactly as `npm start` starts it (same node flags), unless --node-args says otherwise. */
@@ -276,6 +289,176 @@ function table(rows) {
 }
 
 const port = 3900 + (process.pid % 50);
+
+/**
+ * --soak MINUTES: a mixed load for minutes on end against the server started as `npm start` starts
+ * it, with its defaults (LOG_LEVEL info, default rate limits, the webhook dispatcher in process),
+ * its stdout read by this process as a log collector would read it. One setting differs:
+ * WEBHOOK_ALLOW_PRIVATE=true, because the webhook receiver is this process, on 127.0.0.1.
+ *
+ * Each connection cycles through one list: runtime checks (plain, with injectables), the injectable
+ * stream, management reads (a project, its licenses, its domains, its deliveries) and writes (a
+ * license PATCH, which also sends a webhook), spread over 300 API keys so that the default 600
+ * calls a minute per key are not what is measured. Every 10 s: RSS, the event loop's delay p99 (from
+ * the server's /metrics, which resets it each scrape), answers per second by status class, log lines
+ * read and dropped, webhooks received. Printed as a table and drawn as an SVG chart.
+ */
+async function soak(minutes, port) {
+  const received = { count: 0 };
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received.count++;
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const webhookUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
+  const db = await createDatabase('soak');
+  const info = await seed(db.url, opts, { webhookUrl, webhookProjects: 10, apiKeys: 300 });
+  const child = spawn(process.execPath, [...startFlags(), 'dist/src/main.js'], {
+    env: { ...process.env, PORT: String(port), DATABASE_URL: db.url, APP_KEY, WEBHOOK_ALLOW_PRIVATE: 'true' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const logs = { lines: 0 };
+  child.stdout.on('data', (chunk) => {
+    for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) logs.lines++;
+  });
+  const samples = [];
+  try {
+    await waitReady(port);
+    const requests = soakRequests(info);
+    const window = { responses: 0, byClass: { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 } };
+    const totals = { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
+    const run = autocannon({ url: `http://127.0.0.1:${port}`, connections: opts.connections, requests, duration: minutes * 60 });
+    run.on('response', (_client, status) => {
+      const cls = `${Math.floor(status / 100)}xx`;
+      window.responses++;
+      window.byClass[cls] = (window.byClass[cls] ?? 0) + 1;
+      totals[cls] = (totals[cls] ?? 0) + 1;
+    });
+    const started = Date.now();
+    let lastLines = 0;
+    let lastReceived = 0;
+    const sample = async () => {
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).catch(() => '');
+      const metric = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+      const row = {
+        t: Math.round((Date.now() - started) / 1000),
+        rps: Math.round(window.responses / 10),
+        rss: currentRss(child.pid),
+        lagP99: metric('licensegate_nodejs_eventloop_lag_p99_seconds') * 1000,
+        non2xx: window.responses - window.byClass['2xx'],
+        status5xx: window.byClass['5xx'],
+        logLines: logs.lines - lastLines,
+        dropped: metric('licensegate_log_lines_dropped_total'),
+        webhooks: received.count - lastReceived,
+        heap: metric('licensegate_nodejs_heap_size_used_bytes') / 2 ** 20,
+        heapTotal: metric('licensegate_nodejs_heap_size_total_bytes') / 2 ** 20,
+        external: metric('licensegate_nodejs_external_memory_bytes') / 2 ** 20,
+      };
+      lastLines = logs.lines;
+      lastReceived = received.count;
+      window.responses = 0;
+      window.byClass = { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
+      samples.push(row);
+      log(`t=${row.t}s ${row.rps} req/s rss ${row.rss.toFixed(0)} MB lag p99 ${row.lagP99.toFixed(1)} ms non-2xx ${row.non2xx} 5xx ${row.status5xx} log lines ${row.logLines} dropped ${row.dropped} webhooks ${row.webhooks} heap ${row.heap.toFixed(0)}/${row.heapTotal.toFixed(0)} MB external ${row.external.toFixed(0)} MB`);
+    };
+    const timer = setInterval(() => void sample(), 10_000);
+    await run;
+    clearInterval(timer);
+    const rows = samples;
+    console.log(`\nSoak: ${minutes} min, ${opts.connections} connections, ${opts.db}, npm start's defaults (LOG_LEVEL=info, default rate limits) but WEBHOOK_ALLOW_PRIVATE=true\n`);
+    console.log('| t (s) | req/s | RSS MB | event-loop p99 ms | non-2xx | 5xx | log lines | dropped (total) | webhooks |');
+    console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) console.log(`| ${r.t} | ${r.rps} | ${r.rss.toFixed(0)} | ${r.lagP99.toFixed(1)} | ${r.non2xx} | ${r.status5xx} | ${r.logLines} | ${r.dropped} | ${r.webhooks} |`);
+    const at = (sec) => rows.reduce((best, r) => (Math.abs(r.t - sec) < Math.abs(best.t - sec) ? r : best), rows[0]);
+    const from = at(120);
+    const to = rows[rows.length - 1];
+    const maxRss = Math.max(...rows.map((r) => r.rss));
+    const drift = ((to.rss - from.rss) / from.rss) * 100;
+    const lagSorted = rows.map((r) => r.lagP99).sort((a, b) => a - b);
+    console.log(`\nRSS at ${from.t} s ${from.rss.toFixed(0)} MB, at ${to.t} s ${to.rss.toFixed(0)} MB (${drift >= 0 ? '+' : ''}${drift.toFixed(1)} %), peak ${maxRss.toFixed(0)} MB; ` +
+      `req/s median ${median(rows.map((r) => r.rps))}; event-loop p99 median ${median(lagSorted).toFixed(1)} ms, worst ${lagSorted[lagSorted.length - 1].toFixed(1)} ms; ` +
+      `answers ${Object.entries(totals).map(([k, v]) => `${k} ${v}`).join(', ')}; log lines read ${logs.lines}, dropped ${to.dropped}; webhooks received ${received.count}`);
+    console.log(`flat within 10 % from minute 2: ${Math.abs(drift) <= 10 ? 'yes' : 'NO'}; under 250 MB: ${maxRss < 250 ? 'yes' : 'NO'}`);
+    const file = opts.svg ?? `soak-${new Date().toISOString().slice(0, 10)}.svg`;
+    writeFileSync(file, soakChart(rows, `LicenseGate soak ${new Date().toISOString().slice(0, 10)}: ${minutes} min, ${opts.connections} connections, ${opts.db}, npm start defaults`));
+    console.log(`chart: ${file}`);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    receiver.close();
+    await db.drop();
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const currentRss = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+
+function soakRequests(info) {
+  const list = [];
+  const json = { 'content-type': 'application/json' };
+  let k = 0;
+  const key = () => ({ 'x-api-key': info.apiKeys[k++ % info.apiKeys.length] });
+  const licenses = info.writable;
+  for (let i = 0; i < 2000; i++) {
+    const l = info.pool[i % info.pool.length];
+    const runtimeHeaders = { 'x-license-key': l.uuid, 'x-service-domain': l.domain };
+    const w = licenses[i % licenses.length];
+    const slot = i % 20;
+    if (slot < 13) list.push({ method: 'POST', path: '/api/v1/project/has-paid', headers: runtimeHeaders });
+    else if (slot === 13) list.push({ method: 'POST', path: '/api/v1/project/has-paid?action=check_project&include=injectables', headers: runtimeHeaders });
+    else if (slot === 14) list.push({ method: 'GET', path: '/api/v1/injectable/stream', headers: { 'x-license-key': l.uuid } });
+    else if (slot === 15) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}`, headers: key() });
+    else if (slot === 16) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/licenses`, headers: key() });
+    else if (slot === 17) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/domains`, headers: key() });
+    else if (slot === 18) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/webhook-deliveries?per_page=10`, headers: key() });
+    else list.push({ method: 'PATCH', path: `/api/v1/project/${w.project_id}/licenses/${w.id}`, headers: { ...json, ...key() }, body: JSON.stringify({ max_usage_per_day: null }) });
+  }
+  return list;
+}
+
+/** Three stacked line charts over time: RSS, answers per second, event-loop delay p99. */
+function soakChart(rows, title) {
+  const width = 900;
+  const panel = 170;
+  const left = 70;
+  const right = 20;
+  const top = 40;
+  const gap = 40;
+  const tMax = Math.max(...rows.map((r) => r.t), 1);
+  const x = (t) => left + ((width - left - right) * t) / tMax;
+  const series = [
+    { label: 'RSS (MB)', value: (r) => r.rss, color: '#1f77b4', limit: 250 },
+    { label: 'answers per second', value: (r) => r.rps, color: '#2ca02c' },
+    { label: 'event-loop delay p99 (ms)', value: (r) => r.lagP99, color: '#d62728' },
+  ];
+  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${top + series.length * (panel + gap)}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`, `<text x="${left}" y="20" font-size="14">${title}</text>`];
+  series.forEach((s, i) => {
+    const y0 = top + i * (panel + gap);
+    const values = rows.map(s.value).filter((v) => Number.isFinite(v));
+    const vMax = Math.max(...values, s.limit ?? 0) * 1.1 || 1;
+    const y = (v) => y0 + panel - (panel * v) / vMax;
+    parts.push(`<text x="${left}" y="${y0 - 6}">${s.label}</text>`);
+    parts.push(`<line x1="${left}" y1="${y0 + panel}" x2="${width - right}" y2="${y0 + panel}" stroke="#999"/><line x1="${left}" y1="${y0}" x2="${left}" y2="${y0 + panel}" stroke="#999"/>`);
+    for (const frac of [0, 0.5, 1]) parts.push(`<text x="${left - 6}" y="${y(vMax * frac / 1.1) + 4}" text-anchor="end">${Math.round((vMax * frac) / 1.1)}</text>`);
+    if (s.limit) parts.push(`<line x1="${left}" y1="${y(s.limit)}" x2="${width - right}" y2="${y(s.limit)}" stroke="${s.color}" stroke-dasharray="4 4" opacity="0.6"/>`);
+    const points = rows.filter((r) => Number.isFinite(s.value(r))).map((r) => `${x(r.t).toFixed(1)},${y(s.value(r)).toFixed(1)}`).join(' ');
+    parts.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${points}"/>`);
+  });
+  const yAxis = top + series.length * (panel + gap) - gap + 16;
+  for (let m = 0; m <= tMax / 60; m++) parts.push(`<text x="${x(m * 60)}" y="${yAxis}" text-anchor="middle">${m} min</text>`);
+  parts.push('</svg>');
+  return parts.join('\n');
+}
+
+if (opts.soak > 0) {
+  await soak(opts.soak, port);
+  process.exit(0);
+}
+
 console.log(`LicenseGate bench — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.workers > 1 ? `${opts.workers} workers + Redis, ` : ''}${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
 const main = await createDatabase('main');
 try {
