@@ -72,7 +72,7 @@ export class AuthService {
       if (project.user_id !== user.id) throw forbidden('The project is not owned by this account.');
     }
     if (input.expires_at && input.expires_at.getTime() <= Date.now()) {
-      throw fieldError('expires_at', 'The expires at must be a date in the future.');
+      throw fieldError('expires_at', 'The expires at field must be a date after now.');
     }
     const plaintext = `lg_${randomBytes(32).toString('base64url')}`;
     const result = await this.keys.insert({

@@ -15,8 +15,8 @@ export class CursorQueryDto {
   per_page?: number;
 
   @IsOptional()
-  @IsString()
-  @MaxChars(512)
+  @IsString({ message: 'The cursor is invalid.' })
+  @MaxChars(512, { message: 'The cursor is invalid.' })
   cursor?: string;
 }
 

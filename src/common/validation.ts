@@ -2,11 +2,25 @@ import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/commo
 import type { FieldErrors } from './envelope.js';
 import { ValidationFailed } from './errors.js';
 
+/**
+ * Which failed rule speaks for a field: a missing value first ("is required"), then a value of the
+ * wrong kind ("must be a string"), then the rest in the order the DTO declares them. Every rule runs
+ * (they each accept what is not theirs to judge), and one message per field is reported.
+ */
+const PRIORITY = ['isNotEmpty', 'isDefined', 'isString', 'isInt', 'isNumber', 'isBoolean', 'isDate', 'isObject', 'isArray', 'isIn', 'isEnum'];
+const rank = (constraint: string) => {
+  const i = PRIORITY.indexOf(constraint);
+  return i < 0 ? PRIORITY.length : i;
+};
+
 function collect(errors: ValidationError[], prefix: string, out: FieldErrors): void {
   for (const error of errors) {
     const field = prefix ? `${prefix}.${error.property}` : error.property;
-    const messages = Object.values(error.constraints ?? {});
-    if (messages.length > 0) (out[field] ??= []).push(...messages);
+    const failed = Object.entries(error.constraints ?? {});
+    if (failed.length > 0) {
+      const [, message] = failed.reduce((best, next) => (rank(next[0]) < rank(best[0]) ? next : best));
+      (out[field] ??= []).push(message);
+    }
     if (error.children?.length) collect(error.children, field, out);
   }
 }
@@ -34,7 +48,6 @@ export function createValidationPipe(): ValidationPipe {
     whitelist: true,
     transform: true,
     forbidUnknownValues: false,
-    stopAtFirstError: true,
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => new ValidationFailed(toFieldErrors(errors)),
   });

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsObject, IsOptional, IsString, IsUrl, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import { IsBoolean, IsDate, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, Max, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 
 /** Laravel-style messages: "The default redirect url field …". */
 export const label = (field: string) => field.replace(/_/g, ' ');
@@ -8,7 +8,8 @@ export const label = (field: string) => field.replace(/_/g, ' ');
 /**
  * At most `max` characters, counted as JavaScript counts them (UTF-16 units). class-validator's
  * MaxLength leaves emoji variation selectors out of its count, so a string it passes can be twice
- * as long as a VARCHAR(max) column takes on MySQL.
+ * as long as a VARCHAR(max) column takes on MySQL. A value that is not a string is the type check's
+ * to refuse, with its own message.
  */
 export const MaxChars = (max: number, options?: ValidationOptions) =>
   ValidateBy(
@@ -16,7 +17,7 @@ export const MaxChars = (max: number, options?: ValidationOptions) =>
       name: 'maxChars',
       constraints: [max],
       validator: {
-        validate: (value: unknown) => typeof value === 'string' && value.length <= max,
+        validate: (value: unknown) => typeof value !== 'string' || value.length <= max,
         defaultMessage: (args) => `${args?.property} must be shorter than or equal to ${max} characters`,
       },
     },
@@ -26,18 +27,27 @@ export const MaxChars = (max: number, options?: ValidationOptions) =>
 // The last second both databases store: DATETIME(0) on MySQL rounds 23:59:59.6 up into the year 10000.
 const LAST_STORABLE = Date.UTC(9999, 11, 31, 23, 59, 59);
 
-/** A date after now and before the year 10000 (both databases store four-digit years). */
-export const FutureDate = () =>
+/** A date after now and before the year 10000 (both databases store four-digit years); not a date is IsDate's. */
+const FutureDate = (field: string) =>
   ValidateBy({
     name: 'isFutureDate',
     validator: {
-      validate: (value: unknown) => value instanceof Date && value.getTime() > Date.now() && value.getTime() <= LAST_STORABLE,
+      validate: (value: unknown) => !(value instanceof Date) || Number.isNaN(value.getTime()) || (value.getTime() > Date.now() && value.getTime() <= LAST_STORABLE),
       defaultMessage: (args) =>
         args?.value instanceof Date && args.value.getTime() > LAST_STORABLE
-          ? 'The expires at field must be a date before the year 10000.'
-          : 'The expires at field must be a date after now.',
+          ? `The ${label(field)} field must be a date before the year 10000.`
+          : `The ${label(field)} field must be a date after now.`,
     },
   });
+
+/** An optional, nullable ISO-8601 date in the future. Only strings are read as dates: 0 or true are not dates. */
+export const OptionalFutureDate = (field: string) =>
+  applyDecorators(
+    IsOptional(),
+    Transform(({ value }) => (typeof value === 'string' ? new Date(value) : value)),
+    IsDate({ message: `The ${label(field)} field must be a valid date.` }),
+    FutureDate(field),
+  );
 
 /** `meta` as JSON stays within this many characters (it is stored in TEXT columns and in events). */
 export const META_MAX_CHARS = 16_384;
@@ -92,4 +102,22 @@ export const OptionalString = (field: string, max: number) =>
     IsOptional(),
     IsString({ message: `The ${label(field)} field must be a string.` }),
     MaxChars(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),
+  );
+
+/** A required string, trimmed: missing, null or blank → "The … field is required." */
+export const RequiredString = (field: string, max: number) =>
+  applyDecorators(
+    Transform(({ value }) => (typeof value === 'string' ? value.trim() : value)),
+    IsNotEmpty({ message: `The ${label(field)} field is required.` }),
+    IsString({ message: `The ${label(field)} field must be a string.` }),
+    MaxChars(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),
+  );
+
+/** An optional, nullable integer within [min, max]. */
+export const OptionalInt = (field: string, min: number, max = 2_147_483_647) =>
+  applyDecorators(
+    IsOptional(),
+    IsInt({ message: `The ${label(field)} field must be an integer.` }),
+    Min(min, { message: `The ${label(field)} field must be at least ${min}.` }),
+    Max(max, { message: `The ${label(field)} field must not be greater than ${max}.` }),
   );

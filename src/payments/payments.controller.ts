@@ -80,12 +80,15 @@ export class PaymentsController {
   @DomainQuery
   @ApiOperation({
     summary: 'Has the project (or a domain of it) been paid?',
-    description: 'The runtime question asked with an API key for one project: the same domain rules, no license limits.',
+    description:
+      'The runtime question asked with an API key for one project, with the same domain rules and no license limits. Without ' +
+      '`action=check_project` it asks about the domain in X-Service-Domain (or `domain`, Origin, Referer) and answers 400 when there is ' +
+      'none; with `action=check_project` it asks about the project itself.',
   })
   @ApiIdParam('project', 'Project id')
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, redirect_url?, injectables?}' })
   @ApiErrors(
-    { status: 400, description: 'The calling domain could not be determined' },
+    { status: 400, description: 'No domain was sent and action=check_project was not given' },
     { status: 403, description: 'The domain is not registered under the project' },
     404,
     { status: 422, description: 'action or include has an unknown value' },

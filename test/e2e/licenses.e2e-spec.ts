@@ -299,7 +299,9 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
         '10.0.0.0/x',
         '1.2.3',
         123,
-        ['1.2.3.4'],
+        [1, 2],
+        ['10.0.0.1', 5],
+        ['10.0.0.1', 'not-an-ip'],
         true,
       ];
       for (const allowed_ips of bad) {
@@ -308,10 +310,15 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
         expectError(res, 422, ['allowed_ips']);
       }
       expect((await freshList(user, base)).data).toEqual([]);
-      const good: Array<[string, string]> = [
+      const wrongKind = expectError(await api(key).post(base, { title: `ips-${uniqueToken()}`, allowed_ips: [1, 2] }), 422, ['allowed_ips']);
+      expect(wrongKind.errors.allowed_ips).toEqual(['The allowed ips field must be a string of comma-separated values (or an array of strings).']);
+      const good: Array<[string | string[], string | null]> = [
         ['203.0.113.7, 10.0.0.0/8, 2001:db8::/32', '203.0.113.7,10.0.0.0/8,2001:db8::/32'],
         ['127.0.0.1', '127.0.0.1'],
         ['::1 ,  192.168.0.0/16', '::1,192.168.0.0/16'],
+        // An array of strings is the same list, joined.
+        [['203.0.113.7', ' 10.0.0.0/8'], '203.0.113.7,10.0.0.0/8'],
+        [[], null],
       ];
       for (const [input, stored] of good) {
         expect(expectSuccess(await api(key).post(base, { title: `ips-${uniqueToken()}`, allowed_ips: input }), 201).allowed_ips).toBe(stored);
@@ -320,7 +327,7 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
 
     it('allowed_countries: comma-separated ISO 3166-1 alpha-2 codes, upper-cased', async () => {
       const { user, key, base } = await setup();
-      for (const allowed_countries of ['XX', 'DEU', 'de, xx', 'D', 'de;fr', '12', 42, ['DE']]) {
+      for (const allowed_countries of ['XX', 'DEU', 'de, xx', 'D', 'de;fr', '12', 42, [42], ['DE', 'XX']]) {
         const res = await api(key).post(base, { title: `cc-${uniqueToken()}`, allowed_countries });
         expect({ allowed_countries, status: res.status }).toEqual({ allowed_countries, status: 422 });
         expectError(res, 422, ['allowed_countries']);
@@ -330,7 +337,8 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
         ['de, fr', 'DE,FR'],
         ['US', 'US'],
         [' gb ,Ie', 'GB,IE'],
-      ]) {
+        [['de', 'FR'], 'DE,FR'],
+      ] as Array<[string | string[], string]>) {
         expect(expectSuccess(await api(key).post(base, { title: `cc-${uniqueToken()}`, allowed_countries: input }), 201).allowed_countries).toBe(stored);
       }
     });

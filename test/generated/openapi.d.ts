@@ -260,7 +260,7 @@ export interface paths {
         };
         /**
          * Has the project (or a domain of it) been paid?
-         * @description The runtime question asked with an API key for one project: the same domain rules, no license limits.
+         * @description The runtime question asked with an API key for one project, with the same domain rules and no license limits. Without `action=check_project` it asks about the domain in X-Service-Domain (or `domain`, Origin, Referer) and answers 400 when there is none; with `action=check_project` it asks about the project itself.
          */
         get: operations["PaymentsController_hasPaidByApiKey"];
         put?: never;
@@ -579,11 +579,21 @@ export interface components {
             updated_at: string;
         };
         CreateApiKeyDto: {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never
+             * @example null
+             */
             expires_at?: string | null;
-            /** @example dashboard */
+            /**
+             * @description "default" when omitted or blank
+             * @example dashboard
+             */
             name?: string;
-            /** @description Scope the key to one of your projects; omit for a global key */
+            /**
+             * @description Scope the key to one of your projects; omit (or null) for a global key
+             * @example null
+             */
             project_id?: number | null;
         };
         CreateDomainDto: {
@@ -592,92 +602,171 @@ export interface components {
              * @example shop.example.com
              */
             domain: string;
-            /** @default false */
+            /**
+             * @default false
+             * @example true
+             */
             has_paid?: boolean;
-            /** @default true */
+            /**
+             * @default true
+             * @example true
+             */
             is_active?: boolean;
             /**
              * @description Setting it clears is_primary on the project’s other domains
              * @default false
+             * @example true
              */
             is_primary?: boolean;
         };
         CreateInjectableDto: {
-            /** @description Plain content to encrypt (non-file injectables); exclusive with file */
+            /**
+             * @description Plain content to encrypt (non-file injectables); exclusive with file
+             * @example <script>window.ACME_PRO = true;</script>
+             */
             content?: string;
             /**
              * Format: binary
              * @description multipart/form-data only: the file of a type=file injectable
              */
             file?: string;
+            /** @example true */
             is_active?: boolean;
-            /** @description A JSON object or a JSON string of one */
+            /**
+             * @description A JSON object or a JSON string of one
+             * @example {}
+             */
             meta?: {
                 [key: string]: unknown;
             } | null;
-            /** @enum {string} */
+            /**
+             * @description inject when omitted
+             * @example inject
+             * @enum {string}
+             */
             mode?: "inject" | "write" | "replace" | "append" | "prepend";
+            /** @example true */
             only_if_paid?: boolean;
-            /** @description Encryption secret; required with new content, a file, or a switch to type file. Never stored. */
+            /**
+             * @description Encryption secret; required with new content, a file, or a switch to type file. Never stored.
+             * @example correct horse battery staple
+             */
             secret?: string;
-            /** @description Unique within the project */
+            /**
+             * @description Unique within the project
+             * @example pro-badge
+             */
             slug: string;
+            /** @example body */
             target_path?: string | null;
+            /** @example Pro badge */
             title?: string | null;
-            /** @enum {string} */
+            /**
+             * @description snippet when omitted (file with an uploaded file)
+             * @example script
+             * @enum {string}
+             */
             type?: "snippet" | "html" | "script" | "style" | "file";
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @example null
+             */
             validate_endpoint?: string | null;
         };
         CreateLicenseDto: {
-            /** @default false */
+            /**
+             * @default false
+             * @example false
+             */
             allow_configs?: boolean;
             /**
-             * @description Comma-separated ISO 3166-1 alpha-2 codes
-             * @example DE, FR
+             * @description Comma-separated ISO 3166-1 alpha-2 codes, e.g. `DE, FR` (an array of strings is joined); null allows every country
+             * @example null
              */
             allowed_countries?: string | null;
             /**
-             * @description Comma-separated IP addresses or CIDR ranges
-             * @example 203.0.113.7, 10.0.0.0/8, 2001:db8::/32
+             * @description Comma-separated IP addresses or CIDR ranges, e.g. `203.0.113.7, 10.0.0.0/8, 2001:db8::/32` (an array of strings is joined); null allows every address
+             * @example null
              */
             allowed_ips?: string | null;
-            /** @description Pins the license to a domain of this project */
+            /**
+             * @description Pins the license to a domain of this project (its id)
+             * @example null
+             */
             domain_id?: number | null;
             /**
              * Format: date-time
              * @description Must be in the future
+             * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
-            /** @default false */
+            /**
+             * @default false
+             * @example false
+             */
             is_test_license?: boolean;
+            /** @example 3 */
             max_domains?: number | null;
+            /** @example 10 */
             max_subdomains_per_domain?: number | null;
+            /** @example 100000 */
             max_usage_per_day?: number | null;
-            /** @description Unique within the project */
+            /**
+             * @description Unique within the project
+             * @example Customer 1
+             */
             title: string;
         };
         CreateProjectDto: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Where the SDK sends visitors while access is refused
+             * @example https://acme.example/pricing
+             */
             default_redirect_url?: string | null;
+            /** @example Premium themes for the Acme storefront */
             description?: string | null;
-            /** @default false */
+            /**
+             * @default false
+             * @example true
+             */
             has_paid?: boolean;
-            /** @default true */
+            /**
+             * @default true
+             * @example true
+             */
             is_active?: boolean;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @example https://acme.example/logo.png
+             */
             logo_url?: string | null;
-            /** @description A JSON object, or a JSON string that decodes to one; null stores {} */
+            /**
+             * @description A JSON object, or a JSON string that decodes to one; null stores {}
+             * @example {
+             *       "plan": "pro"
+             *     }
+             */
             meta?: {
                 [key: string]: unknown;
             } | null;
             /** @example Acme Shop */
             name: string;
-            /** @description Generated from name when omitted */
+            /**
+             * @description Unique; generated from name when omitted
+             * @example acme-shop
+             */
             slug?: string | null;
-            /** @description Accepted, stored encrypted, never returned */
+            /**
+             * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
             webhook_secret?: string | null;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Receives the project's events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE
+             * @example null
+             */
             webhook_url?: string | null;
         };
         Domain: {
@@ -920,6 +1009,7 @@ export interface components {
             status: "ok";
         };
         LockProjectDto: {
+            /** @example Invoice 2026-113 is unpaid */
             reason?: string | null;
         };
         PaidInjectable: {
@@ -1108,92 +1198,171 @@ export interface components {
              * @example shop.example.com
              */
             domain?: string;
-            /** @default false */
+            /**
+             * @default false
+             * @example true
+             */
             has_paid?: boolean;
-            /** @default true */
+            /**
+             * @default true
+             * @example true
+             */
             is_active?: boolean;
             /**
              * @description Setting it clears is_primary on the project’s other domains
              * @default false
+             * @example true
              */
             is_primary?: boolean;
         };
         UpdateInjectableDto: {
-            /** @description Plain content to encrypt (non-file injectables); exclusive with file */
+            /**
+             * @description Plain content to encrypt (non-file injectables); exclusive with file
+             * @example <script>window.ACME_PRO = true;</script>
+             */
             content?: string;
             /**
              * Format: binary
              * @description multipart/form-data only: the file of a type=file injectable
              */
             file?: string;
+            /** @example true */
             is_active?: boolean;
-            /** @description A JSON object or a JSON string of one */
+            /**
+             * @description A JSON object or a JSON string of one
+             * @example {}
+             */
             meta?: {
                 [key: string]: unknown;
             } | null;
-            /** @enum {string} */
+            /**
+             * @description inject when omitted
+             * @example inject
+             * @enum {string}
+             */
             mode?: "inject" | "write" | "replace" | "append" | "prepend";
+            /** @example true */
             only_if_paid?: boolean;
-            /** @description Encryption secret; required with new content, a file, or a switch to type file. Never stored. */
+            /**
+             * @description Encryption secret; required with new content, a file, or a switch to type file. Never stored.
+             * @example correct horse battery staple
+             */
             secret?: string;
-            /** @description Unique within the project */
+            /**
+             * @description Unique within the project
+             * @example pro-badge
+             */
             slug?: string;
+            /** @example body */
             target_path?: string | null;
+            /** @example Pro badge */
             title?: string | null;
-            /** @enum {string} */
+            /**
+             * @description snippet when omitted (file with an uploaded file)
+             * @example script
+             * @enum {string}
+             */
             type?: "snippet" | "html" | "script" | "style" | "file";
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @example null
+             */
             validate_endpoint?: string | null;
         };
         UpdateLicenseDto: {
-            /** @default false */
+            /**
+             * @default false
+             * @example false
+             */
             allow_configs?: boolean;
             /**
-             * @description Comma-separated ISO 3166-1 alpha-2 codes
-             * @example DE, FR
+             * @description Comma-separated ISO 3166-1 alpha-2 codes, e.g. `DE, FR` (an array of strings is joined); null allows every country
+             * @example null
              */
             allowed_countries?: string | null;
             /**
-             * @description Comma-separated IP addresses or CIDR ranges
-             * @example 203.0.113.7, 10.0.0.0/8, 2001:db8::/32
+             * @description Comma-separated IP addresses or CIDR ranges, e.g. `203.0.113.7, 10.0.0.0/8, 2001:db8::/32` (an array of strings is joined); null allows every address
+             * @example null
              */
             allowed_ips?: string | null;
-            /** @description Pins the license to a domain of this project */
+            /**
+             * @description Pins the license to a domain of this project (its id)
+             * @example null
+             */
             domain_id?: number | null;
             /**
              * Format: date-time
              * @description Must be in the future
+             * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
-            /** @default false */
+            /**
+             * @default false
+             * @example false
+             */
             is_test_license?: boolean;
+            /** @example 3 */
             max_domains?: number | null;
+            /** @example 10 */
             max_subdomains_per_domain?: number | null;
+            /** @example 100000 */
             max_usage_per_day?: number | null;
-            /** @description Unique within the project */
+            /**
+             * @description Unique within the project
+             * @example Customer 1
+             */
             title?: string;
         };
         UpdateProjectDto: {
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Where the SDK sends visitors while access is refused
+             * @example https://acme.example/pricing
+             */
             default_redirect_url?: string | null;
+            /** @example Premium themes for the Acme storefront */
             description?: string | null;
-            /** @default false */
+            /**
+             * @default false
+             * @example true
+             */
             has_paid?: boolean;
-            /** @default true */
+            /**
+             * @default true
+             * @example true
+             */
             is_active?: boolean;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @example https://acme.example/logo.png
+             */
             logo_url?: string | null;
-            /** @description A JSON object, or a JSON string that decodes to one; null stores {} */
+            /**
+             * @description A JSON object, or a JSON string that decodes to one; null stores {}
+             * @example {
+             *       "plan": "pro"
+             *     }
+             */
             meta?: {
                 [key: string]: unknown;
             } | null;
             /** @example Acme Shop */
             name?: string;
-            /** @description Generated from name when omitted */
+            /**
+             * @description Unique; generated from name when omitted
+             * @example acme-shop
+             */
             slug?: string | null;
-            /** @description Accepted, stored encrypted, never returned */
+            /**
+             * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
             webhook_secret?: string | null;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Receives the project's events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE
+             * @example null
+             */
             webhook_url?: string | null;
         };
         /** @description 422: `errors` maps each invalid field to its messages. */
@@ -3312,7 +3481,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The calling domain could not be determined */
+            /** @description No domain was sent and action=check_project was not given */
             400: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */

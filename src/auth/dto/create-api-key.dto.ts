@@ -1,26 +1,16 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsDate, IsInt, IsOptional, IsString, Min, MinLength } from 'class-validator';
-import { FutureDate, MaxChars } from '../../common/validators.js';
+import { OptionalFutureDate, OptionalInt, OptionalString } from '../../common/validators.js';
 
 export class CreateApiKeyDto {
-  @ApiPropertyOptional({ maxLength: 255, example: 'dashboard' })
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxChars(255)
+  @ApiPropertyOptional({ maxLength: 255, example: 'dashboard', description: '"default" when omitted or blank' })
+  @OptionalString('name', 255)
   name?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, description: 'Scope the key to one of your projects; omit for a global key' })
-  @IsOptional()
-  @IsInt()
-  @Min(1)
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, example: null, description: 'Scope the key to one of your projects; omit (or null) for a global key' })
+  @OptionalInt('project_id', 1)
   project_id?: number | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true })
-  @IsOptional()
-  @Type(() => Date)
-  @IsDate({ message: 'The expires at must be a valid date.' })
-  @FutureDate()
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, example: null, description: 'When the key stops working; null: never' })
+  @OptionalFutureDate('expires_at')
   expires_at?: Date | null;
 }

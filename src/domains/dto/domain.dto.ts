@@ -10,15 +10,15 @@ export class CreateDomainDto {
   @MaxChars(300, { message: 'The domain field must not be greater than 253 characters.' })
   domain: string;
 
-  @ApiPropertyOptional({ default: false })
+  @ApiPropertyOptional({ default: false, example: true })
   @OptionalBoolean('has_paid')
   has_paid?: boolean;
 
-  @ApiPropertyOptional({ default: true })
+  @ApiPropertyOptional({ default: true, example: true })
   @OptionalBoolean('is_active')
   is_active?: boolean;
 
-  @ApiPropertyOptional({ default: false, description: 'Setting it clears is_primary on the project’s other domains' })
+  @ApiPropertyOptional({ default: false, example: true, description: 'Setting it clears is_primary on the project’s other domains' })
   @OptionalBoolean('is_primary')
   is_primary?: boolean;
 }

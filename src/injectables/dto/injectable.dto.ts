@@ -12,56 +12,56 @@ const toBoolean = ({ value }: { value: unknown }) => {
   return value;
 };
 
-const FormBoolean = (field: string) =>
+const FormBoolean = (field: string, example: boolean) =>
   applyDecorators(
-    ApiPropertyOptional({ type: 'boolean' }),
+    ApiPropertyOptional({ type: 'boolean', example }),
     Transform(toBoolean),
     ValidateIf((_, value) => value !== undefined),
-    IsBoolean({ message: `The ${label(field)} field must be true or false (or 1 / 0).` }),
+    IsBoolean({ message: `The ${label(field)} field must be true or false.` }),
   );
 
 /** Fields shared by create (SPEC 8) and update (seed 4.11: only supplied fields change). */
 class InjectableFieldsDto {
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255 })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, example: 'Pro badge' })
   @OptionalString('title', 255)
   title?: string | null;
 
-  @ApiPropertyOptional({ enum: INJECTABLE_TYPES })
+  @ApiPropertyOptional({ enum: INJECTABLE_TYPES, example: 'script', description: 'snippet when omitted (file with an uploaded file)' })
   @IsOptional()
   @IsIn(INJECTABLE_TYPES, { message: `The selected type is invalid: use one of ${INJECTABLE_TYPES.join(', ')}.` })
   type?: string;
 
-  @ApiPropertyOptional({ enum: INJECTABLE_MODES })
+  @ApiPropertyOptional({ enum: INJECTABLE_MODES, example: 'inject', description: 'inject when omitted' })
   @IsOptional()
   @IsIn(INJECTABLE_MODES, { message: `The selected mode is invalid: use one of ${INJECTABLE_MODES.join(', ')}.` })
   mode?: string;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1024 })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1024, example: 'body' })
   @OptionalString('target_path', 1024)
   target_path?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: null })
   @OptionalUrl('validate_endpoint')
   validate_endpoint?: string | null;
 
-  @ApiPropertyOptional({ writeOnly: true, description: 'Encryption secret; required with new content, a file, or a switch to type file. Never stored.' })
+  @ApiPropertyOptional({ writeOnly: true, example: 'correct horse battery staple', description: 'Encryption secret; required with new content, a file, or a switch to type file. Never stored.' })
   @IsOptional()
   @IsString({ message: 'The secret field must be a string.' })
   @MaxChars(1024, { message: 'The secret field must not be greater than 1024 characters.' })
   secret?: string;
 
-  @ApiPropertyOptional({ description: 'Plain content to encrypt (non-file injectables); exclusive with file' })
+  @ApiPropertyOptional({ example: '<script>window.ACME_PRO = true;</script>', description: 'Plain content to encrypt (non-file injectables); exclusive with file' })
   @IsOptional()
   @IsString({ message: 'The content field must be a string.' })
   content?: string;
 
-  @FormBoolean('only_if_paid')
+  @FormBoolean('only_if_paid', true)
   only_if_paid?: boolean;
 
-  @FormBoolean('is_active')
+  @FormBoolean('is_active', true)
   is_active?: boolean;
 
-  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, description: 'A JSON object or a JSON string of one' })
+  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, example: {}, description: 'A JSON object or a JSON string of one' })
   @MetaObject()
   meta?: Record<string, unknown> | null;
 
@@ -76,14 +76,14 @@ const SLUG_RULES = [
 ];
 
 export class CreateInjectableDto extends InjectableFieldsDto {
-  @ApiProperty({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Unique within the project' })
+  @ApiProperty({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', example: 'pro-badge', description: 'Unique within the project' })
   @IsNotEmpty({ message: 'The slug field is required.' })
   @applyDecorators(...SLUG_RULES)
   slug: string;
 }
 
 export class UpdateInjectableDto extends InjectableFieldsDto {
-  @ApiPropertyOptional({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Unique within the project' })
+  @ApiPropertyOptional({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', example: 'pro-badge', description: 'Unique within the project' })
   @IsOptional()
   @applyDecorators(...SLUG_RULES)
   slug?: string;

@@ -1,18 +1,11 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDate, IsInt, IsNotEmpty, IsOptional, IsString, Max, Min, ValidateBy } from 'class-validator';
+import { IsOptional, IsString, ValidateBy } from 'class-validator';
 import { parseCountry, parseIpEntry, parseList } from '../../common/net.js';
-import { FutureDate, MaxChars, OptionalBoolean, OptionalString, label } from '../../common/validators.js';
+import { label, MaxChars, OptionalBoolean, OptionalFutureDate, OptionalInt, RequiredString } from '../../common/validators.js';
 import { applyDecorators } from '@nestjs/common';
 
-const Limit = (field: string) =>
-  applyDecorators(
-    ApiPropertyOptional({ type: 'integer', minimum: 0, nullable: true }),
-    IsOptional(),
-    IsInt({ message: `The ${label(field)} field must be an integer.` }),
-    Min(0, { message: `The ${label(field)} field must be at least 0.` }),
-    Max(2_147_483_647, { message: `The ${label(field)} field is too large.` }),
-  );
+const Limit = (field: string, example: number) => applyDecorators(ApiPropertyOptional({ type: 'integer', minimum: 0, nullable: true, example }), OptionalInt(field, 0));
 
 /** A comma-separated list whose every entry parses. */
 const ListOf = (field: string, parse: (entry: string) => string | null, what: string) =>
@@ -25,51 +18,55 @@ const ListOf = (field: string, parse: (entry: string) => string | null, what: st
     },
   });
 
+/**
+ * A list as one comma-separated string; an array of strings is taken too, joined (clients that build
+ * lists as arrays need not join them).
+ */
+const ListField = (field: string, max: number, parse: (entry: string) => string | null, what: string) =>
+  applyDecorators(
+    Transform(({ value }) => (Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(',') : value)),
+    IsOptional(),
+    IsString({ message: `The ${label(field)} field must be a string of comma-separated values (or an array of strings).` }),
+    MaxChars(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),
+    ListOf(field, parse, what),
+  );
+
 /** Seed 4.8. Lists (allowed_ips, allowed_countries), the domain and the future date are checked by the service. */
 export class CreateLicenseDto {
-  @ApiProperty({ maxLength: 255, description: 'Unique within the project' })
-  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
-  @IsNotEmpty({ message: 'The title field is required.' })
-  @IsString({ message: 'The title field must be a string.' })
-  @MaxChars(255, { message: 'The title field must not be greater than 255 characters.' })
+  @ApiProperty({ maxLength: 255, example: 'Customer 1', description: 'Unique within the project' })
+  @RequiredString('title', 255)
   title: string;
 
-  @ApiPropertyOptional({ type: 'integer', nullable: true, description: 'Pins the license to a domain of this project' })
-  @IsOptional()
-  @IsInt({ message: 'The domain id field must be an integer.' })
+  @ApiPropertyOptional({ type: 'integer', nullable: true, example: null, description: 'Pins the license to a domain of this project (its id)' })
+  @OptionalInt('domain_id', 1)
   domain_id?: number | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, description: 'Must be in the future' })
-  @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' ? new Date(value) : value))
-  @IsDate({ message: 'The expires at field must be a valid date.' })
-  @FutureDate()
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, example: '2099-12-31T23:59:59Z', description: 'Must be in the future' })
+  @OptionalFutureDate('expires_at')
   expires_at?: Date | null;
 
-  @Limit('max_domains')
+  @Limit('max_domains', 3)
   max_domains?: number | null;
 
-  @Limit('max_subdomains_per_domain')
+  @Limit('max_subdomains_per_domain', 10)
   max_subdomains_per_domain?: number | null;
 
-  @Limit('max_usage_per_day')
+  @Limit('max_usage_per_day', 100000)
   max_usage_per_day?: number | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, example: '203.0.113.7, 10.0.0.0/8, 2001:db8::/32', description: 'Comma-separated IP addresses or CIDR ranges' })
-  @OptionalString('allowed_ips', 4000)
-  @ListOf('allowed_ips', parseIpEntry, 'IP address or CIDR range')
+  @ApiPropertyOptional({ type: 'string', nullable: true, example: null, description: 'Comma-separated IP addresses or CIDR ranges, e.g. `203.0.113.7, 10.0.0.0/8, 2001:db8::/32` (an array of strings is joined); null allows every address' })
+  @ListField('allowed_ips', 4000, parseIpEntry, 'IP address or CIDR range')
   allowed_ips?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, example: 'DE, FR', description: 'Comma-separated ISO 3166-1 alpha-2 codes' })
-  @OptionalString('allowed_countries', 2000)
-  @ListOf('allowed_countries', parseCountry, 'ISO 3166-1 alpha-2 code')
+  @ApiPropertyOptional({ type: 'string', nullable: true, example: null, description: 'Comma-separated ISO 3166-1 alpha-2 codes, e.g. `DE, FR` (an array of strings is joined); null allows every country' })
+  @ListField('allowed_countries', 2000, parseCountry, 'ISO 3166-1 alpha-2 code')
   allowed_countries?: string | null;
 
-  @ApiPropertyOptional({ default: false })
+  @ApiPropertyOptional({ default: false, example: false })
   @OptionalBoolean('is_test_license')
   is_test_license?: boolean;
 
-  @ApiPropertyOptional({ default: false })
+  @ApiPropertyOptional({ default: false, example: false })
   @OptionalBoolean('allow_configs')
   allow_configs?: boolean;
 }

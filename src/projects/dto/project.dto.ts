@@ -1,53 +1,49 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
-import { IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
-import { MaxChars, MetaObject, OptionalBoolean, OptionalString, OptionalUrl } from '../../common/validators.js';
+import { IsOptional, IsString, Matches } from 'class-validator';
+import { MaxChars, MetaObject, OptionalBoolean, OptionalString, OptionalUrl, RequiredString } from '../../common/validators.js';
 
 /** Seed 4.4. The same rules serve create, PATCH (every field optional) and PUT. */
 export class CreateProjectDto {
   @ApiProperty({ maxLength: 255, example: 'Acme Shop' })
-  @Transform(({ value }) => (typeof value === 'string' ? value.trim() : value))
-  @IsNotEmpty({ message: 'The name field is required.' })
-  @IsString({ message: 'The name field must be a string.' })
-  @MaxChars(255, { message: 'The name field must not be greater than 255 characters.' })
+  @RequiredString('name', 255)
   name: string;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', description: 'Generated from name when omitted' })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', example: 'acme-shop', description: 'Unique; generated from name when omitted' })
   @IsOptional()
   @IsString({ message: 'The slug field must be a string.' })
   @MaxChars(255, { message: 'The slug field must not be greater than 255 characters.' })
   @Matches(/^[A-Za-z0-9_-]+$/, { message: 'The slug field must only contain letters, numbers, dashes, and underscores.' })
   slug?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', maxLength: 1000, nullable: true })
+  @ApiPropertyOptional({ type: 'string', maxLength: 1000, nullable: true, example: 'Premium themes for the Acme storefront' })
   @OptionalString('description', 1000)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: 'https://acme.example/pricing', description: 'Where the SDK sends visitors while access is refused' })
   @OptionalUrl('default_redirect_url')
   default_redirect_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: null, description: 'Receives the project\'s events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE' })
   @OptionalUrl('webhook_url')
   webhook_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, description: 'Accepted, stored encrypted, never returned', writeOnly: true })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned', writeOnly: true })
   @OptionalString('webhook_secret', 255)
   webhook_secret?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true })
+  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: 'https://acme.example/logo.png' })
   @OptionalUrl('logo_url')
   logo_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, description: 'A JSON object, or a JSON string that decodes to one; null stores {}' })
+  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, example: { plan: 'pro' }, description: 'A JSON object, or a JSON string that decodes to one; null stores {}' })
   @MetaObject()
   meta?: Record<string, unknown> | null;
 
-  @ApiPropertyOptional({ default: false })
+  @ApiPropertyOptional({ default: false, example: true })
   @OptionalBoolean('has_paid')
   has_paid?: boolean;
 
-  @ApiPropertyOptional({ default: true })
+  @ApiPropertyOptional({ default: true, example: true })
   @OptionalBoolean('is_active')
   is_active?: boolean;
 }
@@ -56,7 +52,7 @@ export class CreateProjectDto {
 export class UpdateProjectDto extends PartialType(CreateProjectDto, { skipNullProperties: false }) {}
 
 export class LockProjectDto {
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1000 })
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1000, example: 'Invoice 2026-113 is unpaid' })
   @OptionalString('reason', 1000)
   reason?: string | null;
 }
