@@ -1,7 +1,7 @@
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
-COPY package.json package-lock.json .npmrc ./
+COPY package.json package-lock.json ./
 RUN npm ci --loglevel=warn
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY src ./src

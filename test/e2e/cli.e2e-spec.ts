@@ -4,12 +4,17 @@ import { randomBytes } from 'node:crypto';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
-/** Runs the built CLI against the test app's database; returns its parsed stdout and exit code. */
-function cli(t: TestApp, ...args: string[]): { code: number; out: Record<string, unknown>; lines: number } {
-  const result = spawnSync(process.execPath, ['dist/src/cli.js', ...args], {
+/** Runs the built CLI against the test app's database. */
+function run(t: TestApp, ...args: string[]) {
+  return spawnSync(process.execPath, ['dist/src/cli.js', ...args], {
     env: { ...process.env, DATABASE_URL: t.config.env.DATABASE_URL, APP_KEY: t.config.appKey.toString('base64'), LOG_LEVEL: 'silent' },
     encoding: 'utf8',
   });
+}
+
+/** Runs a command; returns its parsed stdout and exit code. */
+function cli(t: TestApp, ...args: string[]): { code: number; out: Record<string, unknown>; lines: number } {
+  const result = run(t, ...args);
   const lines = result.stdout.trim().split('\n');
   return { code: result.status ?? -1, out: JSON.parse(lines[lines.length - 1]), lines: lines.length };
 }
@@ -67,9 +72,28 @@ describe('admin CLI (SPEC 2)', () => {
     const again = cli(t, 'users:create', '--email', 'twice@example.test');
     expect(again.code).toBe(1);
     expect(again.lines).toBe(1);
-    expect(again.out).toEqual({ error: expect.stringMatching(/taken/) });
-    expect(cli(t, 'keys:create', '--email', 'nobody@example.test').out).toEqual({ error: expect.stringMatching(/no user/) });
-    expect(cli(t, 'keys:revoke', '--id', 'x').code).toBe(1);
-    expect(cli(t, 'nonsense').out.error).toMatch(/unknown command/);
+    expect(again.out).toEqual({ error: expect.stringMatching(/^a user with email twice@example.test already exists \(id \d+\): create a key for it with keys:create --email twice@example.test$/) });
+    expect(cli(t, 'keys:create', '--email', 'nobody@example.test').out).toEqual({
+      error: 'no user with email nobody@example.test: create it with users:create --email nobody@example.test',
+    });
+    expect(cli(t, 'keys:revoke', '--id', 'x').out).toEqual({ error: '--id must be a non-negative integer' });
+    expect(cli(t, 'nonsense').out).toEqual({ error: 'unknown command "nonsense": see help' });
+    expect(cli(t).out).toEqual({ error: 'no command given: see help' });
+    const unknownFlag = cli(t, 'users:list', '--everything');
+    expect(unknownFlag.code).toBe(1);
+    expect(unknownFlag.out.error).toMatch(/Unknown option '--everything'/);
+    expect(cli(t, 'keys:list', '--email').out.error).toMatch(/--email/);
+    expect(cli(t, 'users:create', '--email', 'x@example.test', 'stray').out.error).toMatch(/stray/);
+  });
+
+  it('prints the commands on help, and each command its usage on --help', () => {
+    for (const args of [['help'], ['--help'], ['-h']]) {
+      const help = run(t, ...args);
+      expect(help.status).toBe(0);
+      for (const command of ['users:create', 'users:list', 'keys:create', 'keys:list', 'keys:revoke']) expect(help.stdout).toContain(command);
+    }
+    const one = run(t, 'keys:create', '--help');
+    expect(one.status).toBe(0);
+    expect(one.stdout).toBe('usage: npm run -s cli -- keys:create --email E [--project ID] [--name N] [--expires-at ISO]\n');
   });
 });
