@@ -1,5 +1,5 @@
-import { describe, expect, it } from '@jest/globals';
-import { ExecutionContext, ForbiddenException, NotFoundException, UnauthorizedException } from '@nestjs/common';
+import { describe, expect, it, jest } from '@jest/globals';
+import { ExecutionContext, ForbiddenException, Logger, NotFoundException, UnauthorizedException } from '@nestjs/common';
 import { lastValueFrom, of, throwError } from 'rxjs';
 import { EntityNotFoundError } from 'typeorm';
 import { ValidationFailed } from './errors.js';
@@ -23,7 +23,8 @@ function fakeRedis() {
 }
 
 describe('ProjectGenerations with Redis', () => {
-  it('never hands out a pre-failure generation after a bump Redis refused while connected', async () => {
+  it('never hands out a pre-failure generation after a bump Redis refused while connected, and says so', async () => {
+    const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const { redis, state } = fakeRedis();
     const generations = new ProjectGenerations(redis);
     const before = await generations.get(7);
@@ -35,6 +36,11 @@ describe('ProjectGenerations with Redis', () => {
     expect(after).not.toBe(before);
     // Once bumped, the generation is stable again until the next write.
     expect(await generations.get(7)).toBe(after);
+    expect(warned.mock.calls.map(([message]) => message)).toEqual([
+      'could not bump generation of project 7: READONLY You can not write against a read only replica.',
+      'Redis answers again: bumped the cache epoch, so nothing cached before the failure is served',
+    ]);
+    warned.mockRestore();
   });
 });
 
