@@ -1,6 +1,6 @@
 /**
- * The runtime client: license-key calls only (seed 4.2 and 4.10), over `globalThis.fetch` or a
- * fetch passed in.
+ * The runtime client: license-key calls only (has-paid, the injectable stream), over
+ * `globalThis.fetch` or a fetch passed in.
  */
 import { FieldErrors, LicenseGateError } from './errors.js';
 import type { HasPaidResult, PaidInjectable, StreamInjectable } from './types.js';
@@ -61,7 +61,7 @@ export interface LicenseGateClient {
   /** Every item of every page of `GET /injectable/stream`, following `next_cursor`. */
   streamInjectables(options?: StreamOptions): AsyncIterable<StreamInjectable>;
   /**
-   * Adds `signature` to has-paid items (which carry none, seed 4.2) from the injectable stream,
+   * Adds `signature` to has-paid items (which carry none) from the injectable stream,
    * matched by slug and only when the stream's blob is the same; otherwise `signature` is null and
    * `verify()` answers false. Streams only until every slug is found.
    */

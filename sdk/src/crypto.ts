@@ -1,5 +1,6 @@
 /**
- * SPEC 8 on the client: decrypting LG1 blobs and verifying Ed25519 signatures with WebCrypto only.
+ * The LG1 format (README.md, "API") on the client: decrypting blobs and verifying Ed25519
+ * signatures with WebCrypto only.
  *
  *   blob         = "LG1" ‖ salt(16) ‖ iv(12) ‖ tag(16) ‖ ciphertext
  *   key          = scrypt(secret_utf8, salt, 32, N=16384, r=8, p=1);  AES-256-GCM
@@ -91,7 +92,7 @@ export async function contentHash(item: SealedItem | string): Promise<string> {
   return sha256Hex(fromBase64(b64));
 }
 
-/** The exact text the signature covers (SPEC 8). */
+/** The exact text the signature covers. */
 export function signedMessage(projectId: number | string, item: SealedItem, hash: string): string {
   return `LG1-SIG\n${projectId}\n${item.slug ?? ''}\n${item.type ?? ''}\n${item.mode ?? ''}\n${item.target_path ?? ''}\n${hash}`;
 }

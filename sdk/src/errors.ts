@@ -1,4 +1,4 @@
-/** Field → messages, as the service sends them with 422 (SPEC 3). */
+/** Field → messages, as the service sends them with 422. */
 export type FieldErrors = Record<string, string[]>;
 
 export interface LicenseGateErrorInit {

@@ -21,7 +21,7 @@ export interface ScryptParams {
   maxmem?: number;
 }
 
-/** The parameters SPEC 8 fixes for injectable payloads. */
+/** The parameters the LG1 format fixes for injectable payloads. */
 export const LG1_SCRYPT: Readonly<ScryptParams> = Object.freeze({ N: 16384, r: 8, p: 1 });
 
 async function pbkdf2Sha256(password: Uint8Array, salt: Uint8Array, length: number): Promise<Uint8Array> {

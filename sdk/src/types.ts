@@ -1,8 +1,8 @@
-/** Injectable types and modes the service knows (SPEC 8); kept open for forward compatibility. */
+/** Injectable types and modes the service knows; kept open for forward compatibility. */
 export type InjectableType = 'snippet' | 'html' | 'script' | 'style' | 'file' | (string & {});
 export type InjectableMode = 'inject' | 'write' | 'replace' | 'append' | 'prepend' | (string & {});
 
-/** A paid-only injectable as `POST /project/has-paid?include=injectables` returns it (seed 4.2), fields as sent. */
+/** A paid-only injectable as `POST /project/has-paid?include=injectables` returns it, fields as sent. */
 export interface PaidInjectable {
   id: number;
   slug: string;
@@ -18,13 +18,13 @@ export interface PaidInjectable {
   only_if_paid: boolean;
   meta: Record<string, unknown>;
   /**
-   * Not sent by has-paid (seed 4.2 has no signature there): filled in by `client.withSignatures()`
+   * Not sent by has-paid: filled in by `client.withSignatures()`
    * from the injectable stream, null when the stream had no matching item.
    */
   signature?: string | null;
 }
 
-/** One item of `GET /injectable/stream` (seed 4.10), fields as sent. */
+/** One item of `GET /injectable/stream`, fields as sent. */
 export interface StreamInjectable {
   slug: string;
   type: InjectableType;
@@ -33,7 +33,7 @@ export interface StreamInjectable {
   encrypted_content: string;
   file_path: string | null;
   target_path: string | null;
-  /** base64 Ed25519 signature (SPEC 8) */
+  /** base64 Ed25519 signature */
   signature: string;
   meta: Record<string, unknown>;
 }
@@ -61,7 +61,7 @@ export interface HasPaidResult {
   injectables: PaidInjectable[];
 }
 
-/** `GET /project/{id}/signing-key` data (SPEC 4); either key form is enough. */
+/** `GET /project/{id}/signing-key` data; either key form is enough. */
 export interface SigningKey {
   algorithm?: string;
   public_key?: string;
