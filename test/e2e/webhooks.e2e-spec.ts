@@ -18,7 +18,8 @@ const ENV = {
   THROTTLE_API_LIMIT: '100000',
   THROTTLE_RUNTIME_LIMIT: '100000',
 };
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+/** Timestamps as the API writes them: UTC, whole seconds (`2025-12-01T10:12:47Z`). */
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** Keys that must never appear anywhere in an event body. */
 const SECRET_KEYS = ['webhook_secret', 'signing_private_key', 'signing_public_key', 'secret', 'content', 'encrypted_content', 'file_path', 'uuid_hash', 'claimed_by'];
 
@@ -175,6 +176,8 @@ function expectEventShape(body: Record<string, any>, forbidden: string[] = []) {
   expect(typeof body.type).toBe('string');
   expect(body.type).toMatch(/^(project|domain|license|injectable)\.[a-z_]+$/);
   expect(body.timestamp).toMatch(ISO);
+  // The resource's own timestamps too.
+  for (const quoted of JSON.stringify(body.data).match(/"\d{4}-\d\d-\d\dT[^"]*"/g) ?? []) expect(JSON.parse(quoted)).toMatch(ISO);
   expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(120_000);
   expect(body.data).toEqual(expect.any(Object));
   expectNoSecrets(body, forbidden);
@@ -295,6 +298,9 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       const hit = rx.hits[0];
       expect(event.type).toBe('project.created');
       expect(event.data).toMatchObject({ id: pid, name: project.name, slug: project.slug, webhook_url: rx.url });
+      // Timestamps in the API's form, whole seconds: the event's and the resource's, as the API wrote it.
+      expect(event.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      expect(event.data.created_at).toBe(project.created_at);
       expect(hit.headers['webhook-id']).toBe(event.id);
       expect(Math.abs(Number(hit.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(10);
       expect(String(hit.headers['webhook-signature'])).toContain(handSignature(secret, hit));
@@ -498,6 +504,9 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(countBy(events.map((e) => e.type))).toEqual({ 'injectable.created': 1, 'injectable.updated': 1, 'injectable.deleted': 1 });
       for (const e of events) expect(e.data).toMatchObject({ id: created.id, slug: created.slug, project_id: pid });
       expect(events.find((e) => e.type === 'injectable.updated')?.data.title).toBe('Renamed');
+      // The resource as the API returns it, timestamps included, less the payload.
+      const { encrypted_content: _payload, content: _content, file_path: _file, ...shown } = created as Record<string, unknown>;
+      expect(events.find((e) => e.type === 'injectable.created')?.data).toEqual(shown);
     });
   });
 
