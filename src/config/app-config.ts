@@ -95,6 +95,10 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(100) @Max(120000)
   WEBHOOK_TIMEOUT_MS = 10000;
 
+  /** Bound on resolving a webhook host name, on write and when a delivery connects. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  WEBHOOK_DNS_TIMEOUT_MS = 2000;
+
   @Transform(toInt) @IsInt() @Min(1) @Max(64)
   CLUSTER_WORKERS = 1;
 

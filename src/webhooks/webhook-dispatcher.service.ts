@@ -7,7 +7,8 @@ import { openSecret } from '../common/crypto.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AppConfig } from '../config/app-config.js';
 import { ProjectEntity } from '../projects/project.entity.js';
-import { privateTarget } from './ssrf.js';
+import { postWebhook } from './post-webhook.js';
+import { WebhookTargets } from './ssrf.js';
 import { webhookAttempts } from '../metrics/metrics.js';
 import { webhookSignature } from './signature.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
@@ -46,6 +47,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     private readonly outbox: WebhookOutbox,
     private readonly config: AppConfig,
     private readonly unit: UnitOfWork,
+    private readonly targets: WebhookTargets,
   ) {
     this.schedule = config.env.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number);
   }
@@ -195,11 +197,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
     if (!url) {
       error = 'The project no longer has a webhook_url.';
+    } else if (!URL.canParse(url)) {
+      error = 'The webhook URL is not a valid URL.';
     } else {
-      const blocked = this.config.env.WEBHOOK_ALLOW_PRIVATE ? null : await privateTarget(url);
-      if (blocked) {
-        error = `Refused: the webhook URL ${blocked} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`;
-      } else {
+      const target = new URL(url);
+      error = this.targets.literalRefusal(target);
+      if (!error) {
         const timestamp = Math.floor(Date.now() / 1000);
         const headers: Record<string, string> = {
           'content-type': 'application/json',
@@ -209,22 +212,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         };
         const sealed = project?.webhook_secret;
         if (sealed) headers['webhook-signature'] = webhookSignature(openSecret(this.config.appKey, sealed), delivery.event_id, timestamp, delivery.payload);
-        try {
-          const response = await fetch(url, {
-            method: 'POST',
-            headers,
-            body: delivery.payload,
-            redirect: 'manual',
-            signal: AbortSignal.timeout(this.config.env.WEBHOOK_TIMEOUT_MS),
-          });
-          code = response.status;
-          retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
-          await response.body?.cancel().catch(() => undefined);
-          if (code < 200 || code >= 300) error = `HTTP ${code}`;
-        } catch (e) {
-          const err = e as Error & { cause?: { code?: string } };
-          error = err.name === 'TimeoutError' ? `Timed out after ${this.config.env.WEBHOOK_TIMEOUT_MS} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}`;
-        }
+        const answer = await postWebhook(target, { headers, body: delivery.payload, timeoutMs: this.config.env.WEBHOOK_TIMEOUT_MS, lookup: this.targets.lookup });
+        code = answer.status;
+        retryAfter = retryAfterSeconds(answer.retryAfter);
+        error = answer.error;
       }
     }
 
