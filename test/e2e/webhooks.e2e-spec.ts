@@ -8,6 +8,10 @@ import { Webhook } from 'standardwebhooks';
 import type { Response } from 'supertest';
 import { makeAccount, makeLicense, makeProject, makeUser, makeApiKey, makeDomain, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { migrations } from '../../src/database/entities.js';
+import { WebhookTargetHost1732000000004 } from '../../src/database/migrations/1732000000004-WebhookTargetHost.js';
 import { WebhookTargets } from '../../src/webhooks/ssrf.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 
@@ -1003,28 +1007,106 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(row.claimed_by).toBe('another-dispatcher');
     });
 
-    it('two dispatchers on one outbox deliver each of 30 events exactly once', async () => {
+    it('upgrading: outbox rows recorded before the per-host cap get their receiver host', async () => {
+      const db = await createTestDatabase();
+      extraDbs.push(db);
+      const before = new DataSource({ ...dataSourceOptions(db.url), migrations: migrations.filter((m) => m !== WebhookTargetHost1732000000004) } as DataSourceOptions);
+      await before.initialize();
+      try {
+        await before.runMigrations();
+        await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
+        const [user] = await before.query('SELECT id FROM users');
+        await before.query(
+          "INSERT INTO projects (user_id, name, slug, webhook_url, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', 'https://Hooks.Example.com:8443/x', '{}', 'k', 'k')",
+          [user.id],
+        );
+        const [project] = await before.query('SELECT id FROM projects');
+        await before.query("INSERT INTO webhook_deliveries (project_id, event_id, type, payload, status, attempts) VALUES (?, 'evt_old', 'project.created', '{}', 'pending', 0)", [project.id]);
+      } finally {
+        await before.destroy();
+      }
+      const upgraded = await app({ ...ENV, WEBHOOK_DISPATCHER: 'false' }, db.url);
+      expect(await upgraded.dataSource.query('SELECT event_id, target_host FROM webhook_deliveries')).toEqual([{ event_id: 'evt_old', target_host: 'hooks.example.com:8443' }]);
+    });
+
+    it('a receiver that hangs until the timeout does not hold up another project: slots refill, at most WEBHOOK_CONCURRENCY_PER_HOST to one host', async () => {
+      const url = await ownDatabase();
+      const a = await app({ ...ENV, WEBHOOK_TIMEOUT_MS: '5000' }, url);
+      expect(a.config.env.WEBHOOK_CONCURRENCY_PER_HOST).toBe(4);
+      const hung = await setup({ app: a, script: () => ({ hang: true }) });
+      for (let i = 0; i < 7; i++) await makeLicense(a, hung.key, hung.pid);
+      // 8 events due to the hanging receiver: 4 under way, 4 waiting for a slot of that host.
+      await waitFor(() => hung.rx.open >= 4, 10_000, 'four deliveries held by the hanging receiver');
+      await sleep(300);
+      expect(hung.rx.open).toBe(4);
+      expect(hung.rx.hits).toHaveLength(4);
+
+      const fast = await startReceiver();
+      const { key } = await makeAccount(a.app);
+      const started = Date.now();
+      await makeProject(a, key, { webhook_url: fast.url, webhook_secret: newWhsec() });
+      await waitFor(() => fast.hits.length >= 1, 20_000, "the other project's event");
+      const took = fast.hits[0].at - started;
+      expect({ took, under: took < 2_000 }).toEqual({ took, under: true });
+
+      // Each slot the hanging receiver frees at its timeout goes to one of its waiting events.
+      await waitFor(() => new Set(hung.rx.ids()).size >= 8, 15_000, 'all 8 events sent to the hanging receiver');
+      expect(hung.rx.maxOpen).toBe(4);
+      const second = hung.rx.hits.filter((h) => !hung.rx.hits.slice(0, 4).some((first) => first.id === h.id))[0];
+      expect(second.at - hung.rx.hits[0].at).toBeGreaterThanOrEqual(4_500);
+    }, 40_000);
+
+    it('WEBHOOK_CONCURRENCY caps the deliveries under way across receivers', async () => {
+      const url = await ownDatabase();
+      const a = await app({ ...ENV, WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_CONCURRENCY: '3', WEBHOOK_CONCURRENCY_PER_HOST: '2' }, url);
+      const all = await Promise.all([0, 1, 2].map(() => setup({ app: a, script: () => ({ hang: true }) })));
+      let most = 0;
+      const sampler = setInterval(() => (most = Math.max(most, all.reduce((n, x) => n + x.rx.open, 0))), 10);
+      try {
+        for (const x of all) for (let i = 0; i < 2; i++) await makeLicense(a, x.key, x.pid);
+        // 9 events, 3 slots: each receiver gets all 3 of its events, in turns as slots free.
+        await waitFor(() => all.every((x) => new Set(x.rx.ids()).size >= 3), 20_000, 'every event sent');
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(most).toBe(3);
+      for (const x of all) expect(x.rx.maxOpen).toBeLessThanOrEqual(2);
+    }, 40_000);
+
+    it('two dispatchers on one outbox deliver each of 60 events to 3 receivers exactly once, within the per-host cap', async () => {
       const url = await ownDatabase();
       const a = await app(ENV, url);
       const b = await app(ENV, url);
-      const rx = await startReceiver(() => ({ status: 200, delayMs: 30 }));
       const secret = newWhsec();
       const { key } = await makeAccount(a.app);
-      const project = await makeProject(a, key, { webhook_secret: secret });
-      // Pointed at the receiver behind the API's back, so the only events are the 30 below.
-      await a.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [rx.url, project.id]);
-      await Promise.all(Array.from({ length: 30 }, (_, i) => makeLicense(i % 2 ? b : a, key, project.id)));
-      await received(rx, 30, secret, [], 20_000);
-      await waitFor(async () => {
-        const list = await deliveries(key, project.id, a);
-        return list.length === 30 && list.every((d) => d.status === 'succeeded');
-      }, 10_000, 'all 30 succeeded');
+      const targets = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const rx = await startReceiver(() => ({ status: 200, delayMs: Math.floor(Math.random() * 60) }));
+          const project = await makeProject(a, key, { webhook_secret: secret });
+          // Pointed at the receiver behind the API's back, so the only events are the ones below.
+          await a.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [rx.url, project.id]);
+          return { rx, pid: project.id as number };
+        }),
+      );
+      await Promise.all(Array.from({ length: 60 }, (_, i) => makeLicense(i % 2 ? b : a, key, targets[i % 3].pid)));
+      for (const { rx, pid } of targets) {
+        await received(rx, 20, secret, [], 20_000);
+        await waitFor(async () => {
+          const list = await deliveries(key, pid, a);
+          return list.length === 20 && list.every((d) => d.status === 'succeeded');
+        }, 10_000, 'all 20 succeeded');
+      }
       await sleep(500);
-      expect(rx.hits).toHaveLength(30);
-      expect(new Set(rx.ids()).size).toBe(30);
-      expect(countBy(rx.events().map((e) => e.type))).toEqual({ 'license.created': 30 });
-      const list = await deliveries(key, project.id, b);
-      expect(list.every((d) => d.attempts === 1 && d.attempt_log.length === 1)).toBe(true);
+      for (const { rx, pid } of targets) {
+        expect(rx.hits).toHaveLength(20);
+        expect(new Set(rx.ids()).size).toBe(20);
+        expect(countBy(rx.events().map((e) => e.type))).toEqual({ 'license.created': 20 });
+        expect(new Set(rx.events().map((e) => e.data.project_id))).toEqual(new Set([pid]));
+        // WEBHOOK_CONCURRENCY_PER_HOST (4) per dispatcher.
+        expect(rx.maxOpen).toBeLessThanOrEqual(8);
+        const list = await deliveries(key, pid, b);
+        expect(list.every((d) => d.attempts === 1 && d.attempt_log.length === 1)).toBe(true);
+      }
     }, 40_000);
   });
 });
