@@ -216,6 +216,14 @@ describe('WebhookTargets at delivery (default configuration)', () => {
     expect(slow.address).toBe('');
   });
 
+  it('lookup of a name with no address (of the family asked) fails', async () => {
+    const { t } = targets({ 'empty.example.com': [], 'v4only.example.com': [v4('93.184.216.34')] });
+    const empty = await connectLookup(t, 'empty.example.com', { all: true });
+    expect([empty.error?.code, empty.error?.message, empty.address]).toEqual(['ENOTFOUND', 'empty.example.com has no address', '']);
+    const noV6 = await connectLookup(t, 'v4only.example.com', { family: 6 });
+    expect([noV6.error?.code, noV6.error?.message]).toEqual(['ENOTFOUND', 'v4only.example.com has no IPv6 address']);
+  });
+
   it('with WEBHOOK_ALLOW_PRIVATE=true, lookup hands over private addresses too', async () => {
     const { t } = targets({ 'hooks.internal': [v4('10.0.0.7')] }, { WEBHOOK_ALLOW_PRIVATE: 'true' });
     expect(await connectLookup(t, 'hooks.internal')).toEqual({ error: null, address: '10.0.0.7', family: 4 });

@@ -156,7 +156,7 @@ export class WebhookTargets {
     const bad = this.allowPrivate ? undefined : all.find((a) => isPrivateAddress(a.address));
     if (bad) throw new PrivateAddressError(refusedAt(`resolves to a private address (${bad.address})`));
     const wanted = family === 4 || family === 6 ? all.filter((a) => a.family === family) : all;
-    if (wanted.length === 0) throw Object.assign(new Error(`${hostname} has no IPv${String(family)} address`), { code: 'ENOTFOUND' });
+    if (wanted.length === 0) throw Object.assign(new Error(`${hostname} has no ${wanted === all ? '' : `IPv${String(family)} `}address`), { code: 'ENOTFOUND' });
     return wanted;
   }
 }
