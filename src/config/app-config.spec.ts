@@ -17,6 +17,9 @@ describe('loadConfig', () => {
     expect(config.env.THROTTLE_ROOT_LIMIT).toBe(60);
     expect(config.env.MAX_UPLOAD_BYTES).toBe(5 * 1024 * 1024);
     expect(config.env.WEBHOOK_ALLOW_PRIVATE).toBe(false);
+    expect(config.env.WEBHOOK_CONCURRENCY).toBe(32);
+    expect(config.env.WEBHOOK_CONCURRENCY_PER_HOST).toBe(4);
+    expect(config.env.WEBHOOK_DNS_TIMEOUT_MS).toBe(2000);
     expect(config.env.COUNTRY_HEADER).toBe('CF-IPCountry');
     expect(config.appKey).toEqual(Buffer.from(KEY, 'base64'));
   });
@@ -37,6 +40,9 @@ describe('loadConfig', () => {
     ['THROTTLE_API_LIMIT', '0'],
     ['NODE_ENV', 'staging'],
     ['APP_KEY', 'too-short'],
+    ['WEBHOOK_CONCURRENCY', '0'],
+    ['WEBHOOK_CONCURRENCY_PER_HOST', 'four'],
+    ['WEBHOOK_DNS_TIMEOUT_MS', '10'],
   ])('stops with one line naming %s for %p', (key, value) => {
     let error: unknown;
     try {

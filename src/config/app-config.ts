@@ -95,6 +95,18 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(100) @Max(120000)
   WEBHOOK_TIMEOUT_MS = 10000;
 
+  /** Deliveries one dispatcher has under way at once; each slot is refilled as soon as it frees. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  WEBHOOK_CONCURRENCY = 32;
+
+  /** Of those, at most this many to one receiver (host and port), so a slow one cannot take every slot. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  WEBHOOK_CONCURRENCY_PER_HOST = 4;
+
+  /** Bound on resolving a webhook host name, on write and when a delivery connects. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  WEBHOOK_DNS_TIMEOUT_MS = 2000;
+
   @Transform(toInt) @IsInt() @Min(1) @Max(64)
   CLUSTER_WORKERS = 1;
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { instanceToPlain } from 'class-transformer';
 import { LRUCache } from 'lru-cache';
 import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/db-errors.js';
@@ -16,9 +17,12 @@ import { contentHash, encryptPayload, signedMessage } from './payload-crypto.js'
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { lockedRow } from '../database/unit-of-work.js';
 
-/** Event data: the injectable without its (encrypted) payload, which can be megabytes. */
+/**
+ * Event data: the injectable as the API serialises it (timestamps in whole seconds), without its
+ * (encrypted) payload, which can be megabytes.
+ */
 function eventData(i: InjectableEntity) {
-  const { content: _content, file_path: _file, ...rest } = i;
+  const { content: _content, encrypted_content: _stream, file_path: _file, ...rest } = instanceToPlain(i);
   return rest;
 }
 

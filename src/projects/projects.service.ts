@@ -12,7 +12,7 @@ import { AppConfig } from '../config/app-config.js';
 import { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectEntity } from './project.entity.js';
 import { newSigningKeyPair, rawPublicKey } from './signing.js';
-import { privateTarget } from '../webhooks/ssrf.js';
+import { WebhookTargets } from '../webhooks/ssrf.js';
 import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { instanceToPlain } from 'class-transformer';
 
@@ -51,6 +51,7 @@ export class ProjectsService {
     private readonly cursors: Cursors,
     private readonly config: AppConfig,
     private readonly outbox: WebhookOutbox,
+    private readonly targets: WebhookTargets,
   ) {}
 
   /**
@@ -173,8 +174,8 @@ export class ProjectsService {
 
   /** SPEC 10: a webhook_url on a loopback, private or link-local address is refused on write. */
   private async assertWebhookTarget(url: string | null | undefined): Promise<void> {
-    if (!url || this.config.env.WEBHOOK_ALLOW_PRIVATE) return;
-    const problem = await privateTarget(url);
+    if (!url) return;
+    const problem = await this.targets.refusal(url);
     if (problem) throw fieldError('webhook_url', `The webhook url ${problem}; set WEBHOOK_ALLOW_PRIVATE=true to allow it.`);
   }
 

@@ -50,6 +50,14 @@ export class WebhookDeliveryEntity {
   @Column({ type: 'varchar', length: 1000, nullable: true })
   last_error: string | null;
 
+  /**
+   * The receiver's host and port when the event was recorded. Only the dispatcher's per-host cap
+   * reads it; the delivery itself goes to the project's webhook_url of the moment.
+   */
+  @Exclude()
+  @Column({ type: 'varchar', length: 255, default: '' })
+  target_host: string;
+
   @Exclude()
   @Column({ type: 'varchar', length: 64, nullable: true })
   claimed_by: string | null;

@@ -7,13 +7,13 @@ import { openSecret } from '../common/crypto.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AppConfig } from '../config/app-config.js';
 import { ProjectEntity } from '../projects/project.entity.js';
-import { privateTarget } from './ssrf.js';
+import { postWebhook } from './post-webhook.js';
+import { WebhookTargets } from './ssrf.js';
 import { webhookAttempts } from '../metrics/metrics.js';
 import { webhookSignature } from './signature.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
 
-const PARALLEL = 5;
 const CLAIM_MARGIN_MS = 5000;
 const INTERRUPTED = 'Interrupted: the dispatcher sending it stopped before recording the outcome (the receiver may have received it).';
 
@@ -26,9 +26,12 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
 }
 
 /**
- * Delivers the outbox (SPEC 10). Rows are claimed one by one with a conditional UPDATE, so two
- * dispatchers — in one process or many, on one database — never send the same attempt twice. A claim
- * expires, so a dispatcher that dies mid-delivery loses nothing: another one takes the row over.
+ * Delivers the outbox (SPEC 10) through a pool: up to WEBHOOK_CONCURRENCY deliveries at once, at most
+ * WEBHOOK_CONCURRENCY_PER_HOST of them to one receiver, and each slot refilled as soon as its delivery
+ * ends, so deliveries never wait on each other. A row is claimed only when a slot is free for it, with
+ * a conditional UPDATE, so two dispatchers — in one process or many, on one database — never send the
+ * same attempt twice. A claim expires, so a dispatcher that dies mid-delivery loses nothing: another
+ * one takes the row over.
  */
 @Injectable()
 export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -36,9 +39,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly logger = new Logger('WebhookDispatcher');
   private readonly schedule: number[];
   private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | null = null;
+  private filling: Promise<void> | null = null;
   private again = false;
   private stopped = true;
+  /** Deliveries under way, and how many of them go to each receiver host. */
+  private readonly sending = new Set<Promise<void>>();
+  private readonly perHost = new Map<string, number>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -46,6 +52,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     private readonly outbox: WebhookOutbox,
     private readonly config: AppConfig,
     private readonly unit: UnitOfWork,
+    private readonly targets: WebhookTargets,
   ) {
     this.schedule = config.env.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number);
   }
@@ -65,25 +72,26 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.kick();
   }
 
-  /** Stops polling and waits for the deliveries under way. */
+  /** Stops claiming and waits for the deliveries under way. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.running;
+    await this.filling;
+    await Promise.all(this.sending);
   }
 
-  /** Runs a pass now (or right after the current one). */
+  /** Fills free slots now (or right after the fill under way). */
   kick(): void {
     if (this.stopped) return;
-    if (this.running) {
+    if (this.filling) {
       this.again = true;
       return;
     }
     clearTimeout(this.timer);
-    this.running = this.pass()
+    this.filling = this.fill()
       .catch((error: Error) => this.logger.warn(`dispatch pass failed: ${error.message}`))
       .finally(() => {
-        this.running = null;
+        this.filling = null;
         if (this.stopped) return;
         if (this.again) {
           this.again = false;
@@ -96,16 +104,52 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * One pass: claim what is due, a few rows at a time, and deliver them. Only as many rows are
-   * claimed as are sent at once, so no claim can run out while its row waits for its turn.
+   * Claims due rows, longest due first, while slots are free, and starts each delivery at once without
+   * waiting for it.
+   * Rows of a host already at its cap are left for a later fill: the query skips those hosts, so a
+   * backlog to one slow receiver does not hide the rows behind it.
    */
-  async pass(): Promise<void> {
-    for (;;) {
-      const claimed = await this.claim();
-      if (claimed.length === 0) return;
-      await Promise.all(claimed.map((d) => this.deliver(d)));
-      if (this.stopped) return;
+  async fill(): Promise<void> {
+    const { WEBHOOK_CONCURRENCY: slots, WEBHOOK_CONCURRENCY_PER_HOST: perHost } = this.config.env;
+    while (!this.stopped && this.sending.size < slots) {
+      const now = new Date();
+      const full = [...this.perHost].filter(([, n]) => n >= perHost).map(([host]) => host);
+      const query = this.deliveries.createQueryBuilder('d').where(this.due(now));
+      if (full.length > 0) query.andWhere('d.target_host NOT IN (:...full)', { full });
+      const candidates = await query.orderBy('d.next_attempt_at', 'ASC').addOrderBy('d.id', 'ASC').limit(slots - this.sending.size).getMany();
+      if (candidates.length === 0) return;
+      let progress = false;
+      for (const candidate of candidates) {
+        if (this.stopped || this.sending.size >= slots) return;
+        // A host that filled up within this batch is skipped by the next query.
+        if ((this.perHost.get(candidate.target_host) ?? 0) >= perHost) {
+          progress = true;
+          continue;
+        }
+        const claimed = await this.claim(candidate, now);
+        if (claimed) {
+          this.send(claimed);
+          progress = true;
+        }
+      }
+      // Every candidate went to another dispatcher: what is left is the next poll's.
+      if (!progress) return;
     }
+  }
+
+  private send(delivery: WebhookDeliveryEntity): void {
+    const host = delivery.target_host;
+    this.perHost.set(host, (this.perHost.get(host) ?? 0) + 1);
+    const sent: Promise<void> = this.deliver(delivery)
+      .catch((error: Error) => this.logger.warn(`webhook ${delivery.event_id}: delivery failed unexpectedly: ${error.message}`))
+      .finally(() => {
+        this.sending.delete(sent);
+        const left = (this.perHost.get(host) ?? 1) - 1;
+        if (left > 0) this.perHost.set(host, left);
+        else this.perHost.delete(host);
+        this.kick();
+      });
+    this.sending.add(sent);
   }
 
   /** Due: pending and its time has come, or claimed by a dispatcher whose claim ran out. */
@@ -119,59 +163,51 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Claims what is due, row by row, with a conditional update. A row still 'delivering' under a claim
-   * that ran out was being sent by a dispatcher that stopped before it recorded the outcome: that
-   * attempt is logged as interrupted (the receiver may have had it) and counted, in the same unit as
-   * the claim, and the next attempt goes out with the same webhook-id.
+   * Claims one due row with a conditional update. A row still 'delivering' under a claim that ran out
+   * was being sent by a dispatcher that stopped before it recorded the outcome: that attempt is logged
+   * as interrupted (the receiver may have had it) and counted, in the same unit as the claim, and the
+   * next attempt goes out with the same webhook-id.
    */
-  private async claim(): Promise<WebhookDeliveryEntity[]> {
-    const now = new Date();
-    const candidates = await this.deliveries.createQueryBuilder('d').where(this.due(now)).orderBy('d.id', 'ASC').limit(PARALLEL).getMany();
-    const claimed: WebhookDeliveryEntity[] = [];
+  private async claim(candidate: WebhookDeliveryEntity, now: Date): Promise<WebhookDeliveryEntity | null> {
+    const interrupted = candidate.status === 'delivering';
     // The claim outlives one attempt (timeout + margin); after that another dispatcher may take the row.
     const until = new Date(Math.ceil((now.getTime() + this.claimMs) / 1000) * 1000);
-    for (const candidate of candidates) {
-      const interrupted = candidate.status === 'delivering';
-      const took = await this.unit.run(async (manager) => {
-        const changes: Partial<WebhookDeliveryEntity> = { status: 'delivering', claimed_by: this.id, claimed_until: until };
-        if (interrupted) {
-          Object.assign(changes, {
-            attempts: candidate.attempts + 1,
-            // The lost attempt began about one claim's length before its claim ran out.
-            first_attempt_at: candidate.first_attempt_at ?? new Date((candidate.claimed_until?.getTime() ?? now.getTime()) - this.claimMs),
-            last_attempt_at: now,
-            last_status_code: null,
-            last_error: INTERRUPTED,
-          });
-        }
-        const result = await manager
-          .createQueryBuilder()
-          .update(WebhookDeliveryEntity)
-          .set(changes)
-          .where('id = :id AND attempts = :attempts', { id: candidate.id, attempts: candidate.attempts })
-          .andWhere(this.due(now, ''))
-          .execute();
-        if (result.affected !== 1) return null;
-        if (interrupted) {
-          await manager.insert(WebhookAttemptEntity, {
-            delivery_id: candidate.id,
-            attempt: candidate.attempts + 1,
-            url: '',
-            response_code: null,
-            duration_ms: 0,
-            error: INTERRUPTED,
-            outcome: 'interrupted',
-            next_attempt_at: now,
-          });
-        }
-        return { ...candidate, ...changes } as WebhookDeliveryEntity;
-      });
-      if (took) {
-        if (interrupted) webhookAttempts.inc({ outcome: 'interrupted' });
-        claimed.push(took);
+    const took = await this.unit.run(async (manager) => {
+      const changes: Partial<WebhookDeliveryEntity> = { status: 'delivering', claimed_by: this.id, claimed_until: until };
+      if (interrupted) {
+        Object.assign(changes, {
+          attempts: candidate.attempts + 1,
+          // The lost attempt began about one claim's length before its claim ran out.
+          first_attempt_at: candidate.first_attempt_at ?? new Date((candidate.claimed_until?.getTime() ?? now.getTime()) - this.claimMs),
+          last_attempt_at: now,
+          last_status_code: null,
+          last_error: INTERRUPTED,
+        });
       }
-    }
-    return claimed;
+      const result = await manager
+        .createQueryBuilder()
+        .update(WebhookDeliveryEntity)
+        .set(changes)
+        .where('id = :id AND attempts = :attempts', { id: candidate.id, attempts: candidate.attempts })
+        .andWhere(this.due(now, ''))
+        .execute();
+      if (result.affected !== 1) return null;
+      if (interrupted) {
+        await manager.insert(WebhookAttemptEntity, {
+          delivery_id: candidate.id,
+          attempt: candidate.attempts + 1,
+          url: '',
+          response_code: null,
+          duration_ms: 0,
+          error: INTERRUPTED,
+          outcome: 'interrupted',
+          next_attempt_at: now,
+        });
+      }
+      return { ...candidate, ...changes } as WebhookDeliveryEntity;
+    });
+    if (took && interrupted) webhookAttempts.inc({ outcome: 'interrupted' });
+    return took;
   }
 
   private get claimMs(): number {
@@ -195,11 +231,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
     if (!url) {
       error = 'The project no longer has a webhook_url.';
+    } else if (!URL.canParse(url)) {
+      error = 'The webhook URL is not a valid URL.';
     } else {
-      const blocked = this.config.env.WEBHOOK_ALLOW_PRIVATE ? null : await privateTarget(url);
-      if (blocked) {
-        error = `Refused: the webhook URL ${blocked} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`;
-      } else {
+      const target = new URL(url);
+      error = this.targets.literalRefusal(target);
+      if (!error) {
         const timestamp = Math.floor(Date.now() / 1000);
         const headers: Record<string, string> = {
           'content-type': 'application/json',
@@ -209,22 +246,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         };
         const sealed = project?.webhook_secret;
         if (sealed) headers['webhook-signature'] = webhookSignature(openSecret(this.config.appKey, sealed), delivery.event_id, timestamp, delivery.payload);
-        try {
-          const response = await fetch(url, {
-            method: 'POST',
-            headers,
-            body: delivery.payload,
-            redirect: 'manual',
-            signal: AbortSignal.timeout(this.config.env.WEBHOOK_TIMEOUT_MS),
-          });
-          code = response.status;
-          retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
-          await response.body?.cancel().catch(() => undefined);
-          if (code < 200 || code >= 300) error = `HTTP ${code}`;
-        } catch (e) {
-          const err = e as Error & { cause?: { code?: string } };
-          error = err.name === 'TimeoutError' ? `Timed out after ${this.config.env.WEBHOOK_TIMEOUT_MS} ms` : `${err.message}${err.cause?.code ? ` (${err.cause.code})` : ''}`;
-        }
+        const answer = await postWebhook(target, { headers, body: delivery.payload, timeoutMs: this.config.env.WEBHOOK_TIMEOUT_MS, lookup: this.targets.lookup });
+        code = answer.status;
+        retryAfter = retryAfterSeconds(answer.retryAfter);
+        error = answer.error;
       }
     }
 

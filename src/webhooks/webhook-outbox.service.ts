@@ -87,6 +87,7 @@ export class WebhookOutbox {
         last_attempt_at: null,
         last_status_code: null,
         last_error: null,
+        target_host: receiverHost(project.webhook_url),
         claimed_by: null,
         claimed_until: null,
       });
@@ -97,5 +98,14 @@ export class WebhookOutbox {
   /** Call after the unit that recorded events has committed. */
   dispatchSoon(): void {
     this.kick();
+  }
+}
+
+/** The host and port a webhook URL is sent to: what the dispatcher's per-host cap counts by. */
+export function receiverHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
   }
 }

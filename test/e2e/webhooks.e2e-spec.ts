@@ -2,11 +2,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { LookupAddress } from 'node:dns';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Response } from 'supertest';
 import { makeAccount, makeLicense, makeProject, makeUser, makeApiKey, makeDomain, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { migrations } from '../../src/database/entities.js';
+import { WebhookTargetHost1732000000004 } from '../../src/database/migrations/1732000000004-WebhookTargetHost.js';
+import { WebhookTargets } from '../../src/webhooks/ssrf.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 
 /** SPEC 10 under test settings: private targets allowed (the receiver is on 127.0.0.1), 1 s retries. */
@@ -18,7 +24,8 @@ const ENV = {
   THROTTLE_API_LIMIT: '100000',
   THROTTLE_RUNTIME_LIMIT: '100000',
 };
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+/** Timestamps as the API writes them: UTC, whole seconds (`2025-12-01T10:12:47Z`). */
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** Keys that must never appear anywhere in an event body. */
 const SECRET_KEYS = ['webhook_secret', 'signing_private_key', 'signing_public_key', 'secret', 'content', 'encrypted_content', 'file_path', 'uuid_hash', 'claimed_by'];
 
@@ -64,6 +71,8 @@ interface Answer {
   delayMs?: number;
   /** never answer (the connection stays open until the sender gives up or the receiver closes) */
   hang?: boolean;
+  /** answer by hand (e.g. a body cut off) */
+  custom?: (res: ServerResponse) => void;
 }
 type Script = (hit: Hit) => Answer;
 
@@ -74,6 +83,9 @@ interface Receiver {
   script: Script;
   ids: () => string[];
   events: () => Array<Record<string, any>>;
+  /** Requests open right now, and the most that were ever open at once. */
+  open: number;
+  maxOpen: number;
   close: () => Promise<void>;
 }
 
@@ -83,6 +95,9 @@ async function startReceiver(script: Script = () => ({ status: 200 })): Promise<
   const hits: Hit[] = [];
   const hanging: ServerResponse[] = [];
   const server = createServer((req, res) => {
+    rx.open++;
+    rx.maxOpen = Math.max(rx.maxOpen, rx.open);
+    res.on('close', () => rx.open--);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -106,6 +121,10 @@ async function startReceiver(script: Script = () => ({ status: 200 })): Promise<
         hanging.push(res);
         return;
       }
+      if (answer.custom) {
+        answer.custom(res);
+        return;
+      }
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
@@ -124,6 +143,8 @@ async function startReceiver(script: Script = () => ({ status: 200 })): Promise<
     script,
     ids: () => hits.map((h) => h.id),
     events: () => hits.map((h) => JSON.parse(h.body) as Record<string, any>),
+    open: 0,
+    maxOpen: 0,
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
@@ -175,6 +196,8 @@ function expectEventShape(body: Record<string, any>, forbidden: string[] = []) {
   expect(typeof body.type).toBe('string');
   expect(body.type).toMatch(/^(project|domain|license|injectable)\.[a-z_]+$/);
   expect(body.timestamp).toMatch(ISO);
+  // The resource's own timestamps too.
+  for (const quoted of JSON.stringify(body.data).match(/"\d{4}-\d\d-\d\dT[^"]*"/g) ?? []) expect(JSON.parse(quoted)).toMatch(ISO);
   expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(120_000);
   expect(body.data).toEqual(expect.any(Object));
   expectNoSecrets(body, forbidden);
@@ -295,6 +318,9 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       const hit = rx.hits[0];
       expect(event.type).toBe('project.created');
       expect(event.data).toMatchObject({ id: pid, name: project.name, slug: project.slug, webhook_url: rx.url });
+      // Timestamps in the API's form, whole seconds: the event's and the resource's, as the API wrote it.
+      expect(event.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      expect(event.data.created_at).toBe(project.created_at);
       expect(hit.headers['webhook-id']).toBe(event.id);
       expect(Math.abs(Number(hit.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(10);
       expect(String(hit.headers['webhook-signature'])).toContain(handSignature(secret, hit));
@@ -498,6 +524,9 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(countBy(events.map((e) => e.type))).toEqual({ 'injectable.created': 1, 'injectable.updated': 1, 'injectable.deleted': 1 });
       for (const e of events) expect(e.data).toMatchObject({ id: created.id, slug: created.slug, project_id: pid });
       expect(events.find((e) => e.type === 'injectable.updated')?.data.title).toBe('Renamed');
+      // The resource as the API returns it, timestamps included, less the payload.
+      const { encrypted_content: _payload, content: _content, file_path: _file, ...shown } = created as Record<string, unknown>;
+      expect(events.find((e) => e.type === 'injectable.created')?.data).toEqual(shown);
     });
   });
 
@@ -635,52 +664,236 @@ describe('webhooks (SPEC 10, seed 6)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('SSRF (WEBHOOK_ALLOW_PRIVATE off)', () => {
-    const PRIVATE = ['http://127.0.0.1:1234/x', 'http://10.0.0.5/x', 'http://169.254.169.254/latest', 'http://localhost/x', 'http://[::1]/x'];
+  describe('answers cut short', () => {
+    const CUT = "HTTP 200, but the connection closed before the end of the answer's body (not counted as received)";
+
+    it('a 200 whose body is cut off (Content-Length not reached, or a chunked body reset) is retried with the same webhook-id', async () => {
+      const cuts: Array<(res: ServerResponse) => void> = [
+        (res) => {
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+          res.write('ok');
+          setTimeout(() => res.destroy(), 50);
+        },
+        (res) => {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('partial');
+          setTimeout(() => res.destroy(), 50);
+        },
+      ];
+      const { rx, secret, key, pid } = await setup({ script: (hit) => (hit.n <= cuts.length ? { custom: cuts[hit.n - 1] } : { status: 200 }) });
+      await waitFor(() => rx.hits.length >= 3, 10_000, '3 attempts');
+      for (const hit of rx.hits) verifyHit(hit, secret);
+      expect(new Set(rx.ids()).size).toBe(1);
+      const done = await waitFor(async () => {
+        const d = await deliveryOf(key, pid, rx.hits[0].id);
+        return d?.status === 'succeeded' ? d : null;
+      }, 5_000, 'delivery succeeded');
+      expect(done.attempt_log.map((a: any) => [a.outcome, a.response_code, a.error])).toEqual([
+        ['retrying', 200, CUT],
+        ['retrying', 200, CUT],
+        ['succeeded', 200, null],
+      ]);
+    });
+
+    it('a 200 whose body stops arriving times out; one past 64 KiB is read no further and counts as received', async () => {
+      const { rx, key, pid } = await setup({
+        script: (hit) => ({
+          custom: (res) => {
+            res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(1 << 20) });
+            // The first answer stalls after a few bytes; the second after 100 KiB.
+            res.write(hit.n === 1 ? 'ok' : 'x'.repeat(100 * 1024));
+          },
+        }),
+      });
+      const done = await waitFor(async () => {
+        const [d] = await deliveries(key, pid);
+        return d?.status === 'succeeded' ? d : null;
+      }, 10_000, 'delivery succeeded');
+      expect(rx.hits).toHaveLength(2);
+      expect(done.attempt_log.map((a: any) => [a.outcome, a.response_code, a.error])).toEqual([
+        ['retrying', 200, 'Timed out after 1000 ms reading the body of its HTTP 200 answer'],
+        ['succeeded', 200, null],
+      ]);
+      expect(done.attempt_log[1].duration_ms).toBeLessThan(1_000);
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  describe('SSRF (WEBHOOK_ALLOW_PRIVATE off, the default)', () => {
+    /** Every private form, literal or by name, with the reason the 422 gives. */
+    const PRIVATE: Array<[string, string]> = [
+      ['http://127.0.0.1:1234/x', 'points at a private address (127.0.0.1)'],
+      ['http://10.0.0.5/x', 'points at a private address (10.0.0.5)'],
+      ['http://169.254.169.254/latest', 'points at a private address (169.254.169.254)'],
+      ['http://100.64.0.1/x', 'points at a private address (100.64.0.1)'],
+      ['http://0.0.0.0/x', 'points at a private address (0.0.0.0)'],
+      ['http://localhost/x', 'points at localhost'],
+      ['http://[::1]/x', 'points at a private address (::1)'],
+      ['http://[fd00::1]/x', 'points at a private address (fd00::1)'],
+      ['http://[fe80::1]/x', 'points at a private address (fe80::1)'],
+      ['http://[::ffff:127.0.0.1]/x', 'points at a private address (::ffff:7f00:1)'],
+      ['http://[::127.0.0.1]/x', 'points at a private address (::7f00:1)'],
+      ['http://[64:ff9b::10.0.0.1]/x', 'points at a private address (64:ff9b::a00:1)'],
+      ['http://[2002:c0a8:101::]/x', 'points at a private address (2002:c0a8:101::)'],
+      ['https://intranet.example.test/x', 'resolves to a private address (10.1.2.3)'],
+      ['https://mapped.example.test/x', 'resolves to a private address (::ffff:127.0.0.1)'],
+    ];
+    const PUBLIC = ['https://93.184.216.34/hook', 'http://8.8.8.8/hook', 'https://[2606:4700:4700::1111]/hook', 'https://hooks.example.test/hook'];
+    /** The test's DNS: name → addresses, or a function of how many times it was asked. */
+    let dns: Record<string, LookupAddress[] | ((asked: number) => LookupAddress[] | 'hang')> = {};
+    const asked: string[] = [];
     let s: TestApp;
     beforeAll(async () => {
       const { WEBHOOK_ALLOW_PRIVATE: _drop, ...rest } = ENV;
       s = await createTestApp(rest);
       extraApps.push(s);
+      expect(s.config.env.WEBHOOK_ALLOW_PRIVATE).toBe(false);
+      // Every lookup, on write and when a delivery connects, goes through here.
+      s.app.get(WebhookTargets).resolve = (host: string) => {
+        asked.push(host);
+        const entry = dns[host];
+        const answer = typeof entry === 'function' ? entry(asked.filter((h) => h === host).length) : entry;
+        if (answer === 'hang') return new Promise<never>(() => undefined);
+        if (!answer) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
+        return Promise.resolve(answer);
+      };
     });
+    afterEach(() => {
+      dns = {};
+      asked.length = 0;
+    });
+    const at = (address: string): LookupAddress[] => [{ address, family: address.includes(':') ? 6 : 4 }];
 
-    it('refuses private webhook_url on create and update with 422 errors.webhook_url', async () => {
+    it('refuses every private form on create, PATCH and PUT with 422 errors.webhook_url, naming the address', async () => {
+      dns = { 'intranet.example.test': at('10.1.2.3'), 'mapped.example.test': [...at('93.184.216.34'), ...at('::ffff:127.0.0.1')] };
       const { key } = await makeAccount(s.app);
-      for (const url of PRIVATE) {
-        const res = await api(key, s).post('/project', { name: `P ${uniqueToken()}`, webhook_url: url });
+      const expectRefused = (res: Response, url: string, reason: string) => {
         expect({ url, status: res.status }).toEqual({ url, status: 422 });
         expectError(res, 422, ['webhook_url']);
-      }
+        expect(res.body.errors.webhook_url).toContain(`The webhook url ${reason}; set WEBHOOK_ALLOW_PRIVATE=true to allow it.`);
+      };
+      for (const [url, reason] of PRIVATE) expectRefused(await api(key, s).post('/project', { name: `P ${uniqueToken()}`, webhook_url: url }), url, reason);
       expect(expectSuccess(await api(key, s).get('/project')).data).toEqual([]);
       const project = await makeProject(s, key);
-      for (const url of PRIVATE) {
-        const res = await api(key, s).patch(`/project/${project.id}`, { webhook_url: url });
-        expect({ url, status: res.status }).toEqual({ url, status: 422 });
-        expectError(res, 422, ['webhook_url']);
-        const put = await api(key, s).put(`/project/${project.id}`, { name: project.name, webhook_url: url });
-        expect({ url, status: put.status }).toEqual({ url, status: 422 });
-        expectError(put, 422, ['webhook_url']);
+      for (const [url, reason] of PRIVATE) {
+        expectRefused(await api(key, s).patch(`/project/${project.id}`, { webhook_url: url }), url, reason);
+        expectRefused(await api(key, s).put(`/project/${project.id}`, { name: project.name, webhook_url: url }), url, reason);
       }
       expect(expectSuccess(await api(key, s).get(`/project/${project.id}`)).webhook_url).toBeNull();
     });
 
-    it('re-checks at delivery time: a private URL written straight into the DB gets nothing', async () => {
-      const rx = await startReceiver();
+    it('accepts public IPv4 and IPv6 addresses, and names that resolve to them, on create, PATCH and PUT', async () => {
+      dns = { 'hooks.example.test': [...at('93.184.216.34'), ...at('2606:2800:220:1:248:1893:25c8:1946')] };
+      // Webhooks off for this owner: nothing is sent to these real public addresses.
+      const { key } = await makeAccount(s.app, { webhooks_enabled: false });
+      for (const url of PUBLIC) {
+        const created = await api(key, s).post('/project', { name: `P ${uniqueToken()}`, webhook_url: url });
+        expect({ url, status: created.status }).toEqual({ url, status: 201 });
+        const id = created.body.data.id as number;
+        expect(expectSuccess(await api(key, s).patch(`/project/${id}`, { webhook_url: url })).webhook_url).toBe(url);
+        expect(expectSuccess(await api(key, s).put(`/project/${id}`, { name: `P ${uniqueToken()}`, webhook_url: url })).webhook_url).toBe(url);
+      }
+      expect(asked.filter((h) => h === 'hooks.example.test')).toHaveLength(3);
+    });
+
+    it('a name that does not resolve, or not within WEBHOOK_DNS_TIMEOUT_MS, is accepted on write; its deliveries fail closed', async () => {
+      dns = { 'slow.example.test': () => 'hang' };
+      expect(s.config.env.WEBHOOK_DNS_TIMEOUT_MS).toBe(2000);
       const { key } = await makeAccount(s.app);
-      const project = await makeProject(s, key, { webhook_secret: newWhsec() });
-      await s.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [`http://127.0.0.1:${rx.port}/hook`, project.id]);
-      await makeLicense(s, key, project.id);
-      const delivery = await waitFor(async () => {
+      const missing = await makeProject(s, key, { webhook_url: 'https://missing.example.test/hook' });
+      const started = Date.now();
+      const slow = await makeProject(s, key, { webhook_url: 'https://slow.example.test/hook' });
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(1_900);
+      expect(took).toBeLessThan(6_000);
+      const first = async (projectId: number) =>
+        waitFor(async () => {
+          const [d] = await deliveries(key, projectId, s);
+          return d && d.attempts >= 1 ? d : null;
+        }, 10_000, 'first attempt logged');
+      const lost = await first(missing.id);
+      expect(lost.attempt_log[0]).toMatchObject({ response_code: null, outcome: 'retrying' });
+      expect(lost.attempt_log[0].error).toMatch(/ENOTFOUND/);
+      const timedOut = await first(slow.id);
+      expect(timedOut.attempt_log[0]).toMatchObject({ response_code: null, outcome: 'retrying' });
+      // WEBHOOK_TIMEOUT_MS here (1 s) ends the attempt before the 2 s DNS bound.
+      expect(timedOut.attempt_log[0].error).toBe('Timed out after 1000 ms');
+    });
+
+    it('DNS rebinding: a name that resolved to a public address on write and to a private one at delivery is refused as the socket connects', async () => {
+      const rx = await startReceiver();
+      // Public when the write checks it, the receiver's loopback address ever after.
+      dns = { 'rebind.example.test': (n) => (n === 1 ? at('93.184.216.34') : at('127.0.0.1')) };
+      const { key } = await makeAccount(s.app);
+      const project = await makeProject(s, key, { webhook_url: `http://rebind.example.test:${rx.port}/hook`, webhook_secret: newWhsec() });
+      const refused = await waitFor(async () => {
         const [d] = await deliveries(key, project.id, s);
-        return d && d.attempts >= 1 ? d : null;
-      }, 10_000, 'first attempt logged');
-      expect(delivery.type).toBe('license.created');
-      expect(delivery.attempt_log[0].response_code).toBeNull();
-      expect(delivery.attempt_log[0].error).toMatch(/private/i);
-      expect(delivery.last_error).toMatch(/private/i);
-      expect(delivery.status).not.toBe('succeeded');
+        return d && d.attempts >= 2 ? d : null;
+      }, 10_000, 'two attempts logged');
+      expect(refused.type).toBe('project.created');
+      for (const attempt of refused.attempt_log.slice(0, 2)) {
+        expect(attempt).toMatchObject({ response_code: null, outcome: 'retrying', url: `http://rebind.example.test:${rx.port}/hook` });
+        expect(attempt.error).toBe('Refused: the webhook URL resolves to a private address (127.0.0.1) (set WEBHOOK_ALLOW_PRIVATE=true to allow).');
+      }
+      // One lookup on write and exactly one per attempt: the connection's own, nothing that could answer differently.
+      expect(asked.filter((h) => h === 'rebind.example.test').length).toBe(1 + refused.attempts);
       await sleep(300);
       expect(rx.hits).toHaveLength(0);
+      expect(rx.maxOpen).toBe(0);
+    });
+
+    it('a private address written straight into the DB is refused at delivery: literal or by name, the receiver gets nothing', async () => {
+      const rx = await startReceiver();
+      dns = { 'inside.example.test': at('127.0.0.1') };
+      const { key } = await makeAccount(s.app);
+      const cases: Array<[string, string]> = [
+        [`http://127.0.0.1:${rx.port}/hook`, 'points at a private address (127.0.0.1)'],
+        [`http://[::ffff:127.0.0.1]:${rx.port}/hook`, 'points at a private address (::ffff:7f00:1)'],
+        [`http://[::127.0.0.1]:${rx.port}/hook`, 'points at a private address (::7f00:1)'],
+        [`http://inside.example.test:${rx.port}/hook`, 'resolves to a private address (127.0.0.1)'],
+      ];
+      for (const [url, reason] of cases) {
+        const project = await makeProject(s, key, { webhook_secret: newWhsec() });
+        await s.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [url, project.id]);
+        await makeLicense(s, key, project.id);
+        const delivery = await waitFor(async () => {
+          const [d] = await deliveries(key, project.id, s);
+          return d && d.attempts >= 1 ? d : null;
+        }, 10_000, `first attempt to ${url} logged`);
+        expect(delivery.type).toBe('license.created');
+        expect(delivery.attempt_log[0].response_code).toBeNull();
+        expect(delivery.attempt_log[0].error).toBe(`Refused: the webhook URL ${reason} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`);
+        expect(delivery.last_error).toBe(delivery.attempt_log[0].error);
+        expect(delivery.status).not.toBe('succeeded');
+      }
+      await sleep(300);
+      expect(rx.hits).toHaveLength(0);
+      expect(rx.maxOpen).toBe(0);
+    });
+  });
+
+  describe('connect-time lookup (WEBHOOK_ALLOW_PRIVATE=true)', () => {
+    it('the socket connects to the address the lookup handed over, and sends the URL host name', async () => {
+      const targets = t.app.get(WebhookTargets);
+      const asked: string[] = [];
+      const real = targets.resolve;
+      targets.resolve = (host: string) => {
+        asked.push(host);
+        return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
+      };
+      try {
+        const rx = await startReceiver();
+        const secret = newWhsec();
+        const { key } = await makeAccount(t.app);
+        await makeProject(t, key, { webhook_url: `http://receiver.example.test:${rx.port}/hook`, webhook_secret: secret });
+        const [event] = await received(rx, 1, secret);
+        expect(event.type).toBe('project.created');
+        expect(rx.hits[0].headers.host).toBe(`receiver.example.test:${rx.port}`);
+        // No lookup on write (private targets are allowed), one as the delivery connected.
+        expect(asked).toEqual(['receiver.example.test']);
+      } finally {
+        targets.resolve = real;
+      }
     });
   });
 
@@ -794,28 +1007,106 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(row.claimed_by).toBe('another-dispatcher');
     });
 
-    it('two dispatchers on one outbox deliver each of 30 events exactly once', async () => {
+    it('upgrading: outbox rows recorded before the per-host cap get their receiver host', async () => {
+      const db = await createTestDatabase();
+      extraDbs.push(db);
+      const before = new DataSource({ ...dataSourceOptions(db.url), migrations: migrations.filter((m) => m !== WebhookTargetHost1732000000004) } as DataSourceOptions);
+      await before.initialize();
+      try {
+        await before.runMigrations();
+        await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
+        const [user] = await before.query('SELECT id FROM users');
+        await before.query(
+          "INSERT INTO projects (user_id, name, slug, webhook_url, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', 'https://Hooks.Example.com:8443/x', '{}', 'k', 'k')",
+          [user.id],
+        );
+        const [project] = await before.query('SELECT id FROM projects');
+        await before.query("INSERT INTO webhook_deliveries (project_id, event_id, type, payload, status, attempts) VALUES (?, 'evt_old', 'project.created', '{}', 'pending', 0)", [project.id]);
+      } finally {
+        await before.destroy();
+      }
+      const upgraded = await app({ ...ENV, WEBHOOK_DISPATCHER: 'false' }, db.url);
+      expect(await upgraded.dataSource.query('SELECT event_id, target_host FROM webhook_deliveries')).toEqual([{ event_id: 'evt_old', target_host: 'hooks.example.com:8443' }]);
+    });
+
+    it('a receiver that hangs until the timeout does not hold up another project: slots refill, at most WEBHOOK_CONCURRENCY_PER_HOST to one host', async () => {
+      const url = await ownDatabase();
+      const a = await app({ ...ENV, WEBHOOK_TIMEOUT_MS: '5000' }, url);
+      expect(a.config.env.WEBHOOK_CONCURRENCY_PER_HOST).toBe(4);
+      const hung = await setup({ app: a, script: () => ({ hang: true }) });
+      for (let i = 0; i < 7; i++) await makeLicense(a, hung.key, hung.pid);
+      // 8 events due to the hanging receiver: 4 under way, 4 waiting for a slot of that host.
+      await waitFor(() => hung.rx.open >= 4, 10_000, 'four deliveries held by the hanging receiver');
+      await sleep(300);
+      expect(hung.rx.open).toBe(4);
+      expect(hung.rx.hits).toHaveLength(4);
+
+      const fast = await startReceiver();
+      const { key } = await makeAccount(a.app);
+      const started = Date.now();
+      await makeProject(a, key, { webhook_url: fast.url, webhook_secret: newWhsec() });
+      await waitFor(() => fast.hits.length >= 1, 20_000, "the other project's event");
+      const took = fast.hits[0].at - started;
+      expect({ took, under: took < 2_000 }).toEqual({ took, under: true });
+
+      // Each slot the hanging receiver frees at its timeout goes to one of its waiting events.
+      await waitFor(() => new Set(hung.rx.ids()).size >= 8, 15_000, 'all 8 events sent to the hanging receiver');
+      expect(hung.rx.maxOpen).toBe(4);
+      const second = hung.rx.hits.filter((h) => !hung.rx.hits.slice(0, 4).some((first) => first.id === h.id))[0];
+      expect(second.at - hung.rx.hits[0].at).toBeGreaterThanOrEqual(4_500);
+    }, 40_000);
+
+    it('WEBHOOK_CONCURRENCY caps the deliveries under way across receivers', async () => {
+      const url = await ownDatabase();
+      const a = await app({ ...ENV, WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_CONCURRENCY: '3', WEBHOOK_CONCURRENCY_PER_HOST: '2' }, url);
+      const all = await Promise.all([0, 1, 2].map(() => setup({ app: a, script: () => ({ hang: true }) })));
+      let most = 0;
+      const sampler = setInterval(() => (most = Math.max(most, all.reduce((n, x) => n + x.rx.open, 0))), 10);
+      try {
+        for (const x of all) for (let i = 0; i < 2; i++) await makeLicense(a, x.key, x.pid);
+        // 9 events, 3 slots: each receiver gets all 3 of its events, in turns as slots free.
+        await waitFor(() => all.every((x) => new Set(x.rx.ids()).size >= 3), 20_000, 'every event sent');
+      } finally {
+        clearInterval(sampler);
+      }
+      expect(most).toBe(3);
+      for (const x of all) expect(x.rx.maxOpen).toBeLessThanOrEqual(2);
+    }, 40_000);
+
+    it('two dispatchers on one outbox deliver each of 60 events to 3 receivers exactly once, within the per-host cap', async () => {
       const url = await ownDatabase();
       const a = await app(ENV, url);
       const b = await app(ENV, url);
-      const rx = await startReceiver(() => ({ status: 200, delayMs: 30 }));
       const secret = newWhsec();
       const { key } = await makeAccount(a.app);
-      const project = await makeProject(a, key, { webhook_secret: secret });
-      // Pointed at the receiver behind the API's back, so the only events are the 30 below.
-      await a.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [rx.url, project.id]);
-      await Promise.all(Array.from({ length: 30 }, (_, i) => makeLicense(i % 2 ? b : a, key, project.id)));
-      await received(rx, 30, secret, [], 20_000);
-      await waitFor(async () => {
-        const list = await deliveries(key, project.id, a);
-        return list.length === 30 && list.every((d) => d.status === 'succeeded');
-      }, 10_000, 'all 30 succeeded');
+      const targets = await Promise.all(
+        [0, 1, 2].map(async () => {
+          const rx = await startReceiver(() => ({ status: 200, delayMs: Math.floor(Math.random() * 60) }));
+          const project = await makeProject(a, key, { webhook_secret: secret });
+          // Pointed at the receiver behind the API's back, so the only events are the ones below.
+          await a.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [rx.url, project.id]);
+          return { rx, pid: project.id as number };
+        }),
+      );
+      await Promise.all(Array.from({ length: 60 }, (_, i) => makeLicense(i % 2 ? b : a, key, targets[i % 3].pid)));
+      for (const { rx, pid } of targets) {
+        await received(rx, 20, secret, [], 20_000);
+        await waitFor(async () => {
+          const list = await deliveries(key, pid, a);
+          return list.length === 20 && list.every((d) => d.status === 'succeeded');
+        }, 10_000, 'all 20 succeeded');
+      }
       await sleep(500);
-      expect(rx.hits).toHaveLength(30);
-      expect(new Set(rx.ids()).size).toBe(30);
-      expect(countBy(rx.events().map((e) => e.type))).toEqual({ 'license.created': 30 });
-      const list = await deliveries(key, project.id, b);
-      expect(list.every((d) => d.attempts === 1 && d.attempt_log.length === 1)).toBe(true);
+      for (const { rx, pid } of targets) {
+        expect(rx.hits).toHaveLength(20);
+        expect(new Set(rx.ids()).size).toBe(20);
+        expect(countBy(rx.events().map((e) => e.type))).toEqual({ 'license.created': 20 });
+        expect(new Set(rx.events().map((e) => e.data.project_id))).toEqual(new Set([pid]));
+        // WEBHOOK_CONCURRENCY_PER_HOST (4) per dispatcher.
+        expect(rx.maxOpen).toBeLessThanOrEqual(8);
+        const list = await deliveries(key, pid, b);
+        expect(list.every((d) => d.attempts === 1 && d.attempt_log.length === 1)).toBe(true);
+      }
     }, 40_000);
   });
 });
