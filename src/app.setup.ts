@@ -3,27 +3,31 @@ import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import express, { NextFunction, Request, Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import typeis from 'type-is';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.js';
 import { ApiError } from './common/errors.js';
+import { configureHttpServer, requestIdFrom } from './common/http-server.js';
 import { logsRequests, runtimeRequestLog } from './common/request-log.js';
 import { createValidationPipe } from './common/validation.js';
 import { setupSwagger } from './openapi.js';
 import { RuntimeFastPath } from './payments/runtime-fast-path.js';
 
-const REQUEST_ID = /^[\w\-.:]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /** Request id: echoed when the client sent a sane one, generated otherwise. */
 function requestId(req: Request, res: Response, next: NextFunction): void {
-  const sent = req.headers['x-request-id'];
-  const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+  const id = requestIdFrom(req.headers);
   (req as { id?: string }).id = id;
   res.setHeader('X-Request-Id', id);
+  next();
+}
+
+/** HTTP/1.1 requires Host; node's own check answers outside the envelope, so it is made here instead. */
+function hostHeader(req: Request, _res: Response, next: NextFunction): void {
+  if (req.headers.host === undefined && req.httpVersion === '1.1') return next(new ApiError(400, 'The Host header is required.'));
   next();
 }
 
@@ -88,6 +92,7 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
   app.useLogger(app.get(PinoLogger));
   app.enableShutdownHooks();
+  configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
   // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).
   // Credentials travel in headers, never cookies, so `*` is answered as `*`: the same headers for
@@ -105,6 +110,7 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   const middlewares = [
     crossOrigin,
     requestId,
+    hostHeader,
     outsideApi,
     contentType,
     express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] }),
