@@ -3,12 +3,14 @@ import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import express, { NextFunction, Request, Response } from 'express';
+import { isUtf8 } from 'node:buffer';
 import typeis from 'type-is';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.js';
-import { ApiError } from './common/errors.js';
+import { ApiError, ValidationFailed } from './common/errors.js';
+import { unpairedSurrogates } from './common/unicode.js';
 import { configureHttpServer, requestIdFrom } from './common/http-server.js';
 import { logsRequests, runtimeRequestLog } from './common/request-log.js';
 import { createValidationPipe } from './common/validation.js';
@@ -39,6 +41,11 @@ function contentType(req: Request, _res: Response, next: NextFunction): void {
   next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
 }
 
+/** A UTF-8 body must be UTF-8: decoding would quietly turn each bad byte into U+FFFD, and store that. */
+function utf8Only(_req: unknown, _res: unknown, body: Buffer, encoding: string | null): void {
+  if (encoding === 'utf-8' && !isUtf8(body)) throw new ApiError(400, 'The request body is not valid UTF-8.');
+}
+
 const MAX_BODY_DEPTH = 32;
 
 /** How deep a parsed JSON value nests, counted without recursion (the value may nest thousands deep). */
@@ -57,7 +64,8 @@ function depthOver(value: unknown, limit: number): boolean {
 
 /**
  * Every JSON body is an object: arrays and scalars are refused before any handler sees them, and so
- * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow).
+ * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow),
+ * and a string with an unpaired surrogate (README "API overview").
  */
 function objectBody(req: Request, _res: Response, next: NextFunction): void {
   if (BODY_METHODS.has(req.method) && req.body !== undefined && typeis(req, ['application/json', 'application/*+json'])) {
@@ -65,6 +73,9 @@ function objectBody(req: Request, _res: Response, next: NextFunction): void {
       return next(new ApiError(400, 'The request body must be a JSON object.'));
     }
     if (depthOver(req.body, MAX_BODY_DEPTH)) return next(new ApiError(400, `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`));
+    // Anywhere in the body, fields a route ignores included: what is not valid text is refused, not mended.
+    const unpaired = unpairedSurrogates(req.body);
+    if (unpaired) return next(new ValidationFailed(unpaired));
   }
   next();
 }
@@ -113,7 +124,7 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
     hostHeader,
     outsideApi,
     contentType,
-    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] }),
+    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'], verify: utf8Only }),
     objectBody,
   ];
   for (const middleware of middlewares) app.use(middleware);
