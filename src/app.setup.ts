@@ -102,7 +102,9 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   express_.set('etag', false);
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
   app.useLogger(app.get(PinoLogger));
-  app.enableShutdownHooks();
+  // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
+  // SIGUSR2, which operators send for a heap snapshot (README "Signals").
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
   // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).

@@ -1,4 +1,5 @@
-import type { Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, type Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { IncomingHttpHeaders, IncomingMessage, maxHeaderSize, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -146,4 +147,24 @@ export function configureHttpServer(server: Server, idleTimeoutMs: number, logge
     socket.on('error', () => undefined);
     answerAndClose(socket, rawAnswer(405, 'The CONNECT method is not supported.', requestIdFrom(req.headers), { Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' }));
   });
+}
+
+/**
+ * Graceful stop (SIGTERM, SIGINT, app.close()): Nest's server.close() waits for every connection to
+ * end, and a keep-alive connection whose request finished would hold the process for the whole
+ * keep-alive timeout. From the moment the app starts closing, answers say `Connection: close`, and
+ * connections are closed as soon as they are idle; requests in flight finish.
+ */
+@Injectable()
+export class HttpDrain implements BeforeApplicationShutdown {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  beforeApplicationShutdown(): void {
+    const server = this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined;
+    if (!server?.listening) return;
+    server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), 100).unref();
+    server.once('close', () => clearInterval(sweep));
+  }
 }
