@@ -3,27 +3,33 @@ import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import cors from 'cors';
 import express, { NextFunction, Request, Response } from 'express';
-import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import typeis from 'type-is';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.js';
-import { ApiError } from './common/errors.js';
+import { ApiError, ValidationFailed } from './common/errors.js';
+import { configureHttpServer, requestIdFrom } from './common/http-server.js';
 import { logsRuntimeRequests, runtimeRequestLog } from './common/logging.js';
+import { unpairedSurrogates } from './common/unicode.js';
 import { createValidationPipe } from './common/validation.js';
 import { setupSwagger } from './openapi.js';
 import { RuntimeFastPath } from './payments/runtime-fast-path.js';
 
-const REQUEST_ID = /^[\w\-.:]{1,128}$/;
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /** Request id: echoed when the client sent a sane one, generated otherwise. */
 function requestId(req: Request, res: Response, next: NextFunction): void {
-  const sent = req.headers['x-request-id'];
-  const id = typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
+  const id = requestIdFrom(req.headers);
   (req as { id?: string }).id = id;
   res.setHeader('X-Request-Id', id);
+  next();
+}
+
+/** HTTP/1.1 requires Host; node's own check answers outside the envelope, so it is made here instead. */
+function hostHeader(req: Request, _res: Response, next: NextFunction): void {
+  if (req.headers.host === undefined && req.httpVersion === '1.1') return next(new ApiError(400, 'The Host header is required.'));
   next();
 }
 
@@ -33,6 +39,11 @@ function contentType(req: Request, _res: Response, next: NextFunction): void {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (!hasBody || typeis(req, ['application/json', 'application/*+json', 'multipart/form-data'])) return next();
   next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
+}
+
+/** A UTF-8 body must be UTF-8: decoding would quietly turn each bad byte into U+FFFD, and store that. */
+function utf8Only(_req: unknown, _res: unknown, body: Buffer, encoding: string | null): void {
+  if (encoding === 'utf-8' && !isUtf8(body)) throw new ApiError(400, 'The request body is not valid UTF-8.');
 }
 
 const MAX_BODY_DEPTH = 32;
@@ -53,7 +64,8 @@ function depthOver(value: unknown, limit: number): boolean {
 
 /**
  * Every JSON body is an object: arrays and scalars are refused before any handler sees them, and so
- * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow).
+ * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow),
+ * and a string with an unpaired surrogate (README "API overview").
  */
 function objectBody(req: Request, _res: Response, next: NextFunction): void {
   if (BODY_METHODS.has(req.method) && req.body !== undefined && typeis(req, ['application/json', 'application/*+json'])) {
@@ -61,6 +73,9 @@ function objectBody(req: Request, _res: Response, next: NextFunction): void {
       return next(new ApiError(400, 'The request body must be a JSON object.'));
     }
     if (depthOver(req.body, MAX_BODY_DEPTH)) return next(new ApiError(400, `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`));
+    // Anywhere in the body, fields a route ignores included: what is not valid text is refused, not mended.
+    const unpaired = unpairedSurrogates(req.body);
+    if (unpaired) return next(new ValidationFailed(unpaired));
   }
   next();
 }
@@ -87,7 +102,10 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   express_.set('etag', false);
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
   app.useLogger(app.get(PinoLogger));
-  app.enableShutdownHooks();
+  // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
+  // SIGUSR2, which operators send for a heap snapshot (README "Signals").
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
   // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).
   // Credentials travel in headers, never cookies, so `*` is answered as `*`: the same headers for
@@ -105,9 +123,10 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   const middlewares = [
     crossOrigin,
     requestId,
+    hostHeader,
     outsideApi,
     contentType,
-    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'] }),
+    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'], verify: utf8Only }),
     objectBody,
   ];
   for (const middleware of middlewares) app.use(middleware);

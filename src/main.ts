@@ -1,5 +1,8 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
+import { resolve } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
@@ -25,12 +28,20 @@ async function serve(config: AppConfig): Promise<void> {
     bufferLogs: true,
   });
   setupApp(app);
+  // Operators take heap snapshots with SIGUSR2 (README "Signals"); unhandled, it would end the process.
+  const logger = new Logger('Signals');
+  process.on('SIGUSR2', () => {
+    const started = Date.now();
+    const file = resolve(writeHeapSnapshot());
+    logger.warn({ file, ms: Date.now() - started }, `Heap snapshot written to ${file}`);
+  });
   await app.listen(config.env.PORT);
 }
 
 /**
  * CLUSTER_WORKERS=N: the primary forks N workers sharing the port and replaces any that dies; on
- * SIGTERM/SIGINT it asks every worker to finish its in-flight requests and exit.
+ * SIGTERM/SIGINT it asks every worker to finish its in-flight requests and exit, and it passes
+ * SIGUSR2 on to every worker.
  */
 function supervise(workers: number): void {
   let stopping = false;
@@ -47,6 +58,10 @@ function supervise(workers: number): void {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // The heap worth a snapshot is the workers': each writes its own.
+  process.on('SIGUSR2', () => {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGUSR2');
+  });
 }
 
 const config = configOrExit();

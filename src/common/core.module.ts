@@ -4,6 +4,7 @@ import { createKeyvNonBlocking } from '@keyv/redis';
 import { Keyv } from 'keyv';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import { HttpDrain } from './http-server.js';
 import { LruStore } from './lru-store.js';
 import { Cursors } from './pagination.js';
 import { ProjectGenerations } from './read-cache.js';
@@ -35,6 +36,7 @@ export class CoreModule {
         RedisService,
         ProjectGenerations,
         UnitOfWork,
+        HttpDrain,
       ],
       exports: [AppConfig, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule],
     };

@@ -27,6 +27,11 @@ export interface CursorPage<T> {
 
 export type Order = 'ASC' | 'DESC';
 
+export interface PageOptions {
+  defaultPerPage: number;
+  order: Order;
+}
+
 /**
  * Opaque, tamper-evident keyset cursors. A cursor names the list it belongs to (`scope`) and the id
  * of the last row served; the next page continues strictly after that id, so rows inserted while a
@@ -61,14 +66,23 @@ export class Cursors {
 
   /**
    * Runs one page of `qb` keyed on `alias.id`. Fetches one row more than asked to learn whether a
-   * next page exists without a count.
+   * next page exists without a count. With `map`, each item is made from the entity and its raw row
+   * (for values computed in SQL with `addSelect(expression, alias)`; the query must have no joins,
+   * so that rows and entities pair up).
    */
-  async page<T extends ObjectLiteral & { id: number }>(
+  page<T extends ObjectLiteral & { id: number }, U>(
     qb: SelectQueryBuilder<T>,
     scope: string,
     query: CursorQueryDto,
-    options: { defaultPerPage: number; order: Order },
-  ): Promise<CursorPage<T>> {
+    options: PageOptions & { map: (row: T, raw: Record<string, unknown>) => U },
+  ): Promise<CursorPage<U>>;
+  page<T extends ObjectLiteral & { id: number }>(qb: SelectQueryBuilder<T>, scope: string, query: CursorQueryDto, options: PageOptions): Promise<CursorPage<T>>;
+  async page<T extends ObjectLiteral & { id: number }, U>(
+    qb: SelectQueryBuilder<T>,
+    scope: string,
+    query: CursorQueryDto,
+    options: PageOptions & { map?: (row: T, raw: Record<string, unknown>) => U },
+  ): Promise<CursorPage<T | U>> {
     const perPage = query.per_page ?? options.defaultPerPage;
     const alias = qb.alias;
     if (query.cursor) {
@@ -76,10 +90,13 @@ export class Cursors {
       const op = options.order === 'DESC' ? '<' : '>';
       qb.andWhere(new Brackets((w) => w.where(`${alias}.id ${op} :__cursor`, { __cursor: after })));
     }
-    const rows = await qb.orderBy(`${alias}.id`, options.order).limit(perPage + 1).getMany();
-    const more = rows.length > perPage;
-    const data = more ? rows.slice(0, perPage) : rows;
-    return { data, next_cursor: more ? this.encode(scope, data[data.length - 1].id) : null };
+    qb.orderBy(`${alias}.id`, options.order).limit(perPage + 1);
+    const { entities, raw } = options.map ? await qb.getRawAndEntities() : { entities: await qb.getMany(), raw: [] };
+    const more = entities.length > perPage;
+    const rows = more ? entities.slice(0, perPage) : entities;
+    const next_cursor = more ? this.encode(scope, rows[rows.length - 1].id) : null;
+    const map = options.map;
+    return { data: map ? rows.map((row, i) => map(row, raw[i] as Record<string, unknown>)) : rows, next_cursor };
   }
 
   private sign(payload: string): string {

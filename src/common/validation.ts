@@ -1,6 +1,7 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import type { FieldErrors } from './envelope.js';
 import { ValidationFailed } from './errors.js';
+import { unpairedSurrogates } from './unicode.js';
 
 /**
  * Which failed rule speaks for a field: a missing value first ("is required"), then a value of the
@@ -38,7 +39,11 @@ export function toFieldErrors(errors: ValidationError[]): FieldErrors {
 class AppValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'param') return value;
-    return super.transform(value, metadata);
+    const result: unknown = await super.transform(value, metadata);
+    // A field decoded from a JSON string (meta, in JSON or multipart) holds text the body's own check never saw.
+    const unpaired = unpairedSurrogates(result);
+    if (unpaired) throw new ValidationFailed(unpaired);
+    return result;
   }
 }
 

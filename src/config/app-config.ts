@@ -78,6 +78,10 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(1)
   MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
 
+  /** A connection on which no byte moves either way for this long is closed (a client that stopped reading, or sending). */
+  @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
+  HTTP_IDLE_TIMEOUT_MS = 30_000;
+
   @Transform(toBool) @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE = false;
 

@@ -10,9 +10,8 @@ import { ProjectResource } from '../common/read-cache.js';
 import { UploadInterceptor } from '../common/upload.interceptor.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
-import { InjectableResponse, InjectableStreamPageResponse } from './dto/injectable.response.js';
-import { InjectableEntity } from './injectable.entity.js';
-import { InjectablesService, UploadedPayload } from './injectables.service.js';
+import { InjectableListItemResponse, InjectableResponse, InjectableStreamPageResponse } from './dto/injectable.response.js';
+import { InjectableListItem, InjectablesService, UploadedPayload } from './injectables.service.js';
 
 @ApiTags('injectables')
 @ApiKeyAuth()
@@ -27,11 +26,14 @@ export class InjectablesController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: "List a project's injectables", description: 'Latest first.' })
+  @ApiOperation({
+    summary: "List a project's injectables",
+    description: 'Latest first. Items carry no payload (no `content` or `encrypted_content`): read one injectable for it.',
+  })
   @ApiCursorQuery(20)
-  @ApiEnvelope(InjectableResponse, { cursor: true })
+  @ApiEnvelope(InjectableListItemResponse, { cursor: true })
   @ApiErrors(422)
-  async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<InjectableEntity>> {
+  async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<InjectableListItem>> {
     return this.injectables.list(await this.projects.findAccessible(principal, projectId), query);
   }
 

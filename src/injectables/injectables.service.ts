@@ -13,7 +13,7 @@ import { ProjectEntity } from '../projects/project.entity.js';
 import { openPrivateKey, signEd25519 } from '../projects/signing.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
 import { InjectableEntity } from './injectable.entity.js';
-import { contentHash, encryptPayload, signedMessage } from './payload-crypto.js';
+import { contentHash, encryptPayload, payloadSize, signedMessage } from './payload-crypto.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { lockedRow } from '../database/unit-of-work.js';
 
@@ -33,6 +33,13 @@ export interface UploadedPayload {
 
 const PAYLOAD_CACHE_BYTES = 32 * 1024 * 1024;
 const payloadBytes = <T>(items: T[], content: (item: T) => string | null) => items.reduce((sum, item) => sum + (content(item)?.length ?? 0) + 200, 200);
+
+/** An item of the management list: the injectable without its payload, and the payload's size. */
+export type InjectableListItem = Omit<InjectableEntity, 'content' | 'encrypted_content' | 'created_at' | 'updated_at'> & {
+  created_at: string;
+  updated_at: string;
+  content_size: number;
+};
 
 /** Item keys of seed 4.10 (stream). */
 export interface StreamItem {
@@ -108,9 +115,27 @@ export class InjectablesService {
     private readonly outbox: WebhookOutbox,
   ) {}
 
-  list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<InjectableEntity>> {
-    const qb = this.injectables.createQueryBuilder('i').where('i.project_id = :project', { project: project.id });
-    return this.cursors.page(qb, `injectables:${project.id}`, query, { defaultPerPage: 20, order: 'DESC' });
+  /**
+   * List items carry no payload (a page of them could be hundreds of megabytes, twice over): every
+   * field but `content` and `encrypted_content`, plus the payload's size. The payload is not even
+   * read; its size comes from the database.
+   */
+  list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<InjectableListItem>> {
+    const columns = this.injectables.metadata.columns.filter((c) => c.propertyName !== 'content').map((c) => `i.${c.propertyName}`);
+    const qb = this.injectables
+      .createQueryBuilder('i')
+      .select(columns)
+      .addSelect('LENGTH(i.content)', 'content_length')
+      .addSelect('SUBSTR(i.content, -2)', 'content_tail')
+      .where('i.project_id = :project', { project: project.id });
+    return this.cursors.page(qb, `injectables:${project.id}`, query, {
+      defaultPerPage: 20,
+      order: 'DESC',
+      map: (row, raw) => {
+        const { content: _content, encrypted_content: _encrypted, ...fields } = instanceToPlain(row);
+        return { ...fields, content_size: payloadSize(Number(raw.content_length), String(raw.content_tail)) } as InjectableListItem;
+      },
+    });
   }
 
   async get(project: ProjectEntity, id: number): Promise<InjectableEntity> {

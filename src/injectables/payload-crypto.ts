@@ -17,6 +17,15 @@ export async function encryptPayload(secret: string, payload: Buffer): Promise<B
   return Buffer.concat([PAYLOAD_MAGIC, salt, iv, cipher.getAuthTag(), ciphertext]);
 }
 
+/** What the blob adds to the payload: "LG1", salt, iv and tag (AES-GCM's ciphertext is as long as its plaintext). */
+const BLOB_OVERHEAD = PAYLOAD_MAGIC.length + 16 + 12 + 16;
+
+/** The payload's size in bytes, from the length of its blob in base64 and that base64's last two characters. */
+export function payloadSize(base64Length: number, tail: string): number {
+  const padding = tail.endsWith('==') ? 2 : tail.endsWith('=') ? 1 : 0;
+  return (base64Length / 4) * 3 - padding - BLOB_OVERHEAD;
+}
+
 export const contentHash = (blob: Buffer): string => createHash('sha256').update(blob).digest('hex');
 
 /** The exact bytes the Ed25519 signature covers (SPEC 8). */

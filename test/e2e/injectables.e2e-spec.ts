@@ -30,6 +30,8 @@ const INJECTABLE_KEYS = [
   'created_at',
   'updated_at',
 ].sort();
+/** Items of the management list: every key of an injectable but the payload, plus the payload's size. */
+const LIST_ITEM_KEYS = [...INJECTABLE_KEYS.filter((k) => k !== 'content' && k !== 'encrypted_content'), 'content_size'].sort();
 /** Seed 4.10: stream items carry exactly these. */
 const STREAM_ITEM_KEYS = ['slug', 'type', 'mode', 'encrypted_content', 'file_path', 'target_path', 'signature', 'meta'].sort();
 /** Seed 4.2: `include=injectables` items carry exactly these. */
@@ -161,6 +163,12 @@ function expectInjectableShape(i: Record<string, unknown>) {
   expect(i.content).toBe(i.encrypted_content);
   expect(i.created_at).toMatch(TIMESTAMP);
   expect(i.updated_at).toMatch(TIMESTAMP);
+}
+
+/** An injectable as the list shows it: without the payload; content_size is the plain payload's byte length (the blob less 47 bytes). */
+function asListed(full: Record<string, any>): Record<string, any> {
+  const { content, encrypted_content: _encrypted, ...rest } = full;
+  return { ...rest, content_size: blobOf(content).length - 47 };
 }
 
 /** Walks a value and returns every object key named `secret`. */
@@ -834,7 +842,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
       const license = await makeLicense(t, ctx.key, ctx.pid);
       expectError(await track(t.http().get(`/api/v1${ctx.base}`).set('X-LICENSE-KEY', license.uuid)), 401);
       // Nothing changed.
-      expect(await listAll(ctx)).toEqual([mine]);
+      expect(await listAll(ctx)).toEqual([asListed(mine)]);
 
       // The project's own scoped key works.
       const scopedOwn = await makeApiKey(t.app, ctx.user, { project_id: ctx.pid });
@@ -857,7 +865,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
       expectError(await api(ctx.key).delete(`${ctx.base}/${mine.id}`), 403);
 
       expect(await get(ctx, mine.id)).toEqual(mine);
-      expect(await listAll(ctx)).toEqual([mine]);
+      expect(await listAll(ctx)).toEqual([asListed(mine)]);
       // Runtime: locked → 403 "Project is locked"
       const locked = expectError(await stream(license.uuid), 403);
       expect(locked.message).toMatch(/locked/i);
@@ -866,6 +874,30 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
       await create(ctx);
       expect(expectSuccess(await api(ctx.key).put(`${ctx.base}/${mine.id}`, { title: 'unlocked' })).title).toBe('unlocked');
       expect(expectSuccess(await stream(license.uuid)).injectables).toHaveLength(2);
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
+  describe('list pages carry no payload', () => {
+    it('a page of large injectables stays small; each item has content_size and content_hash; the injectable itself has the payload', async () => {
+      const ctx = await setup();
+      const content = 'é'.repeat(30_000); // 60000 UTF-8 bytes, near this file's MAX_UPLOAD_BYTES
+      const secret = newSecret();
+      const made = [];
+      for (let i = 0; i < 5; i++) made.push((await create(ctx, { content, secret, type: 'script' })).data);
+      const res = await api(ctx.key).get(ctx.base);
+      const page = expectSuccess(res);
+      // Five payloads of 80 kB in base64, twice each, would be 800 kB.
+      expect(res.text.length).toBeLessThan(5 * 2000);
+      expect(page.data.map((i: any) => i.id)).toEqual(made.map((i) => i.id).reverse());
+      for (const item of page.data) {
+        expect(Object.keys(item).sort()).toEqual(LIST_ITEM_KEYS);
+        expect(item.content_size).toBe(60_000);
+        const full = await get(ctx, item.id);
+        expect(item.content_hash).toBe(sha256Hex(blobOf(full.content)));
+        expect(full.content).toBe(full.encrypted_content);
+        expect(decrypt(full.content, secret).toString('utf8')).toBe(content);
+      }
     });
   });
 
@@ -906,21 +938,29 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
       expect(Object.keys(first).sort()).toEqual(['data', 'next_cursor']);
       expect(first.data).toHaveLength(20);
       expect(first.data.map((i: any) => i.id)).toEqual(desc.slice(0, 20));
-      for (const item of first.data) expectInjectableShape(item);
-      expect(first.data[0]).toEqual(created[59].data);
+      for (const item of first.data) expect(Object.keys(item).sort()).toEqual(LIST_ITEM_KEYS);
+      expect(first.data[0]).toEqual(asListed(created[59].data));
       expect(typeof first.next_cursor).toBe('string');
 
       const walked: number[] = [];
+      const items: any[] = [];
       let cursor: string | null = null;
       const sizes: number[] = [];
       do {
         const page: any = expectSuccess(await api(ctx.key).get(`${ctx.base}?per_page=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
         sizes.push(page.data.length);
+        items.push(...page.data);
         walked.push(...page.data.map((i: any) => i.id));
         cursor = page.next_cursor;
       } while (cursor);
       expect(sizes).toEqual([50, 10]);
       expect(walked).toEqual(desc);
+      // Every item is the injectable without its payload, and says how many bytes the payload has.
+      for (const item of items) {
+        const c = created.find((x) => x.data.id === item.id)!;
+        expect(item).toEqual(asListed(c.data));
+        expect(item.content_size).toBe(typeof c.payload === 'string' ? Buffer.byteLength(c.payload, 'utf8') : c.payload.length);
+      }
 
       // default page size, second page continues where the first stopped
       const second = expectSuccess(await api(ctx.key).get(`${ctx.base}?cursor=${encodeURIComponent(first.next_cursor)}`));

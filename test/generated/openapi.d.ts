@@ -280,7 +280,7 @@ export interface paths {
         };
         /**
          * List a project's injectables
-         * @description Latest first.
+         * @description Latest first. Items carry no payload (no `content` or `encrypted_content`): read one injectable for it.
          */
         get: operations["InjectablesController_list"];
         put?: never;
@@ -893,7 +893,7 @@ export interface components {
              * @description base64("LG1" ‖ salt ‖ iv ‖ tag ‖ ciphertext), encrypted with the secret given at upload
              */
             content: string;
-            /** @description SHA-256 (hex) of the plain payload */
+            /** @description SHA-256 (hex) of the encrypted blob that content carries (base64-decoded); the signature covers it */
             content_hash: string;
             /** Format: date-time */
             created_at: string;
@@ -902,6 +902,37 @@ export interface components {
              * @description The same value as content
              */
             encrypted_content: string;
+            /** @description type=file: the original file name, encrypted like content; null otherwise */
+            file_path: string | null;
+            id: number;
+            is_active: boolean;
+            meta: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            mode: "inject" | "write" | "replace" | "append" | "prepend";
+            only_if_paid: boolean;
+            project_id: number;
+            /** @description Ed25519 signature (base64), verifiable with the project signing key */
+            signature: string;
+            slug: string;
+            target_path: string | null;
+            title: string | null;
+            /** @enum {string} */
+            type: "snippet" | "html" | "script" | "style" | "file";
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uri */
+            validate_endpoint: string | null;
+        };
+        /** @description An injectable without its payload: read the injectable itself for content and encrypted_content. */
+        InjectableListItem: {
+            /** @description SHA-256 (hex) of the encrypted blob that content carries (base64-decoded); the signature covers it */
+            content_hash: string;
+            /** @description Size in bytes of the payload as uploaded (the content's UTF-8 bytes or the file's bytes) */
+            content_size: number;
+            /** Format: date-time */
+            created_at: string;
             /** @description type=file: the original file name, encrypted like content; null otherwise */
             file_path: string | null;
             id: number;
@@ -3593,7 +3624,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SuccessEnvelope"] & {
                         data: {
-                            data: components["schemas"]["Injectable"][];
+                            data: components["schemas"]["InjectableListItem"][];
                             /** @description Pass it back as `cursor` for the next page; null on the last page */
                             next_cursor: string | null;
                         };

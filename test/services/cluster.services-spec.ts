@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { childrenOf, freePort, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
 import { createTestDatabase } from '../utils/test-app.js';
 
@@ -8,6 +11,8 @@ describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
   let db: { url: string; drop: () => Promise<void> };
   let primary: ChildProcess;
   let url = '';
+  // The working directory, where heap snapshots land.
+  let dir = '';
 
   beforeAll(async () => {
     execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
@@ -18,7 +23,9 @@ describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
     });
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    primary = spawn(process.execPath, ['dist/src/main.js'], {
+    dir = mkdtempSync(join(tmpdir(), 'lg-cluster-'));
+    primary = spawn(process.execPath, [resolve('dist/src/main.js')], {
+      cwd: dir,
       env: {
         ...process.env,
         NODE_ENV: 'test',
@@ -42,7 +49,25 @@ describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
       await new Promise((r) => primary.once('exit', r));
     }
     await db?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
+
+  it('SIGUSR2 to the primary: every worker writes a heap snapshot, and nothing stops', async () => {
+    const workers = await waitFor(async () => {
+      const pids = childrenOf(primary.pid as number);
+      return pids.length === 2 ? pids : undefined;
+    });
+    primary.kill('SIGUSR2');
+    const snapshots = await waitFor(async () => {
+      const files = readdirSync(dir).filter((name) => name.endsWith('.heapsnapshot'));
+      return files.length === 2 ? files : undefined;
+    }, 60_000);
+    // Heap.<date>.<time>.<pid>.<thread>.<n>.heapsnapshot
+    expect(snapshots.map((name) => Number(name.split('.')[3])).sort()).toEqual([...workers].sort());
+    expect(primary.exitCode).toBeNull();
+    expect(childrenOf(primary.pid as number).sort()).toEqual([...workers].sort());
+    for (let i = 0; i < 4; i++) expect((await fetch(`${url}/api/v1/health/live`)).status).toBe(200);
+  }, 90_000);
 
   it('forks the workers, replaces one that dies, and stops them all on SIGTERM', async () => {
     const workers = await waitFor(async () => {

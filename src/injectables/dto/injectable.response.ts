@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema, OmitType } from '@nestjs/swagger';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../injectable.entity.js';
 
 const ENCRYPTED = 'base64("LG1" ‖ salt ‖ iv ‖ tag ‖ ciphertext), encrypted with the secret given at upload';
@@ -38,7 +38,7 @@ export class InjectableResponse {
   @ApiProperty({ type: 'string', nullable: true, description: 'type=file: the original file name, encrypted like content; null otherwise' })
   file_path: string | null;
 
-  @ApiProperty({ description: 'SHA-256 (hex) of the plain payload' })
+  @ApiProperty({ description: 'SHA-256 (hex) of the encrypted blob that content carries (base64-decoded); the signature covers it' })
   content_hash: string;
 
   @ApiProperty({ description: 'Ed25519 signature (base64), verifiable with the project signing key' })
@@ -58,6 +58,12 @@ export class InjectableResponse {
 
   @ApiProperty({ type: 'string', format: 'date-time' })
   updated_at: string;
+}
+
+@ApiSchema({ name: 'InjectableListItem', description: 'An injectable without its payload: read the injectable itself for content and encrypted_content.' })
+export class InjectableListItemResponse extends OmitType(InjectableResponse, ['content', 'encrypted_content'] as const) {
+  @ApiProperty({ type: 'integer', minimum: 0, description: "Size in bytes of the payload as uploaded (the content's UTF-8 bytes or the file's bytes)" })
+  content_size: number;
 }
 
 /** Seed 4.10 item keys. */

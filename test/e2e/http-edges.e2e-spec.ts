@@ -1,0 +1,298 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Server } from 'node:http';
+import { connect, Socket } from 'node:net';
+import { makeAccount, makeProject } from '../factories/index.js';
+import { expectSuccess } from '../utils/envelope.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Splits what a connection received into its final HTTP/1.1 responses (100 Continue left out). */
+function parseResponses(raw: Buffer): RawResponse[] {
+  const out: RawResponse[] = [];
+  let rest = raw;
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end < 0) throw new Error(`incomplete response: ${JSON.stringify(rest.toString('latin1').slice(0, 200))}`);
+    const [statusLine, ...lines] = rest.subarray(0, end).toString('latin1').split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const status = Number(statusLine.split(' ')[1]);
+    // 100 Continue has no body; every other answer here has a Content-Length.
+    const length = status < 200 ? 0 : Number(headers['content-length']);
+    if (!Number.isInteger(length)) throw new Error(`no Content-Length: ${statusLine}`);
+    if (status >= 200) out.push({ status, headers, body: rest.subarray(end + 4, end + 4 + length).toString('utf8') });
+    rest = rest.subarray(end + 4 + length);
+  }
+  return out;
+}
+
+const portOf = (t: TestApp) => Number(new URL(t.url).port);
+
+/** Sends raw bytes on a new connection and collects everything until the server closes it. */
+function exchange(t: TestApp, ...chunks: Array<string | Buffer>): Promise<{ responses: RawResponse[]; closedByServer: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(portOf(t), '127.0.0.1');
+    const received: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ responses: parseResponses(Buffer.concat(received)), closedByServer: false });
+    }, 15_000);
+    socket.on('connect', () => {
+      for (const chunk of chunks) socket.write(chunk);
+    });
+    socket.on('data', (d) => received.push(d));
+    // The server may reset while a large request is still being written; what it answered first counts.
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      try {
+        resolve({ responses: parseResponses(Buffer.concat(received)), closedByServer: true });
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}
+
+/** One error answer in the envelope, with a request id, on a connection the server then closed. */
+async function expectEnvelope(t: TestApp, request: string | Buffer, status: number, message: string) {
+  const { responses, closedByServer } = await exchange(t, request);
+  expect(responses).toHaveLength(1);
+  const [res] = responses;
+  expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body: { status: 'error', message, data: null, errors: null } });
+  expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(res.headers['x-request-id']).toMatch(UUID);
+  expect(res.headers.connection).toBe('close');
+  expect(closedByServer).toBe(true);
+  return res;
+}
+
+/** How long after accepting its next connection the server closes it (rejects when it is still open after `ms`). */
+function nextConnectionClosed(server: Server, ms: number): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('connection', (socket: Socket) => {
+      const at = Date.now();
+      const timer = setTimeout(() => reject(new Error(`the server kept the connection open for ${ms} ms`)), ms);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        resolve(Date.now() - at);
+      });
+    });
+  });
+}
+
+/**
+ * An injectable whose answer is about 11 MB (a 4 MB payload, twice in base64): more than the kernel
+ * buffers of a loopback connection hold, so a client that does not read leaves most of it in the server.
+ */
+async function bigInjectable(t: TestApp, key: string): Promise<string> {
+  const project = await makeProject(t, key);
+  const res = await t
+    .http()
+    .post(`/api/v1/project/${project.id}/injectables`)
+    .set('X-API-KEY', key)
+    .send({ slug: 'big', secret: 's3cret', content: 'x'.repeat(4 * 1024 * 1024) });
+  return `/api/v1/project/${project.id}/injectables/${expectSuccess(res, 201).id}`;
+}
+
+/** Sends a GET for `path` and never reads a byte of the answer; resolves with how long until the server dropped the connection. */
+async function neverRead(t: TestApp, path: string, key: string, ms: number): Promise<number> {
+  const closed = nextConnectionClosed(t.app.getHttpServer() as Server, ms);
+  const socket = connect(portOf(t), '127.0.0.1', () => {
+    socket.pause();
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\n\r\n`);
+  });
+  socket.on('error', () => undefined);
+  try {
+    return await closed;
+  } finally {
+    socket.destroy();
+  }
+}
+
+describe('answers node writes itself are in the envelope', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('unknown method → 400', async () => {
+    await expectEnvelope(t, 'FOO /api/v1/ HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'The request does not start with a known HTTP method.');
+    // TLS sent to the plain port is the same case.
+    await expectEnvelope(t, Buffer.from('160301020001000001fc0303', 'hex'), 400, 'The request does not start with a known HTTP method.');
+  });
+
+  it('bad Content-Length (not a number, negative, sent twice) → 400', async () => {
+    const message = 'The Content-Length header must be a single non-negative integer.';
+    await expectEnvelope(t, 'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}', 400, message);
+    await expectEnvelope(t, 'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, message);
+    await expectEnvelope(t, 'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, message);
+  });
+
+  it('Content-Length with Transfer-Encoding, or a malformed chunked body → 400', async () => {
+    await expectEnvelope(
+      t,
+      'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      400,
+      'The Transfer-Encoding header is invalid: send chunked as its last coding, and no Content-Length with it.',
+    );
+    // The route is under way (waiting for the body) when the body turns out broken: ours is its answer.
+    await expectEnvelope(
+      t,
+      'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+      400,
+      'The chunked request body is malformed.',
+    );
+  });
+
+  it('NUL or another control character in a header → 400', async () => {
+    const message = 'A request header contains characters HTTP does not allow in a header name or value (such as NUL or other control characters).';
+    await expectEnvelope(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Thing: a\0b\r\n\r\n', 400, message);
+    await expectEnvelope(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Th\x01ing: ab\r\n\r\n', 400, message);
+  });
+
+  it('a malformed request line → 400', async () => {
+    await expectEnvelope(t, 'GET /api/v1/a b HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'The request line is malformed: send METHOD /path HTTP/1.1 (percent-encode spaces in the path).');
+    await expectEnvelope(t, 'GET /api/v1/ HTTP/7.0\r\nHost: x\r\n\r\n', 400, 'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.');
+  });
+
+  it('a 70 kB header → 431, the answer read in full although the client was still sending', async () => {
+    await expectEnvelope(t, `GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, 'The request headers are too large: at most 16384 bytes in all.');
+  });
+
+  it('Expect other than 100-continue → 417, echoing the request id; 100-continue still works', async () => {
+    const res = await expectEnvelope(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n', 417, 'The Expect header "x" is not supported: only 100-continue is.');
+    expect(res.headers['x-request-id']).toMatch(UUID);
+    const echoed = await exchange(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nExpect: x\r\nX-Request-Id: mine-1\r\n\r\n');
+    expect(echoed.responses[0].headers['x-request-id']).toBe('mine-1');
+
+    const body = '{"name":"Continued"}';
+    const { key } = await makeAccount(t.app);
+    const { responses } = await exchange(
+      t,
+      `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+      body,
+    );
+    expect(responses.map((r) => r.status)).toEqual([201]);
+  });
+
+  it('HTTP/1.1 without Host → 400 from the app, like any other answer', async () => {
+    const { responses } = await exchange(t, 'GET /api/v1/health/live HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(responses).toHaveLength(1);
+    expect({ status: responses[0].status, body: JSON.parse(responses[0].body) }).toEqual({
+      status: 400,
+      body: { status: 'error', message: 'The Host header is required.', data: null, errors: null },
+    });
+    expect(responses[0].headers['x-request-id']).toMatch(UUID);
+    // HTTP/1.0 needs none.
+    expect((await exchange(t, 'GET /api/v1/health/live HTTP/1.0\r\n\r\n')).responses.map((r) => r.status)).toEqual([200]);
+  });
+
+  it('CONNECT → 405 with Allow', async () => {
+    const res = await expectEnvelope(t, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'The CONNECT method is not supported.');
+    expect(res.headers.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+  });
+
+  it('a malformed request pipelined after a good one is answered after it, in order', async () => {
+    const { responses, closedByServer } = await exchange(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\n\r\nFOO / HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(responses.map((r) => r.status)).toEqual([200, 400]);
+    expect(JSON.parse(responses[0].body)).toMatchObject({ status: 'success' });
+    expect(JSON.parse(responses[1].body).message).toBe('The request does not start with a known HTTP method.');
+    expect(closedByServer).toBe(true);
+  });
+});
+
+describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
+  let t: TestApp;
+  let key: string;
+  let injectablePath: string;
+  beforeAll(async () => {
+    t = await createTestApp({ HTTP_IDLE_TIMEOUT_MS: '1000', THROTTLE_API_LIMIT: '100000' });
+    ({ key } = await makeAccount(t.app));
+    injectablePath = await bigInjectable(t, key);
+  }, 60_000);
+  afterAll(async () => t.close());
+
+  it('a client that sends its request and never reads the answer is dropped after the idle timeout; one that reads gets it all', async () => {
+    expect(await neverRead(t, injectablePath, key, 20_000)).toBeGreaterThanOrEqual(900);
+    const res = await t.http().get(injectablePath).set('X-API-KEY', key);
+    expect(expectSuccess(res).content.length).toBeGreaterThan(5_000_000);
+  }, 30_000);
+
+  it('a client that stops sending its request half-way is dropped after the idle timeout', async () => {
+    const closed = nextConnectionClosed(t.app.getHttpServer() as Server, 20_000);
+    const socket = connect(portOf(t), '127.0.0.1', () => {
+      socket.write(`POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`);
+    });
+    socket.on('error', () => undefined);
+    try {
+      expect(await closed).toBeGreaterThanOrEqual(900);
+    } finally {
+      socket.destroy();
+    }
+  }, 30_000);
+
+  it('an upload that keeps sending is never cut, however long it takes in all', async () => {
+    const body = Buffer.from(JSON.stringify({ slug: 'slow', secret: 's3cret', content: 'y'.repeat(600_000) }));
+    const project = await makeProject(t, key);
+    const head = `POST /api/v1/project/${project.id}/injectables HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    const started = Date.now();
+    const responses = await new Promise<RawResponse[]>((resolve, reject) => {
+      const socket = connect(portOf(t), '127.0.0.1');
+      const received: Buffer[] = [];
+      socket.on('data', (d) => received.push(d));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(parseResponses(Buffer.concat(received))));
+      socket.on('connect', async () => {
+        socket.write(head);
+        // 20 pieces, 300 ms apart: 6 s in all, each gap well inside the 1 s idle timeout.
+        for (let offset = 0; offset < body.length; offset += 30_000) {
+          await new Promise((r) => setTimeout(r, 300));
+          socket.write(body.subarray(offset, offset + 30_000));
+        }
+      });
+    });
+    expect(Date.now() - started).toBeGreaterThan(5_000);
+    expect(responses.map((r) => r.status)).toEqual([201]);
+    expect(JSON.parse(responses[0].body).data.slug).toBe('slow');
+  }, 30_000);
+});
+
+describe('connection timeouts with the defaults', () => {
+  let t: TestApp;
+  let key: string;
+  let injectablePath: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    ({ key } = await makeAccount(t.app));
+    injectablePath = await bigInjectable(t, key);
+  }, 60_000);
+  afterAll(async () => t.close());
+
+  // node finds a write stuck only at its second look (the first sees it moved since it began), so a
+  // client that stops reading is dropped after one to two idle timeouts.
+  it('idle 30 s, headers 20 s, whole request 300 s, keep-alive 65 s: a client that never reads is dropped after 30-60 s', async () => {
+    expect(t.config.env.HTTP_IDLE_TIMEOUT_MS).toBe(30_000);
+    const server = t.app.getHttpServer() as Server;
+    expect({ idle: server.timeout, headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({
+      idle: 30_000,
+      headers: 20_000,
+      request: 300_000,
+      keepAlive: 65_000,
+    });
+    const after = await neverRead(t, injectablePath, key, 80_000);
+    expect(after).toBeGreaterThanOrEqual(29_000);
+    expect(after).toBeLessThan(75_000);
+  }, 100_000);
+});
