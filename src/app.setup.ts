@@ -104,7 +104,7 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   app.useLogger(app.get(PinoLogger));
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
   // SIGUSR2, which operators send for a heap snapshot (README "Signals").
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
   configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
   // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).

@@ -40,7 +40,7 @@ async function serve(config: AppConfig): Promise<void> {
 
 /**
  * CLUSTER_WORKERS=N: the primary forks N workers sharing the port and replaces any that dies; on
- * SIGTERM/SIGINT it asks every worker to finish its in-flight requests and exit, and it passes
+ * SIGTERM, SIGINT or SIGHUP it asks every worker to finish its in-flight requests and exit, and it passes
  * SIGUSR2 on to every worker.
  */
 function supervise(workers: number): void {
@@ -56,8 +56,7 @@ function supervise(workers: number): void {
     stopping = true;
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   // The heap worth a snapshot is the workers': each writes its own.
   process.on('SIGUSR2', () => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGUSR2');

@@ -62,37 +62,59 @@ describe('signals (README "Signals")', () => {
     expect((await fetch(`${url}/api/v1/health/live`)).status).toBe(200);
   }, 90_000);
 
-  it('SIGTERM lets a request in flight finish, closes its keep-alive connection, then the process ends', async () => {
-    const cli = (...args: string[]) => JSON.parse(execFileSync(process.execPath, [CLI, ...args], { cwd: dir, env }).toString());
-    cli('users:create', '--email', 'signals@example.com');
-    const { key } = cli('keys:create', '--email', 'signals@example.com');
+  /** A keep-alive request whose body takes 2 s to arrive, with `signal` sent half-way; its answer and when its socket closed. */
+  function requestAcrossSignal(target: ChildProcess, targetPort: number, key: string, signal: NodeJS.Signals) {
     const body = JSON.stringify({ name: 'Made while stopping' });
     let signalledAt = 0;
-    const answer = await new Promise<{ text: string; closedAfter: number }>((resolvePromise, reject) => {
-      const socket = connect(port, '127.0.0.1');
+    return new Promise<{ text: string; closedAfter: number }>((resolvePromise, reject) => {
+      const socket = connect(targetPort, '127.0.0.1');
       let text = '';
       socket.on('data', (d) => (text += d));
       socket.on('error', reject);
       socket.on('close', () => resolvePromise({ text, closedAfter: Date.now() - signalledAt }));
       socket.on('connect', async () => {
-        // A keep-alive request whose body takes 2 s to arrive; SIGTERM comes half-way.
         socket.write(`POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
         for (let i = 0; i < body.length; i += 8) {
           await new Promise((r) => setTimeout(r, 250));
           if (i === 16) {
             signalledAt = Date.now();
-            server.kill('SIGTERM');
+            target.kill(signal);
           }
           socket.write(body.slice(i, i + 8));
         }
       });
     });
-    const exited = new Promise<{ code: number | null; signal: string | null }>((r) => server.once('exit', (code, signal) => r({ code, signal })));
+  }
+
+  const exitOf = (child: ChildProcess) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve(child.exitCode ?? child.signalCode)
+      : new Promise<number | string | null>((r) => child.once('exit', (code, signal) => r(code ?? signal)));
+
+  const apiKey = (database: string) => {
+    const cli = (...args: string[]) => JSON.parse(execFileSync(process.execPath, [CLI, ...args], { cwd: dir, env: { ...env, DATABASE_URL: database } }).toString());
+    cli('users:create', '--email', 'signals@example.com');
+    return cli('keys:create', '--email', 'signals@example.com').key as string;
+  };
+
+  it('SIGTERM lets a request in flight finish, closes its keep-alive connection, then the process ends', async () => {
+    const answer = await requestAcrossSignal(server, port, apiKey(env.DATABASE_URL), 'SIGTERM');
     expect(answer.text).toMatch(/^HTTP\/1\.1 201 /);
     expect(answer.text).toContain('"name":"Made while stopping"');
     // Closed right after its answer, not at the end of the 65 s keep-alive timeout.
     expect(answer.closedAfter).toBeLessThan(10_000);
-    const { code, signal } = server.exitCode !== null || server.signalCode !== null ? { code: server.exitCode, signal: server.signalCode } : await exited;
-    expect([0, 'SIGTERM']).toContain(code ?? signal);
+    // Nest stops the app, then ends the process with the signal it got.
+    expect([0, 'SIGTERM']).toContain(await exitOf(server));
+  }, 60_000);
+
+  it('SIGHUP (a terminal that hangs up) stops as gracefully: the request in flight is answered', async () => {
+    const database = `sqlite:${join(dir, 'hup.sqlite')}`;
+    const key = apiKey(database);
+    const hupPort = await freePort();
+    const other = spawn(process.execPath, [MAIN], { cwd: dir, env: { ...env, PORT: String(hupPort), DATABASE_URL: database }, stdio: 'ignore' });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${hupPort}/api/v1/health/live`)).ok, 30_000);
+    const answer = await requestAcrossSignal(other, hupPort, key, 'SIGHUP');
+    expect(answer.text).toMatch(/^HTTP\/1\.1 201 /);
+    expect([0, 'SIGHUP']).toContain(await exitOf(other));
   }, 60_000);
 });
