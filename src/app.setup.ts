@@ -10,12 +10,12 @@ import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/exception.filter.js';
 import { ApiError, ValidationFailed } from './common/errors.js';
-import { configureHttpServer, requestIdFrom } from './common/http-server.js';
+import { boundLargeAnswers, configureHttpServer, requestIdFrom } from './common/http-server.js';
 import { logsRuntimeRequests, runtimeRequestLog } from './common/logging.js';
 import { unpairedSurrogates } from './common/unicode.js';
 import { createValidationPipe } from './common/validation.js';
 import { setupSwagger } from './openapi.js';
-import { RuntimeFastPath } from './payments/runtime-fast-path.js';
+import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -123,6 +123,7 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   const middlewares = [
     crossOrigin,
     requestId,
+    boundLargeAnswers(config.env.MAX_PENDING_ANSWER_BYTES, logger) as Middleware,
     hostHeader,
     outsideApi,
     contentType,

@@ -149,6 +149,50 @@ export function configureHttpServer(server: Server, idleTimeoutMs: number, logge
   });
 }
 
+/** Answers at least this large are counted against MAX_PENDING_ANSWER_BYTES; smaller ones never wait. */
+export const LARGE_ANSWER_BYTES = 1024 * 1024;
+
+type End = ServerResponse['end'];
+
+/**
+ * Large answers (an injectable with its payload, a page of payloads) wait in memory until the client
+ * has read them: a client that stops reading keeps its answer until the idle timeout drops it. At most
+ * `budget` bytes of large answers wait at once; a large answer that would go past it gets 503 with
+ * Retry-After instead of pinning more memory. One large answer may always go out, however big, so none
+ * is refused for ever. Small answers are not counted. A reservation ends when the client has taken
+ * the last byte (`finish`) or the connection is gone (`close`).
+ */
+export function boundLargeAnswers(budget: number, logger: Logger) {
+  let pending = 0;
+  return (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
+    const end = res.end as (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) => ServerResponse;
+    res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+      const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : Buffer.isBuffer(chunk) ? chunk.length : 0;
+      if (size < LARGE_ANSWER_BYTES || this.headersSent) return end.call(this, chunk, ...rest);
+      if (pending > 0 && pending + size > budget) {
+        logger.warn({ req_id: (req as IncomingMessage & { id?: string }).id, bytes: size, pending }, 'Large answer refused: too many bytes wait for slow clients');
+        const body = envelope('The service is sending too many large answers to slow clients: try again in a moment.');
+        this.statusCode = 503;
+        this.setHeader('Retry-After', '5');
+        this.setHeader('Content-Type', 'application/json; charset=utf-8');
+        this.setHeader('Content-Length', Buffer.byteLength(body));
+        return end.call(this, body);
+      }
+      pending += size;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        pending -= size;
+      };
+      this.once('finish', release);
+      this.once('close', release);
+      return end.call(this, chunk, ...rest);
+    } as End;
+    next();
+  };
+}
+
 /**
  * Graceful stop (SIGTERM, SIGINT, app.close()): Nest's server.close() waits for every connection to
  * end, and a keep-alive connection whose request finished would hold the process for the whole

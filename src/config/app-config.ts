@@ -82,6 +82,10 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
   HTTP_IDLE_TIMEOUT_MS = 30_000;
 
+  /** Bytes of large answers (1 MiB and over) that may wait for slow clients at once; past it they get 503. */
+  @Transform(toInt) @IsInt() @Min(1_048_576)
+  MAX_PENDING_ANSWER_BYTES = 64 * 1024 * 1024;
+
   @Transform(toBool) @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE = false;
 

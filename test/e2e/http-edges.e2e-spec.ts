@@ -296,3 +296,80 @@ describe('connection timeouts with the defaults', () => {
     expect(after).toBeLessThan(75_000);
   }, 100_000);
 });
+
+/** Sends a GET for `path` and reads nothing; the socket, to be destroyed by the caller. */
+function stallingReader(t: TestApp, path: string, key: string): Socket {
+  const socket = connect(portOf(t), '127.0.0.1', () => {
+    socket.pause();
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\n\r\n`);
+  });
+  socket.on('error', () => undefined);
+  return socket;
+}
+
+/** Waits until the server has begun answering every open connection (their answers are in its memory). */
+const settle = () => new Promise((r) => setTimeout(r, 500));
+
+describe('large answers waiting for slow clients are bounded (MAX_PENDING_ANSWER_BYTES)', () => {
+  let t: TestApp;
+  let key: string;
+  let injectablePath: string;
+  beforeAll(async () => {
+    t = await createTestApp({ MAX_PENDING_ANSWER_BYTES: String(16 * 1024 * 1024), THROTTLE_API_LIMIT: '100000' });
+    ({ key } = await makeAccount(t.app));
+    injectablePath = await bigInjectable(t, key);
+  }, 60_000);
+  afterAll(async () => t.close());
+
+  it('a large answer past the budget gets 503 with Retry-After; small answers still go; the budget frees when the slow client goes', async () => {
+    const slow = stallingReader(t, injectablePath, key);
+    try {
+      await settle();
+      const refused = await t.http().get(injectablePath).set('X-API-KEY', key).set('X-Request-Id', 'over-budget');
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(refused.headers['x-request-id']).toBe('over-budget');
+      expect(refused.body).toEqual({ status: 'error', message: 'The service is sending too many large answers to slow clients: try again in a moment.', data: null, errors: null });
+      expectSuccess(await t.http().get(injectablePath.replace(/\/injectables\/\d+$/, '')).set('X-API-KEY', key));
+    } finally {
+      slow.destroy();
+    }
+    await settle();
+    expect(expectSuccess(await t.http().get(injectablePath).set('X-API-KEY', key)).content.length).toBeGreaterThan(5_000_000);
+  }, 30_000);
+
+  it('one large answer always goes, even one larger than the budget', async () => {
+    const small = await createTestApp({ MAX_PENDING_ANSWER_BYTES: String(1024 * 1024), THROTTLE_API_LIMIT: '100000' });
+    try {
+      const { key: smallKey } = await makeAccount(small.app);
+      const path = await bigInjectable(small, smallKey);
+      expect(expectSuccess(await small.http().get(path).set('X-API-KEY', smallKey)).content.length).toBeGreaterThan(5_000_000);
+    } finally {
+      await small.close();
+    }
+  }, 30_000);
+});
+
+describe('large answers with the default budget (64 MiB)', () => {
+  let t: TestApp;
+  let key: string;
+  let injectablePath: string;
+  beforeAll(async () => {
+    t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
+    ({ key } = await makeAccount(t.app));
+    injectablePath = await bigInjectable(t, key);
+  }, 60_000);
+  afterAll(async () => t.close());
+
+  it('five slow readers of an 11 MB answer are served; the sixth gets 503', async () => {
+    expect(t.config.env.MAX_PENDING_ANSWER_BYTES).toBe(64 * 1024 * 1024);
+    const slow: Socket[] = [];
+    try {
+      for (let i = 0; i < 5; i++) slow.push(stallingReader(t, injectablePath, key));
+      await settle();
+      expect((await t.http().get(injectablePath).set('X-API-KEY', key)).status).toBe(503);
+    } finally {
+      for (const socket of slow) socket.destroy();
+    }
+  }, 30_000);
+});
