@@ -12,8 +12,20 @@ export function databaseKind(url: string): DatabaseKind {
   return url.startsWith('sqlite:') ? 'sqlite' : 'mysql';
 }
 
-/** TypeORM options for `sqlite:<path>` (better-sqlite3) or `mysql://…` / `mariadb://…`. */
-export function dataSourceOptions(url: string): DataSourceOptions {
+/**
+ * How long a SQLite statement waits for another process's write lock (the CLI, `npm run dispatcher`)
+ * before it fails as busy (503). better-sqlite3 waits synchronously, so the service's whole event loop
+ * stands still meanwhile: it waits 1 s, far longer than those writers hold the lock (milliseconds),
+ * short enough that a process holding it for long makes calls fail rather than freeze the service.
+ * The CLI, which blocks nobody else, waits 5 s.
+ */
+const SQLITE_BUSY_MS = { service: 1000, tool: 5000 };
+
+/**
+ * TypeORM options for `sqlite:<path>` (better-sqlite3) or `mysql://…` / `mariadb://…`; `service` for
+ * the HTTP service and the dispatcher, which answer others while they wait.
+ */
+export function dataSourceOptions(url: string, { service = false } = {}): DataSourceOptions {
   const common = { entities, migrations, migrationsRun: false, synchronize: false, logging: false } as const;
   if (databaseKind(url) === 'sqlite') {
     const database = url.slice('sqlite:'.length);
@@ -25,7 +37,7 @@ export function dataSourceOptions(url: string): DataSourceOptions {
       // WAL lets readers proceed while a write commits; busy_timeout covers a second process.
       prepareDatabase: (db: { pragma(sql: string): unknown }) => {
         db.pragma('journal_mode = WAL');
-        db.pragma('busy_timeout = 5000');
+        db.pragma(`busy_timeout = ${service ? SQLITE_BUSY_MS.service : SQLITE_BUSY_MS.tool}`);
         db.pragma('synchronous = NORMAL');
       },
     };
