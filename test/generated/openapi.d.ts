@@ -1338,7 +1338,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_ROOT_LIMIT per THROTTLE_ROOT_TTL_SECONDS per IP) */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1408,7 +1408,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1421,6 +1421,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1526,7 +1539,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1539,6 +1552,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1610,7 +1636,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1623,6 +1649,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1779,7 +1818,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1792,6 +1831,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1869,7 +1921,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1882,6 +1934,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1987,7 +2052,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2000,6 +2065,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2125,7 +2203,7 @@ export interface operations {
              */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2138,6 +2216,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2209,7 +2300,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2222,6 +2313,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2341,7 +2445,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2354,6 +2458,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2430,7 +2547,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2443,6 +2560,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2562,7 +2692,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2575,6 +2705,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2666,7 +2809,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2679,6 +2822,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2798,7 +2954,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2811,6 +2967,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2884,7 +3053,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2897,6 +3066,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3018,7 +3200,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3031,6 +3213,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3120,7 +3315,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3133,6 +3328,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3254,7 +3462,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3267,6 +3475,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3374,7 +3595,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3387,6 +3608,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3478,7 +3712,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3491,6 +3725,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3611,7 +3858,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3624,6 +3871,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3697,7 +3957,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3710,6 +3970,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3832,7 +4105,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3845,6 +4118,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3923,7 +4209,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3936,6 +4222,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4027,7 +4326,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4040,6 +4339,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4159,7 +4471,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4172,6 +4484,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4245,7 +4570,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4258,6 +4583,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4379,7 +4717,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4392,6 +4730,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4470,7 +4821,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4483,6 +4834,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4604,7 +4968,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4617,6 +4981,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4690,7 +5067,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4703,6 +5080,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4776,7 +5166,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4789,6 +5179,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4862,7 +5265,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4875,6 +5278,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4994,7 +5410,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5007,6 +5423,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5078,7 +5507,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5091,6 +5520,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5162,7 +5604,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5175,6 +5617,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5266,7 +5721,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5279,6 +5734,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5363,7 +5831,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5376,6 +5844,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
