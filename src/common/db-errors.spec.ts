@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from './errors.js';
-import { ACQUIRE_TIMEOUT, databaseFailure, isCommitOutcomeUnknown, isConnectionLost, isDatabaseBusy, isDatabaseUnavailable } from './db-errors.js';
+import { ACQUIRE_TIMEOUT, databaseFailure, isCommitOutcomeUnknown, isConnectionLost, isDatabaseBusy, isDatabaseUnavailable, STATEMENT_TIMEOUT } from './db-errors.js';
 
 /** An error as mysql2 makes it: a message and driver fields. */
 const driver = (message: string, fields: Record<string, unknown> = {}) => Object.assign(new Error(message), fields);
@@ -26,6 +26,7 @@ describe('database errors', () => {
     driver('connect ETIMEDOUT', { code: 'ETIMEDOUT', errorno: 'ETIMEDOUT', syscall: 'connect', fatal: true }),
     driver('Query inactivity timeout', { code: 'PROTOCOL_SEQUENCE_TIMEOUT', errorno: 'PROTOCOL_SEQUENCE_TIMEOUT', syscall: 'query' }),
     driver('No database connection within 2000 ms.', { code: ACQUIRE_TIMEOUT }),
+    driver('No answer from the database within 2500 ms.', { code: STATEMENT_TIMEOUT }),
     driver('getaddrinfo ENOTFOUND db.internal', { code: 'ENOTFOUND' }),
     driver('connect EHOSTUNREACH 10.0.0.5:3306', { code: 'EHOSTUNREACH' }),
     driver('Too many connections', { code: 'ER_CON_COUNT_ERROR', errno: 1040 }),
@@ -65,7 +66,7 @@ describe('database errors', () => {
   });
 
   it('knows a COMMIT sent and unanswered from one that never went out, and from any other statement', () => {
-    const timedOut = driver('Query inactivity timeout', { code: 'PROTOCOL_SEQUENCE_TIMEOUT' });
+    const timedOut = driver('No answer from the database within 2500 ms.', { code: STATEMENT_TIMEOUT });
     const gone = driver('Connection lost: The server closed the connection.', { code: 'PROTOCOL_CONNECTION_LOST', fatal: true });
     expect(isCommitOutcomeUnknown(failed('COMMIT', timedOut, []))).toBe(true);
     expect(isCommitOutcomeUnknown(failed('COMMIT', gone, []))).toBe(true);

@@ -38,8 +38,9 @@ export function isDatabaseBusy(error: unknown): boolean {
   return isDeadlock(error) || driver?.errno === 1205 || driver?.code === 'SQLITE_BUSY' || driver?.code === 'SQLITE_LOCKED';
 }
 
-/** The code mysql2 errors get when the pool gave no connection in time (src/database/mysql-driver.ts). */
+/** Codes of the deadlines src/database/mysql-driver.ts sets: no connection, or no answer, in time. */
 export const ACQUIRE_TIMEOUT = 'POOL_ACQUIRE_TIMEOUT';
+export const STATEMENT_TIMEOUT = 'STATEMENT_TIMEOUT';
 
 /** The connection went away under the statement, or was already gone: the server no longer has it. */
 const LOST_CODES = new Set(['PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE']);
@@ -63,6 +64,7 @@ const UNREACHABLE_CODES = new Set([
   'EAI_AGAIN',
   'PROTOCOL_SEQUENCE_TIMEOUT',
   ACQUIRE_TIMEOUT,
+  STATEMENT_TIMEOUT,
 ]);
 /**
  * The server refuses new sessions for now (1040 too many connections) or, during a failover, writes

@@ -70,7 +70,7 @@ describe('a database that is away', () => {
       // No connection to be had: TypeORM passes mysql2's error on as it is.
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED', errno: -111, fatal: true }),
       // The statement got no answer within its deadline.
-      new QueryFailedError('SELECT * FROM licenses WHERE uuid_hash = ?', ['key-hash-secret'], Object.assign(new Error('Query inactivity timeout'), { code: 'PROTOCOL_SEQUENCE_TIMEOUT' })),
+      new QueryFailedError('SELECT * FROM licenses WHERE uuid_hash = ?', ['key-hash-secret'], Object.assign(new Error('No answer from the database within 2500 ms.'), { code: 'STATEMENT_TIMEOUT' })),
       new QueryFailedError('INSERT INTO `licenses` VALUES (?)', ['key-secret'], Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true })),
     ];
     for (const error of errors) {
@@ -90,7 +90,7 @@ describe('a database that is away', () => {
 
   it('says that a change whose COMMIT went unanswered may or may not have been stored', () => {
     const { res, sent } = recorder();
-    const timeout = Object.assign(new Error('Query inactivity timeout'), { code: 'PROTOCOL_SEQUENCE_TIMEOUT' });
+    const timeout = Object.assign(new Error('No answer from the database within 2500 ms.'), { code: 'STATEMENT_TIMEOUT' });
     writeError(new QueryFailedError('COMMIT', [], timeout), req, res, recordingLogger().logger);
     expect({ status: sent.status, retryAfter: sent.headers['Retry-After'], body: sent.body }).toEqual({
       status: 503,
