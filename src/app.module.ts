@@ -11,7 +11,7 @@ import { RedisService } from './common/redis.js';
 import { ThrottleGuard } from './common/throttle.guard.js';
 import { throttlerOptions } from './common/throttling.js';
 import { APP_GUARD } from '@nestjs/core';
-import { dataSourceOptions } from './database/data-source-options.js';
+import { dataSourceOptions, openDataSource } from './database/data-source-options.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthController } from './health/health.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
@@ -40,7 +40,10 @@ export class AppModule {
           // logger (errors carry req_id themselves), so the middleware is not mounted at all.
           ...(logsRequests(env) ? {} : { forRoutes: [] }),
         }),
-        TypeOrmModule.forRoot({ ...dataSourceOptions(env.DATABASE_URL), migrationsRun: true }),
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({ ...dataSourceOptions(env.DATABASE_URL, { service: true }), migrationsRun: true }),
+          dataSourceFactory: (options) => openDataSource(options!),
+        }),
         ThrottlerModule.forRootAsync({ inject: [AppConfig, RedisService], useFactory: throttlerOptions }),
         TerminusModule,
         WebhooksModule,

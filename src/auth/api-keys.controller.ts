@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../common/errors.js';
 import { IdPipe } from '../common/id.pipe.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyAuth } from './api-key.guard.js';
 import { AuthService, requireGlobalKey } from './auth.service.js';
@@ -13,7 +13,7 @@ import { ApiPrincipal, CurrentPrincipal } from './principal.js';
 /** API keys of the caller's account; global keys only (SPEC 2). */
 @ApiTags('api-keys')
 @ApiKeyAuth()
-@ApiErrors(500)
+@ApiErrors(500, DATABASE_AWAY)
 @Controller('api-keys')
 export class ApiKeysController {
   constructor(private readonly auth: AuthService) {}

@@ -1,7 +1,22 @@
+import { HttpException } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
 
+interface DriverError {
+  code?: string;
+  errno?: number;
+  message?: string;
+}
+
 const driverError = (error: unknown) =>
-  error instanceof QueryFailedError ? (error as QueryFailedError & { driverError?: { code?: string; errno?: number } }).driverError : undefined;
+  error instanceof QueryFailedError ? (error as QueryFailedError & { driverError?: DriverError }).driverError : undefined;
+
+/**
+ * The driver's own error: inside a QueryFailedError for a statement that failed, or the error itself
+ * when TypeORM could not even get a connection (it passes those on as they are). Not told by
+ * `instanceof Error`: node's socket errors come from another realm under test runners' sandboxes.
+ */
+const cause = (error: unknown): DriverError | undefined =>
+  driverError(error) ?? (typeof error === 'object' && error !== null && !(error instanceof HttpException) ? (error as DriverError) : undefined);
 
 /** A unique index refused the write (SQLite or MySQL/MariaDB). */
 export function isUniqueViolation(error: unknown): boolean {
@@ -21,4 +36,90 @@ export function isDeadlock(error: unknown): boolean {
 export function isDatabaseBusy(error: unknown): boolean {
   const driver = driverError(error);
   return isDeadlock(error) || driver?.errno === 1205 || driver?.code === 'SQLITE_BUSY' || driver?.code === 'SQLITE_LOCKED';
+}
+
+/** Codes of the deadlines src/database/mysql-driver.ts sets: no connection, or no answer, in time. */
+export const ACQUIRE_TIMEOUT = 'POOL_ACQUIRE_TIMEOUT';
+export const STATEMENT_TIMEOUT = 'STATEMENT_TIMEOUT';
+
+/** The connection went away under the statement, or was already gone: the server no longer has it. */
+const LOST_CODES = new Set(['PROTOCOL_CONNECTION_LOST', 'ECONNRESET', 'EPIPE']);
+/**
+ * Server errors that end the session: shutdown in progress (1053), connection killed (1927 MariaDB,
+ * 1317 query interrupted), idle session closed (4031 MySQL 8).
+ */
+const LOST_ERRNOS = new Set([1053, 1317, 1927, 4031]);
+/** mysql2 refuses a statement on a connection it has closed (it was never sent). */
+const CLOSED_STATE = /closed state|Pool is closed/;
+
+/** No answer, or no server: refused, unreachable, or silent past a deadline. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ECONNABORTED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  ACQUIRE_TIMEOUT,
+  STATEMENT_TIMEOUT,
+]);
+/**
+ * The server refuses new sessions for now (1040 too many connections) or, during a failover, writes
+ * (1290 read-only option, 1792 read-only transaction, 1836 read-only mode).
+ */
+const UNAVAILABLE_ERRNOS = new Set([1040, 1290, 1792, 1836]);
+/** The pool's wait list is full: the database is not keeping up. */
+const QUEUE_FULL = /^Queue limit reached/;
+
+/**
+ * The connection was lost, or was already closed before the statement went out. Nothing of an open
+ * transaction survives that (the server rolls it back), so a unit of work that failed so before its
+ * COMMIT may run again on a fresh connection.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  const driver = cause(error);
+  if (!driver) return false;
+  return (
+    (driver.code !== undefined && LOST_CODES.has(driver.code)) ||
+    (driver.errno !== undefined && LOST_ERRNOS.has(driver.errno)) ||
+    CLOSED_STATE.test(driver.message ?? '')
+  );
+}
+
+/**
+ * MySQL/MariaDB is away: refused, unreachable, the connection lost, or no answer within the
+ * deadlines of src/database/mysql-driver.ts. Callers may try again in a moment; never a 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (isConnectionLost(error)) return true;
+  const driver = cause(error);
+  if (!driver) return false;
+  return (
+    (driver.code !== undefined && UNREACHABLE_CODES.has(driver.code)) ||
+    (driver.errno !== undefined && UNAVAILABLE_ERRNOS.has(driver.errno)) ||
+    QUEUE_FULL.test(driver.message ?? '')
+  );
+}
+
+/**
+ * A COMMIT was sent and the database went away before it answered (lost, or silent past the
+ * deadline): the change may or may not be stored. (A COMMIT refused on a connection already closed
+ * never went out: the server rolled that transaction back.)
+ */
+export function isCommitOutcomeUnknown(error: unknown): boolean {
+  return (
+    error instanceof QueryFailedError &&
+    /^\s*COMMIT\b/i.test(error.query ?? '') &&
+    isDatabaseUnavailable(error) &&
+    !CLOSED_STATE.test(driverError(error)?.message ?? '')
+  );
+}
+
+/** What to log of a database failure: never the statement's parameters (keys, secrets). */
+export function databaseFailure(error: unknown): { code: string | number | undefined; message: string } {
+  const driver = cause(error);
+  return { code: driver?.code ?? driver?.errno, message: String(driver?.message ?? error) };
 }

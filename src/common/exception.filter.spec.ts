@@ -53,6 +53,58 @@ describe('writeError', () => {
   });
 });
 
+describe('a database that is away', () => {
+  /** A logger that records what it is asked to write. */
+  const recordingLogger = () => {
+    const lines: Array<{ level: string; args: unknown[] }> = [];
+    const logger = {
+      warn: (...args: unknown[]) => lines.push({ level: 'warn', args }),
+      error: (...args: unknown[]) => lines.push({ level: 'error', args }),
+    } as unknown as Logger;
+    return { logger, lines };
+  };
+  const req = { method: 'POST', originalUrl: '/api/v1/project/1/licenses', headers: {}, id: 'req-1' } as unknown as Request;
+
+  it('answers 503 with Retry-After and says so, logging one warning without the statement or its parameters', () => {
+    const errors = [
+      // No connection to be had: TypeORM passes mysql2's error on as it is.
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:3306'), { code: 'ECONNREFUSED', errno: -111, fatal: true }),
+      // The statement got no answer within its deadline.
+      new QueryFailedError('SELECT * FROM licenses WHERE uuid_hash = ?', ['key-hash-secret'], Object.assign(new Error('No answer from the database within 2500 ms.'), { code: 'STATEMENT_TIMEOUT' })),
+      new QueryFailedError('INSERT INTO `licenses` VALUES (?)', ['key-secret'], Object.assign(new Error('Connection lost: The server closed the connection.'), { code: 'PROTOCOL_CONNECTION_LOST', fatal: true })),
+    ];
+    for (const error of errors) {
+      const { res, sent } = recorder();
+      const { logger, lines } = recordingLogger();
+      writeError(error, req, res, logger);
+      expect({ status: sent.status, retryAfter: sent.headers['Retry-After'], body: sent.body }).toEqual({
+        status: 503,
+        retryAfter: '1',
+        body: { status: 'error', message: 'The database is unavailable: try again in a moment.', data: null, errors: null },
+      });
+      expect(lines.map((line) => line.level)).toEqual(['warn']);
+      expect(JSON.stringify(lines)).not.toMatch(/secret|SELECT|INSERT/);
+      expect(lines[0].args[0]).toEqual({ db: { code: (error as { code?: string }).code ?? (error as { driverError?: { code: string } }).driverError?.code, message: expect.any(String) }, req_id: 'req-1' });
+    }
+  });
+
+  it('says that a change whose COMMIT went unanswered may or may not have been stored', () => {
+    const { res, sent } = recorder();
+    const timeout = Object.assign(new Error('No answer from the database within 2500 ms.'), { code: 'STATEMENT_TIMEOUT' });
+    writeError(new QueryFailedError('COMMIT', [], timeout), req, res, recordingLogger().logger);
+    expect({ status: sent.status, retryAfter: sent.headers['Retry-After'], body: sent.body }).toEqual({
+      status: 503,
+      retryAfter: '1',
+      body: {
+        status: 'error',
+        message: 'The database stopped answering while this change was being committed: it may or may not have been stored; check before sending it again.',
+        data: null,
+        errors: null,
+      },
+    });
+  });
+});
+
 describe('errorEnvelope on a request Express never saw (RuntimeFastPath)', () => {
   it('answers a framework 404 from node\'s own request: no req.app, no req.originalUrl', () => {
     const { res } = recorder();

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { EntityNotFoundError } from 'typeorm';
 import { Envelope, FieldErrors } from './envelope.js';
 import { ApiError } from './errors.js';
-import { isDatabaseBusy } from './db-errors.js';
+import { databaseFailure, isCommitOutcomeUnknown, isDatabaseBusy, isDatabaseUnavailable } from './db-errors.js';
 
 interface RouterLayer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -45,6 +45,10 @@ const STATUS_MESSAGES: Record<number, string> = {
   422: 'The given data was invalid.',
   429: 'Too many requests.',
 };
+
+export const DATABASE_UNAVAILABLE = 'The database is unavailable: try again in a moment.';
+export const COMMIT_OUTCOME_UNKNOWN =
+  'The database stopped answering while this change was being committed: it may or may not have been stored; check before sending it again.';
 
 /** Turns every error, ours or the framework's, into the error envelope. */
 @Catch()
@@ -101,7 +105,13 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
     status = HttpStatus.SERVICE_UNAVAILABLE;
     message = 'The database is busy: try again in a moment.';
     res.setHeader('Retry-After', '1');
-    logger.warn({ err: exception, req_id: req.id }, 'Database busy');
+    logger.warn({ db: databaseFailure(exception), req_id: req.id }, 'Database busy');
+  } else if (isDatabaseUnavailable(exception)) {
+    // Unreachable, connection lost, or silent past the deadlines: nothing the request did wrong.
+    status = HttpStatus.SERVICE_UNAVAILABLE;
+    message = isCommitOutcomeUnknown(exception) ? COMMIT_OUTCOME_UNKNOWN : DATABASE_UNAVAILABLE;
+    res.setHeader('Retry-After', '1');
+    logger.warn({ db: databaseFailure(exception), req_id: req.id }, 'Database unavailable');
   } else if (exception instanceof HttpException) {
     status = exception.getStatus();
     const body = exception.getResponse();

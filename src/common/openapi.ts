@@ -23,7 +23,7 @@ export const REQUEST_ID_HEADER: HeadersObject = {
 };
 
 const RETRY_AFTER: HeadersObject = {
-  'Retry-After': { description: 'Seconds until the limit resets', schema: { type: 'integer', minimum: 1 } },
+  'Retry-After': { description: 'Seconds to wait before trying again (429: until the limit resets)', schema: { type: 'integer', minimum: 1 } },
 };
 
 /** A property that is always JSON `null` (OpenAPI 3.0 has no null type: a nullable object whose only value is null). */
@@ -169,27 +169,34 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is down',
 };
 
-export type ErrorSpec = number | { status: number; description?: string; refusal?: boolean };
+export type ErrorSpec = number | { status: number; description?: string; refusal?: boolean; retryAfter?: boolean };
+
+/** Any operation that reads or writes the database (README, "When the database is away"). */
+export const DATABASE_AWAY = {
+  status: 503,
+  description: 'The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so)',
+  retryAfter: true,
+} satisfies ErrorSpec;
 
 /**
  * Error answers in the envelope: 422 as ValidationErrorEnvelope, `refusal` ones (runtime checks) as
- * RefusalEnvelope, the rest as ErrorEnvelope; 429 with Retry-After. A later spec of the same status
- * replaces an earlier one.
+ * RefusalEnvelope, the rest as ErrorEnvelope; 429 and `retryAfter` ones with Retry-After. A later
+ * spec of the same status replaces an earlier one.
  */
 export function ApiErrors(...specs: ErrorSpec[]) {
-  const byStatus = new Map<number, { status: number; description?: string; refusal?: boolean }>();
+  const byStatus = new Map<number, { status: number; description?: string; refusal?: boolean; retryAfter?: boolean }>();
   for (const spec of specs) {
     const entry = typeof spec === 'number' ? { status: spec } : spec;
     byStatus.set(entry.status, entry);
   }
   return applyDecorators(
-    ...[...byStatus.values()].map(({ status, description, refusal }) => {
+    ...[...byStatus.values()].map(({ status, description, refusal, retryAfter }) => {
       const type = status === 422 ? ValidationErrorEnvelope : refusal ? RefusalEnvelope : ErrorEnvelope;
       return ApiResponse({
         status,
         description: description ?? ERROR_DESCRIPTIONS[status] ?? 'Error',
         type,
-        headers: status === 429 ? { ...REQUEST_ID_HEADER, ...RETRY_AFTER } : REQUEST_ID_HEADER,
+        headers: status === 429 || retryAfter ? { ...REQUEST_ID_HEADER, ...RETRY_AFTER } : REQUEST_ID_HEADER,
       });
     }),
   );

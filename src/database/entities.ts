@@ -10,8 +10,16 @@ import { RuntimeCounters1732000000001 } from './migrations/1732000000001-Runtime
 import { Injectables1732000000002 } from './migrations/1732000000002-Injectables.js';
 import { Webhooks1732000000003 } from './migrations/1732000000003-Webhooks.js';
 import { WebhookTargetHost1732000000004 } from './migrations/1732000000004-WebhookTargetHost.js';
+import { UsageFlushes1732000000005 } from './migrations/1732000000005-UsageFlushes.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
 export const entities = [UserEntity, ApiKeyEntity, ProjectEntity, DomainEntity, LicenseEntity, LicenseUsageEntity, LicenseActivationEntity, InjectableEntity, WebhookDeliveryEntity, WebhookAttemptEntity];
-export const migrations = [Initial1732000000000, RuntimeCounters1732000000001, Injectables1732000000002, Webhooks1732000000003, WebhookTargetHost1732000000004];
+export const migrations = [
+  Initial1732000000000,
+  RuntimeCounters1732000000001,
+  Injectables1732000000002,
+  Webhooks1732000000003,
+  WebhookTargetHost1732000000004,
+  UsageFlushes1732000000005,
+];

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
-import { isDeadlock } from '../common/db-errors.js';
+import { isConnectionLost, isDeadlock } from '../common/db-errors.js';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
@@ -48,7 +48,7 @@ export class UnitOfWork implements OnModuleInit {
   private starting = false;
 
   async run<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (!this.sqlite) return this.transactionRetryingDeadlocks(work);
+    if (!this.sqlite) return this.transactionRetrying(work);
     if (this.active !== null && this.context.getStore() === this.active) {
       // Already inside this unit: join it.
       return work(this.dataSource.manager);
@@ -59,16 +59,34 @@ export class UnitOfWork implements OnModuleInit {
   }
 
   /**
-   * MySQL/MariaDB: InnoDB breaks a deadlock by rolling one transaction back whole; that one is run
+   * MySQL/MariaDB. InnoDB breaks a deadlock by rolling one transaction back whole; that one is run
    * again from the start (its work reads everything it decides on inside the unit), a few times.
+   *
+   * A connection lost before the COMMIT went out takes its transaction with it (the server rolls it
+   * back), so the unit runs again once on a fresh connection: a pooled connection that died while
+   * idle costs no failed call. Once the COMMIT has been sent, a lost connection or a silence past the
+   * deadline leaves the outcome unknown (isCommitOutcomeUnknown): never run again, never "not stored".
    */
-  private async transactionRetryingDeadlocks<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  private async transactionRetrying<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      const runner = this.dataSource.createQueryRunner();
+      let started = false;
+      let committing = false;
       try {
-        return await this.dataSource.transaction(work);
+        await runner.startTransaction();
+        started = true;
+        const result = await work(runner.manager);
+        committing = true;
+        await runner.commitTransaction();
+        return result;
       } catch (error) {
-        if (attempt >= DEADLOCK_ATTEMPTS || !isDeadlock(error)) throw error;
+        // (When START TRANSACTION failed there is nothing to roll back, and no connection to do it on.)
+        if (started && runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        const again = isDeadlock(error) ? attempt < DEADLOCK_ATTEMPTS : attempt === 1 && !committing && isConnectionLost(error);
+        if (!again) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+      } finally {
+        await runner.release();
       }
     }
   }

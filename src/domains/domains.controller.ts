@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
 import { CachedRead, ProjectResource } from '../common/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -15,7 +15,7 @@ import { DomainResponse } from './dto/domain.response.js';
 @ApiTags('domains')
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500)
+@ApiErrors(404, 500, DATABASE_AWAY)
 @ProjectResource()
 @Controller('project/:project/domains')
 export class DomainsController {

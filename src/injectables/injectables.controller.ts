@@ -4,7 +4,7 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { LicensedRequest, LicenseKeyAuth } from '../auth/license-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { ProjectResource } from '../common/read-cache.js';
 import { UploadInterceptor } from '../common/upload.interceptor.js';
@@ -16,7 +16,7 @@ import { InjectableListItem, InjectablesService, UploadedPayload } from './injec
 @ApiTags('injectables')
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500)
+@ApiErrors(404, 500, DATABASE_AWAY)
 @ProjectResource()
 @Controller('project/:project/injectables')
 export class InjectablesController {
@@ -113,7 +113,7 @@ export class InjectablesController {
 
 /** Seed 4.10: runtime clients stream their project's injectables by license key. */
 @ApiTags('injectables')
-@ApiErrors(500)
+@ApiErrors(500, DATABASE_AWAY)
 @Controller('injectable')
 export class InjectableStreamController {
   constructor(private readonly injectables: InjectablesService) {}

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../database/data-source-options.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { CountersService } from './counters.service.js';
 
 describe('CountersService activations', () => {
   let ds: DataSource;
+  let unit: UnitOfWork;
   const statements: string[] = [];
   beforeAll(async () => {
     ds = await new DataSource({
@@ -20,6 +22,8 @@ describe('CountersService activations', () => {
       },
     }).initialize();
     await ds.runMigrations();
+    unit = new UnitOfWork(ds);
+    unit.onModuleInit();
   });
   afterAll(async () => ds.destroy());
 
@@ -27,7 +31,7 @@ describe('CountersService activations', () => {
     ds.query('SELECT domain, host FROM license_activations WHERE license_id = ? ORDER BY host', [licenseId]);
 
   it('records a burst of first calls from one place with one insert per activation', async () => {
-    const counters = new CountersService(ds);
+    const counters = new CountersService(ds, unit);
     statements.length = 0;
     const answers = await Promise.all(Array.from({ length: 25 }, () => counters.activate(1, 'shop.example', 'www.shop.example', null, null)));
     expect(answers).toEqual(Array(25).fill('ok'));
@@ -43,7 +47,7 @@ describe('CountersService activations', () => {
   });
 
   it('gives every call of a refused burst the refusal, and keeps the limit', async () => {
-    const counters = new CountersService(ds);
+    const counters = new CountersService(ds, unit);
     expect(await counters.activate(2, 'one.example', '', 1, null)).toBe('ok');
     const answers = await Promise.all(Array.from({ length: 10 }, () => counters.activate(2, 'two.example', '', 1, null)));
     expect(answers).toEqual(Array(10).fill('max_domains'));
@@ -53,14 +57,14 @@ describe('CountersService activations', () => {
   });
 
   it('different places racing for the last slot: exactly one gets it', async () => {
-    const counters = new CountersService(ds);
+    const counters = new CountersService(ds, unit);
     const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => counters.activate(3, `${d}.example`, '', 1, null)));
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
     expect(await activations(3)).toHaveLength(1);
   });
 
   it('writes the counts of 450 licenses in three statements, dropping those of a license that is gone', async () => {
-    const counters = new CountersService(ds);
+    const counters = new CountersService(ds, unit);
     const ids = Array.from({ length: 450 }, (_, i) => 1000 + i);
     for (const id of ids) {
       await ds.query('INSERT INTO licenses (id, project_id, user_id, uuid, uuid_hash, title) VALUES (?, 1, 1, ?, ?, ?)', [id, `u${id}`, `h${id}`, `t${id}`]);

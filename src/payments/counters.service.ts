@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { isUniqueViolation } from '../common/db-errors.js';
+import { databaseFailure, isCommitOutcomeUnknown, isUniqueViolation } from '../common/db-errors.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
 import { utcDay } from '../licenses/licenses.service.js';
 
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
@@ -14,6 +16,18 @@ export type LastUseRecorder = (take: (manager: EntityManager) => Promise<boolean
 /** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
 const FLUSH_CHUNK = 200;
 const FLUSH_MS = 1000;
+/** usage_flushes rows only matter until their flush is settled; a day is ample, pruned every 10 minutes. */
+const FLUSH_IDS_KEPT_MS = 24 * 3600_000;
+const PRUNE_EVERY_MS = 600_000;
+
+/** Counts taken from `pending` for one flush, under the id that makes sending them again harmless. */
+interface FlushBatch {
+  id: string;
+  counts: Array<[string, number]>;
+}
+
+/** 'YYYY-MM-DD HH:MM:SS' in UTC, as both databases compare datetimes. */
+const sqlDatetime = (date: Date) => date.toISOString().slice(0, 19).replace('T', ' ');
 
 /**
  * MySQL/MariaDB refusals that leave nothing done and may simply be retried: deadlock (1213), lock-wait
@@ -33,7 +47,9 @@ const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve
  * in other instances on the same database — can never both take the last slot.
  *
  * Calls of licenses without a daily limit are counted in memory and added to the database once a
- * second, so that unlimited licenses never serialise on a row.
+ * second, so that unlimited licenses never serialise on a row. While the database is away the counts
+ * stay in memory and are written once it is back; a flush whose COMMIT went unanswered is sent again
+ * under the same id, so it is counted once whether or not the first one landed.
  */
 @Injectable()
 export class CountersService implements OnModuleInit, OnApplicationShutdown {
@@ -43,8 +59,16 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly recording = new Map<string, Promise<Activation>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
+  /** A batch whose COMMIT got no answer: it may be stored or not, until sent again. */
+  private unsettled: FlushBatch | null = null;
+  private flushing: Promise<void> | null = null;
+  private flushFailing = false;
+  private pruned = 0;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly unit: UnitOfWork,
+  ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
   }
 
@@ -55,6 +79,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    await this.flushing;
     await this.flush();
   }
 
@@ -164,31 +189,70 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   /**
    * Adds the in-memory counts to the database: one upsert statement per flush (per 200 licenses),
    * whatever the count. Counts of a license deleted since they were taken are dropped with it, not
-   * written back as a row of a license that no longer exists.
+   * written back as a row of a license that no longer exists. One flush at a time: against a database
+   * that does not answer, one takes seconds.
    */
-  async flush(): Promise<void> {
-    if (this.pending.size === 0) return;
-    const batch = [...this.pending];
-    this.pending.clear();
-    for (let i = 0; i < batch.length; i += FLUSH_CHUNK) {
-      const chunk = batch.slice(i, i + FLUSH_CHUNK);
-      const rows = chunk.map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n' : 'SELECT ?, ?, ?')).join(' UNION ALL ');
-      const params = chunk.flatMap(([key, n]) => {
-        const [licenseId, day] = key.split(':');
-        return [Number(licenseId), day, n];
-      });
-      const select = `SELECT v.license_id, v.day, v.n FROM (${rows}) v WHERE EXISTS (SELECT 1 FROM licenses l WHERE l.id = v.license_id)`;
-      const upsert = this.mysql
-        ? `INSERT INTO license_usage (license_id, day, count) ${select} ON DUPLICATE KEY UPDATE count = count + VALUES(count)`
-        : `INSERT INTO license_usage (license_id, day, count) ${select} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count`;
-      try {
-        await this.run(upsert, params);
-      } catch (error) {
-        // Keep the counts for the next flush rather than lose them.
-        for (const [key, n] of chunk) this.pending.set(key, (this.pending.get(key) ?? 0) + n);
-        this.logger.warn(`usage flush failed, will retry: ${(error as Error).message}`);
-      }
+  flush(): Promise<void> {
+    this.flushing ??= this.flushAll().finally(() => (this.flushing = null));
+    return this.flushing;
+  }
+
+  private async flushAll(): Promise<void> {
+    if (this.unsettled) {
+      if (!(await this.write(this.unsettled))) return;
+      this.unsettled = null;
     }
+    if (this.pending.size === 0) return;
+    const batch: FlushBatch = { id: randomUUID(), counts: [...this.pending] };
+    this.pending.clear();
+    await this.write(batch);
+  }
+
+  /** Writes the batch (or learns that it was written before); false when it must be sent again later. */
+  private async write(batch: FlushBatch): Promise<boolean> {
+    try {
+      await this.unit.run(async (manager) => {
+        try {
+          await manager.query('INSERT INTO usage_flushes (id, created_at) VALUES (?, ?)', [batch.id, sqlDatetime(new Date())]);
+        } catch (error) {
+          // Sent before, and its COMMIT did land: nothing more to write.
+          if (isUniqueViolation(error)) return;
+          throw error;
+        }
+        for (let i = 0; i < batch.counts.length; i += FLUSH_CHUNK) await manager.query(...this.upsert(batch.counts.slice(i, i + FLUSH_CHUNK)));
+        if (Date.now() - this.pruned > PRUNE_EVERY_MS) {
+          await manager.query('DELETE FROM usage_flushes WHERE created_at < ?', [sqlDatetime(new Date(Date.now() - FLUSH_IDS_KEPT_MS))]);
+          this.pruned = Date.now();
+        }
+      });
+    } catch (error) {
+      if (isCommitOutcomeUnknown(error)) {
+        this.unsettled = batch;
+      } else if (batch !== this.unsettled) {
+        // Certainly not written (the transaction never committed): back with the counts taken since.
+        for (const [key, n] of batch.counts) this.pending.set(key, (this.pending.get(key) ?? 0) + n);
+      }
+      if (!this.flushFailing) this.logger.warn({ db: databaseFailure(error) }, 'Usage counts could not be written: kept in memory until the database answers');
+      this.flushFailing = true;
+      return false;
+    }
+    if (this.flushFailing) this.logger.log('Usage counts written again');
+    this.flushFailing = false;
+    return true;
+  }
+
+  /** The upsert adding `chunk`'s counts, and its parameters. */
+  private upsert(chunk: Array<[string, number]>): [string, unknown[]] {
+    const rows = chunk.map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n' : 'SELECT ?, ?, ?')).join(' UNION ALL ');
+    const params = chunk.flatMap(([key, n]) => {
+      const [licenseId, day] = key.split(':');
+      return [Number(licenseId), day, n];
+    });
+    const select = `SELECT v.license_id, v.day, v.n FROM (${rows}) v WHERE EXISTS (SELECT 1 FROM licenses l WHERE l.id = v.license_id)`;
+    const sql = this.mysql
+      ? `INSERT INTO license_usage (license_id, day, count) ${select} ON DUPLICATE KEY UPDATE count = count + VALUES(count)`
+      : `INSERT INTO license_usage (license_id, day, count) ${select} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count`;
+    return [sql, params];
   }
 
   /** Inserts the activation unless it exists; with a limit, only while `countSql` is below it. */

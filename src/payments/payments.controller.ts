@@ -6,7 +6,7 @@ import { LicensedRequest, LicenseKeyAuth } from '../auth/license-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RuntimeLookupService } from '../auth/runtime-lookup.service.js';
 import { IdPipe } from '../common/id.pipe.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi.js';
+import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi.js';
 import { notFound } from '../common/errors.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
@@ -23,7 +23,7 @@ const DomainQuery = ApiQuery({
 });
 
 @ApiTags('payments')
-@ApiErrors(500)
+@ApiErrors(500, DATABASE_AWAY)
 @Controller('project')
 export class PaymentsController {
   constructor(

@@ -5,7 +5,7 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { requireGlobalKey } from '../auth/auth.service.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
 import { CachedRead, ProjectResource } from '../common/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../common/pagination.js';
 import { CreateProjectDto, LockProjectDto, UpdateProjectDto } from './dto/project.dto.js';
@@ -16,7 +16,7 @@ import { ProjectsService } from './projects.service.js';
 
 @ApiTags('projects')
 @ApiKeyAuth()
-@ApiErrors(500)
+@ApiErrors(500, DATABASE_AWAY)
 @ProjectResource()
 @Controller('project')
 export class ProjectsController {

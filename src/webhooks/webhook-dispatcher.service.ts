@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Brackets, DataSource, Repository } from 'typeorm';
 import { openSecret } from '../common/crypto.js';
+import { databaseFailure } from '../common/db-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AppConfig } from '../config/app-config.js';
 import { ProjectEntity } from '../projects/project.entity.js';
@@ -89,7 +90,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     }
     clearTimeout(this.timer);
     this.filling = this.fill()
-      .catch((error: Error) => this.logger.warn(`dispatch pass failed: ${error.message}`))
+      .then(
+        () => this.passed(null),
+        (error: unknown) => this.passed(error),
+      )
       .finally(() => {
         this.filling = null;
         if (this.stopped) return;
@@ -101,6 +105,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           this.timer.unref();
         }
       });
+  }
+
+  private failing = false;
+
+  /**
+   * Logs the first failed fill of a run of them (the database away: every poll fails until it is
+   * back) and the first fill that works again, not every poll in between.
+   */
+  private passed(error: unknown): void {
+    if (error !== null && !this.failing) this.logger.warn({ db: databaseFailure(error) }, 'Webhook dispatch failing; polling on (logged again once it works)');
+    if (error === null && this.failing) this.logger.log('Webhook dispatch works again');
+    this.failing = error !== null;
   }
 
   /**

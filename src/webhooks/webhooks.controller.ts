@@ -6,7 +6,7 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ApiError, notFound } from '../common/errors.js';
 import { IdPipe } from '../common/id.pipe.js';
-import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi.js';
+import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../common/pagination.js';
 import { ProjectResource } from '../common/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -17,7 +17,7 @@ import { WebhookOutbox } from './webhook-outbox.service.js';
 @ApiTags('webhooks')
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500)
+@ApiErrors(404, 500, DATABASE_AWAY)
 @ProjectResource()
 @Controller('project/:project/webhook-deliveries')
 export class WebhooksController {

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { UserEntity } from '../../src/auth/user.entity.js';
 import { lockedRow, UnitOfWork } from '../../src/database/unit-of-work.js';
-import { makeUser } from '../factories/index.js';
+import type { Response } from 'supertest';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { makeAccount, makeDomain, makeLicense, makeProject, makeUser } from '../factories/index.js';
+import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TEST_DB, TestApp } from '../utils/test-app.js';
 
 describe('units of work on the real database', () => {
@@ -34,5 +38,48 @@ describe('units of work on the real database', () => {
     await expect(Promise.all([crossing(a.id, b.id, 'one'), crossing(b.id, a.id, 'two')])).resolves.toEqual(['one', 'two']);
     // MariaDB rolled one of them back as the deadlock's victim, and it ran again.
     expect(attempts).toBe(TEST_DB === 'mysql' ? 3 : 2);
+  });
+});
+
+describe('SQLite: another process holding the write lock', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  // better-sqlite3 waits for a lock synchronously, and the whole service with it.
+  (TEST_DB === 'sqlite' ? it : it.skip)('answers 503 "busy" with Retry-After within about a second, and goes through once the lock is released', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    await makeDomain(t, key, project.id, { domain: 'shop.example.com', has_paid: true });
+    const license = await makeLicense(t, key, project.id, { max_usage_per_day: 100 });
+    const check = () => t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', license.uuid).set('X-Service-Domain', 'shop.example.com');
+    const create = () => t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: `Project ${Date.now()}` });
+    expectSuccess(await check());
+    const busy = (res: Response) => {
+      expectError(res, 503);
+      expect({ message: res.body.message, retryAfter: res.headers['retry-after'] }).toEqual({ message: 'The database is busy: try again in a moment.', retryAfter: '1' });
+    };
+
+    // Another process (the CLI, `npm run dispatcher`) in the middle of a write.
+    const other = await new DataSource(dataSourceOptions(t.config.env.DATABASE_URL)).initialize();
+    try {
+      await other.query('BEGIN IMMEDIATE');
+      // A statement that writes first (the daily usage count) waits for the lock, 1 s at most.
+      let started = Date.now();
+      busy(await check());
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(Date.now() - started).toBeLessThan(2500);
+      // A unit of work that has read before it writes is refused at once: SQLite does not wait there.
+      started = Date.now();
+      busy(await create());
+      expect(Date.now() - started).toBeLessThan(2500);
+      await other.query('ROLLBACK');
+    } finally {
+      await other.destroy();
+    }
+    expectSuccess(await check());
+    expectSuccess(await create(), 201);
   });
 });

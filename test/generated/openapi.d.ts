@@ -1538,7 +1538,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_ROOT_LIMIT per THROTTLE_ROOT_TTL_SECONDS per IP) */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1608,7 +1608,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1621,6 +1621,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1726,7 +1739,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1739,6 +1752,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1810,7 +1836,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1823,6 +1849,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -1979,7 +2018,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -1992,6 +2031,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2069,7 +2121,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2082,6 +2134,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2187,7 +2252,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2200,6 +2265,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2325,7 +2403,7 @@ export interface operations {
              */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2338,6 +2416,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2409,7 +2500,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2422,6 +2513,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2541,7 +2645,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2554,6 +2658,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2630,7 +2747,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2643,6 +2760,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2762,7 +2892,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2775,6 +2905,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2866,7 +3009,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -2879,6 +3022,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2998,7 +3154,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3011,6 +3167,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3084,7 +3253,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3097,6 +3266,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3218,7 +3400,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3231,6 +3413,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3320,7 +3515,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3333,6 +3528,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3454,7 +3662,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3467,6 +3675,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3574,7 +3795,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3587,6 +3808,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3678,7 +3912,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3691,6 +3925,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3811,7 +4058,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3824,6 +4071,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -3897,7 +4157,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -3910,6 +4170,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4032,7 +4305,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4045,6 +4318,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4123,7 +4409,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4136,6 +4422,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4227,7 +4526,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4240,6 +4539,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4359,7 +4671,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4372,6 +4684,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4445,7 +4770,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4458,6 +4783,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4579,7 +4917,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4592,6 +4930,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4670,7 +5021,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4683,6 +5034,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4804,7 +5168,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4817,6 +5181,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4890,7 +5267,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4903,6 +5280,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -4976,7 +5366,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -4989,6 +5379,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5062,7 +5465,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5075,6 +5478,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5194,7 +5610,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5207,6 +5623,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5278,7 +5707,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5291,6 +5720,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5362,7 +5804,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5375,6 +5817,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5466,7 +5921,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5479,6 +5934,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -5563,7 +6031,7 @@ export interface operations {
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
             429: {
                 headers: {
-                    /** @description Seconds until the limit resets */
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
                     "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
@@ -5576,6 +6044,19 @@ export interface operations {
             /** @description Unexpected failure (generic message; logged with the request id) */
             500: {
                 headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
