@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { childrenOf, freePort, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
+import { catches, childrenOf, freePort, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
 import { createTestDatabase } from '../utils/test-app.js';
 
 describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
@@ -53,10 +53,11 @@ describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
   });
 
   it('SIGUSR2 to the primary: every worker writes a heap snapshot, and nothing stops', async () => {
+    // Both workers up and listening for the signal (one still starting would die of it: its default action).
     const workers = await waitFor(async () => {
       const pids = childrenOf(primary.pid as number);
-      return pids.length === 2 ? pids : undefined;
-    });
+      return pids.length === 2 && pids.every((pid) => catches(pid, 'SIGUSR2')) ? pids : undefined;
+    }, 30_000);
     primary.kill('SIGUSR2');
     const snapshots = await waitFor(async () => {
       const files = readdirSync(dir).filter((name) => name.endsWith('.heapsnapshot'));

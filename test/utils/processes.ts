@@ -42,5 +42,16 @@ export function childrenOf(pid: number): number[] {
   }
 }
 
+/** Whether the process has a handler for `signal` (Linux: the SigCgt mask of /proc/<pid>/status). */
+export function catches(pid: number, signal: 'SIGUSR2' | 'SIGTERM' | 'SIGHUP'): boolean {
+  const number = { SIGHUP: 1, SIGUSR2: 12, SIGTERM: 15 }[signal];
+  try {
+    const mask = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return mask !== undefined && (BigInt(`0x${mask}`) & (1n << BigInt(number - 1))) !== 0n;
+  } catch {
+    return false;
+  }
+}
+
 /** Redis for the services suites (`npm run test:services`). */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
