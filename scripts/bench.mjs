@@ -49,9 +49,9 @@ if (!existsSync(new URL('../dist/src/main.js', import.meta.url))) {
 }
 const { loadConfig } = await import(dist('config/app-config.js'));
 const { dataSourceOptions } = await import(dist('database/data-source-options.js'));
-const { sha256Hex, sealSecret } = await import(dist('common/crypto.js'));
-const { newSigningKeyPair, openPrivateKey, signEd25519 } = await import(dist('projects/signing.js'));
-const { encryptPayload, contentHash, signedMessage } = await import(dist('injectables/payload-crypto.js'));
+const { sha256Hex, sealSecret } = await import(dist('common/crypto/crypto.js'));
+const { newSigningKeyPair, openPrivateKey, signEd25519 } = await import(dist('common/crypto/signing.js'));
+const { encryptPayload, contentHash, signedMessage } = await import(dist('common/crypto/payload.js'));
 const { UserEntity } = await import(dist('auth/user.entity.js'));
 const { ApiKeyEntity } = await import(dist('auth/api-key.entity.js'));
 const { ProjectEntity } = await import(dist('projects/project.entity.js'));

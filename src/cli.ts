@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { ApiKeyEntity } from './auth/api-key.entity.js';
 import { AuthService } from './auth/auth.service.js';
 import { UserEntity } from './auth/user.entity.js';
-import { ApiError } from './common/errors.js';
+import { ApiError } from './common/http/errors.js';
 import { loadConfig, loadEnvFile } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
 import { ProjectEntity } from './projects/project.entity.js';

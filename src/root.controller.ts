@@ -1,9 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 
-import { RawResponse } from './common/envelope.js';
+import { RawResponse } from './common/http/envelope.js';
 import { ApiErrors, REQUEST_ID_HEADER, RootEnvelope } from './common/openapi.js';
-import { ThrottleAs } from './common/throttling.js';
+import { ThrottleAs } from './common/throttling/throttling.js';
 
 /** Seed 4.1: connectivity check, no authentication, rate-limited per IP. */
 @ApiTags('root')

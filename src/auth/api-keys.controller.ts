@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { notFound } from '../common/errors.js';
-import { IdPipe } from '../common/id.pipe.js';
+import { notFound } from '../common/http/errors.js';
+import { IdPipe } from '../common/http/id.pipe.js';
 import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyAuth } from './api-key.guard.js';

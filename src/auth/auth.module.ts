@@ -7,8 +7,8 @@ import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { AuthService } from './auth.service.js';
-import { LicenseKeyGuard } from './license-key.guard.js';
-import { RuntimeLookupService } from './runtime-lookup.service.js';
+import { LicenseKeyGuard } from '../payments/license-key.guard.js';
+import { RuntimeLookupService } from '../payments/runtime-lookup.service.js';
 import { UserEntity } from './user.entity.js';
 
 @Global()

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import { IsoTimestamp } from '../common/serialization.js';
+import { IsoTimestamp } from '../common/http/serialization.js';
 
 /** Default values for license fields the caller omits (SPEC 6). */
 export type LicenseDefaults = Partial<{

@@ -4,11 +4,11 @@ import { createKeyvNonBlocking } from '@keyv/redis';
 import { Keyv } from 'keyv';
 import { AppConfig } from '../config/app-config.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
-import { HttpDrain } from './http-server.js';
-import { LruStore } from './lru-store.js';
-import { Cursors } from './pagination.js';
-import { ProjectGenerations } from './read-cache.js';
-import { RedisService } from './redis.js';
+import { HttpDrain } from './http/http-server.js';
+import { LruStore } from './cache/lru-store.js';
+import { Cursors } from '../database/pagination.js';
+import { ProjectGenerations } from './cache/read-cache.js';
+import { RedisService } from './cache/redis.js';
 
 /** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
 function cacheStore(config: AppConfig): Keyv {

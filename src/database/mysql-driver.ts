@@ -1,5 +1,5 @@
 import mysql, { type Pool, type PoolConnection, type PoolOptions } from 'mysql2';
-import { ACQUIRE_TIMEOUT, isConnectionLost, STATEMENT_TIMEOUT } from '../common/db-errors.js';
+import { ACQUIRE_TIMEOUT, isConnectionLost, STATEMENT_TIMEOUT } from './db-errors.js';
 
 /**
  * How long the service waits on MySQL/MariaDB before it gives up on a call and answers 503 (README,

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
-import { isConnectionLost, isDeadlock } from '../common/db-errors.js';
+import { isConnectionLost, isDeadlock } from './db-errors.js';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row, SPEC 10).

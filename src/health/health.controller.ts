@@ -1,10 +1,10 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { RedisService } from '../common/redis.js';
-import { ApiError } from '../common/errors.js';
+import { RedisService } from '../common/cache/redis.js';
+import { ApiError } from '../common/http/errors.js';
 import { ApiEnvelope, ApiErrors } from '../common/openapi.js';
-import { ThrottleAs } from '../common/throttling.js';
+import { ThrottleAs } from '../common/throttling/throttling.js';
 import { HealthResponse, LivenessResponse } from './dto/health.response.js';
 
 @ApiTags('health')

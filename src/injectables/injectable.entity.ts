@@ -1,6 +1,6 @@
 import { Expose } from 'class-transformer';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
-import { IsoTimestamp } from '../common/serialization.js';
+import { IsoTimestamp } from '../common/http/serialization.js';
 
 export const INJECTABLE_TYPES = ['snippet', 'html', 'script', 'style', 'file'] as const;
 export const INJECTABLE_MODES = ['inject', 'write', 'replace', 'append', 'prepend'] as const;

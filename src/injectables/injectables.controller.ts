@@ -1,13 +1,13 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Query, Req, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
-import { LicensedRequest, LicenseKeyAuth } from '../auth/license-key.guard.js';
+import { LicensedRequest, LicenseKeyAuth } from '../payments/license-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
-import { IdPipe } from '../common/id.pipe.js';
+import { IdPipe } from '../common/http/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
-import { CursorPage, CursorQueryDto } from '../common/pagination.js';
-import { ProjectResource } from '../common/read-cache.js';
-import { UploadInterceptor } from '../common/upload.interceptor.js';
+import { CursorPage, CursorQueryDto } from '../database/pagination.js';
+import { ProjectResource } from '../common/cache/read-cache.js';
+import { UploadInterceptor } from '../common/http/upload.interceptor.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
 import { InjectableListItemResponse, InjectableResponse, InjectableStreamPageResponse } from './dto/injectable.response.js';

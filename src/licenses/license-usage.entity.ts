@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
-import { IsoTimestamp } from '../common/serialization.js';
+import { IsoTimestamp } from '../common/http/serialization.js';
 
 /** Successful runtime checks of a license on one UTC day. */
 @Entity('license_usage')

@@ -1,6 +1,6 @@
 import { Exclude } from 'class-transformer';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
-import { IsoTimestamp } from '../common/serialization.js';
+import { IsoTimestamp } from '../common/http/serialization.js';
 
 @Entity('licenses')
 @Unique('uq_licenses_project_title', ['project_id', 'title'])

@@ -2,10 +2,10 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
-import { IdPipe } from '../common/id.pipe.js';
+import { IdPipe } from '../common/http/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
-import { CursorPage, CursorQueryDto } from '../common/pagination.js';
-import { CachedRead, ProjectResource } from '../common/read-cache.js';
+import { CursorPage, CursorQueryDto } from '../database/pagination.js';
+import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseResponse, LicenseUsageResponse } from './dto/license.response.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { RawResponse } from '../common/envelope.js';
-import { ThrottleAs } from '../common/throttling.js';
+import { RawResponse } from '../common/http/envelope.js';
+import { ThrottleAs } from '../common/throttling/throttling.js';
 import { registry } from './metrics.js';
 
 /** Prometheus scrape endpoint, outside /api/v1 and outside the envelope (SPEC 11). */

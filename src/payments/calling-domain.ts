@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { isIP } from 'node:net';
-import { hostOfUrl, normalizeDomain } from '../common/domain-name.js';
+import { hostOfUrl, normalizeDomain } from '../common/net/domain-name.js';
 
 export interface CallingDomain {
   /** The normalised host name, or null when none could be determined. */

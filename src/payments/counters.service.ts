@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { databaseFailure, isCommitOutcomeUnknown, isUniqueViolation } from '../common/db-errors.js';
+import { databaseFailure, isCommitOutcomeUnknown, isUniqueViolation } from '../database/db-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { utcDay } from '../licenses/licenses.service.js';
 

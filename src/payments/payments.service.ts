@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { runtimeRefusal } from '../auth/license-key.guard.js';
-import type { RuntimeEntry } from '../auth/runtime-lookup.service.js';
-import { ApiError, fieldError } from '../common/errors.js';
-import { ipMatcher } from '../common/net.js';
+import { runtimeRefusal } from './license-key.guard.js';
+import type { RuntimeEntry } from './runtime-lookup.service.js';
+import { ApiError, fieldError } from '../common/http/errors.js';
+import { ipMatcher } from '../common/net/address-lists.js';
 import { AppConfig } from '../config/app-config.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';

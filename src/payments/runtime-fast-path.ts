@@ -16,11 +16,11 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import parseurl from 'parseurl';
 import proxyaddr from 'proxy-addr';
-import { LicenseKeyGuard, LicensedRequest } from '../auth/license-key.guard.js';
-import { EnvelopeInterceptor, successEnvelope } from '../common/envelope.interceptor.js';
-import { type Envelope, RAW_RESPONSE } from '../common/envelope.js';
-import { EnvelopeExceptionFilter, errorEnvelope } from '../common/exception.filter.js';
-import { ThrottleGuard } from '../common/throttle.guard.js';
+import { LicenseKeyGuard, LicensedRequest } from './license-key.guard.js';
+import { EnvelopeInterceptor, successEnvelope } from '../common/http/envelope.interceptor.js';
+import { type Envelope, RAW_RESPONSE } from '../common/http/envelope.js';
+import { EnvelopeExceptionFilter, errorEnvelope } from '../common/http/exception.filter.js';
+import { ThrottleGuard } from '../common/throttling/throttle.guard.js';
 import { PaymentsController } from './payments.controller.js';
 
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void;

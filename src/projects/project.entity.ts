@@ -8,7 +8,7 @@ import {
   PrimaryGeneratedColumn,
   UpdateDateColumn,
 } from 'typeorm';
-import { IsoTimestamp } from '../common/serialization.js';
+import { IsoTimestamp } from '../common/http/serialization.js';
 
 @Entity('projects')
 export class ProjectEntity {

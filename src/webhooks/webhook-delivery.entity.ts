@@ -1,6 +1,6 @@
 import { Exclude, Transform } from 'class-transformer';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import { IsoTimestamp } from '../common/serialization.js';
+import { IsoTimestamp } from '../common/http/serialization.js';
 
 export type DeliveryStatus = 'pending' | 'delivering' | 'succeeded' | 'failed';
 

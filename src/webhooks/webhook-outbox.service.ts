@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { UnitOfWork, writeLocked } from '../database/unit-of-work.js';
 import { UserEntity } from '../auth/user.entity.js';
-import { toIsoTimestamp } from '../common/serialization.js';
+import { toIsoTimestamp } from '../common/http/serialization.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 

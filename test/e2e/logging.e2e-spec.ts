@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { LOG_BUFFER_BYTES } from '../../src/common/logging.js';
+import { LOG_BUFFER_BYTES } from '../../src/common/logging/logging.js';
 import { freePort, stop, waitFor } from '../utils/processes.js';
 import { createTestDatabase } from '../utils/test-app.js';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { RequestMethod } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { InvalidateOnWriteInterceptor, ReadCacheInterceptor } from '../../src/common/read-cache.js';
+import { InvalidateOnWriteInterceptor, ReadCacheInterceptor } from '../../src/common/cache/read-cache.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 interface Route {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { RedisService } from '../../src/common/redis.js';
+import { RedisService } from '../../src/common/cache/redis.js';
 import { DomainEntity } from '../../src/domains/domain.entity.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { ProjectEntity } from '../../src/projects/project.entity.js';

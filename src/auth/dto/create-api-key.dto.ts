@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { OptionalFutureDate, OptionalInt, OptionalString } from '../../common/validators.js';
+import { OptionalFutureDate, OptionalInt, OptionalString } from '../../common/http/validators.js';
 
 export class CreateApiKeyDto {
   @ApiPropertyOptional({ maxLength: 255, example: 'dashboard', description: '"default" when omitted or blank' })

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsNotEmpty, IsString } from 'class-validator';
-import { MaxChars, OptionalBoolean } from '../../common/validators.js';
+import { MaxChars, OptionalBoolean } from '../../common/http/validators.js';
 
 /** SPEC 5. `domain` is normalised (lowercase, punycode, no trailing dot) by the service. */
 export class CreateDomainDto {

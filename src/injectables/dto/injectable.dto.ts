@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
-import { MaxChars, MetaObject, OptionalString, OptionalUrl, label } from '../../common/validators.js';
+import { MaxChars, MetaObject, OptionalString, OptionalUrl, label } from '../../common/http/validators.js';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../injectable.entity.js';
 
 /** Multipart sends every field as text: true/false/1/0 become booleans (SPEC 8). */

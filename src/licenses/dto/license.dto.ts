@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, ValidateBy } from 'class-validator';
-import { parseCountry, parseIpEntry, parseList } from '../../common/net.js';
-import { label, MaxChars, OptionalBoolean, OptionalFutureDate, OptionalInt, RequiredString } from '../../common/validators.js';
+import { parseCountry, parseIpEntry, parseList } from '../../common/net/address-lists.js';
+import { label, MaxChars, OptionalBoolean, OptionalFutureDate, OptionalInt, RequiredString } from '../../common/http/validators.js';
 import { applyDecorators } from '@nestjs/common';
 
 const Limit = (field: string, example: number) => applyDecorators(ApiPropertyOptional({ type: 'integer', minimum: 0, nullable: true, example }), OptionalInt(field, 0));

@@ -1,10 +1,10 @@
 import { applyDecorators } from '@nestjs/common';
 import { SkipThrottle, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { licenseKey, OVERSIZED_KEY } from '../auth/license-key.js';
-import { AppConfig } from '../config/app-config.js';
-import { sha256Hex } from './crypto.js';
-import { RedisService } from './redis.js';
+import { licenseKey, OVERSIZED_KEY } from '../http/license-key.js';
+import { AppConfig } from '../../config/app-config.js';
+import { sha256Hex } from '../crypto/crypto.js';
+import { RedisService } from '../cache/redis.js';
 import { MemoryThrottlerStorage, RedisThrottlerStorage } from './throttler-storage.js';
 
 /** Route classes of SPEC 9; each route is counted by its own class only. */

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { sha256Hex } from '../common/crypto.js';
+import { sha256Hex } from '../crypto/crypto.js';
 
 /** The license key as sent, and its SHA-256 (how licenses are found and runtime calls are counted). */
 export interface SentLicenseKey {

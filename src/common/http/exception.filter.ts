@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { EntityNotFoundError } from 'typeorm';
 import { Envelope, FieldErrors } from './envelope.js';
 import { ApiError } from './errors.js';
-import { databaseFailure, isCommitOutcomeUnknown, isDatabaseBusy, isDatabaseUnavailable } from './db-errors.js';
+import { databaseFailure, isCommitOutcomeUnknown, isDatabaseBusy, isDatabaseUnavailable } from '../../database/db-errors.js';
 
 interface RouterLayer {
   route?: { path: string; methods: Record<string, boolean> };

@@ -1,9 +1,9 @@
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { MaxChars } from './validators.js';
+import { MaxChars } from '../common/http/validators.js';
 import { Brackets, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
-import { deriveKey, hmac, safeEqual } from './crypto.js';
-import { fieldError } from './errors.js';
+import { deriveKey, hmac, safeEqual } from '../common/crypto/crypto.js';
+import { fieldError } from '../common/http/errors.js';
 
 /** `per_page` and `cursor` of every cursor list (seed 4.6, 4.9, 4.10). */
 export class CursorQueryDto {

@@ -1,7 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { Repository } from 'typeorm';
-import { ProjectGenerations } from '../common/read-cache.js';
-import type { RedisService } from '../common/redis.js';
+import { ProjectGenerations } from '../common/cache/read-cache.js';
+import type { RedisService } from '../common/cache/redis.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';

@@ -2,7 +2,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { ExecutionContext, ForbiddenException, Logger, NotFoundException, UnauthorizedException } from '@nestjs/common';
 import { lastValueFrom, of, throwError } from 'rxjs';
 import { EntityNotFoundError } from 'typeorm';
-import { ValidationFailed } from './errors.js';
+import { ValidationFailed } from '../http/errors.js';
 import { InvalidateOnWriteInterceptor, ProjectGenerations } from './read-cache.js';
 import type { RedisService } from './redis.js';
 

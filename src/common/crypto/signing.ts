@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign } from 'node:crypto';
-import { openSecret, sealSecret } from '../common/crypto.js';
+import { openSecret, sealSecret } from './crypto.js';
 
 /** A fresh Ed25519 pair for a project: the public key as SPKI PEM, the private key sealed with APP_KEY. */
 export function newSigningKeyPair(appKey: Buffer): { publicPem: string; sealedPrivate: string } {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { canonicalIp, ipMatcher, parseIpEntry } from './net.js';
+import { canonicalIp, ipMatcher, parseIpEntry } from './address-lists.js';
 import { normalizeDomain } from './domain-name.js';
 
 describe('address rules', () => {

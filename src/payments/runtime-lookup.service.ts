@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { ProjectGenerations } from '../common/read-cache.js';
+import { ProjectGenerations } from '../common/cache/read-cache.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';

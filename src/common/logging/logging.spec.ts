@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { pinoHttp } from 'pino-http';
 import { QueryFailedError } from 'typeorm';
-import { loadConfig } from '../config/app-config.js';
-import { logLinesDropped, runtimeChecks, countAnswer } from '../metrics/metrics.js';
+import { loadConfig } from '../../config/app-config.js';
+import { logLinesDropped, runtimeChecks, countAnswer } from '../../metrics/metrics.js';
 import { redactLicenseInUrl, requestLogOptions, RuntimeActivityLog, safeError } from './logging.js';
 
 describe('redactLicenseInUrl', () => {

@@ -15,8 +15,8 @@ import { Reflector } from '@nestjs/core';
 import { instanceToPlain } from 'class-transformer';
 import type { Request } from 'express';
 import { from, Observable, of, switchMap, tap } from 'rxjs';
-import type { AuthedRequest } from '../auth/principal.js';
-import { AppConfig } from '../config/app-config.js';
+import type { AuthedRequest } from '../../auth/principal.js';
+import { AppConfig } from '../../config/app-config.js';
 import { RedisService } from './redis.js';
 
 /**

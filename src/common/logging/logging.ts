@@ -4,8 +4,8 @@ import { PinoLogger } from 'nestjs-pino';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { destination, type DestinationStream } from 'pino';
 import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
-import type { AppConfig } from '../config/app-config.js';
-import { logLinesDropped, runtimeChecks } from '../metrics/metrics.js';
+import type { AppConfig } from '../../config/app-config.js';
+import { logLinesDropped, runtimeChecks } from '../../metrics/metrics.js';
 
 type Env = AppConfig['env'];
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { QueryFailedError } from 'typeorm';
-import { ApiError } from './errors.js';
+import { ApiError } from '../common/http/errors.js';
 import { ACQUIRE_TIMEOUT, databaseFailure, isCommitOutcomeUnknown, isConnectionLost, isDatabaseBusy, isDatabaseUnavailable, STATEMENT_TIMEOUT } from './db-errors.js';
 
 /** An error as mysql2 makes it: a message and driver fields. */

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
-import { AppConfig } from '../config/app-config.js';
+import { AppConfig } from '../../config/app-config.js';
 
 /**
  * The shared Redis connection when REDIS_URL is set; `client` is null otherwise. Commands fail fast

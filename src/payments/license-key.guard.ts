@@ -1,13 +1,13 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
 import { ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiError, PROJECT_LOCKED } from '../common/errors.js';
+import { ApiError, PROJECT_LOCKED } from '../common/http/errors.js';
 import { ApiErrors } from '../common/openapi.js';
-import { ThrottleAs } from '../common/throttling.js';
+import { ThrottleAs } from '../common/throttling/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
 import { LICENSE_KEY_SCHEME } from '../openapi.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { licenseKey, OVERSIZED_KEY } from './license-key.js';
+import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
 
 

@@ -9,7 +9,7 @@ import {
   THROTTLER_TTL,
 } from '@nestjs/throttler/dist/throttler.constants.js';
 import type { Response } from 'express';
-import { ApiError } from './errors.js';
+import { ApiError } from '../http/errors.js';
 
 type Plan = Omit<ThrottlerRequest, 'context'>[];
 
