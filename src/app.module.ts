@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { TerminusModule } from '@nestjs/terminus';
+import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
@@ -10,11 +10,10 @@ import { AppConfig } from './config/app-config.js';
 import { RedisService } from './common/cache/redis.js';
 import { ThrottleGuard } from './common/throttling/throttle.guard.js';
 import { throttlerOptions } from './common/throttling/throttling.js';
-import { APP_GUARD } from '@nestjs/core';
 import { dataSourceOptions, openDataSource } from './database/data-source-options.js';
 import { DomainsModule } from './domains/domains.module.js';
-import { HealthController } from './health/health.controller.js';
-import { MetricsController } from './metrics/metrics.controller.js';
+import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { InjectablesModule } from './injectables/injectables.module.js';
 import { LicensesModule } from './licenses/licenses.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
@@ -22,6 +21,10 @@ import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
+/**
+ * The application: the ambient modules (configuration, logging, the database, the cache, rate limits),
+ * then the features, each of which imports what it uses.
+ */
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
@@ -29,10 +32,6 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        // Express tries routes in registration order and Nest registers them module by module in
-        // import order: the runtime routes (has-paid, the injectable stream) come first.
-        PaymentsModule,
-        InjectablesModule,
         CoreModule.forRoot(config),
         LoggerModule.forRoot({
           pinoHttp: pinoHttpParams(env),
@@ -45,14 +44,20 @@ export class AppModule {
           dataSourceFactory: (options) => openDataSource(options!),
         }),
         ThrottlerModule.forRootAsync({ inject: [AppConfig, RedisService], useFactory: throttlerOptions }),
-        TerminusModule,
-        WebhooksModule,
+        // Express tries routes in registration order, and Nest registers them module by module as it
+        // meets them: the runtime routes (the injectable stream, and has-paid spelled otherwise than
+        // the fast path serves it) come first.
+        PaymentsModule,
         AuthModule,
         ProjectsModule,
         DomainsModule,
         LicensesModule,
+        InjectablesModule,
+        WebhooksModule,
+        HealthModule,
+        MetricsModule,
       ],
-      controllers: [RootController, HealthController, MetricsController],
+      controllers: [RootController],
       providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }, RuntimeActivityLog],
     };
   }

@@ -8,7 +8,6 @@ import { UserEntity } from './auth/user.entity.js';
 import { ApiError } from './common/http/errors.js';
 import { loadConfig, loadEnvFile } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
-import { ProjectEntity } from './projects/project.entity.js';
 
 /**
  * The admin CLI (README, "Accounts and API keys"). Every command prints exactly one JSON object on
@@ -142,7 +141,7 @@ async function main(): Promise<number> {
     const config = loadConfig();
     dataSource = await new DataSource(dataSourceOptions(config.env.DATABASE_URL)).initialize();
     await dataSource.runMigrations();
-    const auth = new AuthService(dataSource.getRepository(UserEntity), dataSource.getRepository(ApiKeyEntity), dataSource.getRepository(ProjectEntity));
+    const auth = new AuthService(dataSource.getRepository(UserEntity), dataSource.getRepository(ApiKeyEntity));
     const result = await command.run(values, auth);
     process.stdout.write(JSON.stringify(instanceToPlain(result)) + '\n');
     return 0;

@@ -32,8 +32,15 @@ export class AuthService {
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
-    @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
   ) {}
+
+  /**
+   * The project a scoped key names, deleted ones included. Read through the entity manager: every
+   * project feature guards its routes with ApiKeyGuard, so this module cannot import ProjectsModule.
+   */
+  private project(id: number): Promise<ProjectEntity | null> {
+    return this.keys.manager.findOne(ProjectEntity, { where: { id }, withDeleted: true, select: { id: true, user_id: true, deleted_at: true } });
+  }
 
   async createUser(input: NewUser): Promise<UserEntity> {
     const email = input.email.trim().toLowerCase();
@@ -67,8 +74,8 @@ export class AuthService {
   /** Creates a key and returns it with its plaintext, which exists only in this answer. */
   async createKey(user: UserEntity, input: NewApiKey): Promise<{ key: ApiKeyEntity; plaintext: string }> {
     if (input.project_id !== undefined && input.project_id !== null) {
-      const project = await this.projects.findOneBy({ id: input.project_id });
-      if (!project) throw fieldError('project_id', 'The selected project id is invalid.');
+      const project = await this.project(input.project_id);
+      if (!project || project.deleted_at) throw fieldError('project_id', 'The selected project id is invalid.');
       if (project.user_id !== user.id) throw forbidden('The project is not owned by this account.');
     }
     if (input.expires_at && input.expires_at.getTime() <= Date.now()) {
@@ -113,7 +120,7 @@ export class AuthService {
     if (key.revoked_at) throw forbidden('This API key has been revoked.');
     if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw forbidden('This API key has expired.');
     if (key.project_id !== null) {
-      const project = await this.projects.findOne({ where: { id: key.project_id }, withDeleted: true, select: { id: true, deleted_at: true } });
+      const project = await this.project(key.project_id);
       if (!project || project.deleted_at) throw forbidden("This API key's project has been deleted.");
     }
     const user = await this.users.findOneBy({ id: key.user_id });

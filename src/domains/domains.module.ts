@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LicenseEntity } from '../licenses/license.entity.js';
+import { AuthModule } from '../auth/auth.module.js';
+import { ProjectsModule } from '../projects/projects.module.js';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { DomainEntity } from './domain.entity.js';
 import { DomainsController } from './domains.controller.js';
 import { DomainsService } from './domains.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([DomainEntity, LicenseEntity])],
+  imports: [TypeOrmModule.forFeature([DomainEntity]), AuthModule, ProjectsModule, WebhookOutboxModule],
   controllers: [DomainsController],
   providers: [DomainsService],
   exports: [DomainsService],

@@ -29,6 +29,21 @@ export class DomainsService {
     return this.cursors.page(qb, `domains:${project.id}`, query, { defaultPerPage: 50, order: 'ASC' });
   }
 
+  /** Whether `id` is a domain of the project. */
+  exists(projectId: number, id: number): Promise<boolean> {
+    return this.domains.existsBy({ id, project_id: projectId });
+  }
+
+  /** The project's active domains (what runtime checks match a calling domain against). */
+  active(projectId: number): Promise<DomainEntity[]> {
+    return this.domains.findBy({ project_id: projectId, is_active: true });
+  }
+
+  /** A domain by id, whatever its project or state (a license's pinned domain). */
+  find(id: number): Promise<DomainEntity | null> {
+    return this.domains.findOneBy({ id });
+  }
+
   async get(project: ProjectEntity, id: number): Promise<DomainEntity> {
     const domain = await this.domains.findOneBy({ id, project_id: project.id });
     if (!domain) throw notFound('Domain');

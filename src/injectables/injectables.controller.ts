@@ -1,7 +1,6 @@
-import { Body, Controller, Delete, Get, Param, Post, Put, Query, Req, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Post, Put, Query, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
-import { LicensedRequest, LicenseKeyAuth } from '../payments/license-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
@@ -10,7 +9,7 @@ import { ProjectResource } from '../common/cache/read-cache.js';
 import { UploadInterceptor } from '../common/http/upload.interceptor.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
-import { InjectableListItemResponse, InjectableResponse, InjectableStreamPageResponse } from './dto/injectable.response.js';
+import { InjectableListItemResponse, InjectableResponse } from './dto/injectable.response.js';
 import { InjectableListItem, InjectablesService, UploadedPayload } from './injectables.service.js';
 
 @ApiTags('injectables')
@@ -108,27 +107,5 @@ export class InjectablesController {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
     await this.injectables.remove(project, await this.injectables.get(project, id));
     return null;
-  }
-}
-
-/** Seed 4.10: runtime clients stream their project's injectables by license key. */
-@ApiTags('injectables')
-@ApiErrors(500, DATABASE_AWAY)
-@Controller('injectable')
-export class InjectableStreamController {
-  constructor(private readonly injectables: InjectablesService) {}
-
-  @Get('stream')
-  @LicenseKeyAuth()
-  @ApiOperation({
-    summary: "Stream the license's project injectables",
-    description: 'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
-  })
-  @ApiCursorQuery(50)
-  @ApiEnvelope(InjectableStreamPageResponse)
-  @ApiErrors(422)
-  stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
-    const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
-    return this.injectables.stream(runtime.project, query);
   }
 }

@@ -1,16 +1,20 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module.js';
 import { AppConfig } from '../config/app-config.js';
-import { ProjectEntity } from '../projects/project.entity.js';
+import { ProjectsModule } from '../projects/projects.module.js';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { InjectableEntity } from './injectable.entity.js';
-import { InjectablesController, InjectableStreamController } from './injectables.controller.js';
+import { InjectablesController } from './injectables.controller.js';
 import { InjectablesService } from './injectables.service.js';
 
-@Global()
 @Module({
   imports: [
-    TypeOrmModule.forFeature([InjectableEntity, ProjectEntity]),
+    TypeOrmModule.forFeature([InjectableEntity]),
+    AuthModule,
+    ProjectsModule,
+    WebhookOutboxModule,
     // Uploads stay in memory (they are encrypted into the row) and stop at MAX_UPLOAD_BYTES → 413.
     MulterModule.registerAsync({
       inject: [AppConfig],
@@ -21,7 +25,7 @@ import { InjectablesService } from './injectables.service.js';
       }),
     }),
   ],
-  controllers: [InjectableStreamController, InjectablesController],
+  controllers: [InjectablesController],
   providers: [InjectablesService],
   exports: [InjectablesService],
 })

@@ -12,6 +12,7 @@ import { ApiError, fieldError, notFound, ValidationFailed } from '../common/http
 import { parseCountry, parseIpEntry, parseList } from '../common/net/address-lists.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { DomainEntity } from '../domains/domain.entity.js';
+import { DomainsService } from '../domains/domains.service.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { assertAccess, ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
@@ -109,10 +110,10 @@ async function assertDomainStays(manager: EntityManager, projectId: number, doma
 export class LicensesService {
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
-    @InjectRepository(DomainEntity) private readonly domains: Repository<DomainEntity>,
     @InjectRepository(LicenseUsageEntity) private readonly usage: Repository<LicenseUsageEntity>,
     @InjectRepository(LicenseActivationEntity) private readonly activations: Repository<LicenseActivationEntity>,
     private readonly projects: ProjectsService,
+    private readonly domains: DomainsService,
     private readonly cursors: Cursors,
     private readonly outbox: WebhookOutbox,
   ) {}
@@ -127,6 +128,16 @@ export class LicensesService {
     if (!license) throw notFound('License');
     assertAccess(principal, project, options);
     return { project, license };
+  }
+
+  /** The project of the license whose key hashes to `hash` (SHA-256 of the uuid), or null. */
+  async projectOfKey(hash: string): Promise<number | null> {
+    return (await this.licenses.findOne({ where: { uuid_hash: hash }, select: { id: true, project_id: true } }))?.project_id ?? null;
+  }
+
+  /** The license whose key hashes to `hash`, or null. */
+  byKeyHash(hash: string): Promise<LicenseEntity | null> {
+    return this.licenses.findOneBy({ uuid_hash: hash });
   }
 
   list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<LicenseEntity>> {
@@ -244,7 +255,7 @@ export class LicensesService {
     const title = out.title;
     const sameTitle = await this.licenses.findOneBy({ project_id: project.id, title });
     if (sameTitle && sameTitle.id !== self) errors.title = [TITLE_TAKEN];
-    if (dto.domain_id !== undefined && out.domain_id !== null && !(await this.domains.existsBy({ id: out.domain_id, project_id: project.id }))) {
+    if (dto.domain_id !== undefined && out.domain_id !== null && !(await this.domains.exists(project.id, out.domain_id))) {
       errors.domain_id = ['The selected domain id is invalid.'];
     }
     if (dto.expires_at !== undefined && out.expires_at && out.expires_at.getTime() <= Date.now()) {

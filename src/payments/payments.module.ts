@@ -1,12 +1,25 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { DomainsModule } from '../domains/domains.module.js';
+import { InjectablesModule } from '../injectables/injectables.module.js';
+import { LicensesModule } from '../licenses/licenses.module.js';
+import { ProjectsModule } from '../projects/projects.module.js';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { CountersService } from './counters.service.js';
+import { InjectableStreamController } from './injectable-stream.controller.js';
+import { LicenseKeyGuard } from './license-key.guard.js';
 import { PaymentsController } from './payments.controller.js';
 import { PaymentsService } from './payments.service.js';
+import { RuntimeLookupService } from './runtime-lookup.service.js';
 
-/** The runtime "has it been paid" checks (seed 4.2, 4.3); not a payment processor. */
+/**
+ * The runtime checks a license key makes: "has it been paid" (not a payment processor), the
+ * injectable stream, and what they rest on (the license lookups, usage counters and activations).
+ */
 @Module({
-  controllers: [PaymentsController],
-  providers: [PaymentsService, CountersService],
-  exports: [PaymentsService, CountersService],
+  imports: [AuthModule, ProjectsModule, DomainsModule, LicensesModule, InjectablesModule, WebhookOutboxModule],
+  controllers: [PaymentsController, InjectableStreamController],
+  providers: [PaymentsService, CountersService, RuntimeLookupService, LicenseKeyGuard],
+  exports: [LicenseKeyGuard],
 })
 export class PaymentsModule {}

@@ -1,16 +1,17 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import type { Repository } from 'typeorm';
 import { ProjectGenerations } from '../common/cache/read-cache.js';
 import type { RedisService } from '../common/cache/redis.js';
-import type { DomainEntity } from '../domains/domain.entity.js';
+import type { DomainsService } from '../domains/domains.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
+import type { LicensesService } from '../licenses/licenses.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
+import type { ProjectsService } from '../projects/projects.service.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 
 const HASH = 'a'.repeat(64);
 
 /**
- * Repositories over one project and one license. `afterLicenseRead` runs once, right after license
+ * The features' lookups over one project and one license. `afterLicenseRead` runs once, right after license
  * read number `hookAt` answers: that is where a racing write (commit, then generation bump) lands.
  */
 function world() {
@@ -18,17 +19,17 @@ function world() {
   const project = { id: 7, is_active: true, locked_at: null, default_redirect_url: null } as unknown as ProjectEntity;
   const generations = new ProjectGenerations({ client: null } as unknown as RedisService);
   const state = { licenseReads: 0, hookAt: 1, afterLicenseRead: null as null | (() => Promise<void>) };
-  const read = async (query: { where?: { uuid_hash?: string }; uuid_hash?: string }) => {
+  const read = async (hash: string) => {
     state.licenseReads++;
-    if ((query.where ?? query).uuid_hash !== license.uuid_hash) return null;
+    if (hash !== license.uuid_hash) return null;
     const copy = { ...license };
     await new Promise((resolve) => setImmediate(resolve));
     if (state.licenseReads === state.hookAt) await state.afterLicenseRead?.();
     return copy;
   };
-  const licenses = { findOne: read, findOneBy: read } as unknown as Repository<LicenseEntity>;
-  const projects = { findOneBy: async () => ({ ...project }), findOne: async () => ({ ...project }) } as unknown as Repository<ProjectEntity>;
-  const domains = { findBy: async () => [], findOneBy: async () => null } as unknown as Repository<DomainEntity>;
+  const licenses = { byKeyHash: read, projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null } as unknown as LicensesService;
+  const projects = { find: async () => ({ ...project }), redirectUrlOf: async () => null } as unknown as ProjectsService;
+  const domains = { active: async () => [], find: async () => null } as unknown as DomainsService;
   const lookup = new RuntimeLookupService(licenses, projects, domains, generations);
   /** A management write: the row changes and commits, then the project's generation is bumped. */
   const revoke = async () => {

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { ProjectGenerations } from '../common/cache/read-cache.js';
-import { DomainEntity } from '../domains/domain.entity.js';
-import { LicenseEntity } from '../licenses/license.entity.js';
-import { ProjectEntity } from '../projects/project.entity.js';
+import type { DomainEntity } from '../domains/domain.entity.js';
+import { DomainsService } from '../domains/domains.service.js';
+import type { LicenseEntity } from '../licenses/license.entity.js';
+import { LicensesService } from '../licenses/licenses.service.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { ProjectsService } from '../projects/projects.service.js';
 
 /** What the runtime path needs about a license, loaded once and reused until the project changes. */
 export interface RuntimeEntry {
@@ -49,9 +50,9 @@ export class RuntimeLookupService {
   private readonly absent = new Map<string, number>();
 
   constructor(
-    @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
-    @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
-    @InjectRepository(DomainEntity) private readonly domainRepo: Repository<DomainEntity>,
+    private readonly licenses: LicensesService,
+    private readonly projects: ProjectsService,
+    private readonly domains: DomainsService,
     private readonly generations: ProjectGenerations,
   ) {}
 
@@ -105,12 +106,12 @@ export class RuntimeLookupService {
   private async load(hash: string, knownProjectId: number | undefined): Promise<RuntimeEntry | null> {
     let projectId = knownProjectId;
     if (projectId === undefined) {
-      const first = await this.licenses.findOne({ where: { uuid_hash: hash }, select: { id: true, project_id: true } });
-      if (!first) return this.noLicense(hash);
-      projectId = first.project_id;
+      const first = await this.licenses.projectOfKey(hash);
+      if (first === null) return this.noLicense(hash);
+      projectId = first;
     }
     const generation = await this.generations.get(projectId);
-    const license = await this.licenses.findOneBy({ uuid_hash: hash });
+    const license = await this.licenses.byKeyHash(hash);
     if (!license) return this.noLicense(hash);
     // A license never changes project; should it ever, the entry is simply not kept.
     const current = license.project_id === projectId ? generation : null;
@@ -120,9 +121,9 @@ export class RuntimeLookupService {
       project: projectEntry?.project ?? null,
       redirectUrl: projectEntry
         ? projectEntry.project.default_redirect_url
-        : ((await this.projects.findOne({ where: { id: license.project_id }, withDeleted: true }))?.default_redirect_url ?? null),
+        : await this.projects.redirectUrlOf(license.project_id),
       domains: projectEntry?.domains ?? new Map(),
-      pinned: license.domain_id === null ? null : await this.domainRepo.findOneBy({ id: license.domain_id }),
+      pinned: license.domain_id === null ? null : await this.domains.find(license.domain_id),
       generation: current ?? '',
     };
     if (current !== null) remember(this.byHash, hash, entry);
@@ -142,12 +143,12 @@ export class RuntimeLookupService {
   private async byProjectId(projectId: number, generation: string | null): Promise<ProjectEntry | null> {
     const cached = this.byProject.get(projectId);
     if (cached && generation !== null && cached.generation === generation) return cached;
-    const project = await this.projects.findOneBy({ id: projectId });
+    const project = await this.projects.find(projectId);
     if (!project) {
       this.byProject.delete(projectId);
       return null;
     }
-    const rows = await this.domainRepo.findBy({ project_id: projectId, is_active: true });
+    const rows = await this.domains.active(projectId);
     const entry: ProjectEntry = { project, domains: new Map(rows.map((d) => [d.domain, d])), generation: generation ?? '' };
     if (generation !== null) remember(this.byProject, projectId, entry);
     return entry;

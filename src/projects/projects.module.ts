@@ -1,13 +1,14 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module.js';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { ProjectCreateGuard } from './project-create.guard.js';
 import { ProjectEntity } from './project.entity.js';
 import { ProjectsController } from './projects.controller.js';
 import { ProjectsService } from './projects.service.js';
 
-@Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([ProjectEntity])],
+  imports: [TypeOrmModule.forFeature([ProjectEntity]), AuthModule, WebhookOutboxModule],
   controllers: [ProjectsController],
   providers: [ProjectsService, ProjectCreateGuard],
   exports: [ProjectsService],

@@ -65,6 +65,21 @@ export class ProjectsService {
     return project;
   }
 
+  /** The project, or null when it does not exist or was deleted. No access check. */
+  find(id: number): Promise<ProjectEntity | null> {
+    return this.projects.findOneBy({ id });
+  }
+
+  /** A project's default_redirect_url, deleted projects included (a refusal of their licenses still redirects). */
+  async redirectUrlOf(id: number): Promise<string | null> {
+    return (await this.projects.findOne({ where: { id }, withDeleted: true, select: { id: true, default_redirect_url: true } }))?.default_redirect_url ?? null;
+  }
+
+  /** Where a project's webhooks go now, and the (sealed) secret that signs them; deleted projects included. */
+  webhookTarget(id: number): Promise<Pick<ProjectEntity, 'webhook_url' | 'webhook_secret'> | null> {
+    return this.projects.createQueryBuilder('p').withDeleted().select(['p.id', 'p.webhook_url']).addSelect('p.webhook_secret').where('p.id = :id', { id }).getOne();
+  }
+
   /** The project (not deleted) or 404, without an access check: callers check access themselves. */
   async findOr404(id: number): Promise<ProjectEntity> {
     const project = await this.projects.findOneBy({ id });

@@ -2,12 +2,12 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Brackets, DataSource, Repository } from 'typeorm';
+import { Brackets, Repository } from 'typeorm';
 import { openSecret } from '../common/crypto/crypto.js';
 import { databaseFailure } from '../database/db-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AppConfig } from '../config/app-config.js';
-import { ProjectEntity } from '../projects/project.entity.js';
+import { ProjectsService } from '../projects/projects.service.js';
 import { postWebhook } from './post-webhook.js';
 import { WebhookTargets } from './ssrf.js';
 import { webhookAttempts } from '../metrics/metrics.js';
@@ -48,12 +48,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly perHost = new Map<string, number>();
 
   constructor(
-    private readonly dataSource: DataSource,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     private readonly outbox: WebhookOutbox,
     private readonly config: AppConfig,
     private readonly unit: UnitOfWork,
     private readonly targets: WebhookTargets,
+    private readonly projects: ProjectsService,
   ) {
     this.schedule = config.env.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number);
   }
@@ -231,13 +231,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   private async deliver(delivery: WebhookDeliveryEntity): Promise<void> {
-    const project = await this.dataSource
-      .getRepository(ProjectEntity)
-      .createQueryBuilder('p')
-      .withDeleted()
-      .addSelect('p.webhook_secret')
-      .where('p.id = :id', { id: delivery.project_id })
-      .getOne();
+    const project = await this.projects.webhookTarget(delivery.project_id);
     const url = project?.webhook_url ?? null;
     const attempt = delivery.attempts + 1;
     const started = Date.now();

@@ -1,16 +1,17 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module.js';
+import { ProjectsModule } from '../projects/projects.module.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookDispatcher } from './webhook-dispatcher.service.js';
-import { WebhookOutbox } from './webhook-outbox.service.js';
-import { WebhookTargets } from './ssrf.js';
+import { WebhookOutboxModule } from './webhook-outbox.module.js';
 import { WebhooksController } from './webhooks.controller.js';
 
-@Global()
+/** Delivering the outbox (the dispatcher) and the deliveries' API. */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookDeliveryEntity, WebhookAttemptEntity])],
+  imports: [TypeOrmModule.forFeature([WebhookDeliveryEntity, WebhookAttemptEntity]), WebhookOutboxModule, AuthModule, ProjectsModule],
   controllers: [WebhooksController],
-  providers: [WebhookOutbox, WebhookDispatcher, WebhookTargets],
-  exports: [WebhookOutbox, WebhookDispatcher, WebhookTargets],
+  providers: [WebhookDispatcher],
+  exports: [WebhookDispatcher],
 })
 export class WebhooksModule {}

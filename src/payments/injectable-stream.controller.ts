@@ -1,0 +1,29 @@
+import { Controller, Get, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCursorQuery, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi.js';
+import { CursorQueryDto } from '../database/pagination.js';
+import { InjectableStreamPageResponse } from '../injectables/dto/injectable.response.js';
+import { InjectablesService } from '../injectables/injectables.service.js';
+import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
+
+/** Seed 4.10: runtime clients stream their project's injectables by license key. */
+@ApiTags('injectables')
+@ApiErrors(500, DATABASE_AWAY)
+@Controller('injectable')
+export class InjectableStreamController {
+  constructor(private readonly injectables: InjectablesService) {}
+
+  @Get('stream')
+  @LicenseKeyAuth()
+  @ApiOperation({
+    summary: "Stream the license's project injectables",
+    description: 'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
+  })
+  @ApiCursorQuery(50)
+  @ApiEnvelope(InjectableStreamPageResponse)
+  @ApiErrors(422)
+  stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
+    const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
+    return this.injectables.stream(runtime.project, query);
+  }
+}
