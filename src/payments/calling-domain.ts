@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { LRUCache } from 'lru-cache';
 import { isIP } from 'node:net';
 import { hostOfUrl, normalizeDomain } from '../common/net/domain-name.js';
 
@@ -45,8 +46,7 @@ function resolve(raw: string): CallingDomain {
 
 // A site sends the same few names over and over: each is normalised once. Bounded and only for
 // names of a sane length, so that random values cannot grow it.
-const resolved = new Map<string, CallingDomain>();
-const RESOLVED_MAX = 10_000;
+const resolved = new LRUCache<string, CallingDomain>({ max: 10_000 });
 const NONE: CallingDomain = Object.freeze({ host: null, local: false });
 
 /**
@@ -59,10 +59,7 @@ export function callingDomain(req: Request, configDomain?: unknown): CallingDoma
   let found = resolved.get(raw);
   if (found === undefined) {
     found = resolve(raw);
-    if (raw.length <= 300) {
-      if (resolved.size >= RESOLVED_MAX) resolved.clear();
-      resolved.set(raw, found);
-    }
+    if (raw.length <= 300) resolved.set(raw, found);
   }
   return found;
 }

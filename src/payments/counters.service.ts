@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { databaseFailure, isCommitOutcomeUnknown, isUniqueViolation } from '../database/db-errors.js';
@@ -55,7 +56,8 @@ const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve
 export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Counters');
   private readonly pending = new Map<string, number>();
-  private readonly knownActivations = new Set<string>();
+  /** Activations this process has seen recorded: a repeat call from the same place asks nothing of the database. */
+  private readonly knownActivations = new LRUCache<string, true>({ max: 200_000 });
   private readonly recording = new Map<string, Promise<Activation>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
@@ -168,7 +170,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         maxDomains,
       );
       if (!ok) return 'max_domains';
-      this.remember(domainKey);
+      this.knownActivations.set(domainKey, true);
     }
     if (host === '') return 'ok';
     const hostKey = domainKey + host;
@@ -182,7 +184,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       maxSubdomains,
     );
     if (!ok) return 'max_subdomains';
-    this.remember(hostKey);
+    this.knownActivations.set(hostKey, true);
     return 'ok';
   }
 
@@ -283,10 +285,6 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     throw new Error('activation: too much contention');
   }
 
-  private remember(key: string): void {
-    if (this.knownActivations.size > 200_000) this.knownActivations.clear();
-    this.knownActivations.add(key);
-  }
 
   /** Runs one statement (in `manager`'s transaction when given) and answers the rows it changed. */
   private async run(sql: string, params: unknown[], manager?: EntityManager): Promise<number> {

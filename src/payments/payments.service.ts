@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import type { Request } from 'express';
 import { runtimeRefusal } from './license-key.guard.js';
 import type { RuntimeEntry } from './runtime-lookup.service.js';
@@ -48,7 +49,8 @@ export function parseCheckOptions(source: Record<string, unknown>): CheckOptions
 @Injectable()
 export class PaymentsService {
   private readonly countryHeader: string;
-  private readonly matchers = new Map<string, (ip: string) => boolean>();
+  /** allowed_ips lists, each parsed once into a matcher. */
+  private readonly matchers = new LRUCache<string, (ip: string) => boolean>({ max: 10_000 });
 
   constructor(
     private readonly counters: CountersService,
@@ -161,7 +163,6 @@ export class PaymentsService {
   private ipAllowed(list: string, ip: string): boolean {
     let matcher = this.matchers.get(list);
     if (!matcher) {
-      if (this.matchers.size > 10_000) this.matchers.clear();
       matcher = ipMatcher(list);
       this.matchers.set(list, matcher);
     }

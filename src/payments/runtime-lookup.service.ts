@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ProjectGenerations } from '../common/cache/read-cache.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import { DomainsService } from '../domains/domains.service.js';
@@ -38,16 +39,17 @@ const ABSENT_MS = 60_000;
  */
 @Injectable()
 export class RuntimeLookupService {
-  private readonly byHash = new Map<string, RuntimeEntry>();
-  private readonly byProject = new Map<number, ProjectEntry>();
+  private readonly byHash = new LRUCache<string, RuntimeEntry>({ max: MAX_ENTRIES });
+  private readonly byProject = new LRUCache<number, ProjectEntry>({ max: MAX_ENTRIES });
   private readonly loading = new Map<string, Promise<RuntimeEntry | null>>();
   /**
-   * Keys found in no license, until when to believe it. The service makes keys as random uuids with
+   * Keys found in no license, believed absent for a minute (ABSENT_MS). The service makes keys as random uuids with
    * their license, so such a key does not become valid later through the API; the minute covers rows
    * an operator puts into the table directly (an import from another system). A deleted license still
    * deployed on a busy site costs one database read a minute, not one per call.
    */
-  private readonly absent = new Map<string, number>();
+  // On the wall clock, as every other time here (lru-cache's default is performance.now()).
+  private readonly absent = new LRUCache<string, true>({ max: MAX_ENTRIES, ttl: ABSENT_MS, ttlResolution: 0, perf: Date });
 
   constructor(
     private readonly licenses: LicensesService,
@@ -73,8 +75,7 @@ export class RuntimeLookupService {
    * began, and the call loads again itself.
    */
   async byKeyHash(hash: string): Promise<RuntimeEntry | null> {
-    const absentUntil = this.absent.get(hash);
-    if (absentUntil !== undefined && absentUntil > Date.now()) return null;
+    if (this.absent.has(hash)) return null;
     const cached = this.byHash.get(hash);
     if (cached) {
       const generation = await this.generations.get(cached.license.project_id);
@@ -126,12 +127,12 @@ export class RuntimeLookupService {
       pinned: license.domain_id === null ? null : await this.domains.find(license.domain_id),
       generation: current ?? '',
     };
-    if (current !== null) remember(this.byHash, hash, entry);
+    if (current !== null) this.byHash.set(hash, entry);
     return entry;
   }
 
   private noLicense(hash: string): null {
-    remember(this.absent, hash, Date.now() + ABSENT_MS);
+    this.absent.set(hash, true);
     return null;
   }
 
@@ -150,12 +151,7 @@ export class RuntimeLookupService {
     }
     const rows = await this.domains.active(projectId);
     const entry: ProjectEntry = { project, domains: new Map(rows.map((d) => [d.domain, d])), generation: generation ?? '' };
-    if (generation !== null) remember(this.byProject, projectId, entry);
+    if (generation !== null) this.byProject.set(projectId, entry);
     return entry;
   }
-}
-
-function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
-  if (map.size >= MAX_ENTRIES) map.delete(map.keys().next().value as K);
-  map.set(key, value);
 }

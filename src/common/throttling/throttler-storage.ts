@@ -1,6 +1,7 @@
-import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 
 interface Record_ {
   totalHits: number;
@@ -11,11 +12,14 @@ interface Record_ {
 
 /**
  * Fixed-window counters in process: O(1) per request and one small entry per key, where the
- * library's default keeps a timestamp per hit (6000 a minute per busy license).
+ * library's default keeps a timestamp per hit (6000 a minute per busy license). At most WINDOWS
+ * keys are kept: calls with made-up keys cannot grow it, and what they push out are the least
+ * recently used windows (theirs), not a busy caller's.
  */
-export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
-  private readonly windows = new Map<string, { hits: number; resetAt: number; blockedUntil: number }>();
-  private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
+const WINDOWS = 100_000;
+
+export class MemoryThrottlerStorage implements ThrottlerStorage {
+  private readonly windows = new LRUCache<string, { hits: number; resetAt: number; blockedUntil: number }>({ max: WINDOWS });
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Record_> {
     const now = Date.now();
@@ -39,14 +43,6 @@ export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationSh
     };
   }
 
-  private sweep(): void {
-    const now = Date.now();
-    for (const [key, w] of this.windows) if (w.resetAt <= now && w.blockedUntil <= now) this.windows.delete(key);
-  }
-
-  onApplicationShutdown(): void {
-    clearInterval(this.sweeper);
-  }
 }
 
 // One round trip: count the hit, start the window on the first one, block past the limit.
@@ -66,7 +62,7 @@ return {hits, ttl, blocked}
  * Throttle counters in Redis, shared by every instance (SPEC 9). While Redis is unreachable the
  * counters fall back to this process, with a logged warning, rather than failing the request.
  */
-export class RedisThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
+export class RedisThrottlerStorage implements ThrottlerStorage {
   private readonly logger = new Logger('Throttler');
   private readonly fallback = new MemoryThrottlerStorage();
   private warned = false;
@@ -92,9 +88,5 @@ export class RedisThrottlerStorage implements ThrottlerStorage, OnApplicationShu
       this.warned = true;
       return this.fallback.increment(key, ttl, limit, blockDuration);
     }
-  }
-
-  onApplicationShutdown(): void {
-    this.fallback.onApplicationShutdown();
   }
 }
