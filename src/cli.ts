@@ -8,6 +8,7 @@ import { UserEntity } from './auth/user.entity.js';
 import { ApiError } from './common/http/errors.js';
 import { loadConfig, loadEnvFile } from './config/app-config.js';
 import { dataSourceOptions } from './database/data-source-options.js';
+import { takenField } from './database/db-errors.js';
 
 /**
  * The admin CLI (README, "Accounts and API keys"). Every command prints exactly one JSON object on
@@ -146,8 +147,10 @@ async function main(): Promise<number> {
     process.stdout.write(JSON.stringify(instanceToPlain(result)) + '\n');
     return 0;
   } catch (error) {
-    const message =
-      error instanceof ApiError
+    const taken = takenField(error);
+    const message = taken
+      ? taken.message
+      : error instanceof ApiError
         ? [error.message, ...Object.values(error.errors ?? {}).flat()].filter((m, i, all) => all.indexOf(m) === i).join(' ')
         : error instanceof Error
           ? error.message

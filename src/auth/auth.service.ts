@@ -3,8 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { sha256Hex } from '../common/crypto/crypto.js';
-import { isUniqueViolation } from '../database/db-errors.js';
-import { ApiError, fieldError, forbidden } from '../common/http/errors.js';
+import { ApiError, EMAIL_TAKEN, fieldError, forbidden } from '../common/http/errors.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiPrincipal } from './principal.js';
@@ -45,22 +44,17 @@ export class AuthService {
   async createUser(input: NewUser): Promise<UserEntity> {
     const email = input.email.trim().toLowerCase();
     if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 255) throw fieldError('email', 'The email must be a valid email address.');
-    if (await this.users.existsBy({ email })) throw fieldError('email', 'The email has already been taken.');
+    if (await this.users.existsBy({ email })) throw fieldError('email', EMAIL_TAKEN);
     // insert(), not save(): save() opens a transaction of its own (see database/unit-of-work.ts).
-    try {
-      const result = await this.users.insert({
-        email,
-        name: input.name ?? null,
-        max_projects: input.max_projects ?? null,
-        can_create_licenses: input.can_create_licenses ?? true,
-        webhooks_enabled: input.webhooks_enabled ?? true,
-        license_defaults: null,
-      });
-      return this.users.findOneByOrFail({ id: result.identifiers[0].id as number });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('email', 'The email has already been taken.');
-      throw error;
-    }
+    const result = await this.users.insert({
+      email,
+      name: input.name ?? null,
+      max_projects: input.max_projects ?? null,
+      can_create_licenses: input.can_create_licenses ?? true,
+      webhooks_enabled: input.webhooks_enabled ?? true,
+      license_defaults: null,
+    });
+    return this.users.findOneByOrFail({ id: result.identifiers[0].id as number });
   }
 
   async findUserByEmail(email: string): Promise<UserEntity | null> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { QueryFailedError } from 'typeorm';
 import { ApiError } from '../common/http/errors.js';
-import { ACQUIRE_TIMEOUT, databaseFailure, isCommitOutcomeUnknown, isConnectionLost, isDatabaseBusy, isDatabaseUnavailable, STATEMENT_TIMEOUT } from './db-errors.js';
+import { ACQUIRE_TIMEOUT, databaseFailure, isCommitOutcomeUnknown, isConnectionLost, isDatabaseBusy, isDatabaseUnavailable, STATEMENT_TIMEOUT, takenField } from './db-errors.js';
 
 /** An error as mysql2 makes it: a message and driver fields. */
 const driver = (message: string, fields: Record<string, unknown> = {}) => Object.assign(new Error(message), fields);
@@ -82,5 +82,26 @@ describe('database errors', () => {
     expect(databaseFailure(error)).toEqual({ code: 'ECONNRESET', message: 'read ECONNRESET' });
     expect(JSON.stringify(databaseFailure(error))).not.toContain('secret-parameter');
     expect(databaseFailure(driver('Query execution was interrupted', { errno: 1317 }))).toEqual({ code: 1317, message: 'Query execution was interrupted' });
+  });
+});
+
+describe('takenField', () => {
+  const failed = (driver: Record<string, unknown>) => new QueryFailedError('INSERT …', [], Object.assign(new Error(String(driver.message)), driver));
+
+  it.each([
+    ['SQLite, one column', { code: 'SQLITE_CONSTRAINT_UNIQUE', message: 'UNIQUE constraint failed: projects.slug' }, { field: 'slug', message: 'The slug has already been taken.' }],
+    ['SQLite, two columns', { code: 'SQLITE_CONSTRAINT_UNIQUE', message: 'UNIQUE constraint failed: licenses.project_id, licenses.title' }, { field: 'title', message: 'The title has already been taken.' }],
+    ['MariaDB', { code: 'ER_DUP_ENTRY', errno: 1062, message: "Duplicate entry '7-shop.example.com' for key 'uq_project_domains_project_domain'" }, { field: 'domain', message: 'The domain has already been taken.' }],
+    ['MySQL 8', { code: 'ER_DUP_ENTRY', errno: 1062, message: "Duplicate entry '7-pro' for key 'injectables.uq_injectables_project_slug'" }, { field: 'slug', message: 'The slug has already been taken.' }],
+    ['users', { code: 'ER_DUP_ENTRY', errno: 1062, message: "Duplicate entry 'a@b.c' for key 'uq_users_email'" }, { field: 'email', message: 'The email has already been taken.' }],
+  ])('%s', (_label, driver, expected) => {
+    expect(takenField(failed(driver))).toEqual(expected);
+  });
+
+  it('answers null for an index no client value can run into, and for anything but a unique violation', () => {
+    expect(takenField(failed({ code: 'ER_DUP_ENTRY', errno: 1062, message: "Duplicate entry 'x' for key 'uq_licenses_uuid_hash'" }))).toBeNull();
+    expect(takenField(failed({ code: 'SQLITE_CONSTRAINT_UNIQUE', message: 'UNIQUE constraint failed: license_activations.license_id, license_activations.domain, license_activations.host' }))).toBeNull();
+    expect(takenField(failed({ code: 'ER_LOCK_DEADLOCK', errno: 1213, message: 'Deadlock found' }))).toBeNull();
+    expect(takenField(new Error('UNIQUE constraint failed: projects.slug'))).toBeNull();
   });
 });

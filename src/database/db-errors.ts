@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
+import { DOMAIN_TAKEN, EMAIL_TAKEN, SLUG_TAKEN, TITLE_TAKEN } from '../common/http/errors.js';
 
 interface DriverError {
   code?: string;
@@ -24,18 +25,54 @@ export function isUniqueViolation(error: unknown): boolean {
   return driver?.code === 'SQLITE_CONSTRAINT_UNIQUE' || driver?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || driver?.code === 'ER_DUP_ENTRY' || driver?.errno === 1062;
 }
 
+/**
+ * The unique indexes a client's value can run into (src/database/migrations), and the field and
+ * message it is answered with. Services check first, to report every problem of a body at once; this
+ * answers the write that raced another to the same value. SQLite names the columns, MySQL the index.
+ */
+const UNIQUE_FIELDS: Array<{ index: string; columns: string; field: string; message: string }> = [
+  { index: 'uq_projects_slug', columns: 'projects.slug', field: 'slug', message: SLUG_TAKEN },
+  { index: 'uq_project_domains_project_domain', columns: 'project_domains.project_id, project_domains.domain', field: 'domain', message: DOMAIN_TAKEN },
+  { index: 'uq_licenses_project_title', columns: 'licenses.project_id, licenses.title', field: 'title', message: TITLE_TAKEN },
+  { index: 'uq_injectables_project_slug', columns: 'injectables.project_id, injectables.slug', field: 'slug', message: SLUG_TAKEN },
+  { index: 'uq_users_email', columns: 'users.email', field: 'email', message: EMAIL_TAKEN },
+];
+
+/** The field and message for a write a unique index refused, or null (not a unique violation, or none a client can cause). */
+export function takenField(error: unknown): { field: string; message: string } | null {
+  if (!isUniqueViolation(error)) return null;
+  const message = driverError(error)?.message ?? '';
+  // SQLite: "UNIQUE constraint failed: licenses.project_id, licenses.title"; MySQL/MariaDB:
+  // "Duplicate entry '7-x' for key 'uq_licenses_project_title'" (MySQL 8: 'licenses.uq_…').
+  const columns = /UNIQUE constraint failed: (.+)$/.exec(message)?.[1];
+  const index = /for key '(?:[^'.]+\.)?([^'.]+)'$/.exec(message)?.[1];
+  const found = UNIQUE_FIELDS.find((unique) => unique.columns === columns || unique.index === index);
+  return found ? { field: found.field, message: found.message } : null;
+}
+
 /** InnoDB rolled the whole transaction back to break a deadlock (MySQL/MariaDB). */
 export function isDeadlock(error: unknown): boolean {
   return driverError(error)?.errno === 1213;
 }
 
 /**
- * The database could not take the statement now, through no fault of the request: a lock wait timed
- * out or a deadlock outlived its retries (MySQL/MariaDB), or the SQLite file was busy.
+ * MySQL/MariaDB refusals that leave nothing done and may simply be run again: a deadlock's victim
+ * (1213), a lock wait that timed out (1205), and MariaDB's "failed to read auto-increment value"
+ * (1467), which racing INSERT … SELECT statements can meet.
+ */
+const TRANSIENT_ERRNOS = new Set([1213, 1205, 1467]);
+export function isTransient(error: unknown): boolean {
+  const errno = driverError(error)?.errno;
+  return errno !== undefined && TRANSIENT_ERRNOS.has(errno);
+}
+
+/**
+ * The database could not take the statement now, through no fault of the request: a transient
+ * refusal that outlived its retries (MySQL/MariaDB), or the SQLite file was busy.
  */
 export function isDatabaseBusy(error: unknown): boolean {
-  const driver = driverError(error);
-  return isDeadlock(error) || driver?.errno === 1205 || driver?.code === 'SQLITE_BUSY' || driver?.code === 'SQLITE_LOCKED';
+  const code = driverError(error)?.code;
+  return isTransient(error) || code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
 }
 
 /** Codes of the deadlines src/database/mysql-driver.ts sets: no connection, or no answer, in time. */

@@ -1,7 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
-import { isConnectionLost, isDeadlock } from './db-errors.js';
+import { isCommitOutcomeUnknown, isConnectionLost, isDeadlock } from './db-errors.js';
+import { retrying } from './retry.js';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
@@ -67,27 +68,28 @@ export class UnitOfWork implements OnModuleInit {
    * idle costs no failed call. Once the COMMIT has been sent, a lost connection or a silence past the
    * deadline leaves the outcome unknown (isCommitOutcomeUnknown): never run again, never "not stored".
    */
-  private async transactionRetrying<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const runner = this.dataSource.createQueryRunner();
-      let started = false;
-      let committing = false;
-      try {
-        await runner.startTransaction();
-        started = true;
-        const result = await work(runner.manager);
-        committing = true;
-        await runner.commitTransaction();
-        return result;
-      } catch (error) {
-        // (When START TRANSACTION failed there is nothing to roll back, and no connection to do it on.)
-        if (started && runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-        const again = isDeadlock(error) ? attempt < DEADLOCK_ATTEMPTS : attempt === 1 && !committing && isConnectionLost(error);
-        if (!again) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
-      } finally {
-        await runner.release();
-      }
+  private transactionRetrying<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return retrying(() => this.transaction(work), {
+      attempts: DEADLOCK_ATTEMPTS,
+      retryable: (error, attempt) => isDeadlock(error) || (attempt === 1 && isConnectionLost(error) && !isCommitOutcomeUnknown(error)),
+    });
+  }
+
+  private async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    let started = false;
+    try {
+      await runner.startTransaction();
+      started = true;
+      const result = await work(runner.manager);
+      await runner.commitTransaction();
+      return result;
+    } catch (error) {
+      // (When START TRANSACTION failed there is nothing to roll back, and no connection to do it on.)
+      if (started && runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
     }
   }
 

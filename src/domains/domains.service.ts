@@ -2,10 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
-import { isUniqueViolation } from '../database/db-errors.js';
 import { lockedRow, writeLocked } from '../database/unit-of-work.js';
 import { normalizeDomain } from '../common/net/domain-name.js';
-import { fieldError, notFound } from '../common/http/errors.js';
+import { DOMAIN_TAKEN, fieldError, notFound } from '../common/http/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
@@ -13,7 +12,6 @@ import { DomainEntity } from './domain.entity.js';
 import { CreateDomainDto, UpdateDomainDto } from './dto/domain.dto.js';
 
 const DOMAIN_DEFAULTS = { has_paid: false, is_active: true, is_primary: false } as const;
-const DOMAIN_TAKEN = 'The domain has already been taken.';
 const DOMAIN_INVALID = 'The domain must be a host name such as shop.example.com: no scheme, port, path, IP address or wildcard.';
 
 @Injectable()
@@ -53,18 +51,13 @@ export class DomainsService {
   async create(project: ProjectEntity, dto: CreateDomainDto): Promise<DomainEntity> {
     const name = this.normalize(dto.domain);
     if (await this.domains.existsBy({ project_id: project.id, domain: name })) throw fieldError('domain', DOMAIN_TAKEN);
-    try {
-      return await this.outbox.change(project, async (manager) => {
-        const result = await manager.insert(DomainEntity, { ...DOMAIN_DEFAULTS, ...pickFlags(dto), is_primary: false, project_id: project.id, domain: name });
-        const id = result.identifiers[0].id as number;
-        if (dto.is_primary) await makePrimary(manager, project.id, id);
-        const domain = await manager.findOneByOrFail(DomainEntity, { id });
-        return [domain, [['domain.created', domain]]];
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('domain', DOMAIN_TAKEN);
-      throw error;
-    }
+    return await this.outbox.change(project, async (manager) => {
+      const result = await manager.insert(DomainEntity, { ...DOMAIN_DEFAULTS, ...pickFlags(dto), is_primary: false, project_id: project.id, domain: name });
+      const id = result.identifiers[0].id as number;
+      if (dto.is_primary) await makePrimary(manager, project.id, id);
+      const domain = await manager.findOneByOrFail(DomainEntity, { id });
+      return [domain, [['domain.created', domain]]];
+    });
   }
 
   async update(project: ProjectEntity, domain: DomainEntity, dto: UpdateDomainDto, replace: boolean): Promise<DomainEntity> {
@@ -79,24 +72,19 @@ export class DomainsService {
         changes.domain = name;
       }
     }
-    try {
-      return await this.outbox.change(project, async (manager) => {
-        // The project's row first, as every domain update takes it: updates within one project run one
-        // at a time (so none sees another's old state, and two "make primary" cannot deadlock).
-        await lockedRow(manager, ProjectEntity, project.id);
-        const before = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
-        if (Object.keys(changes).length > 0) await manager.update(DomainEntity, { id: domain.id }, changes);
-        if (primary === true) await makePrimary(manager, project.id, domain.id);
-        if (primary === false) await manager.update(DomainEntity, { id: domain.id }, { is_primary: false });
-        const after = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
-        const events: Array<[WebhookEvent, unknown]> = [['domain.updated', after]];
-        if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
-        return [after, events];
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('domain', DOMAIN_TAKEN);
-      throw error;
-    }
+    return await this.outbox.change(project, async (manager) => {
+      // The project's row first, as every domain update takes it: updates within one project run one
+      // at a time (so none sees another's old state, and two "make primary" cannot deadlock).
+      await lockedRow(manager, ProjectEntity, project.id);
+      const before = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
+      if (Object.keys(changes).length > 0) await manager.update(DomainEntity, { id: domain.id }, changes);
+      if (primary === true) await makePrimary(manager, project.id, domain.id);
+      if (primary === false) await manager.update(DomainEntity, { id: domain.id }, { is_primary: false });
+      const after = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
+      const events: Array<[WebhookEvent, unknown]> = [['domain.updated', after]];
+      if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
+      return [after, events];
+    });
   }
 
   async remove(project: ProjectEntity, domain: DomainEntity): Promise<void> {

@@ -3,9 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { instanceToPlain } from 'class-transformer';
 import { LRUCache } from 'lru-cache';
 import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
-import { isUniqueViolation } from '../database/db-errors.js';
 import type { FieldErrors } from '../common/http/envelope.js';
-import { fieldError, notFound, SLUG_TAKEN, ValidationFailed } from '../common/http/errors.js';
+import { notFound, SLUG_TAKEN, ValidationFailed } from '../common/http/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { ProjectGenerations } from '../common/cache/read-cache.js';
 import { AppConfig } from '../config/app-config.js';
@@ -171,17 +170,12 @@ export class InjectablesService {
       meta: dto.meta ?? {},
       ...(await this.seal(dto.secret as string, type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8'))),
     };
-    try {
-      return await this.outbox.change(project, async (manager) => {
-        const row = { ...fields, signature: await this.sign(manager, project.id, fields) };
-        const result = await manager.insert(InjectableEntity, row as QueryDeepPartialEntity<InjectableEntity>);
-        const injectable = await manager.findOneByOrFail(InjectableEntity, { id: result.identifiers[0].id as number });
-        return [injectable, [['injectable.created', eventData(injectable)]]];
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
-      throw error;
-    }
+    return await this.outbox.change(project, async (manager) => {
+      const row = { ...fields, signature: await this.sign(manager, project.id, fields) };
+      const result = await manager.insert(InjectableEntity, row as QueryDeepPartialEntity<InjectableEntity>);
+      const injectable = await manager.findOneByOrFail(InjectableEntity, { id: result.identifiers[0].id as number });
+      return [injectable, [['injectable.created', eventData(injectable)]]];
+    });
   }
 
   /**
@@ -205,20 +199,15 @@ export class InjectablesService {
       const type = dto.type ?? current.type;
       Object.assign(next, await this.seal(dto.secret as string, type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8')));
     }
-    try {
-      return await this.outbox.change(project, async (manager) => {
-        const before = await lockedRow(manager, InjectableEntity, current.id);
-        const raced = updateErrors(before, dto, file);
-        if (Object.keys(raced).length > 0) throw new ValidationFailed(raced);
-        next.signature = await this.sign(manager, project.id, { ...before, ...next });
-        await manager.update(InjectableEntity, { id: current.id }, next as QueryDeepPartialEntity<InjectableEntity>);
-        const after = await manager.findOneByOrFail(InjectableEntity, { id: current.id });
-        return [after, [['injectable.updated', eventData(after)]]];
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
-      throw error;
-    }
+    return await this.outbox.change(project, async (manager) => {
+      const before = await lockedRow(manager, InjectableEntity, current.id);
+      const raced = updateErrors(before, dto, file);
+      if (Object.keys(raced).length > 0) throw new ValidationFailed(raced);
+      next.signature = await this.sign(manager, project.id, { ...before, ...next });
+      await manager.update(InjectableEntity, { id: current.id }, next as QueryDeepPartialEntity<InjectableEntity>);
+      const after = await manager.findOneByOrFail(InjectableEntity, { id: current.id });
+      return [after, [['injectable.updated', eventData(after)]]];
+    });
   }
 
   async remove(project: ProjectEntity, injectable: InjectableEntity): Promise<void> {

@@ -5,10 +5,9 @@ import { EntityManager, IsNull, MoreThanOrEqual, Not, QueryDeepPartialEntity, Re
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
-import { isUniqueViolation } from '../database/db-errors.js';
 import type { FieldErrors } from '../common/http/envelope.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
-import { ApiError, fieldError, notFound, ValidationFailed } from '../common/http/errors.js';
+import { ApiError, fieldError, notFound, TITLE_TAKEN, ValidationFailed } from '../common/http/errors.js';
 import { parseCountry, parseIpEntry, parseList } from '../common/net/address-lists.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { DomainEntity } from '../domains/domain.entity.js';
@@ -21,7 +20,6 @@ import { LicenseEntity } from './license.entity.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 
-const TITLE_TAKEN = 'The title has already been taken.';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -149,25 +147,20 @@ export class LicensesService {
     if (!owner.can_create_licenses) throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
     const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
     const uuid = randomUUID();
-    try {
-      return await this.outbox.change(project, async (manager) => {
-        await assertDomainStays(manager, project.id, fields.domain_id);
-        const result = await manager.insert(LicenseEntity, {
-          ...fields,
-          project_id: project.id,
-          user_id: project.user_id,
-          uuid,
-          uuid_hash: sha256Hex(uuid),
-          validate_against: 'project_domains',
-          revoked_at: null,
-        });
-        const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
-        return [license, [['license.created', license]]];
+    return await this.outbox.change(project, async (manager) => {
+      await assertDomainStays(manager, project.id, fields.domain_id);
+      const result = await manager.insert(LicenseEntity, {
+        ...fields,
+        project_id: project.id,
+        user_id: project.user_id,
+        uuid,
+        uuid_hash: sha256Hex(uuid),
+        validate_against: 'project_domains',
+        revoked_at: null,
       });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('title', TITLE_TAKEN);
-      throw error;
-    }
+      const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
+      return [license, [['license.created', license]]];
+    });
   }
 
   /** PATCH (partial) or PUT (full replace: omitted optional fields return to the defaults). */
@@ -177,17 +170,12 @@ export class LicensesService {
     const resolved = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
     // PATCH writes only what was sent, so racing PATCHes of different fields both land; PUT replaces.
     const fields = replace ? resolved : sentFields(resolved, dto);
-    try {
-      return await this.outbox.change(project, async (manager) => {
-        if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
-        await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
-        const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
-        return [after, [['license.updated', after]]];
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('title', TITLE_TAKEN);
-      throw error;
-    }
+    return await this.outbox.change(project, async (manager) => {
+      if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
+      await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
+      const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
+      return [after, [['license.updated', after]]];
+    });
   }
 
   /**

@@ -2,7 +2,8 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { databaseFailure, isCommitOutcomeUnknown, isUniqueViolation } from '../database/db-errors.js';
+import { databaseFailure, isCommitOutcomeUnknown, isTransient, isUniqueViolation } from '../database/db-errors.js';
+import { retrying } from '../database/retry.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { utcDay } from '../licenses/licenses.service.js';
 
@@ -30,17 +31,8 @@ interface FlushBatch {
 /** 'YYYY-MM-DD HH:MM:SS' in UTC, as both databases compare datetimes. */
 const sqlDatetime = (date: Date) => date.toISOString().slice(0, 19).replace('T', ' ');
 
-/**
- * MySQL/MariaDB refusals that leave nothing done and may simply be retried: deadlock (1213), lock-wait
- * timeout (1205), and MariaDB's "failed to read auto-increment value" (1467), which racing
- * INSERT … SELECT statements can meet.
- */
-function isRetryable(error: unknown): boolean {
-  const errno = (error as { driverError?: { errno?: number } }).driverError?.errno;
-  return errno === 1213 || errno === 1205 || errno === 1467;
-}
-
-const backoff = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * (attempt + 1)));
+/** Statements racing on one counter row may be refused a few times (isTransient) before one lands. */
+const CONTENDED = { attempts: 10, retryable: isTransient };
 
 /**
  * Usage counters and domain activations (SPEC 7 steps 3 and 4). Every limit is enforced by a single
@@ -114,30 +106,21 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       }
       return null;
     };
-    for (let attempt = 0; attempt < 10; attempt++) {
+    const insert = 'INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)';
+    return retrying(async () => {
+      const taken = await bump();
+      if (taken) return taken;
+      // No row yet, or the row is at the limit: the insert tells which.
       try {
-        const taken = await bump();
-        if (taken) return taken;
-        // No row yet, or the row is at the limit: the insert tells which.
-        const insert = 'INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)';
         if (max === 1) return (await takeLast(insert, [licenseId, day])) ? 'last' : 'refused';
         await this.run(insert, [licenseId, day]);
         return 'ok';
       } catch (error) {
-        if (isUniqueViolation(error)) {
-          // The row exists: at the limit, unless another call inserted it just now. One more try settles it.
-          try {
-            return (await bump()) ?? 'refused';
-          } catch (retry) {
-            if (isRetryable(retry)) continue;
-            throw retry;
-          }
-        }
-        if (!isRetryable(error)) throw error;
-        await backoff(attempt);
+        // The row exists: at the limit, unless another call inserted it just now. One more try settles it.
+        if (isUniqueViolation(error)) return (await bump()) ?? 'refused';
+        throw error;
       }
-    }
-    throw new Error('usage counter: too much contention');
+    }, CONTENDED);
   }
 
   /**
@@ -263,7 +246,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       (await this.dataSource.query('SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?', [licenseId, domain, host])).length > 0;
     if (await exists()) return true;
     const dual = this.mysql ? ' FROM DUAL' : '';
-    for (let attempt = 0; attempt < 10; attempt++) {
+    return retrying(async () => {
       try {
         const inserted =
           countSql === null
@@ -278,13 +261,10 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       } catch (error) {
         // Another call recorded the same activation first: it exists, which is all we need.
         if (isUniqueViolation(error)) return true;
-        if (!isRetryable(error)) throw error;
-        await backoff(attempt);
+        throw error;
       }
-    }
-    throw new Error('activation: too much contention');
+    }, CONTENDED);
   }
-
 
   /** Runs one statement (in `manager`'s transaction when given) and answers the rows it changed. */
   private async run(sql: string, params: unknown[], manager?: EntityManager): Promise<number> {

@@ -149,19 +149,14 @@ export class ProjectsService {
       changes.slug = dto.slug;
     }
     await this.assertWebhookTarget(changes.webhook_url);
-    try {
-      return await this.outbox.change(project, async (manager) => {
-        const before = await lockedRow(manager, ProjectEntity, project.id);
-        await manager.update(ProjectEntity, { id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
-        const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
-        const events: ProjectEvents = [['project.updated', after]];
-        if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
-        return [after, events, after];
-      });
-    } catch (error) {
-      if (isUniqueViolation(error)) throw fieldError('slug', SLUG_TAKEN);
-      throw error;
-    }
+    return await this.outbox.change(project, async (manager) => {
+      const before = await lockedRow(manager, ProjectEntity, project.id);
+      await manager.update(ProjectEntity, { id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
+      const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
+      const events: ProjectEvents = [['project.updated', after]];
+      if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
+      return [after, events, after];
+    });
   }
 
   async remove(project: ProjectEntity): Promise<void> {

@@ -38,6 +38,9 @@ export function summarise(errors: FieldErrors): string {
 export const notFound = (what: string) => new ApiError(HttpStatus.NOT_FOUND, `${what} not found.`);
 export const forbidden = (message: string) => new ApiError(HttpStatus.FORBIDDEN, message);
 
-/** Messages more than one module answers with. */
+/** What a client is told when a unique value it sent is taken (checked first, and mapped from the index). */
 export const SLUG_TAKEN = 'The slug has already been taken.';
+export const TITLE_TAKEN = 'The title has already been taken.';
+export const DOMAIN_TAKEN = 'The domain has already been taken.';
+export const EMAIL_TAKEN = 'The email has already been taken.';
 export const PROJECT_LOCKED = 'Project is locked.';

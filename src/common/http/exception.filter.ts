@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { EntityNotFoundError } from 'typeorm';
 import { Envelope, FieldErrors } from './envelope.js';
 import { ApiError } from './errors.js';
-import { databaseFailure, isCommitOutcomeUnknown, isDatabaseBusy, isDatabaseUnavailable } from '../../database/db-errors.js';
+import { databaseFailure, isCommitOutcomeUnknown, isDatabaseBusy, isDatabaseUnavailable, takenField } from '../../database/db-errors.js';
 
 interface RouterLayer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -96,6 +96,12 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
       status = HttpStatus.NOT_FOUND;
       message = `The route ${req.method} ${path} could not be found.`;
     }
+  } else if (takenField(exception)) {
+    // A unique value a racing write took between the service's check and this write.
+    const taken = takenField(exception) as { field: string; message: string };
+    status = HttpStatus.UNPROCESSABLE_ENTITY;
+    message = taken.message;
+    errors = { [taken.field]: [taken.message] };
   } else if (exception instanceof EntityNotFoundError) {
     // A row found at the start of a request and deleted by another before its write settled.
     status = HttpStatus.NOT_FOUND;
