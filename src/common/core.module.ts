@@ -7,7 +7,7 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import { HttpDrain } from './http/http-server.js';
 import { LruStore } from './cache/lru-store.js';
 import { Cursors } from '../database/pagination.js';
-import { ProjectGenerations } from './cache/read-cache.js';
+import { ProjectGenerations } from './cache/generations.js';
 import { RedisService } from './cache/redis.js';
 
 /** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */

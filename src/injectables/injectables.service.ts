@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { instanceToPlain } from 'class-transformer';
-import { LRUCache } from 'lru-cache';
 import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
 import type { FieldErrors } from '../common/http/envelope.js';
 import { notFound, SLUG_TAKEN, ValidationFailed } from '../common/http/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
-import { ProjectGenerations } from '../common/cache/read-cache.js';
+import { ProjectGenerations, ProjectScopedCache } from '../common/cache/generations.js';
 import { AppConfig } from '../config/app-config.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { openPrivateKey, signEd25519 } from '../common/crypto/signing.js';
@@ -95,24 +94,24 @@ function updateErrors(current: InjectableEntity, dto: UpdateInjectableDto, file?
 
 @Injectable()
 export class InjectablesService {
-  // Runtime reads cached per project generation (any write to the project bumps it), bounded by the
-  // bytes of payload they hold: payloads may be megabytes each.
-  private readonly paidCache = new LRUCache<number, { generation: string; items: PaidItem[] }>({
-    maxSize: PAYLOAD_CACHE_BYTES,
-    sizeCalculation: (entry) => payloadBytes(entry.items, (i) => i.content),
-  });
-  private readonly pageCache = new LRUCache<string, { generation: string; page: StreamPage }>({
-    maxSize: PAYLOAD_CACHE_BYTES,
-    sizeCalculation: (entry) => payloadBytes(entry.page.injectables, (i) => i.encrypted_content),
-  });
+  // The runtime's payload reads, cached under their project's generation (common/cache/generations.ts)
+  // and bounded by the bytes of payload they hold: payloads may be megabytes each.
+  private readonly paidCache: ProjectScopedCache<number, PaidItem[]>;
+  private readonly pageCache: ProjectScopedCache<string, StreamPage>;
 
   constructor(
     @InjectRepository(InjectableEntity) private readonly injectables: Repository<InjectableEntity>,
     private readonly cursors: Cursors,
-    private readonly generations: ProjectGenerations,
+    generations: ProjectGenerations,
     private readonly config: AppConfig,
     private readonly outbox: WebhookOutbox,
-  ) {}
+  ) {
+    this.paidCache = new ProjectScopedCache(generations, { maxSize: PAYLOAD_CACHE_BYTES, sizeOf: (items) => payloadBytes(items, (i) => i.content) });
+    this.pageCache = new ProjectScopedCache(generations, {
+      maxSize: PAYLOAD_CACHE_BYTES,
+      sizeOf: (page) => payloadBytes(page.injectables, (i) => i.encrypted_content),
+    });
+  }
 
   /**
    * List items carry no payload (a page of them could be hundreds of megabytes, twice over): every
@@ -220,16 +219,10 @@ export class InjectablesService {
   }
 
   /** Seed 4.10: active injectables in id order; paid-only ones only once the project is paid. */
-  async stream(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
-    // The generation is read before the database, so a write landing meanwhile files this page under
-    // a generation nobody asks for any more.
-    const generation = this.generations.known(project.id) ?? (await this.generations.get(project.id));
+  stream(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
+    // (The cursor is at most 512 characters: the key is bounded.)
     const key = `${project.id}:${project.has_paid ? 'paid' : 'unpaid'}:${query.per_page ?? ''}:${query.cursor ?? ''}`;
-    const cached = generation === null ? undefined : this.pageCache.get(key);
-    if (cached && cached.generation === generation) return cached.page;
-    const page = await this.readStreamPage(project, query);
-    if (generation !== null && key.length <= 512) this.pageCache.set(key, { generation, page });
-    return page;
+    return this.pageCache.get(project.id, key, () => this.readStreamPage(project, query));
   }
 
   private async readStreamPage(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
@@ -258,12 +251,13 @@ export class InjectablesService {
   }
 
   /** Seed 4.2 `include=injectables`: the project's active paid-only injectables, cached per generation. */
-  async paidOnly(projectId: number): Promise<PaidItem[]> {
-    const generation = await this.generations.get(projectId);
-    const cached = this.paidCache.get(projectId);
-    if (cached && generation !== null && cached.generation === generation) return cached.items;
+  paidOnly(projectId: number): Promise<PaidItem[]> {
+    return this.paidCache.get(projectId, projectId, () => this.readPaidOnly(projectId));
+  }
+
+  private async readPaidOnly(projectId: number): Promise<PaidItem[]> {
     const rows = await this.injectables.find({ where: { project_id: projectId, is_active: true, only_if_paid: true }, order: { id: 'ASC' } });
-    const items = rows.map(
+    return rows.map(
       (i): PaidItem => ({
         id: i.id,
         slug: i.slug,
@@ -278,8 +272,6 @@ export class InjectablesService {
         meta: i.meta,
       }),
     );
-    if (generation !== null) this.paidCache.set(projectId, { generation, items });
-    return items;
   }
 
   /** Encrypts the payload (and, for files, the original name) and hashes the blob (SPEC 8). */

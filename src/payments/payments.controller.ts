@@ -7,7 +7,6 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi.js';
-import { notFound } from '../common/http/errors.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
 import { CheckOptions, HasPaidResult, parseCheckOptions, PaymentsService } from './payments.service.js';
@@ -96,9 +95,7 @@ export class PaymentsController {
   async hasPaidByApiKey(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) id: number, @Req() req: Request): Promise<HasPaidResult> {
     const options: CheckOptions = parseCheckOptions(req.query as Record<string, unknown>);
     const project = await this.projects.findAccessible(principal, id);
-    const entry = await this.lookup.project(project.id);
-    if (!entry) throw notFound('Project');
-    return this.payments.checkProject(project, entry.domains, req, options);
+    return this.payments.checkProject(project, (await this.lookup.project(project.id)).domains, req, options);
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { ProjectGenerations } from '../common/cache/read-cache.js';
+import { ProjectGenerations } from '../common/cache/generations.js';
 import type { RedisService } from '../common/cache/redis.js';
 import type { DomainsService } from '../domains/domains.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { ProjectGenerations } from '../common/cache/read-cache.js';
+import { ProjectGenerations, ProjectScopedCache } from '../common/cache/generations.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import { DomainsService } from '../domains/domains.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
@@ -22,10 +22,10 @@ export interface RuntimeEntry {
   generation: string;
 }
 
+/** A project with its active domains by name; `project` null when it does not exist or was deleted. */
 export interface ProjectEntry {
-  project: ProjectEntity;
+  project: ProjectEntity | null;
   domains: Map<string, DomainEntity>;
-  generation: string;
 }
 
 // Bounded: about 1 KB an entry, so the cache stays well inside the heap `npm start` allows.
@@ -33,14 +33,14 @@ const MAX_ENTRIES = 50_000;
 const ABSENT_MS = 60_000;
 
 /**
- * In-process cache of license and project lookups for the runtime path (SPEC 9). Each entry carries
- * the project's generation at load time; any write to the project bumps the generation, so the very
- * next call after a revoke, a payment flip or a lock reloads from the database.
+ * In-process cache of license and project lookups for the runtime path. Each entry carries the
+ * project's generation read before its rows (common/cache/generations.ts); any write to the project
+ * bumps it, so the very next call after a revoke, a payment flip or a lock reloads from the database.
  */
 @Injectable()
 export class RuntimeLookupService {
   private readonly byHash = new LRUCache<string, RuntimeEntry>({ max: MAX_ENTRIES });
-  private readonly byProject = new LRUCache<number, ProjectEntry>({ max: MAX_ENTRIES });
+  private readonly byProject: ProjectScopedCache<number, ProjectEntry>;
   private readonly loading = new Map<string, Promise<RuntimeEntry | null>>();
   /**
    * Keys found in no license, believed absent for a minute (ABSENT_MS). The service makes keys as random uuids with
@@ -56,7 +56,9 @@ export class RuntimeLookupService {
     private readonly projects: ProjectsService,
     private readonly domains: DomainsService,
     private readonly generations: ProjectGenerations,
-  ) {}
+  ) {
+    this.byProject = new ProjectScopedCache(generations, { max: MAX_ENTRIES });
+  }
 
   /** The cached entry for `hash` when it is current and that can be told without waiting (no Redis). */
   peek(hash: string): RuntimeEntry | undefined {
@@ -99,10 +101,8 @@ export class RuntimeLookupService {
   }
 
   /**
-   * Reads the project's generation before the rows it vouches for: a write that commits meanwhile
-   * bumps it after committing, so an entry holding pre-write rows is filed under a generation that is
-   * already stale. A license seen for the first time is read once to learn its project, then again
-   * after the generation.
+   * Reads the project's generation before the rows it vouches for (common/cache/generations.ts). A
+   * license seen for the first time is read once to learn its project, then again after the generation.
    */
   private async load(hash: string, knownProjectId: number | undefined): Promise<RuntimeEntry | null> {
     let projectId = knownProjectId;
@@ -116,14 +116,12 @@ export class RuntimeLookupService {
     if (!license) return this.noLicense(hash);
     // A license never changes project; should it ever, the entry is simply not kept.
     const current = license.project_id === projectId ? generation : null;
-    const projectEntry = await this.byProjectId(license.project_id, current);
+    const { project, domains } = await this.project(license.project_id);
     const entry: RuntimeEntry = {
       license,
-      project: projectEntry?.project ?? null,
-      redirectUrl: projectEntry
-        ? projectEntry.project.default_redirect_url
-        : await this.projects.redirectUrlOf(license.project_id),
-      domains: projectEntry?.domains ?? new Map(),
+      project,
+      redirectUrl: project ? project.default_redirect_url : await this.projects.redirectUrlOf(license.project_id),
+      domains,
       pinned: license.domain_id === null ? null : await this.domains.find(license.domain_id),
       generation: current ?? '',
     };
@@ -136,22 +134,12 @@ export class RuntimeLookupService {
     return null;
   }
 
-  /** The project (not deleted) with its active domains, or null. */
-  async project(projectId: number): Promise<ProjectEntry | null> {
-    return this.byProjectId(projectId, await this.generations.get(projectId));
-  }
-
-  private async byProjectId(projectId: number, generation: string | null): Promise<ProjectEntry | null> {
-    const cached = this.byProject.get(projectId);
-    if (cached && generation !== null && cached.generation === generation) return cached;
-    const project = await this.projects.find(projectId);
-    if (!project) {
-      this.byProject.delete(projectId);
-      return null;
-    }
-    const rows = await this.domains.active(projectId);
-    const entry: ProjectEntry = { project, domains: new Map(rows.map((d) => [d.domain, d])), generation: generation ?? '' };
-    if (generation !== null) this.byProject.set(projectId, entry);
-    return entry;
+  /** The project (null when deleted) with its active domains. */
+  project(projectId: number): Promise<ProjectEntry> {
+    return this.byProject.get(projectId, projectId, async () => {
+      const project = await this.projects.find(projectId);
+      const rows = project ? await this.domains.active(projectId) : [];
+      return { project, domains: new Map(rows.map((d) => [d.domain, d])) };
+    });
   }
 }

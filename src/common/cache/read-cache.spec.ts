@@ -3,7 +3,8 @@ import { ExecutionContext, ForbiddenException, Logger, NotFoundException, Unauth
 import { lastValueFrom, of, throwError } from 'rxjs';
 import { EntityNotFoundError } from 'typeorm';
 import { ValidationFailed } from '../http/errors.js';
-import { InvalidateOnWriteInterceptor, ProjectGenerations } from './read-cache.js';
+import { ProjectGenerations } from './generations.js';
+import { InvalidateOnWriteInterceptor } from './read-cache.js';
 import type { RedisService } from './redis.js';
 
 /** A Redis stand-in: a map of counters, and a switch that makes INCR fail while "connected". */

@@ -5,7 +5,6 @@ import {
   HttpStatus,
   Inject,
   Injectable,
-  Logger,
   NestInterceptor,
   SetMetadata,
   UseInterceptors,
@@ -17,66 +16,7 @@ import type { Request } from 'express';
 import { from, Observable, of, switchMap, tap } from 'rxjs';
 import type { AuthedRequest } from '../../auth/principal.js';
 import { AppConfig } from '../../config/app-config.js';
-import { RedisService } from './redis.js';
-
-/**
- * A generation per project. Every write to a project (or anything in it) bumps it, and every cached
- * read carries it in its key, so a read after a write never sees the old state. With Redis the
- * numbers live there and every instance agrees; otherwise they live in this process.
- *
- * Redis outages: while Redis is unreachable `get` answers null (callers then skip the cache and read
- * the database) and a bump cannot be recorded. So an instance that saw Redis fail bumps a global
- * epoch, part of every generation, in its first `get` that reaches Redis again: everything cached
- * before the outage is stale at once, and nothing written during it can hide behind an old entry.
- */
-@Injectable()
-export class ProjectGenerations {
-  private readonly local = new Map<number, number>();
-  private readonly logger = new Logger('ProjectGenerations');
-  private sawOutage = false;
-
-  constructor(private readonly redis: RedisService) {}
-
-  /**
-   * The current generation when this process alone keeps it (no Redis), without waiting; undefined
-   * when it must be asked with get().
-   */
-  known(projectId: number): string | undefined {
-    return this.redis.client ? undefined : String(this.local.get(projectId) ?? 0);
-  }
-
-  /** The current generation, or null when it cannot be known (Redis down): do not use the cache then. */
-  async get(projectId: number): Promise<string | null> {
-    const client = this.redis.client;
-    if (!client) return String(this.local.get(projectId) ?? 0);
-    try {
-      if (this.sawOutage) {
-        // First answer after a failure (the connection dropped, or a bump was refused while it stayed
-        // up): bump the epoch before trusting anything cached.
-        await client.incr(this.redis.key('gen:epoch'));
-        this.sawOutage = false;
-        this.logger.warn('Redis answers again: bumped the cache epoch, so nothing cached before the failure is served');
-      }
-      const [epoch, generation] = await client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`));
-      return `${epoch ?? 0}.${generation ?? 0}`;
-    } catch {
-      this.sawOutage = true;
-      return null;
-    }
-  }
-
-  async bump(projectId: number): Promise<void> {
-    this.local.set(projectId, (this.local.get(projectId) ?? 0) + 1);
-    const client = this.redis.client;
-    if (!client) return;
-    try {
-      await client.incr(this.redis.key(`gen:${projectId}`));
-    } catch (error) {
-      this.sawOutage = true;
-      this.logger.warn(`could not bump generation of project ${projectId}: ${(error as Error).message}`);
-    }
-  }
-}
+import { ProjectGenerations } from './generations.js';
 
 const CACHED_READ = 'licensegate:cached-read';
 /** Seed 4.5–4.9: this read is cached per API key, path and query, and made stale by any write. */
