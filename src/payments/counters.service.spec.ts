@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { CountersService } from './counters.service.js';
 
 describe('CountersService activations', () => {
@@ -27,13 +29,18 @@ describe('CountersService activations', () => {
   });
   afterAll(async () => ds.destroy());
 
+  const counters = () => new CountersService(ds, unit, new WebhookOutbox(unit));
+  /** A license with these limits (only what the counters read). */
+  const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({ id, max_domains, max_subdomains_per_domain: null, max_usage_per_day });
+  const project = { id: 1, webhook_url: null } as ProjectEntity;
+
   const activations = async (licenseId: number) =>
     ds.query('SELECT domain, host FROM license_activations WHERE license_id = ? ORDER BY host', [licenseId]);
 
   it('records a burst of first calls from one place with one insert per activation', async () => {
-    const counters = new CountersService(ds, unit);
+    const service = counters();
     statements.length = 0;
-    const answers = await Promise.all(Array.from({ length: 25 }, () => counters.activate(1, 'shop.example', 'www.shop.example', null, null)));
+    const answers = await Promise.all(Array.from({ length: 25 }, () => service.activate(license(1), 'shop.example', 'www.shop.example')));
     expect(answers).toEqual(Array(25).fill('ok'));
     expect(statements.filter((sql) => /^INSERT INTO license_activations/.test(sql))).toHaveLength(2); // the domain and the host
     expect(await activations(1)).toEqual([
@@ -42,38 +49,37 @@ describe('CountersService activations', () => {
     ]);
     // Known now: answered without the database.
     statements.length = 0;
-    expect(counters.activate(1, 'shop.example', 'www.shop.example', null, null)).toBe('ok');
+    expect(await service.activate(license(1), 'shop.example', 'www.shop.example')).toBe('ok');
     expect(statements).toHaveLength(0);
   });
 
   it('gives every call of a refused burst the refusal, and keeps the limit', async () => {
-    const counters = new CountersService(ds, unit);
-    expect(await counters.activate(2, 'one.example', '', 1, null)).toBe('ok');
-    const answers = await Promise.all(Array.from({ length: 10 }, () => counters.activate(2, 'two.example', '', 1, null)));
+    const service = counters();
+    expect(await service.activate(license(2, 1), 'one.example', '')).toBe('ok');
+    const answers = await Promise.all(Array.from({ length: 10 }, () => service.activate(license(2, 1), 'two.example', '')));
     expect(answers).toEqual(Array(10).fill('max_domains'));
     expect(await activations(2)).toEqual([{ domain: 'one.example', host: '' }]);
     // A refusal is not remembered: the next call asks again (the limit may have been raised).
-    expect(await counters.activate(2, 'two.example', '', 2, null)).toBe('ok');
+    expect(await service.activate(license(2, 2), 'two.example', '')).toBe('ok');
   });
 
   it('different places racing for the last slot: exactly one gets it', async () => {
-    const counters = new CountersService(ds, unit);
-    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => counters.activate(3, `${d}.example`, '', 1, null)));
+    const service = counters();
+    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => service.activate(license(3, 1), `${d}.example`, '')));
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
     expect(await activations(3)).toHaveLength(1);
   });
 
   it('writes the counts of 450 licenses in three statements, dropping those of a license that is gone', async () => {
-    const counters = new CountersService(ds, unit);
+    const service = counters();
     const ids = Array.from({ length: 450 }, (_, i) => 1000 + i);
     for (const id of ids) {
       await ds.query('INSERT INTO licenses (id, project_id, user_id, uuid, uuid_hash, title) VALUES (?, 1, 1, ?, ?, ?)', [id, `u${id}`, `h${id}`, `t${id}`]);
     }
-    const unused = () => Promise.reject(new Error('not for unlimited licenses'));
-    for (const id of ids) for (let n = 0; n <= id % 3; n++) expect(counters.takeUsage(id, null, unused)).toBe('ok');
-    expect(counters.takeUsage(99_999, null, unused)).toBe('ok');
+    for (const id of ids) for (let n = 0; n <= id % 3; n++) expect(await service.takeUsage(license(id), project)).toBe('ok');
+    expect(await service.takeUsage(license(99_999), project)).toBe('ok');
     statements.length = 0;
-    await counters.flush();
+    await service.flush();
     expect(statements.filter((sql) => /^INSERT INTO license_usage/.test(sql))).toHaveLength(3);
     const rows = await ds.query('SELECT license_id, count FROM license_usage WHERE license_id >= 1000 ORDER BY license_id');
     expect(rows.map((r: { license_id: number; count: number }) => [r.license_id, r.count])).toEqual(ids.map((id) => [id, (id % 3) + 1]));

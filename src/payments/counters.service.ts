@@ -5,15 +5,15 @@ import { DataSource, EntityManager } from 'typeorm';
 import { databaseFailure, isCommitOutcomeUnknown, isTransient, isUniqueViolation } from '../database/db-errors.js';
 import { retrying } from '../database/retry.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
+import type { LicenseEntity } from '../licenses/license.entity.js';
 import { utcDay } from '../licenses/licenses.service.js';
+import type { ProjectEntity } from '../projects/project.entity.js';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
-/**
- * Runs the statement that may take the last use of the day in a unit of work, together with what
- * must be written when it did (the usage_limit_reached event of UTC `day`), and answers whether it did.
- */
-export type LastUseRecorder = (take: (manager: EntityManager) => Promise<boolean>, day: string) => Promise<boolean>;
+/** What the counters read of a license. */
+type CountedLicense = Pick<LicenseEntity, 'id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'>;
 
 /** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
 const FLUSH_CHUNK = 200;
@@ -62,6 +62,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
     private readonly unit: UnitOfWork,
+    private readonly outbox: WebhookOutbox,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
   }
@@ -78,30 +79,33 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Takes one use of today's allowance: 'ok', 'last' when this call took the last one (the statement
-   * that took it ran inside `recordLast`, so its event commits with it), or 'refused' when the license
-   * is at `max` for this UTC day. With no limit the call is counted lazily and always allowed.
+   * Takes one use of today's allowance: 'ok', 'last' when this call took the last one, or 'refused'
+   * when the license is at its max_usage_per_day for this UTC day. The statement that takes the last
+   * use commits together with the license.usage_limit_reached event. Without a limit the call is
+   * counted in memory (written once a second) and always allowed.
    */
-  takeUsage(licenseId: number, max: number | null, recordLast: LastUseRecorder): 'ok' | Promise<'ok' | 'last' | 'refused'> {
+  async takeUsage(license: CountedLicense, project: ProjectEntity): Promise<'ok' | 'last' | 'refused'> {
     const day = utcDay();
+    const max = license.max_usage_per_day;
     if (max === null) {
-      const key = `${licenseId}:${day}`;
+      const key = `${license.id}:${day}`;
       this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
       return 'ok';
     }
-    return this.takeLimited(licenseId, max, day, recordLast);
-  }
-
-  private async takeLimited(licenseId: number, max: number, day: string, recordLast: LastUseRecorder): Promise<'ok' | 'last' | 'refused'> {
     if (max <= 0) return 'refused';
-    const takeLast = (sql: string, params: unknown[]) => recordLast(async (manager) => (await this.run(sql, params, manager)) > 0, day);
+    const event = { license_id: license.id, project_id: project.id, max_usage_per_day: max, day };
+    const takeLast = (sql: string, params: unknown[]) =>
+      this.outbox.change(project, async (manager) => {
+        const took = (await this.run(sql, params, manager)) > 0;
+        return [took, took ? [['license.usage_limit_reached', event]] : []];
+      });
+    // Two conditional statements instead of one so that exactly one call learns it took the last use;
+    // only that one needs a unit of work.
     const bump = async (): Promise<'ok' | 'last' | null> => {
-      // Two conditional statements instead of one so that exactly one call learns it took the last use;
-      // only that one needs a unit of work.
-      if ((await this.run('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?', [licenseId, day, max - 1])) > 0) {
+      if ((await this.run('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?', [license.id, day, max - 1])) > 0) {
         return 'ok';
       }
-      if (await takeLast('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?', [licenseId, day, max - 1])) {
+      if (await takeLast('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?', [license.id, day, max - 1])) {
         return 'last';
       }
       return null;
@@ -112,8 +116,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       if (taken) return taken;
       // No row yet, or the row is at the limit: the insert tells which.
       try {
-        if (max === 1) return (await takeLast(insert, [licenseId, day])) ? 'last' : 'refused';
-        await this.run(insert, [licenseId, day]);
+        if (max === 1) return (await takeLast(insert, [license.id, day])) ? 'last' : 'refused';
+        await this.run(insert, [license.id, day]);
         return 'ok';
       } catch (error) {
         // The row exists: at the limit, unless another call inserted it just now. One more try settles it.
@@ -127,8 +131,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * Records that the license was used from `host` under the registered `domain` ('' host = the domain
    * itself). A new domain past `maxDomains`, or a new subdomain past `maxSubdomains`, is refused.
    */
-  activate(licenseId: number, domain: string, host: string, maxDomains: number | null, maxSubdomains: number | null): Activation | Promise<Activation> {
-    const domainKey = `${licenseId}\u0000${domain}\u0000`;
+  async activate(license: CountedLicense, domain: string, host: string): Promise<Activation> {
+    const domainKey = `${license.id}\u0000${domain}\u0000`;
     // Recorded before by this process: nothing to ask the database.
     if (this.knownActivations.has(domainKey) && (host === '' || this.knownActivations.has(domainKey + host))) return 'ok';
     // Concurrent first calls from one place (a new license on a busy site) share one recording: the
@@ -137,7 +141,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const key = domainKey + host;
     const pending = this.recording.get(key);
     if (pending) return pending;
-    const recording = this.record(licenseId, domain, host, maxDomains, maxSubdomains, domainKey).finally(() => this.recording.delete(key));
+    const recording = this.record(license.id, domain, host, license.max_domains, license.max_subdomains_per_domain, domainKey).finally(() => this.recording.delete(key));
     this.recording.set(key, recording);
     return recording;
   }

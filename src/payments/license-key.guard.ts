@@ -29,15 +29,13 @@ export function runtimeRefusal(status: number, message: string, project: Project
 export class LicenseKeyGuard implements CanActivate {
   constructor(private readonly lookup: RuntimeLookupService) {}
 
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<LicensedRequest>();
     const sent = licenseKey(req);
     if (!sent) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
     if (sent.hash === OVERSIZED_KEY) throw runtimeRefusal(403, 'Invalid license key.', null);
     // Warm and current: answered without a round trip to the database or Redis.
-    const cached = this.lookup.peek(sent.hash);
-    if (cached) return admit(req, cached);
-    return this.lookup.byKeyHash(sent.hash).then((entry) => admit(req, entry));
+    return admit(req, this.lookup.peek(sent.hash) ?? (await this.lookup.byKeyHash(sent.hash)));
   }
 }
 

@@ -12,7 +12,6 @@ import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-doma
 import { CountersService } from './counters.service.js';
 import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
-import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 
 export interface CheckOptions {
   action?: string;
@@ -55,7 +54,6 @@ export class PaymentsService {
   constructor(
     private readonly counters: CountersService,
     private readonly injectables: InjectablesService,
-    private readonly outbox: WebhookOutbox,
     config: AppConfig,
   ) {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
@@ -101,15 +99,7 @@ export class PaymentsService {
         counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
       }
       if (counted) {
-        const activation = this.counters.activate(
-          license.id,
-          counted.domain.domain,
-          counted.host,
-          license.max_domains,
-          license.max_subdomains_per_domain,
-        );
-        // Known activations and unlimited usage answer at once: no await, no extra turn of the loop.
-        const outcome = typeof activation === 'string' ? activation : await activation;
+        const outcome = await this.counters.activate(license, counted.domain.domain, counted.host);
         if (outcome === 'max_domains') {
           throw runtimeRefusal(403, `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`, project);
         }
@@ -119,16 +109,7 @@ export class PaymentsService {
       }
     }
 
-    // The statement that takes the last use commits together with its usage_limit_reached event.
-    const taken = this.counters.takeUsage(license.id, license.max_usage_per_day, (take, day) =>
-      this.outbox.change(project, async (manager) => {
-        const took = await take(manager);
-        const event = { license_id: license.id, project_id: project.id, max_usage_per_day: license.max_usage_per_day, day };
-        return [took, took ? [['license.usage_limit_reached', event]] : []];
-      }),
-    );
-    const usage = typeof taken === 'string' ? taken : await taken;
-    if (usage === 'refused') {
+    if ((await this.counters.takeUsage(license, project)) === 'refused') {
       runtimeChecks.inc({ outcome: 'refused_429' });
       const retry = secondsToUtcMidnight();
       throw new ApiError(429, `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`, null, null, {
@@ -136,10 +117,7 @@ export class PaymentsService {
       });
     }
     countAnswer(hasPaid);
-    const answer = this.answer(project, hasPaid, options);
-    const result = 'then' in answer ? await answer : answer;
-    result.is_test_license = license.is_test_license;
-    return result;
+    return { ...(await this.answer(project, hasPaid, options)), is_test_license: license.is_test_license };
   }
 
   /** Seed 4.3 for a project read with an API key: the same domain rules, no license limits. */
@@ -152,12 +130,11 @@ export class PaymentsService {
     return this.answer(project, registered.has_paid, options);
   }
 
-  /** {has_paid, redirect_url?, injectables?}; waits only when injectables are asked for. */
-  private answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): HasPaidResult | Promise<HasPaidResult> {
-    const result: HasPaidResult = { has_paid: hasPaid };
-    if (!hasPaid) result.redirect_url = project.default_redirect_url;
-    if (options.include !== 'injectables' || !hasPaid) return result;
-    return this.injectables.paidOnly(project.id).then((injectables) => ({ has_paid: hasPaid, injectables }));
+  /** {has_paid, redirect_url?, injectables?}. */
+  private async answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): Promise<HasPaidResult> {
+    if (!hasPaid) return { has_paid: false, redirect_url: project.default_redirect_url };
+    if (options.include !== 'injectables') return { has_paid: true };
+    return { has_paid: true, injectables: await this.injectables.paidOnly(project.id) };
   }
 
   private ipAllowed(list: string, ip: string): boolean {

@@ -1,4 +1,4 @@
-import { CanActivate, ForbiddenException, INestApplication, Logger } from '@nestjs/common';
+import { CanActivate, ExecutionContext, ForbiddenException, INestApplication, Logger } from '@nestjs/common';
 import {
   EXCEPTION_FILTERS_METADATA,
   GUARDS_METADATA,
@@ -11,7 +11,6 @@ import {
 } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ApplicationConfig } from '@nestjs/core';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import parseurl from 'parseurl';
@@ -113,11 +112,10 @@ export class RuntimeFastPath {
 
   private async handle(req: RuntimeRequest, res: ServerResponse): Promise<void> {
     try {
-      const context = new ExecutionContextHost([req, res, noop], PaymentsController, handler);
-      // Guards answer true (at once, or later) or throw; anything else is Nest's 403.
+      const context = new HttpContext(req, res);
+      // Guards answer true or throw; anything else is Nest's 403.
       for (const guard of this.guards) {
-        const allowed = guard.canActivate(context);
-        if (allowed !== true && (await (allowed as boolean | Promise<boolean>)) !== true) throw new ForbiddenException('Forbidden resource');
+        if ((await guard.canActivate(context)) !== true) throw new ForbiddenException('Forbidden resource');
       }
       send(res, 200, successEnvelope(await this.controller.hasPaid(req as LicensedRequest)));
     } catch (error) {
@@ -141,6 +139,61 @@ export class RuntimeFastPath {
       for (const name of res.getHeaderNames()) if (name !== 'x-request-id' && !name.startsWith('access-control-')) res.removeHeader(name);
       send(res, 500, { status: 'error', message: 'Internal server error.', data: null, errors: null });
     }
+  }
+}
+
+/**
+ * The ExecutionContext guards read, as Nest builds it for this route, on its public interface only.
+ * A class (its methods shared on the prototype): one small object per call.
+ */
+class HttpContext implements ExecutionContext {
+  constructor(
+    private readonly req: RuntimeRequest,
+    private readonly res: ServerResponse,
+  ) {}
+
+  getClass<T>(): T {
+    return PaymentsController as T;
+  }
+
+  getHandler(): typeof handler {
+    return handler;
+  }
+
+  getArgs<T extends unknown[]>(): T {
+    return [this.req, this.res, noop] as T;
+  }
+
+  getArgByIndex<T>(index: number): T {
+    return this.getArgs()[index] as T;
+  }
+
+  getType<T extends string>(): T {
+    return 'http' as T;
+  }
+
+  switchToHttp(): ReturnType<ExecutionContext['switchToHttp']> {
+    return this;
+  }
+
+  getRequest<T>(): T {
+    return this.req as T;
+  }
+
+  getResponse<T>(): T {
+    return this.res as T;
+  }
+
+  getNext<T>(): T {
+    return noop as T;
+  }
+
+  switchToRpc(): never {
+    throw new Error('The runtime check is an HTTP route.');
+  }
+
+  switchToWs(): never {
+    throw new Error('The runtime check is an HTTP route.');
   }
 }
 
