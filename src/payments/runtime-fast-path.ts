@@ -212,7 +212,12 @@ function isRuntimePath(url: string | undefined): boolean {
   return url.length === PATH.length || url.charCodeAt(PATH.length) === 63 /* ? */;
 }
 
-/** The route's enhancers must be exactly the ones RuntimeFastPath runs; returns the global ThrottleGuard. */
+/**
+ * The route's enhancers must be exactly the ones RuntimeFastPath runs; returns the global ThrottleGuard.
+ * Reads Nest's metadata keys (@nestjs/common/constants, not public API) and ApplicationConfig's global
+ * enhancers: test/e2e/runtime-fast-path.e2e-spec.ts pins that setupApp refuses to start when the route
+ * gains what this path does not run, so an upgrade that moves them fails loudly, at start.
+ */
 function assertRouteEnhancers(app: INestApplication): CanActivate {
   const config = app.get(ApplicationConfig);
   const problems: string[] = [];

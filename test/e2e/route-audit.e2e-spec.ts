@@ -3,12 +3,15 @@ import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/c
 import { RequestMethod } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
 import { InvalidateOnWriteInterceptor, ReadCacheInterceptor } from '../../src/common/cache/read-cache.js';
+import { ROUTE_CLASS } from '../../src/common/throttling/throttling.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 interface Route {
   path: string;
   method: string;
   interceptors: unknown[];
+  /** The rate-limit class (ThrottleAs): undefined when the route names none. */
+  routeClass: unknown;
 }
 
 /** Every route the app serves, with the interceptors Nest applies to it besides the global ones. */
@@ -22,10 +25,12 @@ function routes(t: TestApp): Route[] {
       const onClass = (Reflect.getMetadata(INTERCEPTORS_METADATA, controller) as unknown[] | undefined) ?? [];
       for (const name of Object.getOwnPropertyNames(controller.prototype)) {
         const handler = (controller.prototype as Record<string, unknown>)[name];
-        if (typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
         const onMethod = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) as unknown[] | undefined) ?? [];
-        out.push({ path: `${base}/${String(Reflect.getMetadata(PATH_METADATA, handler))}`, method, interceptors: [...onClass, ...onMethod] });
+        const routeClass = Reflect.getMetadata(ROUTE_CLASS, handler) ?? Reflect.getMetadata(ROUTE_CLASS, controller);
+        const path = `${base}/${String(Reflect.getMetadata(PATH_METADATA, handler))}`.replace(/\/+/g, '/').replace(/^\/|\/$/g, '');
+        out.push({ path, method, interceptors: [...onClass, ...onMethod], routeClass });
       }
     }
   }
@@ -58,5 +63,15 @@ describe('route audit', () => {
     const runtime = routes(t).filter((r) => r.path === 'project/has-paid' || r.path === 'injectable/stream');
     expect(runtime.map((r) => r.method).sort()).toEqual(['GET', 'POST']);
     for (const route of runtime) expect(route.interceptors).not.toContain(ReadCacheInterceptor);
+  });
+
+  it('gives every route its rate-limit class: the runtime per license, management per key, the root per address, health and metrics none', () => {
+    const classes = Object.fromEntries(routes(t).map((r) => [`${r.method} ${r.path}`, r.routeClass]));
+    expect(Object.entries(classes).filter(([, routeClass]) => routeClass === undefined)).toEqual([]);
+    expect(classes['POST project/has-paid']).toBe('runtime');
+    expect(classes['GET injectable/stream']).toBe('runtime');
+    expect(classes['GET ']).toBe('root');
+    expect(classes['GET project/:project']).toBe('api');
+    expect(classes['GET health/live']).toBeNull();
   });
 });

@@ -14,7 +14,12 @@ interface RouterLayer {
 const isCatchAll = (route: { path: string; methods: Record<string, boolean> }): boolean =>
   String(route.path).includes('*') || Object.keys(route.methods).length > 8;
 
-/** Methods the app serves on this path, for 405 + Allow. */
+/**
+ * Methods the app serves on this path, for 405 + Allow, read from Express's router (its layers are not
+ * public API, and neither Nest nor Express offers the routes of a path). Kept because
+ * test/e2e/foundation.e2e-spec.ts pins the 405 and its Allow header: an upgrade that changes the
+ * router fails it loudly rather than quietly turning 405s into 404s.
+ */
 function allowedMethods(req: Request, path: string): string[] {
   // (RuntimeFastPath's requests are node's own: no req.app.)
   const stack: RouterLayer[] = (req.app as unknown as { router?: { stack: RouterLayer[] } } | undefined)?.router?.stack ?? [];

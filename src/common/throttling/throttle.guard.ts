@@ -1,27 +1,21 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest } from '@nestjs/throttler';
-import {
-  THROTTLER_BLOCK_DURATION,
-  THROTTLER_KEY_GENERATOR,
-  THROTTLER_LIMIT,
-  THROTTLER_SKIP,
-  THROTTLER_TRACKER,
-  THROTTLER_TTL,
-} from '@nestjs/throttler/dist/throttler.constants.js';
 import type { Response } from 'express';
 import { ApiError } from '../http/errors.js';
-
-type Plan = Omit<ThrottlerRequest, 'context'>[];
+import { ROUTE_CLASS, RouteClass } from './throttling.js';
 
 /**
- * ThrottlerGuard that answers 429 in the envelope with a plain `Retry-After` for every throttler.
+ * The app's one global guard: counts each call by its route's class (ThrottleAs), and answers 429 in
+ * the envelope with a plain `Retry-After`.
  *
- * The library reads five metadata keys per throttler on every request; a route's throttlers never
- * change, so this guard resolves them once per handler and then only counts.
+ * Routes never override a class's limit (no per-route @Throttle()), so a route's throttler is the
+ * one its ThrottleAs names, with the limits the module was configured with; it is resolved once per
+ * handler, and each call only counts. A route without a class is counted as a management call (the
+ * route audit test keeps every route marked).
  */
 @Injectable()
 export class ThrottleGuard extends ThrottlerGuard {
-  private readonly plans = new WeakMap<object, Plan | null>();
+  private readonly plans = new WeakMap<object, Omit<ThrottlerRequest, 'context'> | null>();
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const handler = context.getHandler();
@@ -30,33 +24,24 @@ export class ThrottleGuard extends ThrottlerGuard {
       plan = this.planFor(handler, context.getClass());
       this.plans.set(handler, plan);
     }
-    // A throttler configured with functions of the request is resolved per request by the library.
-    if (plan === null) return super.canActivate(context);
-    for (const step of plan) await this.handleRequest({ context, ...step });
+    if (plan !== null) await this.handleRequest({ context, ...plan });
     return true;
   }
 
-  private planFor(handler: object, classRef: object): Plan | null {
-    const targets = [handler, classRef] as Parameters<typeof this.reflector.getAllAndOverride>[1];
-    const read = <T>(key: string, name: string) => this.reflector.getAllAndOverride<T>(key + name, targets);
-    const plan: Plan = [];
-    for (const throttler of this.throttlers) {
-      if (throttler.skipIf || this.commonOptions.skipIf) return null;
-      if (read<boolean>(THROTTLER_SKIP, throttler.name as string)) continue;
-      const limit = read<unknown>(THROTTLER_LIMIT, throttler.name as string) ?? throttler.limit;
-      const ttl = read<unknown>(THROTTLER_TTL, throttler.name as string) ?? throttler.ttl;
-      const blockDuration = read<unknown>(THROTTLER_BLOCK_DURATION, throttler.name as string) ?? throttler.blockDuration ?? ttl;
-      if (typeof limit !== 'number' || typeof ttl !== 'number' || typeof blockDuration !== 'number') return null;
-      plan.push({
-        limit,
-        ttl,
-        blockDuration,
-        throttler,
-        getTracker: read(THROTTLER_TRACKER, throttler.name as string) ?? throttler.getTracker ?? this.commonOptions.getTracker,
-        generateKey: read(THROTTLER_KEY_GENERATOR, throttler.name as string) ?? throttler.generateKey ?? this.commonOptions.generateKey,
-      } as Plan[number]);
-    }
-    return plan;
+  private planFor(handler: object, classRef: object): Omit<ThrottlerRequest, 'context'> | null {
+    const routeClass = this.reflector.getAllAndOverride<RouteClass | null | undefined>(ROUTE_CLASS, [handler as () => void, classRef as new () => object]);
+    if (routeClass === null) return null;
+    const throttler = this.throttlers.find((t) => t.name === (routeClass ?? 'api'));
+    if (!throttler) throw new Error(`No throttler for the route class ${routeClass}`);
+    const { limit, ttl } = throttler as { limit: number; ttl: number };
+    return {
+      limit,
+      ttl,
+      blockDuration: (throttler.blockDuration as number | undefined) ?? ttl,
+      throttler,
+      getTracker: throttler.getTracker ?? this.commonOptions.getTracker,
+      generateKey: throttler.generateKey ?? this.commonOptions.generateKey,
+    } as Omit<ThrottlerRequest, 'context'>;
   }
 
   protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {

@@ -1,5 +1,5 @@
-import { applyDecorators } from '@nestjs/common';
-import { SkipThrottle, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
+import { SetMetadata } from '@nestjs/common';
+import { ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { licenseKey, OVERSIZED_KEY } from '../http/license-key.js';
 import { AppConfig } from '../../config/app-config.js';
@@ -7,13 +7,12 @@ import { sha256Hex } from '../crypto/crypto.js';
 import { RedisService } from '../cache/redis.js';
 import { MemoryThrottlerStorage, RedisThrottlerStorage } from './throttler-storage.js';
 
-/** Route classes of SPEC 9; each route is counted by its own class only. */
+/** Route classes (docs/decisions.md#rate-limits); each route is counted by its own class only. */
 export type RouteClass = 'root' | 'api' | 'runtime';
-const CLASSES: RouteClass[] = ['root', 'api', 'runtime'];
 
-/** Marks a route (or controller) as one class: the other classes' throttlers skip it. */
-export const ThrottleAs = (routeClass: RouteClass | null) =>
-  applyDecorators(SkipThrottle(Object.fromEntries(CLASSES.filter((c) => c !== routeClass).map((c) => [c, true]))));
+export const ROUTE_CLASS = 'licensegate:route-class';
+/** Marks a route (or controller) as one class, counted by that class's throttler; null: never limited. */
+export const ThrottleAs = (routeClass: RouteClass | null) => SetMetadata(ROUTE_CLASS, routeClass);
 
 const ip = (req: Request) => `ip:${req.ip ?? 'unknown'}`;
 const header = (req: Request, name: string) => {
