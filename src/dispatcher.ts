@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
 
 /**
  * The webhook dispatcher on its own, without the HTTP server (`npm run dispatcher`). Any number of
- * these may run beside the service instances: rows are claimed atomically (SPEC 10).
+ * these may run beside the service instances: rows are claimed atomically (docs/decisions.md#webhooks).
  */
 async function main(): Promise<void> {
   loadEnvFile();

@@ -5,7 +5,7 @@ import { RawResponse } from './common/http/envelope.js';
 import { ApiErrors, REQUEST_ID_HEADER, RootEnvelope } from './common/openapi.js';
 import { ThrottleAs } from './common/throttling/throttling.js';
 
-/** Seed 4.1: connectivity check, no authentication, rate-limited per IP. */
+/** GET /api/v1/: connectivity check, no authentication, rate-limited per IP. */
 @ApiTags('root')
 @Controller()
 export class RootController {

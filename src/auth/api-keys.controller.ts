@@ -10,7 +10,7 @@ import { ApiKeyCreatedResponse, ApiKeyResponse } from './dto/api-key.response.js
 import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
 import { ApiPrincipal, CurrentPrincipal } from './principal.js';
 
-/** API keys of the caller's account; global keys only (SPEC 2). */
+/** API keys of the caller's account; global keys only (docs/decisions.md#accounts-and-api-keys). */
 @ApiTags('api-keys')
 @ApiKeyAuth()
 @ApiErrors(500, DATABASE_AWAY)

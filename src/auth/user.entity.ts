@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
-/** Default values for license fields the caller omits (SPEC 6). */
+/** Default values for license fields the caller omits (docs/decisions.md#licenses). */
 export type LicenseDefaults = Partial<{
   expires_at: string | null;
   max_domains: number | null;

@@ -13,7 +13,7 @@ import {
 } from '@nestjs/swagger';
 
 /*
- * OpenAPI descriptions of the envelope (SPEC 3) shared by every controller. Documentation only: nothing
+ * OpenAPI descriptions of the envelope (docs/decisions.md#the-envelope-and-errors) shared by every controller. Documentation only: nothing
  * here changes what a route does. A generated client reads `data` of a success answer as the model the
  * operation names, and `errors` of a 422 as field → messages.
  */

@@ -89,7 +89,7 @@ export class EnvironmentVariables {
   @Transform(toBool) @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE = false;
 
-  /** Seconds after the first try at which failed deliveries are retried (SPEC 10). */
+  /** Seconds after the first try at which failed deliveries are retried (docs/decisions.md#webhooks). */
   @IsString() @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, { message: 'must be comma-separated seconds, e.g. 5,30,120' })
   WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,3600,10800,21600,43200';
 

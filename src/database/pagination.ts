@@ -5,7 +5,7 @@ import { Brackets, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { deriveKey, hmac, safeEqual } from '../common/crypto/crypto.js';
 import { fieldError } from '../common/http/errors.js';
 
-/** `per_page` and `cursor` of every cursor list (seed 4.6, 4.9, 4.10). */
+/** `per_page` and `cursor` of every cursor list (licenses, domains, injectables, the stream, …). */
 export class CursorQueryDto {
   @IsOptional()
   @Transform(({ value }) => (typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value))

@@ -5,7 +5,7 @@ import { isCommitOutcomeUnknown, isConnectionLost, isDeadlock } from './db-error
 import { retrying } from './retry.js';
 
 /**
- * Several statements that must land together (a change and its webhook outbox row, SPEC 10).
+ * Several statements that must land together (a change and its webhook outbox row; docs/architecture.md#the-outbox).
  *
  * MySQL/MariaDB: an ordinary transaction on a pooled connection of its own.
  *

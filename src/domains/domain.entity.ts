@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
-/** A project domain. Responses carry exactly the fields of seed section 2. */
+/** A project domain. Responses carry exactly the fields the interface document lists. */
 @Entity('project_domains')
 @Unique('uq_project_domains_project_domain', ['project_id', 'domain'])
 export class DomainEntity {

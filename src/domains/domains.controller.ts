@@ -24,7 +24,7 @@ export class DomainsController {
     private readonly domains: DomainsService,
   ) {}
 
-  /** Seed 4.9: cursor list, per_page default 50, max 50. */
+  /** A cursor list, per_page default 50, max 50. */
   @Get()
   @CachedRead()
   @ApiOperation({ summary: "List a project's domains", description: 'Oldest first; cached per API key, invalidated by every write to the project.' })

@@ -5,7 +5,7 @@ import { IsoTimestamp } from '../common/http/serialization.js';
 export const INJECTABLE_TYPES = ['snippet', 'html', 'script', 'style', 'file'] as const;
 export const INJECTABLE_MODES = ['inject', 'write', 'replace', 'append', 'prepend'] as const;
 
-/** Seed section 2. `content` is the encrypted payload as stored; it is never decrypted here. */
+/** An injectable. `content` is the encrypted payload as stored; it is never decrypted here. */
 @Entity('injectables')
 @Unique('uq_injectables_project_slug', ['project_id', 'slug'])
 export class InjectableEntity {
@@ -34,7 +34,7 @@ export class InjectableEntity {
   @Column({ type: 'varchar', length: 2048, nullable: true })
   validate_endpoint: string | null;
 
-  /** base64("LG1" ‖ salt ‖ iv ‖ tag ‖ ciphertext), SPEC 8 */
+  /** base64("LG1" ‖ salt ‖ iv ‖ tag ‖ ciphertext) (docs/decisions.md#injectables) */
   @Column({ type: 'text' })
   content: string;
 
@@ -65,7 +65,7 @@ export class InjectableEntity {
   @UpdateDateColumn({ type: 'datetime' })
   updated_at: Date;
 
-  /** The stream form of `content` (seed 4.10): the same base64 string. */
+  /** The stream form of `content`: the same base64 string. */
   @Expose()
   get encrypted_content(): string {
     return this.content;

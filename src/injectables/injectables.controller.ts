@@ -36,7 +36,7 @@ export class InjectablesController {
     return this.injectables.list(await this.projects.findAccessible(principal, projectId), query);
   }
 
-  /** SPEC 8: multipart/form-data (with `file`) or JSON. */
+  /** multipart/form-data (with `file`) or JSON. */
   @Post()
   @UseInterceptors(UploadInterceptor('file'))
   @ApiConsumes('multipart/form-data', 'application/json')
@@ -70,7 +70,7 @@ export class InjectablesController {
     return this.injectables.get(await this.projects.findAccessible(principal, projectId), id);
   }
 
-  /** Seed 4.11: only supplied fields are updated. */
+  /** Only supplied fields are updated. */
   @Put(':injectable')
   @UseInterceptors(UploadInterceptor('file'))
   @ApiConsumes('multipart/form-data', 'application/json')
@@ -97,7 +97,7 @@ export class InjectablesController {
     return this.injectables.update(project, await this.injectables.get(project, id), body, file);
   }
 
-  /** Seed 4.12: permanent. */
+  /** Permanent. */
   @Delete(':injectable')
   @ApiOperation({ summary: 'Delete an injectable (permanently)' })
   @ApiIdParam('injectable', 'Injectable id')

@@ -39,7 +39,7 @@ export type InjectableListItem = Omit<InjectableEntity, 'content' | 'encrypted_c
   content_size: number;
 };
 
-/** Item keys of seed 4.10 (stream). */
+/** The stream's item keys, as the interface document lists them. */
 export interface StreamItem {
   slug: string;
   type: string;
@@ -57,7 +57,7 @@ export interface StreamPage {
   has_more: boolean;
 }
 
-/** Item keys of seed 4.2 (`include=injectables`). */
+/** The item keys of `include=injectables`, as the interface document lists them. */
 export interface PaidItem {
   id: number;
   slug: string;
@@ -72,7 +72,7 @@ export interface PaidItem {
   meta: Record<string, unknown>;
 }
 
-/** Seed 4.11's rules on type, content, file and secret, for an update of `current`. */
+/** The update rules on type, content, file and secret (docs/decisions.md#injectables), for an update of `current`. */
 function updateErrors(current: InjectableEntity, dto: UpdateInjectableDto, file?: UploadedPayload): FieldErrors {
   const type = dto.type ?? current.type;
   const newPayload = file !== undefined || dto.content !== undefined;
@@ -178,7 +178,7 @@ export class InjectablesService {
   }
 
   /**
-   * Seed 4.11 rules 1–5. The payload is sealed before the unit (scrypt is slow on purpose); the
+   * The update rules (docs/decisions.md#injectables). The payload is sealed before the unit (scrypt is slow on purpose); the
    * rules are checked again, and the fields merged and signed, against the row as it stands locked
    * inside the unit, so racing edits each sign what they leave stored, never a mix of both.
    */
@@ -218,7 +218,7 @@ export class InjectablesService {
     });
   }
 
-  /** Seed 4.10: active injectables in id order; paid-only ones only once the project is paid. */
+  /** The stream: active injectables in id order; paid-only ones only once the project is paid. */
   stream(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
     // (The cursor is at most 512 characters: the key is bounded.)
     const key = `${project.id}:${project.has_paid ? 'paid' : 'unpaid'}:${query.per_page ?? ''}:${query.cursor ?? ''}`;
@@ -250,7 +250,7 @@ export class InjectablesService {
     };
   }
 
-  /** Seed 4.2 `include=injectables`: the project's active paid-only injectables, cached per generation. */
+  /** `include=injectables` of the runtime check: the project's active paid-only injectables, cached per generation. */
   paidOnly(projectId: number): Promise<PaidItem[]> {
     return this.paidCache.get(projectId, projectId, () => this.readPaidOnly(projectId));
   }
@@ -274,7 +274,7 @@ export class InjectablesService {
     );
   }
 
-  /** Encrypts the payload (and, for files, the original name) and hashes the blob (SPEC 8). */
+  /** Encrypts the payload (and, for files, the original name) and hashes the blob (docs/decisions.md#injectables). */
   private async seal(secret: string, payload: Buffer | UploadedPayload) {
     const isFile = !Buffer.isBuffer(payload);
     const blob = await encryptPayload(secret, isFile ? payload.buffer : payload);

@@ -24,7 +24,7 @@ export class LicensesController {
     private readonly licenses: LicensesService,
   ) {}
 
-  /** Seed 4.6: latest first, per_page default 20, max 50. */
+  /** Latest first, per_page default 20, max 50. */
   @Get()
   @CachedRead()
   @ApiOperation({ summary: "List a project's licenses", description: 'Latest first; cached per API key, invalidated by every write to the project.' })
@@ -35,7 +35,7 @@ export class LicensesController {
     return this.licenses.list(await this.projects.findAccessible(principal, projectId), query);
   }
 
-  /** Seed 4.8: the key to share is the answer's `uuid`. */
+  /** The key to share is the answer's `uuid`. */
   @Post()
   @ApiOperation({ summary: 'Create a license', description: 'The key to share is the answer\'s `uuid`.' })
   @ApiEnvelope(LicenseResponse, { status: 201, description: 'The new license' })
@@ -48,7 +48,6 @@ export class LicensesController {
     return this.licenses.create(project, principal.user, body);
   }
 
-  /** Seed 4.7. */
   @Get(':license')
   @CachedRead()
   @ApiOperation({ summary: 'Get a license', description: 'Cached per API key, invalidated by every write to the project.' })
@@ -122,7 +121,7 @@ export class LicensesController {
     return this.licenses.setRevoked(project, license, false);
   }
 
-  /** SPEC 6: today's count, the last 30 days and the activated domains and subdomains. */
+  /** Today's count, the last 30 days and the activated domains and subdomains. */
   @Get(':license/usage')
   @ApiOperation({ summary: "A license's usage", description: "Today's count, the last 30 UTC days, and the activated domains and subdomains." })
   @ApiIdParam('license', 'License id')

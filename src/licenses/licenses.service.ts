@@ -62,7 +62,7 @@ export function utcDay(date?: Date): string {
   return today.day;
 }
 
-/** SPEC 6: omitted optional fields take the owner's license_defaults, else null/false. */
+/** Omitted optional fields take the owner's license_defaults, else null/false. */
 function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
   const d: LicenseDefaults = owner.license_defaults ?? {};
   const expires = d.expires_at ? new Date(d.expires_at) : null;
@@ -117,8 +117,8 @@ export class LicensesService {
   ) {}
 
   /**
-   * Seed 4.7's order: the license must belong to the project (404) before the key's scope and
-   * ownership are checked (403); writes are then refused while the project is locked (SPEC 4).
+   * The interface document's order: the license must belong to the project (404) before the key's scope and
+   * ownership are checked (403); writes are then refused while the project is locked (docs/decisions.md#projects).
    */
   async findAccessible(principal: ApiPrincipal, projectId: number, licenseId: number, options: { write?: boolean } = {}) {
     const project = await this.projects.findOr404(projectId);
@@ -207,7 +207,7 @@ export class LicensesService {
     });
   }
 
-  /** SPEC 6: today's count, the last 30 days (oldest first) and the activated domains. */
+  /** Today's count, the last 30 days (oldest first) and the activated domains. */
   async usageReport(license: LicenseEntity) {
     const days = Array.from({ length: 30 }, (_, i) => utcDay(new Date(Date.now() - (29 - i) * 86_400_000)));
     const rows = await this.usage.findBy({ license_id: license.id, day: MoreThanOrEqual(days[0]) });

@@ -4,7 +4,7 @@ import { RawResponse } from '../common/http/envelope.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { registry } from './metrics.js';
 
-/** Prometheus scrape endpoint, outside /api/v1 and outside the envelope (SPEC 11). */
+/** Prometheus scrape endpoint, outside /api/v1 and outside the envelope (docs/decisions.md#operations). */
 @ApiExcludeController()
 @ThrottleAs(null)
 @Controller('metrics')

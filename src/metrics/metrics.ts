@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 
-/** One registry per process (SPEC 11: GET /metrics, Prometheus text format). */
+/** One registry per process, scraped at GET /metrics (Prometheus text format). */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'licensegate_' });
 

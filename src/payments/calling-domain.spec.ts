@@ -6,7 +6,7 @@ import { callingDomain } from './calling-domain.js';
 const request = (headers: Record<string, string>, query: Record<string, unknown> = {}, body?: unknown) =>
   ({ headers, query, body }) as unknown as Request;
 
-describe('callingDomain (SPEC 7 step 3)', () => {
+describe('callingDomain', () => {
   it('takes the header first, then config, query, body, Origin and Referer', () => {
     const all = { 'x-service-domain': 'Header.Example.com', origin: 'https://origin.example.com', referer: 'https://referer.example.com/x' };
     expect(callingDomain(request(all, { domain: 'query.example.com' }, { domain: 'body.example.com' }), 'config.example.com').host).toBe('header.example.com');

@@ -6,7 +6,7 @@ import { hostOfUrl, normalizeDomain } from '../common/net/domain-name.js';
 export interface CallingDomain {
   /** The normalised host name, or null when none could be determined. */
   readonly host: string | null;
-  /** A local development host: localhost, 127.0.0.1, ::1, *.localhost, *.test (SPEC 7). */
+  /** A local development host: localhost, 127.0.0.1, ::1, *.localhost, *.test. */
   readonly local: boolean;
 }
 
@@ -22,7 +22,7 @@ function hostPart(value: string): string {
 
 const usable = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
-/** The first source of SPEC 7 step 3 that names a host, read lazily (the header is the common case). */
+/** The first source of the calling domain that names a host, read lazily (the header is the common case). */
 function rawCallingDomain(req: Request, configDomain: unknown): string | undefined {
   const header = req.headers['x-service-domain'];
   const sent = Array.isArray(header) ? header[0] : header;
@@ -50,7 +50,7 @@ const resolved = new LRUCache<string, CallingDomain>({ max: 10_000 });
 const NONE: CallingDomain = Object.freeze({ host: null, local: false });
 
 /**
- * The calling domain (SPEC 7 step 3): X-Service-Domain, else the `domain` parameter (config, query or
+ * The calling domain (docs/decisions.md#runtime-checks): X-Service-Domain, else the `domain` parameter (config, query or
  * body), else the host of Origin, else of Referer; normalised as domains are stored.
  */
 export function callingDomain(req: Request, configDomain?: unknown): CallingDomain {

@@ -35,7 +35,7 @@ const sqlDatetime = (date: Date) => date.toISOString().slice(0, 19).replace('T',
 const CONTENDED = { attempts: 10, retryable: isTransient };
 
 /**
- * Usage counters and domain activations (SPEC 7 steps 3 and 4). Every limit is enforced by a single
+ * Usage counters and domain activations (docs/decisions.md#runtime-checks). Every limit is enforced by a single
  * conditional statement in the database, never read-then-write, so racing calls — in this process or
  * in other instances on the same database — can never both take the last slot.
  *

@@ -6,7 +6,7 @@ import { InjectableStreamPageResponse } from '../injectables/dto/injectable.resp
 import { InjectablesService } from '../injectables/injectables.service.js';
 import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
 
-/** Seed 4.10: runtime clients stream their project's injectables by license key. */
+/** Runtime clients stream their project's injectables by license key. */
 @ApiTags('injectables')
 @ApiErrors(500, DATABASE_AWAY)
 @Controller('injectable')

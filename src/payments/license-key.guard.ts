@@ -15,14 +15,14 @@ export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
 }
 
-/** A runtime refusal: the envelope's `data` carries the project's redirect_url (SPEC 7). */
+/** A runtime refusal: the envelope's `data` carries the project's redirect_url (docs/decisions.md#runtime-checks). */
 export function runtimeRefusal(status: number, message: string, project: ProjectEntity | null, headers: Record<string, string> = {}) {
   runtimeChecks.inc({ outcome: `refused_${status}` });
   return new ApiError(status, message, null, { redirect_url: project?.default_redirect_url ?? null }, headers);
 }
 
 /**
- * Authenticates runtime callers by license key and applies the license refusals of SPEC 7:
+ * Authenticates runtime callers by license key and applies the license refusals (docs/decisions.md#runtime-checks):
  * unknown, revoked, expired, project deleted, inactive or locked → 403 saying which.
  */
 @Injectable()
@@ -39,7 +39,7 @@ export class LicenseKeyGuard implements CanActivate {
   }
 }
 
-/** SPEC 7's license refusals, in order; on success the request carries the entry. */
+/** The license refusals, in order; on success the request carries the entry. */
 function admit(req: LicensedRequest, entry: RuntimeEntry | null): true {
   if (!entry) throw runtimeRefusal(403, 'Invalid license key.', null);
   const { license, project } = entry;

@@ -31,7 +31,7 @@ export class PaymentsController {
     private readonly lookup: RuntimeLookupService,
   ) {}
 
-  /** Seed 4.2: the runtime check, authenticated by license key. */
+  /** The runtime check, authenticated by license key. */
   @Post('has-paid')
   @HttpCode(200)
   @LicenseKeyAuth()
@@ -62,7 +62,7 @@ export class PaymentsController {
   hasPaid(@Req() req: LicensedRequest): Promise<HasPaidResult> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
     let options = parseCheckOptions(req.query as Record<string, unknown>);
-    // SPEC 7 step 5: only allow_configs licenses may steer the check from the body.
+    // Only allow_configs licenses may steer the check from the body (docs/decisions.md#runtime-checks).
     const config = (req.body as { config?: unknown } | undefined)?.config;
     if (runtime.license.allow_configs && config && typeof config === 'object' && !Array.isArray(config)) {
       options = { ...options, ...parseCheckOptions(pick(config as Record<string, unknown>)) };
@@ -70,7 +70,7 @@ export class PaymentsController {
     return this.payments.checkLicense(runtime, req, options);
   }
 
-  /** Seed 4.3: the same question asked with an API key for one project. */
+  /** The same question asked with an API key for one project. */
   @Get(':project/has-paid')
   @ApiKeyAuth()
   @ActionQuery

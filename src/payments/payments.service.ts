@@ -35,7 +35,7 @@ export function secondsToUtcMidnight(now = new Date()): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
-/** `action` and `include` of seed 4.2/4.3; anything else is a 422 naming the parameter. */
+/** `action` and `include` of the runtime checks; anything else is a 422 naming the parameter. */
 export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
   const action = source.action;
   const include = source.include;
@@ -44,7 +44,7 @@ export function parseCheckOptions(source: Record<string, unknown>): CheckOptions
   return { action, include, domain: source.domain } as CheckOptions;
 }
 
-/** The runtime payment checks of seed 4.2 and 4.3 in SPEC 7's order. */
+/** The runtime payment checks, in the order of docs/decisions.md#runtime-checks. */
 @Injectable()
 export class PaymentsService {
   private readonly countryHeader: string;
@@ -59,7 +59,7 @@ export class PaymentsService {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
   }
 
-  /** Seed 4.2 for a license that passed LicenseKeyGuard. */
+  /** The runtime check of a license that passed LicenseKeyGuard. */
   async checkLicense(entry: RuntimeEntry & { project: ProjectEntity }, req: Request, options: CheckOptions): Promise<HasPaidResult> {
     const { license, project } = entry;
 
@@ -120,7 +120,7 @@ export class PaymentsService {
     return { ...(await this.answer(project, hasPaid, options)), is_test_license: license.is_test_license };
   }
 
-  /** Seed 4.3 for a project read with an API key: the same domain rules, no license limits. */
+  /** The check of a project read with an API key: the same domain rules, no license limits. */
   async checkProject(project: ProjectEntity, domains: Map<string, DomainEntity>, req: Request, options: CheckOptions): Promise<HasPaidResult> {
     if (options.action === 'check_project') return this.answer(project, project.has_paid, options);
     const calling = callingDomain(req, options.domain);

@@ -4,7 +4,7 @@ import type { AuthedRequest } from '../auth/principal.js';
 import { ProjectsService } from './projects.service.js';
 
 /**
- * Seed 4.4: scoped keys cannot create projects, and the plan limit is enforced before validation.
+ * Scoped keys cannot create projects, and the plan limit is enforced before validation.
  * Guards run before pipes, so both checks live here (the service re-checks the limit atomically).
  */
 @Injectable()

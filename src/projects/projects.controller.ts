@@ -22,7 +22,7 @@ import { ProjectsService } from './projects.service.js';
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
-  /** Seed 4.4. The create answer lists the seed's fields, which do not include `locked_at`. */
+  /** The create answer lists the interface document's fields, which do not include `locked_at`. */
   @Post()
   @UseGuards(ProjectCreateGuard)
   @ApiOperation({ summary: 'Create a project', description: 'Global key only. The plan limit is checked before validation (403). The slug is generated from the name when omitted.' })
@@ -46,7 +46,6 @@ export class ProjectsController {
     return this.projects.list(principal, query);
   }
 
-  /** Seed 4.5. */
   @Get(':project')
   @CachedRead()
   @ApiOperation({ summary: 'Get a project', description: 'Cached per API key; every write to the project invalidates it.' })

@@ -87,7 +87,7 @@ export class ProjectsService {
     return project;
   }
 
-  /** Seed 4.4: the plan limit is enforced before validation, so it is checked by a guard too. */
+  /** The plan limit is enforced before validation (as the interface document says), so a guard checks it too. */
   async assertBelowProjectLimit(user: UserEntity): Promise<void> {
     if (user.max_projects === null || user.max_projects === undefined) return;
     if ((await this.projects.countBy({ user_id: user.id })) >= user.max_projects) throw projectLimitReached(user.max_projects);
@@ -182,7 +182,7 @@ export class ProjectsService {
     });
   }
 
-  /** SPEC 10: a webhook_url on a loopback, private or link-local address is refused on write. */
+  /** A webhook_url on a loopback, private or link-local address is refused on write (docs/decisions.md#webhooks). */
   private async assertWebhookTarget(url: string | null | undefined): Promise<void> {
     if (!url) return;
     const problem = await this.targets.refusal(url);
@@ -221,7 +221,7 @@ export class ProjectsService {
 const projectLimitReached = (max: number) =>
   new ApiError(HttpStatus.FORBIDDEN, `Project limit reached: your plan allows ${max} project${max === 1 ? '' : 's'}.`);
 
-/** Seed 5: a scoped key acts only on its project; a global key only on its owner's projects. */
+/** A scoped key acts only on its project; a global key only on its owner's projects (docs/decisions.md#accounts-and-api-keys). */
 export function assertAccess(principal: ApiPrincipal, project: ProjectEntity, options: { write?: boolean } = {}): void {
   if (principal.projectId !== null && principal.projectId !== project.id) {
     throw forbidden('This API key is scoped to another project.');

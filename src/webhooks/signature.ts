@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 
 /**
- * Standard Webhooks signing (SPEC 10): v1,<base64 HMAC-SHA256(key, id.timestamp.body)>, where the key
+ * Standard Webhooks signing (docs/decisions.md#webhooks): v1,<base64 HMAC-SHA256(key, id.timestamp.body)>, where the key
  * is the base64 part after `whsec_` when the secret has that prefix, else the secret's UTF-8 bytes.
  */
 export function webhookSignature(secret: string, id: string, timestamp: number, body: string): string {

@@ -35,7 +35,7 @@ export class WebhookDeliveryEntity {
   @Column({ type: 'datetime', nullable: true })
   next_attempt_at: Date | null;
 
-  /** The retry schedule counts from here (SPEC 10: "after the first try"). */
+  /** The retry schedule counts from here ("after the first try", docs/decisions.md#webhooks). */
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   first_attempt_at: Date | null;

@@ -27,7 +27,7 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
 }
 
 /**
- * Delivers the outbox (SPEC 10) through a pool: up to WEBHOOK_CONCURRENCY deliveries at once, at most
+ * Delivers the outbox (docs/architecture.md#the-outbox) through a pool: up to WEBHOOK_CONCURRENCY deliveries at once, at most
  * WEBHOOK_CONCURRENCY_PER_HOST of them to one receiver, and each slot refilled as soon as its delivery
  * ends, so deliveries never wait on each other. A row is claimed only when a slot is free for it, with
  * a conditional UPDATE, so two dispatchers — in one process or many, on one database — never send the

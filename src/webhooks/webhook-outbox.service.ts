@@ -19,7 +19,7 @@ export type Kick = () => void;
 
 /**
  * Writes events to the outbox with the same EntityManager — so in the same transaction — as the
- * change that causes them (SPEC 10). Only for projects with a webhook_url whose owner has webhooks on.
+ * change that causes them (docs/architecture.md#the-outbox). Only for projects with a webhook_url whose owner has webhooks on.
  */
 @Injectable()
 export class WebhookOutbox {

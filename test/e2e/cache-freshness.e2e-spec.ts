@@ -1,3 +1,3 @@
 import { freshnessSuite } from '../utils/freshness.js';
 
-freshnessSuite('read-after-write freshness without Redis (SPEC 9)', () => ({}));
+freshnessSuite('read-after-write freshness without Redis', () => ({}));

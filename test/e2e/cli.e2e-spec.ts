@@ -19,7 +19,7 @@ function cli(t: TestApp, ...args: string[]): { code: number; out: Record<string,
   return { code: result.status ?? -1, out: JSON.parse(lines[lines.length - 1]), lines: lines.length };
 }
 
-describe('admin CLI (SPEC 2)', () => {
+describe('admin CLI', () => {
   let t: TestApp;
   beforeAll(async () => {
     execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });

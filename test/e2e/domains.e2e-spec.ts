@@ -6,7 +6,7 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs, expectClientError } from '../utils/api.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
-/** seed 2: "Returned fields are limited to exactly these". */
+/** The domain fields are limited to exactly these. */
 const DOMAIN_KEYS = ['created_at', 'domain', 'has_paid', 'id', 'is_active', 'is_primary', 'project_id', 'updated_at'].sort();
 
 function expectDomainShape(d: Record<string, unknown>) {
@@ -22,7 +22,7 @@ function expectDomainShape(d: Record<string, unknown>) {
 /** Every bad input is a 4xx in the envelope, never a 500. */
 const ids = (page: { data: Array<{ id: number }> }) => page.data.map((d) => d.id);
 
-describe('project domains (seed 2, 4.9; SPEC 5)', () => {
+describe('project domains', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
@@ -384,7 +384,7 @@ describe('project domains (seed 2, 4.9; SPEC 5)', () => {
     });
   });
 
-  describe('access (seed 4.9, 5)', () => {
+  describe('access', () => {
     it('401 without a key and 403 with an unknown key on every domain route', async () => {
       const { key, project, base } = await setup();
       const d = await makeDomain(t, key, project.id);

@@ -11,7 +11,7 @@ describe('foundation: root, envelope, errors, API keys', () => {
   });
   afterAll(async () => t.close());
 
-  describe('GET /api/v1/ (seed 4.1)', () => {
+  describe('GET /api/v1/', () => {
     it('answers ok without authentication', async () => {
       const res = await t.http().get('/api/v1/').set('Accept', 'application/json');
       expect(res.status).toBe(200);
@@ -50,7 +50,7 @@ describe('foundation: root, envelope, errors, API keys', () => {
     });
   });
 
-  describe('error classes (SPEC 3)', () => {
+  describe('error classes', () => {
     it('404 in the envelope for an unknown route', async () => {
       expectError(await t.http().get('/api/v1/does-not-exist'), 404);
       expectError(await t.http().get('/elsewhere'), 404);
@@ -137,7 +137,7 @@ describe('foundation: root, envelope, errors, API keys', () => {
     });
   });
 
-  describe('API keys (SPEC 2)', () => {
+  describe('API keys', () => {
     it('401 when the key is missing, 403 when it is unknown', async () => {
       expectError(await t.http().get('/api/v1/api-keys'), 401);
       expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', 'lg_not-a-real-key'), 403);
@@ -295,7 +295,7 @@ describe('with default settings', () => {
   });
   afterAll(async () => t.close());
 
-  describe('GET /metrics (SPEC 11)', () => {
+  describe('GET /metrics', () => {
     it('serves Prometheus text with the process and runtime metrics', async () => {
       const { key } = await makeAccount(t.app);
       const project = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Metrics', has_paid: true }), 201);

@@ -9,7 +9,7 @@ const MAX_UPLOAD_BYTES = 65536;
 const STREAM = '/api/v1/injectable/stream';
 const HAS_PAID = '/api/v1/project/has-paid';
 
-/** Seed 2 / SPEC 8: an injectable as returned by create, get, list and update — exactly these keys. */
+/** An injectable as returned by create, get, list and update — exactly these keys. */
 const INJECTABLE_KEYS = [
   'id',
   'project_id',
@@ -32,9 +32,9 @@ const INJECTABLE_KEYS = [
 ].sort();
 /** Items of the management list: every key of an injectable but the payload, plus the payload's size. */
 const LIST_ITEM_KEYS = [...INJECTABLE_KEYS.filter((k) => k !== 'content' && k !== 'encrypted_content'), 'content_size'].sort();
-/** Seed 4.10: stream items carry exactly these. */
+/** Stream items carry exactly these. */
 const STREAM_ITEM_KEYS = ['slug', 'type', 'mode', 'encrypted_content', 'file_path', 'target_path', 'signature', 'meta'].sort();
-/** Seed 4.2: `include=injectables` items carry exactly these. */
+/** `include=injectables` items carry exactly these. */
 const PAID_ITEM_KEYS = ['id', 'slug', 'title', 'type', 'mode', 'target_path', 'content', 'file_path', 'is_active', 'only_if_paid', 'meta'].sort();
 
 /**
@@ -45,10 +45,10 @@ const SECRET_MARKER = 'SeCrEtMaRk';
 const newSecret = () => `${SECRET_MARKER}-${uniqueToken()}-pässwörd`;
 
 // ---------------------------------------------------------------------------------------------
-// SPEC 8 client side, with nothing but node:crypto.
+// The client side of the payload format (docs/decisions.md#injectables), with nothing but node:crypto.
 // ---------------------------------------------------------------------------------------------
 
-/** base64 → blob, checking the encoding is canonical base64. */
+/** Base64 → blob, checking the encoding is canonical base64. */
 function blobOf(b64: string): Buffer {
   expect(typeof b64).toBe('string');
   expect(b64).toMatch(/^[A-Za-z0-9+/]*={0,2}$/);
@@ -57,7 +57,7 @@ function blobOf(b64: string): Buffer {
   return blob;
 }
 
-/** SPEC 8: blob = "LG1" ‖ salt(16) ‖ iv(12) ‖ tag(16) ‖ ciphertext; AES-256-GCM under scrypt(secret, salt). Throws on a wrong secret. */
+/** Blob = "LG1" ‖ salt(16) ‖ iv(12) ‖ tag(16) ‖ ciphertext; AES-256-GCM under scrypt(secret, salt). Throws on a wrong secret. */
 function decrypt(b64: string, secret: string): Buffer {
   const blob = blobOf(b64);
   expect(blob.length).toBeGreaterThanOrEqual(3 + 16 + 12 + 16);
@@ -94,7 +94,7 @@ function signingKeysFrom(data: Record<string, unknown>): SigningKeys {
   return { pem, raw: fromRaw };
 }
 
-/** The exact UTF-8 text the signature covers (SPEC 8). */
+/** The exact UTF-8 text the signature covers. */
 function signedText(projectId: number, f: { slug: string; type: string; mode: string; target_path: string | null }, contentHash: string): string {
   return `LG1-SIG\n${projectId}\n${f.slug}\n${f.type}\n${f.mode}\n${f.target_path ?? ''}\n${contentHash}`;
 }
@@ -109,9 +109,9 @@ function verifies(keys: SigningKeys, text: string, signatureB64: string): { pem:
 
 interface Expected {
   secret: string;
-  /** the plaintext payload (content string or file bytes) */
+  /** The plaintext payload (content string or file bytes) */
   payload: string | Buffer;
-  /** the original file name, for type file */
+  /** The original file name, for type file */
   fileName?: string;
 }
 
@@ -182,7 +182,7 @@ function secretKeys(value: unknown, path = '$'): string[] {
   return out;
 }
 
-describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
+describe('injectables', () => {
   let t: TestApp;
   /** Every response this file received, for the final no-secret check. */
   const seen: Array<{ status: number; text: string; body: any }> = [];
@@ -215,7 +215,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
       patch: (path: string, body: unknown) => wrap(t.http().patch(`/api/v1${path}`)).send(body as object),
       put: (path: string, body: unknown) => wrap(t.http().put(`/api/v1${path}`)).send(body as object),
       delete: (path: string) => wrap(t.http().delete(`/api/v1${path}`)),
-      /** multipart/form-data: every field as text (supertest .field()), and an optional file (.attach()). */
+      /** Multipart/form-data: every field as text (supertest .field()), and an optional file (.attach()). */
       form: (method: 'post' | 'put', path: string, fields: Record<string, string>, file?: { buffer: Buffer; name: string }) => {
         const req = wrap(t.http()[method](`/api/v1${path}`));
         for (const [name, value] of Object.entries(fields)) req.field(name, value);
@@ -267,7 +267,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   const listAll = async (ctx: Ctx) => expectSuccess(await api(ctx.key).get(`${ctx.base}?per_page=50`)).data as Array<Record<string, any>>;
 
   // -------------------------------------------------------------------------------------------
-  describe('create (SPEC 8)', () => {
+  describe('create', () => {
     it('creates each non-file type from JSON: exact keys, content === encrypted_content, decrypts, verifies', async () => {
       const ctx = await setup();
       const cases: Array<[string, string]> = [
@@ -530,7 +530,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('PUT (seed 4.11)', () => {
+  describe('PUT', () => {
     it('racing edits of signed fields: the stored row is signed as it stands, whoever wins', async () => {
       const ctx = await setup();
       const { data: before } = await create(ctx);
@@ -757,7 +757,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('DELETE (seed 4.12)', () => {
+  describe('DELETE', () => {
     it('200 with data null; then 404 on every path, gone from the list, the stream and include=injectables', async () => {
       const ctx = await setup({ has_paid: true });
       const license = await makeLicense(t, ctx.key, ctx.pid);
@@ -784,7 +784,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('access (seed 4.11, 4.12, 5; SPEC 3, 4)', () => {
+  describe('access', () => {
     it('404 for an injectable of another project, a nonexistent id, or a non-integer id', async () => {
       const ctx = await setup();
       const { data: mine } = await create(ctx);
@@ -902,7 +902,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('60 injectables: list (cursor, latest first) and stream walk (seed 4.10)', () => {
+  describe('60 injectables: list (cursor, latest first) and stream walk', () => {
     let ctx: Ctx;
     let license: Record<string, any>;
     const created: Array<{ data: Record<string, any>; secret: string; payload: string | Buffer; fileName?: string }> = [];
@@ -1036,7 +1036,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('stream (seed 4.10; SPEC 7)', () => {
+  describe('stream', () => {
     it('streams only active injectables; only_if_paid ones only once the project is paid, at the very next call', async () => {
       const ctx = await setup({ has_paid: false });
       const license = await makeLicense(t, ctx.key, ctx.pid);
@@ -1139,7 +1139,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('POST /project/has-paid?include=injectables (seed 4.2; SPEC 7)', () => {
+  describe('POST /project/has-paid?include=injectables', () => {
     it('lists exactly the active only_if_paid injectables while has_paid is true; no injectables key while false', async () => {
       const ctx = await setup({ has_paid: true });
       const license = await makeLicense(t, ctx.key, ctx.pid);
@@ -1190,7 +1190,7 @@ describe('injectables (seed 2, 4.2, 4.10–4.12; SPEC 7, 8)', () => {
   });
 
   // -------------------------------------------------------------------------------------------
-  describe('secrets (SPEC 8: never stored, never returned)', () => {
+  describe('secrets (never stored, never returned)', () => {
     it('no response of this file ever contained a secret or a `secret` key in its data', () => {
       expect(seen.length).toBeGreaterThan(100);
       const leaks = seen.filter((r) => r.text?.includes(SECRET_MARKER)).map((r) => `${r.status}: ${r.text.slice(0, 200)}`);

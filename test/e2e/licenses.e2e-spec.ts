@@ -11,7 +11,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const DAY = /^\d{4}-\d\d-\d\d$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-/** SPEC 6: the seed's table plus project_id, revoked_at, created_at, updated_at — exactly these. */
+/** The interface document's table plus project_id, revoked_at, created_at, updated_at — exactly these. */
 const LICENSE_KEYS = [
   'id',
   'project_id',
@@ -65,7 +65,7 @@ const ids = (page: { data: Array<{ id: number }> }) => page.data.map((d) => d.id
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
+describe('licenses', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
@@ -432,7 +432,7 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
     });
   });
 
-  describe('access (seed 4.6–4.8, 5)', () => {
+  describe('access', () => {
     /** Every license route of `base` for license `id`, called with `who`. */
     function everyRoute(who: string | undefined, base: string, id: number) {
       const a = api(who);
@@ -548,7 +548,7 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
       }
     });
 
-    it('seed 4.7 order: a license outside the project is 404 before any 403', async () => {
+    it('404 before 403: a license outside the project is 404 before any scope or ownership check', async () => {
       const { user, key, project, base } = await setup();
       const sibling = await makeProject(t, key);
       const siblingLicense = await makeLicense(t, key, sibling.id);
@@ -903,7 +903,7 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
     });
   });
 
-  describe('locked project (SPEC 4)', () => {
+  describe('locked project', () => {
     it('license writes are 403 while locked, reads still work; unlock restores writes', async () => {
       const { key, project, base } = await setup();
       const l = await makeLicense(t, key, project.id);
@@ -934,7 +934,7 @@ describe('licenses (seed 2, 4.6–4.8; SPEC 6)', () => {
     });
   });
 
-  describe('domains with pinned licenses (SPEC 5)', () => {
+  describe('domains with pinned licenses', () => {
     it('deleting a domain that licenses are pinned to is 422 naming the count', async () => {
       const { key, project, base } = await setup();
       const d = await makeDomain(t, key, project.id);

@@ -109,7 +109,7 @@ describe('typed client generated from openapi.json', () => {
     });
     expectDocumented('post', '/api/v1/project', created);
     if (!created.ok) throw new Error(`HTTP ${created.status}`);
-    // The create answer has no locked_at (seed 4.4).
+    // The create answer has no locked_at.
     expect('locked_at' in created.body.data).toBe(false);
     const project = { path: { project: created.body.data.id } };
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
-/** SPEC 11: the document is generated from the code, committed as openapi.json and complete. */
+/** The document is generated from the code, committed as openapi.json and complete. */
 
 type Json = Record<string, any>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
@@ -36,7 +36,7 @@ const operations = (doc: Json) =>
     METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] as Json })),
   );
 
-describe('OpenAPI contract (SPEC 11)', () => {
+describe('OpenAPI contract', () => {
   let t: TestApp;
   let served: Json;
 

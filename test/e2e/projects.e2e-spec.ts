@@ -7,7 +7,7 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs, expectClientError } from '../utils/api.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
-/** seed 4.4: the create response carries exactly these (no locked_at). */
+/** The create response carries exactly these (no locked_at). */
 const CREATE_KEYS = [
   'created_at',
   'default_redirect_url',
@@ -22,7 +22,7 @@ const CREATE_KEYS = [
   'updated_at',
   'webhook_url',
 ].sort();
-/** seed 2 / 4.5: retrieval (and every other project-returning call) adds locked_at. */
+/** Retrieval (and every other project-returning call) adds locked_at. */
 const PROJECT_KEYS = [...CREATE_KEYS, 'locked_at'].sort();
 const HIDDEN = ['user_id', 'license_key_id', 'deleted_at', 'webhook_secret', 'lock_reason', 'signing_public_key', 'signing_private_key'];
 
@@ -35,7 +35,7 @@ function expectProjectShape(p: Record<string, unknown>, keys = PROJECT_KEYS) {
 }
 
 /** Every bad input is a 4xx in the envelope, never a 500. */
-describe('projects (seed 4.4, 4.5; SPEC 4)', () => {
+describe('projects', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
@@ -45,7 +45,7 @@ describe('projects (seed 4.4, 4.5; SPEC 4)', () => {
   const api = (key?: string) => apiAs(t, key);
 
   describe('POST /project', () => {
-    it('creates a project with every field and returns exactly the seed 4.4 fields', async () => {
+    it('creates a project with every field and returns exactly the create answer\'s fields', async () => {
       const { key } = await makeAccount(t.app);
       const slug = `full-${uniqueToken()}`;
       const secret = `whsec_${uniqueToken()}topsecret`;

@@ -49,7 +49,7 @@ describe('route audit', () => {
     const scoped = all.filter((r) => r.path.includes(':project'));
     expect(scoped.filter((r) => r.method !== 'GET').length).toBeGreaterThan(15);
     for (const route of scoped) {
-      // GET …/has-paid (seed 4.3) reads through the runtime caches, which follow the same generations.
+      // GET …/has-paid reads through the runtime caches, which follow the same generations.
       if (route.path.endsWith('has-paid')) continue;
       expect({ route: `${route.method} ${route.path}`, invalidates: route.interceptors.includes(InvalidateOnWriteInterceptor) }).toEqual({
         route: `${route.method} ${route.path}`,

@@ -40,7 +40,7 @@ interface Fixture {
 const VOLATILE = new Set(['date', 'x-request-id', 'x-ratelimit-reset-runtime', 'retry-after', 'retry-after-runtime', 'etag']);
 
 /**
- * SPEC 9 (scale): the runtime check is served ahead of Express. Every answer it gives must be the one
+ * The runtime check is served ahead of Express (README "How the runtime check is served"). Every answer it gives must be the one
  * the routed call gives: status, every header, and body, over the whole range of inputs.
  */
 describe('runtime check served ahead of Express: the same answers as the routed call', () => {

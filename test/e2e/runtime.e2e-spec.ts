@@ -15,7 +15,7 @@ const INVALID_KEY = 'Invalid license key.';
 /** A host under example.com that no other test uses. */
 const host = (prefix = 'shop') => `${prefix}-${uniqueToken()}.example.com`;
 
-/** SPEC 7: `data` of a successful runtime check — exactly these keys. */
+/** `data` of a successful runtime check — exactly these keys. */
 function expectAnswer(
   res: Response,
   expected: { has_paid: boolean; is_test_license?: boolean; redirect_url?: string | null; injectables?: boolean },
@@ -33,7 +33,7 @@ function expectAnswer(
 }
 
 /**
- * A runtime refusal (SPEC 7): the error envelope with the message and `data.redirect_url`, the
+ * A runtime refusal: the error envelope with the message and `data.redirect_url`, the
  * project's default_redirect_url (null when no project is known).
  */
 function expectRefusal(res: Response, status: number, message: string | RegExp, redirect: string | null = REDIRECT) {
@@ -46,7 +46,7 @@ function expectRefusal(res: Response, status: number, message: string | RegExp, 
   return body;
 }
 
-/** The 403 of seed 4.2 for a domain not registered under the project. */
+/** The 403 for a domain not registered under the project. */
 const expectUnregistered = (res: Response, redirect: string | null = REDIRECT) => expectRefusal(res, 403, NOT_REGISTERED, redirect);
 
 function expect429(res: Response) {
@@ -63,7 +63,7 @@ const tally = (responses: Response[]) => {
   return out;
 };
 
-describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
+describe('runtime payment checks', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000', COUNTRY_HEADER: 'CF-IPCountry' });
@@ -96,7 +96,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
   const usage = async (key: string, projectId: number, licenseId: number) =>
     expectSuccess(await api(key).get(`/project/${projectId}/licenses/${licenseId}/usage`));
 
-  describe('license key (seed 5, SPEC 7)', () => {
+  describe('license key', () => {
     it('401 without a license key, also when only an API key is sent', async () => {
       const { key, domain } = await setup();
       expectError(await check(undefined, domain.domain), 401);
@@ -126,7 +126,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('license refusals, each visible at the very next call (SPEC 7)', () => {
+  describe('license refusals, each visible at the very next call', () => {
     it('revoked → 403; reactivated → works again', async () => {
       const { key, project, license, uuid, domain } = await setup();
       expectAnswer(await check(uuid, domain.domain), { has_paid: true });
@@ -194,7 +194,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('answer shape (SPEC 7)', () => {
+  describe('answer shape', () => {
     it('has_paid false → redirect_url; has_paid true → no redirect_url', async () => {
       const { key, project, uuid, domain } = await setup({ domain: { has_paid: false } });
       expectAnswer(await check(uuid, domain.domain), { has_paid: false });
@@ -218,7 +218,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('domain evaluation order (seed 4.2, SPEC 7 step 3)', () => {
+  describe('domain evaluation order', () => {
     it('action=check_project answers the project’s has_paid and needs no domain', async () => {
       const { key, project, uuid, domain } = await setup({ domain: { has_paid: true } });
       expectAnswer(await check(uuid).query({ action: 'check_project' }), { has_paid: false });
@@ -351,7 +351,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('test licenses (SPEC 7 step 3)', () => {
+  describe('test licenses', () => {
     const LOCAL: Array<[string, (req: ReturnType<typeof check>) => ReturnType<typeof check>]> = [
       ['X-Service-Domain localhost', (r) => r.set('X-Service-Domain', 'localhost')],
       ['X-Service-Domain 127.0.0.1', (r) => r.set('X-Service-Domain', '127.0.0.1')],
@@ -388,7 +388,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('allowed_ips (SPEC 7 step 1; the client here is 127.0.0.1)', () => {
+  describe('allowed_ips (the client here is 127.0.0.1)', () => {
     it.each([
       ['127.0.0.1', true],
       ['127.0.0.0/8', true],
@@ -422,7 +422,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('allowed_countries (SPEC 7 step 2; COUNTRY_HEADER=CF-IPCountry)', () => {
+  describe('allowed_countries (COUNTRY_HEADER=CF-IPCountry)', () => {
     it('DE,FR: de → ok, FR → ok, US → 403, missing → 403, XX → 403', async () => {
       const { uuid, domain } = await setup({ license: { allowed_countries: 'DE,FR' } });
       expectAnswer(await check(uuid, domain.domain).set('CF-IPCountry', 'de'), { has_paid: true });
@@ -436,7 +436,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('max_domains and max_subdomains_per_domain (SPEC 7 step 3)', () => {
+  describe('max_domains and max_subdomains_per_domain', () => {
     it('max_domains 2: two registered domains ok, a third → 403; subdomains of activated domains do not count', async () => {
       const { key, project, license, uuid, domain: a } = await setup({ license: { max_domains: 2 } });
       const b = await makeDomain(t, key, project.id, { domain: host('b'), has_paid: false });
@@ -494,7 +494,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('max_usage_per_day (SPEC 7 step 4)', () => {
+  describe('max_usage_per_day', () => {
     it('3 successes then 429 with Retry-After; usage shows today.count 3; refused calls do not count', async () => {
       const { key, project, license, uuid, domain } = await setup({ license: { max_usage_per_day: 3 } });
       // Refusals before the limit: none of them counts.
@@ -531,7 +531,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('allow_configs (SPEC 7 step 5)', () => {
+  describe('allow_configs', () => {
     it('a license with allow_configs takes action, include and domain from body.config', async () => {
       const { uuid, domain, key, project } = await setup({ license: { allow_configs: true } });
       expectAnswer(await check(uuid).send({ config: { action: 'check_project' } }), { has_paid: false });
@@ -553,7 +553,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('GET /project/{id}/has-paid (seed 4.3, API key)', () => {
+  describe('GET /project/{id}/has-paid (API key)', () => {
     const byKey = (key: string | undefined, projectId: number, domain?: string) => {
       const req = api(key).get(`/project/${projectId}/has-paid`);
       if (domain !== undefined) req.set('X-Service-Domain', domain);
@@ -594,7 +594,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
       const res = await byKey(key, project.id, host('nope'));
       expectError(res, 403);
       expect(res.body.message).toBe(NOT_REGISTERED);
-      // SPEC 7: every 403 of these checks carries the project's redirect URL (the caller may read the project).
+      // every 403 of these checks carries the project's redirect URL (the caller may read the project).
       expect(res.body.data).toEqual({ redirect_url: REDIRECT });
       const inactive = await makeDomain(t, key, project.id, { domain: host('inactive'), has_paid: true, is_active: false });
       expect(expectError(await byKey(key, project.id, inactive.domain), 403).message).toBe(NOT_REGISTERED);
@@ -643,7 +643,7 @@ describe('runtime payment checks (seed 4.2, 4.3; SPEC 7)', () => {
     });
   });
 
-  describe('concurrency (SPEC 7: exact under concurrency)', () => {
+  describe('concurrency (exact under concurrency)', () => {
     it('uses counted in memory for a license deleted before they are written leave no row; a live license keeps its count', async () => {
       const counters = t.app.get(CountersService);
       const usageRows = async (licenseId: number) =>

@@ -16,9 +16,9 @@ import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '
 import { expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
-/** Seed 4.2: `include=injectables` items carry exactly these. */
+/** `include=injectables` items carry exactly these. */
 const PAID_ITEM_KEYS = ['id', 'slug', 'title', 'type', 'mode', 'target_path', 'content', 'file_path', 'is_active', 'only_if_paid', 'meta'].sort();
-/** Seed 4.10: stream items carry exactly these. */
+/** Stream items carry exactly these. */
 const STREAM_ITEM_KEYS = ['slug', 'type', 'mode', 'encrypted_content', 'file_path', 'target_path', 'signature', 'meta'].sort();
 const REDIRECT = 'https://pay.example.com/renew';
 
@@ -128,7 +128,7 @@ describe('@licensegate/sdk against the running service', () => {
       // raw fields as the API sends them
       expect(Object.keys(item).sort()).toEqual(PAID_ITEM_KEYS);
       await expectOpens(item, s.seeds.get(item.slug));
-      // has-paid items carry no signature (seed 4.2): verify cannot pass on them alone
+      // has-paid items carry no signature: verify cannot pass on them alone
       expect(await verify(item, s.signingKey.public_key, s.project.id)).toBe(false);
     }
     expect(res.injectables[0]).toMatchObject({ title: 'Paid HTML', target_path: '#paywall', meta: { v: 2 }, only_if_paid: true, is_active: true });

@@ -13,7 +13,7 @@ async function statuses(n: number, send: () => Promise<{ status: number }>): Pro
   return out;
 }
 
-describe('rate limits per route class (SPEC 9)', () => {
+describe('rate limits per route class', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp(LIMITS);

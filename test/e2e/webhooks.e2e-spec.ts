@@ -15,7 +15,7 @@ import { WebhookTargetHost1732000000004 } from '../../src/database/migrations/17
 import { WebhookTargets } from '../../src/webhooks/ssrf.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 
-/** SPEC 10 under test settings: private targets allowed (the receiver is on 127.0.0.1), 1 s retries. */
+/** Under test settings: private targets allowed (the receiver is on 127.0.0.1), 1 s retries. */
 const ENV = {
   WEBHOOK_ALLOW_PRIVATE: 'true',
   WEBHOOK_RETRY_SCHEDULE: '1,2,3',
@@ -61,7 +61,7 @@ interface Hit {
   path: string;
   headers: IncomingHttpHeaders;
   body: string;
-  /** ms since epoch when the request body was fully received */
+  /** Ms since epoch when the request body was fully received */
   at: number;
   id: string;
 }
@@ -69,9 +69,9 @@ interface Answer {
   status?: number;
   headers?: Record<string, string>;
   delayMs?: number;
-  /** never answer (the connection stays open until the sender gives up or the receiver closes) */
+  /** Never answer (the connection stays open until the sender gives up or the receiver closes) */
   hang?: boolean;
-  /** answer by hand (e.g. a body cut off) */
+  /** Answer by hand (e.g. a body cut off) */
   custom?: (res: ServerResponse) => void;
 }
 type Script = (hit: Hit) => Answer;
@@ -222,7 +222,7 @@ function expectNoSecrets(body: unknown, forbidden: string[] = []) {
   for (const f of forbidden.filter(Boolean)) expect(raw).not.toContain(f);
 }
 
-/** Standard Webhooks by hand (SPEC 10): key = UTF-8 bytes of a secret without the whsec_ prefix. */
+/** Standard Webhooks by hand: key = UTF-8 bytes of a secret without the whsec_ prefix. */
 function handSignature(secret: string, hit: Hit): string {
   const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
   return `v1,${createHmac('sha256', key).update(`${String(hit.headers['webhook-id'])}.${String(hit.headers['webhook-timestamp'])}.${hit.body}`).digest('base64')}`;
@@ -237,7 +237,7 @@ const countBy = (xs: string[]) => xs.reduce<Record<string, number>>((acc, x) => 
 
 // ---------------------------------------------------------------------------------------------
 
-describe('webhooks (SPEC 10, seed 6)', () => {
+describe('webhooks', () => {
   let t: TestApp;
   const extraApps: TestApp[] = [];
   const extraDbs: Array<{ drop: () => Promise<void> }> = [];
@@ -593,7 +593,7 @@ describe('webhooks (SPEC 10, seed 6)', () => {
       expect(log[1].next_attempt_at).toMatch(ISO);
       expect(log[2].next_attempt_at).toBeNull();
       expect(log[2].error).toBeNull();
-      // SPEC 10: the schedule (here 1 s, 2 s, 3 s) counts from the first try, −10 % jitter at most.
+      // the schedule (here 1 s, 2 s, 3 s) counts from the first try, −10 % jitter at most.
       expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(850);
       expect(rx.hits[2].at - rx.hits[0].at).toBeGreaterThanOrEqual(1750);
     });

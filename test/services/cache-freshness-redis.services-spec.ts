@@ -7,9 +7,9 @@ import { TEST_REDIS_URL as REDIS_URL } from '../utils/processes.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 const redisPrefix = `lgtest:${uniqueToken()}:`;
-freshnessSuite('read-after-write freshness with Redis (SPEC 9)', () => ({ REDIS_URL, REDIS_KEY_PREFIX: redisPrefix }));
+freshnessSuite('read-after-write freshness with Redis', () => ({ REDIS_URL, REDIS_KEY_PREFIX: redisPrefix }));
 
-describe('two instances sharing the database and Redis (SPEC 9, 12)', () => {
+describe('two instances sharing the database and Redis', () => {
   const prefix = `lgtest:${uniqueToken()}:`;
   let a: TestApp;
   let b: TestApp;

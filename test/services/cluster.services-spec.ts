@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { catches, childrenOf, freePort, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
 import { createTestDatabase } from '../utils/test-app.js';
 
-describe('CLUSTER_WORKERS (SPEC 1, 12)', () => {
+describe('CLUSTER_WORKERS', () => {
   let db: { url: string; drop: () => Promise<void> };
   let primary: ChildProcess;
   let url = '';

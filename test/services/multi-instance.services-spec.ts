@@ -10,7 +10,7 @@ import { createTestDatabase } from '../utils/test-app.js';
  * Two service processes on different ports sharing one database and one Redis (a private
  * redis-server, so that stopping it here disturbs nothing else). Requests alternate between them.
  */
-describe('several instances on one database and one Redis (SPEC 12)', () => {
+describe('several instances on one database and one Redis', () => {
   let db: { url: string; drop: () => Promise<void> };
   let redisPort: number;
   let redis: ChildProcess;

@@ -1,7 +1,7 @@
 import { expect } from '@jest/globals';
 import type { Response } from 'supertest';
 
-/** Asserts the error envelope of SPEC 3 and returns the body. */
+/** Asserts the error envelope (docs/decisions.md#the-envelope-and-errors) and returns the body. */
 export function expectError(res: Response, status: number, fields?: string[]) {
   expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { status: 'error' } });
   expect(typeof res.body.message).toBe('string');

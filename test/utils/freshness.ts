@@ -9,7 +9,7 @@ import { createTestApp, TestApp } from './test-app.js';
 import { apiAs } from './api.js';
 
 /**
- * Shared by the freshness suites with and without Redis. SPEC 9: the four seed reads (GET /project/{id}, …/licenses, …/licenses/{license}, …/domains) are
+ * Shared by the freshness suites with and without Redis. The four cached reads (GET /project/{id}, …/licenses, …/licenses/{license}, …/domains) are
  * cached per API key, path and query, and any write to the project makes them stale at once — also
  * across instances sharing Redis.
  */

@@ -19,7 +19,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { ProjectGenerations } from './generations.js';
 
 const CACHED_READ = 'licensegate:cached-read';
-/** Seed 4.5–4.9: this read is cached per API key, path and query, and made stale by any write. */
+/** This read is cached per API key, path and query, and made stale by any write (docs/decisions.md#caching). */
 export const CachedRead = () => SetMetadata(CACHED_READ, true);
 
 @Injectable()

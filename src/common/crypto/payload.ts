@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
 
-/** SPEC 8 parameters; a client needs nothing but its platform's standard crypto to undo them. */
+/** The payload format's parameters (docs/decisions.md#injectables); a client needs nothing but its platform's standard crypto to undo them. */
 export const PAYLOAD_MAGIC = Buffer.from('LG1', 'ascii');
 export const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
@@ -28,7 +28,7 @@ export function payloadSize(base64Length: number, tail: string): number {
 
 export const contentHash = (blob: Buffer): string => createHash('sha256').update(blob).digest('hex');
 
-/** The exact bytes the Ed25519 signature covers (SPEC 8). */
+/** The exact bytes the Ed25519 signature covers (docs/decisions.md#injectables). */
 export function signedMessage(fields: { project_id: number; slug: string; type: string; mode: string; target_path: string | null; content_hash: string }): string {
   return ['LG1-SIG', String(fields.project_id), fields.slug, fields.type, fields.mode, fields.target_path ?? '', fields.content_hash].join('\n');
 }

@@ -1,6 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 
-/** The standard response envelope (seed section 1). */
+/** The standard response envelope (docs/decisions.md#the-envelope-and-errors). */
 export interface Envelope<T = unknown> {
   status: 'success' | 'error' | 'ok';
   message: string;

@@ -3,7 +3,7 @@ import { notFound } from './errors.js';
 
 const MAX_ID = 2_147_483_647;
 
-/** Path ids that are not positive integers name nothing: 404, never 400 (SPEC 3). */
+/** Path ids that are not positive integers name nothing: 404, never 400 (docs/decisions.md#the-envelope-and-errors). */
 @Injectable()
 export class IdPipe implements PipeTransform<string, number> {
   transform(value: string): number {

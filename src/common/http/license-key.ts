@@ -7,7 +7,7 @@ export interface SentLicenseKey {
   hash: string;
 }
 
-/** The license key: X-LICENSE-KEY, else a `license` query or body parameter (SPEC 7). */
+/** The license key: X-LICENSE-KEY, else a `license` query or body parameter (docs/decisions.md#runtime-checks). */
 function licenseKeyOf(req: Request): string | null {
   const header = req.headers['x-license-key'];
   const sent = Array.isArray(header) ? header[0] : header;

@@ -5,7 +5,7 @@ import type { Observable } from 'rxjs';
 /**
  * FileInterceptor whose size limits all answer 413. Nest maps multer's oversized file to 413 but an
  * oversized text field (LIMIT_FIELD_VALUE, e.g. `content` sent as multipart) to 400; both are the
- * payload limit of SPEC 8. multer's error stays the cause, and is told by its code, not its wording.
+ * payload limit (MAX_UPLOAD_BYTES). multer's error stays the cause, and is told by its code, not its wording.
  */
 export function UploadInterceptor(field: string): Type<NestInterceptor> {
   class Upload extends FileInterceptor(field) {

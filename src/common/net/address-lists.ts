@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 
-/** `::ffff:127.0.0.1` is the IPv4 address 127.0.0.1 for every address rule (SPEC 7). */
+/** `::ffff:127.0.0.1` is the IPv4 address 127.0.0.1 for every address rule (docs/decisions.md#runtime-checks). */
 export function canonicalIp(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   return mapped ? mapped[1] : address;

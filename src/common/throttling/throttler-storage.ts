@@ -59,7 +59,7 @@ return {hits, ttl, blocked}
 `;
 
 /**
- * Throttle counters in Redis, shared by every instance (SPEC 9). While Redis is unreachable the
+ * Throttle counters in Redis, shared by every instance. While Redis is unreachable the
  * counters fall back to this process, with a logged warning, rather than failing the request.
  */
 export class RedisThrottlerStorage implements ThrottlerStorage {

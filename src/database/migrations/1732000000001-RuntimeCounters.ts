@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner, Table, TableIndex, TableUnique } from 'typeorm';
 import { id, int, str } from './1732000000000-Initial.js';
 
-/** Per-day usage counters and domain activations of licenses (SPEC 6, 7). */
+/** Per-day usage counters and domain activations of licenses (docs/decisions.md#runtime-checks). */
 export class RuntimeCounters1732000000001 implements MigrationInterface {
   name = 'RuntimeCounters1732000000001';
 

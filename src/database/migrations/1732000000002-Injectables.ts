@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner, Table, TableIndex, TableUnique } from 'typeorm';
 import { bool, id, int, str, text, timestamps } from './1732000000000-Initial.js';
 
-/** Encrypted, signed payloads (seed section 2, SPEC 8). Payloads live in the row: up to MAX_UPLOAD_BYTES as base64. */
+/** Encrypted, signed payloads (docs/decisions.md#injectables). Payloads live in the row: up to MAX_UPLOAD_BYTES as base64. */
 export class Injectables1732000000002 implements MigrationInterface {
   name = 'Injectables1732000000002';
 

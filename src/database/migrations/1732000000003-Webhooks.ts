@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner, Table, TableIndex, TableUnique } from 'typeorm';
 import { date, id, int, str, text, timestamps } from './1732000000000-Initial.js';
 
-/** The webhook outbox and its delivery log (SPEC 10). */
+/** The webhook outbox and its delivery log (docs/decisions.md#webhooks). */
 export class Webhooks1732000000003 implements MigrationInterface {
   name = 'Webhooks1732000000003';
 

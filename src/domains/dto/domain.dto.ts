@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsNotEmpty, IsString } from 'class-validator';
 import { MaxChars, OptionalBoolean } from '../../common/http/validators.js';
 
-/** SPEC 5. `domain` is normalised (lowercase, punycode, no trailing dot) by the service. */
+/** A domain's fields (docs/decisions.md#domains). `domain` is normalised (lowercase, punycode, no trailing dot) by the service. */
 export class CreateDomainDto {
   @ApiProperty({ example: 'shop.example.com', description: 'A host name: no scheme, port, path, IP literal or wildcard' })
   @IsNotEmpty({ message: 'The domain field is required.' })

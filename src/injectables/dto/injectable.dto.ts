@@ -5,7 +5,7 @@ import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf 
 import { MaxChars, MetaObject, OptionalString, OptionalUrl, label } from '../../common/http/validators.js';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../injectable.entity.js';
 
-/** Multipart sends every field as text: true/false/1/0 become booleans (SPEC 8). */
+/** Multipart sends every field as text: true/false/1/0 become booleans. */
 const toBoolean = ({ value }: { value: unknown }) => {
   if (value === 'true' || value === '1' || value === 1) return true;
   if (value === 'false' || value === '0' || value === 0) return false;
@@ -20,7 +20,7 @@ const FormBoolean = (field: string, example: boolean) =>
     IsBoolean({ message: `The ${label(field)} field must be true or false.` }),
   );
 
-/** Fields shared by create (SPEC 8) and update (seed 4.11: only supplied fields change). */
+/** Fields shared by create and update (only supplied fields change; docs/decisions.md#injectables). */
 class InjectableFieldsDto {
   @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, example: 'Pro badge' })
   @OptionalString('title', 255)

@@ -66,7 +66,7 @@ export class InjectableListItemResponse extends OmitType(InjectableResponse, ['c
   content_size: number;
 }
 
-/** Seed 4.10 item keys. */
+/** The stream's item keys, as the interface document lists them. */
 @ApiSchema({ name: 'StreamInjectable' })
 export class StreamInjectableResponse {
   @ApiProperty()

@@ -31,7 +31,7 @@ const ListField = (field: string, max: number, parse: (entry: string) => string 
     ListOf(field, parse, what),
   );
 
-/** Seed 4.8. Lists (allowed_ips, allowed_countries), the domain and the future date are checked by the service. */
+/** A license's fields. Lists (allowed_ips, allowed_countries), the domain and the future date are checked by the service. */
 export class CreateLicenseDto {
   @ApiProperty({ maxLength: 255, example: 'Customer 1', description: 'Unique within the project' })
   @RequiredString('title', 255)

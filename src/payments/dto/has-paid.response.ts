@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../../injectables/injectable.entity.js';
 
-/** Seed 4.2 item keys of `include=injectables`. */
+/** The item keys of `include=injectables`, as the interface document lists them. */
 @ApiSchema({ name: 'PaidInjectable' })
 export class PaidInjectableResponse {
   @ApiProperty({ type: 'integer' })

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import { MaxChars, MetaObject, OptionalBoolean, OptionalString, OptionalUrl, RequiredString } from '../../common/http/validators.js';
 
-/** Seed 4.4. The same rules serve create, PATCH (every field optional) and PUT. */
+/** A project's fields. The same rules serve create, PATCH (every field optional) and PUT. */
 export class CreateProjectDto {
   @ApiProperty({ maxLength: 255, example: 'Acme Shop' })
   @RequiredString('name', 255)

@@ -43,7 +43,7 @@ export class ProjectResponse {
   updated_at: string;
 }
 
-/** The create answer (seed 4.4) lists the project without `locked_at`. */
+/** The create answer lists the project without `locked_at`, as the interface document shows it. */
 @ApiSchema({ name: 'ProjectCreated' })
 export class ProjectCreatedResponse extends OmitType(ProjectResponse, ['locked_at'] as const) {}
 
