@@ -1,0 +1,82 @@
+import type { NextFunction, Request, Response } from 'express';
+import { isUtf8 } from 'node:buffer';
+import typeis from 'type-is';
+import { ApiError, ValidationFailed } from './errors.js';
+import { requestIdFrom } from './http-server.js';
+import { unpairedSurrogates } from './unicode.js';
+
+/*
+ * The request middlewares setupApp mounts, in its order. Every one but outsideApi also runs for the
+ * runtime fast path, on node's own request and response: they use only what node gives (headers,
+ * setHeader) and helpers such as type-is, not Express's req.is or req.get.
+ */
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Request id: echoed when the client sent a sane one, generated otherwise. */
+export function requestId(req: Request, res: Response, next: NextFunction): void {
+  const id = requestIdFrom(req.headers);
+  (req as { id?: string }).id = id;
+  res.setHeader('X-Request-Id', id);
+  next();
+}
+
+/** HTTP/1.1 requires Host; node's own check answers outside the envelope, so it is made here instead. */
+export function hostHeader(req: Request, _res: Response, next: NextFunction): void {
+  if (req.headers.host === undefined && req.httpVersion === '1.1') return next(new ApiError(400, 'The Host header is required.'));
+  next();
+}
+
+/** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */
+export function contentType(req: Request, _res: Response, next: NextFunction): void {
+  if (!BODY_METHODS.has(req.method)) return next();
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody || typeis(req, ['application/json', 'application/*+json', 'multipart/form-data'])) return next();
+  next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
+}
+
+/** A UTF-8 body must be UTF-8: decoding would quietly turn each bad byte into U+FFFD, and store that. */
+export function utf8Only(_req: unknown, _res: unknown, body: Buffer, encoding: string | null): void {
+  if (encoding === 'utf-8' && !isUtf8(body)) throw new ApiError(400, 'The request body is not valid UTF-8.');
+}
+
+const MAX_BODY_DEPTH = 32;
+
+/** How deep a parsed JSON value nests, counted without recursion (the value may nest thousands deep). */
+function depthOver(value: unknown, limit: number): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth > limit) return true;
+    const next: unknown[] = [];
+    for (const item of level) {
+      if (item !== null && typeof item === 'object') for (const child of Object.values(item)) next.push(child);
+    }
+    level = next;
+  }
+  return false;
+}
+
+/**
+ * Every JSON body is an object: arrays and scalars are refused before any handler sees them, and so
+ * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow),
+ * and a string with an unpaired surrogate (README "API overview").
+ */
+export function objectBody(req: Request, _res: Response, next: NextFunction): void {
+  if (BODY_METHODS.has(req.method) && req.body !== undefined && typeis(req, ['application/json', 'application/*+json'])) {
+    if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
+      return next(new ApiError(400, 'The request body must be a JSON object.'));
+    }
+    if (depthOver(req.body, MAX_BODY_DEPTH)) return next(new ApiError(400, `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`));
+    // Anywhere in the body, fields a route ignores included: what is not valid text is refused, not mended.
+    const unpaired = unpairedSurrogates(req.body);
+    if (unpaired) return next(new ValidationFailed(unpaired));
+  }
+  next();
+}
+
+/** Paths outside the API's roots never reach Nest's router; answer them in the envelope too. */
+const SERVED = /^\/(api\/v1(\/|$)|api\/docs|metrics$)/;
+export function outsideApi(req: Request, _res: Response, next: NextFunction): void {
+  if (SERVED.test(req.path)) return next();
+  next(new ApiError(404, `The route ${req.method} ${req.path} could not be found.`));
+}
