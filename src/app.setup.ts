@@ -9,7 +9,7 @@ import { EnvelopeInterceptor } from './common/http/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/http/exception.filter.js';
 import { boundLargeAnswers, configureHttpServer } from './common/http/http-server.js';
 import { contentType, hostHeader, objectBody, outsideApi, requestId, utf8Only } from './common/http/middlewares.js';
-import { logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
+import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './openapi.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
@@ -28,7 +28,7 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   // body (SHA-1, on the runtime path too) and turn a matching If-None-Match into a body-less 304.
   express_.set('etag', false);
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
-  app.useLogger(app.get(PinoLogger));
+  app.useLogger(new AppLogger(app.get(PinoLogger)));
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
   // SIGUSR2, which operators send for a heap snapshot (README "Signals").
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
