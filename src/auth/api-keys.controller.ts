@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyAuth } from './api-key.guard.js';
 import { AuthService, requireGlobalKey } from './auth.service.js';
@@ -32,7 +32,7 @@ export class ApiKeysController {
   @ApiBody({ type: CreateApiKeyDto, required: false })
   @ApiEnvelope(ApiKeyCreatedResponse, { status: 201 })
   @ApiBodyErrors({
-    status: 403,
+    ...FORBIDDEN.global,
     description: 'Invalid, revoked or expired key; a project-scoped key (this action needs a global key); or project_id names a project of another account',
   })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Body() body: CreateApiKeyDto) {
@@ -43,7 +43,7 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Revoke an API key', description: 'Global key only.' })
+  @ApiOperation({ summary: 'Revoke an API key', description: 'Global key only.', operationId: 'revokeApiKey' })
   @ApiIdParam('id', 'API key id')
   @ApiEnvelope(ApiKeyResponse, { description: 'The key, with revoked_at set' })
   @ApiErrors(404, FORBIDDEN.global)

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { Repository } from 'typeorm';
 import { sha256Hex } from '../common/crypto/crypto.js';
-import { ApiError, EMAIL_TAKEN, fieldError, forbidden } from '../common/http/errors.js';
+import { ApiError, EMAIL_TAKEN, fieldError, forbidden, GLOBAL_KEY_REQUIRED } from '../common/http/errors.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiPrincipal } from './principal.js';
@@ -132,5 +132,5 @@ export class AuthService {
 }
 
 export const requireGlobalKey = (principal: ApiPrincipal): void => {
-  if (principal.projectId !== null) throw new ApiError(HttpStatus.FORBIDDEN, 'This action requires a global API key; project-scoped keys cannot perform it.');
+  if (principal.projectId !== null) throw new ApiError(HttpStatus.FORBIDDEN, GLOBAL_KEY_REQUIRED);
 };

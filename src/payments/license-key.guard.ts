@@ -2,10 +2,9 @@ import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards }
 import { ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiError, PROJECT_LOCKED } from '../common/http/errors.js';
-import { ApiErrors } from '../common/openapi.js';
+import { ApiErrors, LICENSE_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
-import { LICENSE_KEY_SCHEME } from '../openapi.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';

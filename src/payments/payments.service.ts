@@ -27,6 +27,7 @@ export interface HasPaidResult {
 }
 
 export const NO_DOMAIN = 'The calling domain could not be determined: send it in the X-Service-Domain header.';
+export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
 
 /** Seconds until the next midnight UTC, when daily allowances start again. */
@@ -39,7 +40,7 @@ export function secondsToUtcMidnight(now = new Date()): number {
 export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
   const action = source.action;
   const include = source.include;
-  if (action !== undefined && action !== 'check_project') throw fieldError('action', 'The selected action is invalid: the only action is check_project.');
+  if (action !== undefined && action !== 'check_project') throw fieldError('action', ACTION_INVALID);
   if (include !== undefined && include !== 'injectables') throw fieldError('include', 'The selected include is invalid: the only include is injectables.');
   return { action, include, domain: source.domain } as CheckOptions;
 }
