@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { makeAccount, makeDomain, makeLicense, makeProject } from '../factories/index.js';
+import { exampleBody as exampleBodyOf } from '../utils/openapi-client.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
@@ -30,14 +31,7 @@ const operations: BodyOperation[] = Object.entries(doc.paths).flatMap(([path, me
 );
 
 /** The body a generated client or Swagger UI builds from the documented examples. */
-function exampleBody(schema: Schema): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    if (property.format === 'binary') continue; // a multipart upload, not a JSON field
-    if ('example' in property) body[name] = property.example;
-  }
-  return body;
-}
+const exampleBody = (schema: Schema) => exampleBodyOf(doc, schema);
 
 /** A value of the wrong kind for the property, and the message that must answer it. */
 function wrongKind(name: string, property: Schema): [unknown, string | RegExp] | null {
