@@ -90,10 +90,10 @@ describe('admin CLI', () => {
     for (const args of [['help'], ['--help'], ['-h']]) {
       const help = run(t, ...args);
       expect(help.status).toBe(0);
-      for (const command of ['users:create', 'users:list', 'keys:create', 'keys:list', 'keys:revoke']) expect(help.stdout).toContain(command);
+      for (const command of ['users:create', 'users:list', 'keys:create', 'keys:list', 'keys:revoke', 'keys:roll', 'audit:list']) expect(help.stdout).toContain(command);
     }
     const one = run(t, 'keys:create', '--help');
     expect(one.status).toBe(0);
-    expect(one.stdout).toBe('usage: npm run -s cli -- keys:create --email E [--project ID] [--name N] [--expires-at ISO]\n');
+    expect(one.stdout).toBe('usage: npm run -s cli -- keys:create --email E [--project ID] [--name N] [--expires-at ISO] [--read-only]\n');
   });
 });
