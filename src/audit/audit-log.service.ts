@@ -43,17 +43,22 @@ const SECRET = new Set(['uuid', 'key', 'secret', 'webhook_secret']);
 
 /**
  * `{field: [before, after]}` of the fields that differ between the two rows as the API serialises
- * them (hidden columns stay hidden), credentials redacted, payloads left out.
+ * them (hidden columns stay hidden), credentials redacted, payloads left out; then `also`, whose
+ * secrets stand unless both sides are null (a secret replaced by another reads "[redacted]" on both).
  */
 export function changesOf(before: object | null, after: object | null, also: Changes = {}): Changes {
   const was = before ? (instanceToPlain(before) as Record<string, unknown>) : {};
   const now = after ? (instanceToPlain(after) as Record<string, unknown>) : {};
   const changes: Changes = {};
-  for (const field of new Set([...Object.keys(was), ...Object.keys(now), ...Object.keys(also)])) {
+  for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
     if (LEFT_OUT.has(field)) continue;
-    const [from, to] = also[field] ?? [was[field] ?? null, now[field] ?? null];
-    if (JSON.stringify(from) === JSON.stringify(to)) continue;
-    changes[field] = SECRET.has(field) ? [redact(from), redact(to)] : [from, to];
+    const [from, to] = [was[field] ?? null, now[field] ?? null];
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[field] = SECRET.has(field) ? [redact(from), redact(to)] : [from, to];
+  }
+  for (const [field, [from, to]] of Object.entries(also)) {
+    const unchanged = SECRET.has(field) ? from === null && to === null : JSON.stringify(from) === JSON.stringify(to);
+    if (unchanged) delete changes[field];
+    else changes[field] = SECRET.has(field) ? [redact(from), redact(to)] : [from, to];
   }
   return changes;
 }
