@@ -64,13 +64,11 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
     const id = expectSuccess((await send('POST', '/api-keys', { name: 'to roll', project_id: project.id })).res, 201).id;
     const sent = await send('POST', `/api-keys/${id}/roll`, { grace_seconds: 60 });
     const replacement = expectSuccess(sent.res, 201).id;
-    return {
-      ...sent,
-      rows: [
-        { action: 'api_key.created', resource_type: 'api_key', resource_id: replacement, project_id: project.id, changed: { name: [null, 'to roll'], key: [null, '[redacted]'] } },
-        { action: 'api_key.rolled', resource_type: 'api_key', resource_id: id, project_id: project.id, changed: { expires_at: 'any', rolled_at: 'any' } },
-      ],
-    };
+    const rows: Row[] = [
+      { action: 'api_key.created', resource_type: 'api_key', resource_id: replacement, project_id: project.id, changed: { name: [null, 'to roll'], key: [null, '[redacted]'] } },
+      { action: 'api_key.rolled', resource_type: 'api_key', resource_id: id, project_id: project.id, changed: { expires_at: 'any', rolled_at: 'any' } },
+    ];
+    return { ...sent, rows };
   },
   'POST /api/v1/project': async ({ send }) => {
     const sent = await send('POST', '/project', { name: 'Walk', webhook_secret: 'whsec_c2VjcmV0LXRoYXQtbXVzdC1ub3QtbGVhaw==' });
