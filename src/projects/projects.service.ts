@@ -155,8 +155,9 @@ export class ProjectsService {
     await this.assertWebhookTarget(changes.webhook_url);
     return await this.outbox.change(project, async (manager) => {
       const before = await lockedRow(manager, ProjectEntity, project.id);
-      // The secret is never read back; the audit row says whether one was set before and after.
-      const also = 'webhook_secret' in changes ? { webhook_secret: [(await hasWebhookSecret(manager, project.id)) ? REDACTED : null, changes.webhook_secret ? REDACTED : null] as [unknown, unknown] } : undefined;
+      // The secret is never read back: the audit row says whether one was set, before and after.
+      const secret = 'webhook_secret' in changes ? [(await hasWebhookSecret(manager, project.id)) ? REDACTED : null, changes.webhook_secret ? REDACTED : null] : null;
+      const also = secret ? { webhook_secret: secret as [unknown, unknown] } : undefined;
       await manager.update(ProjectEntity, { id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
       const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
       const events: ProjectEvents = [['project.updated', after]];
