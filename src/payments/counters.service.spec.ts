@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
+import { AuditLog } from '../audit/audit-log.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { CountersService } from './counters.service.js';
 
@@ -29,7 +30,7 @@ describe('CountersService activations', () => {
   });
   afterAll(async () => ds.destroy());
 
-  const counters = () => new CountersService(ds, unit, new WebhookOutbox(unit));
+  const counters = () => new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit)));
   /** A license with these limits (only what the counters read). */
   const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({ id, max_domains, max_subdomains_per_domain: null, max_usage_per_day });
   const project = { id: 1, webhook_url: null } as ProjectEntity;

@@ -97,7 +97,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const takeLast = (sql: string, params: unknown[]) =>
       this.outbox.change(project, async (manager) => {
         const took = (await this.run(sql, params, manager)) > 0;
-        return [took, took ? [['license.usage_limit_reached', event]] : []];
+        // A runtime count, not a management write: no audit row.
+        return { result: took, events: took ? [['license.usage_limit_reached', event]] : [] };
       });
     // Two conditional statements instead of one so that exactly one call learns it took the last use;
     // only that one needs a unit of work.
