@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { instanceToPlain } from 'class-transformer';
 import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
+import { ProjectGenerations } from '../common/cache/generations.js';
 import { UnitOfWork, writeLocked } from '../database/unit-of-work.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
@@ -25,25 +26,36 @@ export type Kick = () => void;
 export class WebhookOutbox {
   private kick: Kick = () => undefined;
 
-  constructor(private readonly unit: UnitOfWork) {}
+  constructor(
+    private readonly unit: UnitOfWork,
+    private readonly generations: ProjectGenerations,
+  ) {}
 
   /**
    * Runs a change and records the events it returns in one unit of work (one transaction), then
-   * wakes the dispatcher. `work` gets the unit's EntityManager and returns [result, events].
+   * makes the project's cached rows stale on every instance (common/cache/generations.ts) and wakes
+   * the dispatcher. `work` gets the unit's EntityManager and returns [result, events].
+   * `invalidates: false` for a change no cache holds (a usage count), which leaves the caches alone.
    */
   async change<T>(
     project: ProjectEntity,
     work: (manager: EntityManager) => Promise<[T, Array<[WebhookEvent, unknown]>] | [T, Array<[WebhookEvent, unknown]>, ProjectEntity]>,
+    { invalidates = true }: { invalidates?: boolean } = {},
   ): Promise<T> {
     let recorded = 0;
-    const result = await this.unit.run(async (manager) => {
-      // A third element is the project as the change left it (its webhook_url may have just changed).
-      const [value, events, after] = await work(manager);
-      recorded = await this.record(manager, after ?? project, events);
-      return value;
-    });
-    if (recorded > 0) this.kick();
-    return result;
+    try {
+      const result = await this.unit.run(async (manager) => {
+        // A third element is the project as the change left it (its webhook_url may have just changed).
+        const [value, events, after] = await work(manager);
+        recorded = await this.record(manager, after ?? project, events);
+        return value;
+      });
+      if (recorded > 0) this.kick();
+      return result;
+    } finally {
+      // Also after a failure: its COMMIT may have landed unanswered.
+      if (invalidates) await this.generations.bump(project.id);
+    }
   }
 
   onKick(kick: Kick): void {
