@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import { invalidationDelay } from '../../metrics/metrics.js';
-import { RedisService } from './redis.js';
+import { RedisService, within } from './redis.js';
 
 /*
  * Cache generations: how every cache of this service stays fresh (docs/architecture.md#caches-and-generations).
@@ -54,7 +54,7 @@ import { RedisService } from './redis.js';
 /** How often the subscriber connection is pinged, and how late its answer may be before nothing cached is trusted. */
 const PING_MS = 100;
 const LEASE_MS = 500;
-/** How long a write waits, at most, for its bump to be published while the subscriber is up. */
+/** How long a write waits, at most, for its bump to be published while the subscriber is up (and any call for Redis). */
 const BUMP_DEADLINE_MS = 1000;
 
 // One round trip: bump the shared number (gen:<project>, or gen:epoch after a failure) and tell every instance.
@@ -105,7 +105,7 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
     if (!client) return String(this.current(projectId));
     try {
       if (this.mustRecover) await this.recover(client);
-      const [epoch, generation] = await client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`));
+      const [epoch, generation] = await within(BUMP_DEADLINE_MS, client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`)));
       return `${epoch ?? 0}.${generation ?? 0}`;
     } catch {
       this.mustRecover = true;
@@ -117,12 +117,13 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   async bump(projectId: number): Promise<void> {
     this.changedAt.set(projectId, ++this.clock);
     const client = this.redis.client;
-    if (!client) return;
+    // Without Redis, or when every instance is to drop everything as soon as Redis answers anyway.
+    if (!client || this.mustRecover) return;
     const deadline = Date.now() + BUMP_DEADLINE_MS;
     for (;;) {
       try {
         const keys = [this.redis.key(`gen:${projectId}`), this.channel];
-        await within(deadline, client.eval(INCR_AND_PUBLISH, 2, ...keys, `${this.instance} ${projectId} ${Date.now()}`));
+        await within(deadline - Date.now(), client.eval(INCR_AND_PUBLISH, 2, ...keys, `${this.instance} ${projectId} ${Date.now()}`));
         return;
       } catch (error) {
         // Our subscriber is up, so others may be listening: their copies are stale until we are heard.
@@ -226,19 +227,10 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async recover(client: Redis): Promise<void> {
-    await client.eval(INCR_AND_PUBLISH, 2, this.redis.key('gen:epoch'), this.channel, `${this.instance} * ${Date.now()}`);
+    await within(BUMP_DEADLINE_MS, client.eval(INCR_AND_PUBLISH, 2, this.redis.key('gen:epoch'), this.channel, `${this.instance} * ${Date.now()}`));
     this.mustRecover = false;
     this.logger.warn('Redis answers again: every instance drops what it cached, so nothing cached before the failure is served');
   }
-}
-
-/** `promise`, or a rejection once `deadline` (ms since the epoch) has passed. */
-function within<T>(deadline: number, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('Redis did not answer in time')), Math.max(0, deadline - Date.now()));
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

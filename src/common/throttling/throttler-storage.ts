@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { within } from '../cache/redis.js';
 
 interface Record_ {
   totalHits: number;
@@ -164,7 +165,7 @@ export class SharedThrottlerStorage implements ThrottlerStorage {
     });
     let replies: number[];
     try {
-      replies = (await this.redis.eval(SYNC, keys.length, ...keys, ...args)) as number[];
+      replies = (await within(SYNC_DEADLINE_MS, this.redis.eval(SYNC, keys.length, ...keys, ...args))) as number[];
     } catch (error) {
       windows.forEach((w, i) => {
         w.sent -= taken[i].admitted; // admitted already: Redis will not hear of them
@@ -213,6 +214,8 @@ interface SharedWindow {
 const SLACK_DIVISOR = 20;
 /** How often an instance tells Redis what it admitted (sooner when half its slack is used). */
 const SYNC_MS = 200;
+/** A Redis that does not answer within this is taken as away: the waiting calls are counted in process. */
+const SYNC_DEADLINE_MS = 1000;
 /** Windows per script call. */
 const BATCH = 500;
 
