@@ -40,11 +40,12 @@ import { RedisService, within } from './redis.js';
  *   answers null at once and callers read the database; when it is subscribed again every project
  *   starts a new generation (a floor above every number handed out before), so nothing cached before
  *   the gap is served after it. A ping on the subscriber connection every PING_MS proves it still
- *   delivers: Redis answers a ping after every message published before it, so while the answer is
- *   late (a Redis that hangs without closing anything) nothing is trusted either, and once it comes
- *   every message before it has been applied. A bump this instance could not publish (its command
- *   connection failed while the subscriber stayed up) is made good as soon as Redis answers: it then
- *   publishes a message that makes every instance drop everything.
+ *   delivers: Redis answers a ping after every message published before it, so while an answer is
+ *   more than LEASE_MS late (a Redis that hangs without closing anything) nothing is trusted either,
+ *   and once it comes every message before it has been applied. A bump this instance could not
+ *   publish within BUMP_DEADLINE_MS (its command connection failed while the subscriber stayed up) is
+ *   made good as soon as Redis answers it: it then publishes a message that makes every instance drop
+ *   everything.
  *
  * - shared(project), for the management read cache, whose entries live in Redis and are shared by
  *   every instance (cache/read-cache.ts): the number Redis keeps (gen:<project>, plus a global epoch

@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
@@ -66,7 +66,7 @@ export class MemoryThrottlerStorage implements ThrottlerStorage {
  * While Redis is unreachable the counters fall back to this process, with a logged warning, rather
  * than failing the request.
  */
-export class SharedThrottlerStorage implements ThrottlerStorage {
+export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
   private readonly logger = new Logger('Throttler');
   private readonly fallback = new MemoryThrottlerStorage();
   private readonly windows = new LRUCache<string, SharedWindow>({ max: WINDOWS });
@@ -75,14 +75,21 @@ export class SharedThrottlerStorage implements ThrottlerStorage {
   private flushing: Promise<void> | null = null;
   private again = false;
   private warned = false;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {
-    setInterval(() => {
+    this.timer = setInterval(() => {
       if (this.dirty.size > 0) this.flushSoon();
-    }, SYNC_MS).unref();
+    }, SYNC_MS);
+    this.timer.unref();
+  }
+
+  // Nest calls it: the throttler module provides the storage it is given.
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
   }
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Record_> {
