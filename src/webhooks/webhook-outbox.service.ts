@@ -3,6 +3,7 @@ import { instanceToPlain } from 'class-transformer';
 import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { Audit, AuditLog } from '../audit/audit-log.service.js';
+import { ProjectGenerations } from '../common/cache/generations.js';
 import { UnitOfWork, writeLocked } from '../database/unit-of-work.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
@@ -39,21 +40,33 @@ export class WebhookOutbox {
   constructor(
     private readonly unit: UnitOfWork,
     private readonly audits: AuditLog,
+    private readonly generations: ProjectGenerations,
   ) {}
 
   /**
    * Runs a change and records, in one unit of work (one transaction), its audit row and the events
-   * it returns, then wakes the dispatcher. `work` gets the unit's EntityManager.
+   * it returns, then makes the project's cached rows stale on every instance
+   * (common/cache/generations.ts) and wakes the dispatcher. `work` gets the unit's EntityManager.
+   * `invalidates: false` for a change no cache holds (a usage count), which leaves the caches alone.
    */
-  async change<T>(project: ProjectEntity, work: (manager: EntityManager) => Promise<ProjectChange<T>>): Promise<T> {
+  async change<T>(
+    project: ProjectEntity,
+    work: (manager: EntityManager) => Promise<ProjectChange<T>>,
+    { invalidates = true }: { invalidates?: boolean } = {},
+  ): Promise<T> {
     let recorded = 0;
-    const result = await this.unit.run(async (manager) => {
-      const change = await work(manager);
-      recorded = await this.recordChange(manager, change.project ?? project, change);
-      return change.result;
-    });
-    if (recorded > 0) this.kick();
-    return result;
+    try {
+      const result = await this.unit.run(async (manager) => {
+        const change = await work(manager);
+        recorded = await this.recordChange(manager, change.project ?? project, change);
+        return change.result;
+      });
+      if (recorded > 0) this.kick();
+      return result;
+    } finally {
+      // Also after a failure: its COMMIT may have landed unanswered.
+      if (invalidates) await this.generations.bump(project.id);
+    }
   }
 
   onKick(kick: Kick): void {
