@@ -115,6 +115,10 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(50) @Max(60000)
   WEBHOOK_DNS_TIMEOUT_MS = 2000;
 
+  /** Audit rows older than this many days are pruned, hourly; 0 keeps every row. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  AUDIT_RETENTION_DAYS = 365;
+
   @Transform(toInt) @IsInt() @Min(1) @Max(64)
   CLUSTER_WORKERS = 1;
 

@@ -159,7 +159,7 @@ export class LicensesService {
         revoked_at: null,
       });
       const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
-      return [license, [['license.created', license]]];
+      return { result: license, events: [['license.created', license]], audit: { action: 'license.created', before: null, after: license } };
     });
   }
 
@@ -172,9 +172,11 @@ export class LicensesService {
     const fields = replace ? resolved : sentFields(resolved, dto);
     return await this.outbox.change(project, async (manager) => {
       if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
+      // (After the pinned domain's lock, the order every write that takes both follows.)
+      const before = await lockedRow(manager, LicenseEntity, license.id);
       await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
-      return [after, [['license.updated', after]]];
+      return { result: after, events: [['license.updated', after]], audit: { action: 'license.updated', before, after } };
     });
   }
 
@@ -185,6 +187,7 @@ export class LicensesService {
    */
   async setRevoked(project: ProjectEntity, license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
     return this.outbox.change(project, async (manager) => {
+      const before = await lockedRow(manager, LicenseEntity, license.id);
       const result = await manager.update(
         LicenseEntity,
         { id: license.id, revoked_at: revoked ? IsNull() : Not(IsNull()) },
@@ -192,7 +195,8 @@ export class LicensesService {
       );
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
       const changed = (result.affected ?? 0) > 0;
-      return [after, changed ? [[revoked ? 'license.revoked' : 'license.reactivated', after]] : []];
+      const action = revoked ? 'license.revoked' : 'license.reactivated';
+      return { result: after, events: changed ? [[action, after]] : [], audit: { action, before, after } };
     });
   }
 
@@ -203,7 +207,7 @@ export class LicensesService {
       await manager.delete(LicenseEntity, { id: license.id });
       await manager.delete(LicenseUsageEntity, { license_id: license.id });
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
-      return [undefined, [['license.deleted', before]]];
+      return { result: undefined, events: [['license.deleted', before]], audit: { action: 'license.deleted', before, after: null } };
     });
   }
 

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
+import { ProjectGenerations } from '../common/cache/generations.js';
+import type { RedisService } from '../common/cache/redis.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
+import { AuditLog } from '../audit/audit-log.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { CountersService } from './counters.service.js';
 
@@ -29,9 +32,16 @@ describe('CountersService activations', () => {
   });
   afterAll(async () => ds.destroy());
 
-  const counters = () => new CountersService(ds, unit, new WebhookOutbox(unit));
+  const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
+  const counters = () => new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit), generations), generations);
   /** A license with these limits (only what the counters read). */
-  const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({ id, max_domains, max_subdomains_per_domain: null, max_usage_per_day });
+  const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({
+    id,
+    project_id: 1,
+    max_domains,
+    max_subdomains_per_domain: null,
+    max_usage_per_day,
+  });
   const project = { id: 1, webhook_url: null } as ProjectEntity;
 
   const activations = async (licenseId: number) =>
@@ -68,6 +78,18 @@ describe('CountersService activations', () => {
     const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => service.activate(license(3, 1), `${d}.example`, '')));
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
     expect(await activations(3)).toHaveLength(1);
+  });
+
+  it('forgets the activations it remembered once the project is written to (a freed slot is free at once)', async () => {
+    const service = counters();
+    expect(await service.activate(license(4, 1), 'one.example', '')).toBe('ok');
+    // The activation is freed by a write that commits, then bumps the project's generation.
+    await ds.query('DELETE FROM license_activations WHERE license_id = ?', [4]);
+    await generations.bump(1);
+    expect(await service.activate(license(4, 1), 'two.example', '')).toBe('ok');
+    // The first place is not let in from memory: the only slot is taken now.
+    expect(await service.activate(license(4, 1), 'one.example', '')).toBe('max_domains');
+    expect(await activations(4)).toEqual([{ domain: 'two.example', host: '' }]);
   });
 
   it('writes the counts of 450 licenses in three statements, dropping those of a license that is gone', async () => {

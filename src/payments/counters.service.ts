@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
+import { ProjectGenerations } from '../common/cache/generations.js';
 import { databaseFailure, isCommitOutcomeUnknown, isTransient, isUniqueViolation } from '../database/db-errors.js';
 import { retrying } from '../database/retry.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -13,7 +14,7 @@ import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
 /** What the counters read of a license. */
-type CountedLicense = Pick<LicenseEntity, 'id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'>;
+type CountedLicense = Pick<LicenseEntity, 'id' | 'project_id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'>;
 
 /** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
 const FLUSH_CHUNK = 200;
@@ -48,8 +49,12 @@ const CONTENDED = { attempts: 10, retryable: isTransient };
 export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Counters');
   private readonly pending = new Map<string, number>();
-  /** Activations this process has seen recorded: a repeat call from the same place asks nothing of the database. */
-  private readonly knownActivations = new LRUCache<string, true>({ max: 200_000 });
+  /**
+   * Activations this process has seen recorded, with their project's generation read before
+   * (common/cache/generations.ts): a repeat call from the same place asks nothing of the database
+   * until a write to the project (one that frees an activation, say) makes them stale.
+   */
+  private readonly knownActivations = new LRUCache<string, number>({ max: 200_000 });
   private readonly recording = new Map<string, Promise<Activation>>();
   private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
@@ -63,6 +68,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     private readonly dataSource: DataSource,
     private readonly unit: UnitOfWork,
     private readonly outbox: WebhookOutbox,
+    private readonly generations: ProjectGenerations,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
   }
@@ -95,10 +101,15 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     if (max <= 0) return 'refused';
     const event = { license_id: license.id, project_id: project.id, max_usage_per_day: max, day };
     const takeLast = (sql: string, params: unknown[]) =>
-      this.outbox.change(project, async (manager) => {
-        const took = (await this.run(sql, params, manager)) > 0;
-        return [took, took ? [['license.usage_limit_reached', event]] : []];
-      });
+      this.outbox.change(
+        project,
+        async (manager) => {
+          const took = (await this.run(sql, params, manager)) > 0;
+          // A runtime count, not a management write: no audit row.
+          return { result: took, events: took ? [['license.usage_limit_reached', event]] : [] };
+        },
+        { invalidates: false }, // a usage count is in no cache: a warm check keeps answering while the database is away
+      );
     // Two conditional statements instead of one so that exactly one call learns it took the last use;
     // only that one needs a unit of work.
     const bump = async (): Promise<'ok' | 'last' | null> => {
@@ -133,45 +144,55 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    */
   async activate(license: CountedLicense, domain: string, host: string): Promise<Activation> {
     const domainKey = `${license.id}\u0000${domain}\u0000`;
-    // Recorded before by this process: nothing to ask the database.
-    if (this.knownActivations.has(domainKey) && (host === '' || this.knownActivations.has(domainKey + host))) return 'ok';
+    const generation = this.generations.current(license.project_id);
+    const known = (key: string) => generation !== null && this.knownActivations.get(key) === generation;
+    // Recorded before by this process, and nothing changed in the project since: nothing to ask the database.
+    if (known(domainKey) && (host === '' || known(domainKey + host))) return 'ok';
     // Concurrent first calls from one place (a new license on a busy site) share one recording: the
     // same activation can only have one outcome, and the database sees one insert, not a burst of
     // racing inserts and unique violations.
     const key = domainKey + host;
     const pending = this.recording.get(key);
     if (pending) return pending;
-    const recording = this.record(license.id, domain, host, license.max_domains, license.max_subdomains_per_domain, domainKey).finally(() => this.recording.delete(key));
+    const remember = (k: string) => (generation === null ? undefined : this.knownActivations.set(k, generation));
+    const recording = this.record(license, domain, host, domainKey, known, remember).finally(() => this.recording.delete(key));
     this.recording.set(key, recording);
     return recording;
   }
 
-  private async record(licenseId: number, domain: string, host: string, maxDomains: number | null, maxSubdomains: number | null, domainKey: string): Promise<Activation> {
-    if (!this.knownActivations.has(domainKey)) {
+  private async record(
+    license: CountedLicense,
+    domain: string,
+    host: string,
+    domainKey: string,
+    known: (key: string) => boolean,
+    remember: (key: string) => void,
+  ): Promise<Activation> {
+    if (!known(domainKey)) {
       const ok = await this.insertIf(
-        licenseId,
+        license.id,
         domain,
         '',
-        maxDomains === null ? null : 'SELECT COUNT(DISTINCT domain) FROM license_activations WHERE license_id = ?',
-        [licenseId],
-        maxDomains,
+        license.max_domains === null ? null : 'SELECT COUNT(DISTINCT domain) FROM license_activations WHERE license_id = ?',
+        [license.id],
+        license.max_domains,
       );
       if (!ok) return 'max_domains';
-      this.knownActivations.set(domainKey, true);
+      remember(domainKey);
     }
     if (host === '') return 'ok';
     const hostKey = domainKey + host;
-    if (this.knownActivations.has(hostKey)) return 'ok';
+    if (known(hostKey)) return 'ok';
     const ok = await this.insertIf(
-      licenseId,
+      license.id,
       domain,
       host,
-      maxSubdomains === null ? null : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND domain = ? AND host <> ''",
-      [licenseId, domain],
-      maxSubdomains,
+      license.max_subdomains_per_domain === null ? null : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND domain = ? AND host <> ''",
+      [license.id, domain],
+      license.max_subdomains_per_domain,
     );
     if (!ok) return 'max_subdomains';
-    this.knownActivations.set(hostKey, true);
+    remember(hostKey);
     return 'ok';
   }
 

@@ -57,6 +57,7 @@ describe('request bodies as openapi.json documents them', () => {
     expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
       [
         'POST /api/v1/api-keys',
+        'POST /api/v1/api-keys/{id}/roll',
         'POST /api/v1/project',
         'PATCH /api/v1/project/{project}',
         'PUT /api/v1/project/{project}',
@@ -105,7 +106,8 @@ describe('request bodies as openapi.json documents them', () => {
       ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 'json', 200, null],
       // The license just made, from the domain just registered: paid, as the examples set them.
       ['POST', '/api/v1/project/has-paid', 'json', 200, null],
-      ['POST', '/api/v1/api-keys', 'json', 201, null],
+      ['POST', '/api/v1/api-keys', 'json', 201, 'id'],
+      ['POST', '/api/v1/api-keys/{id}/roll', 'json', 201, null],
       ['POST', '/api/v1/project/{project}/lock', 'json', 200, null],
     ];
     // On a fresh install: the project example's slug is taken once the walk above has run.
@@ -173,6 +175,7 @@ describe('request bodies as openapi.json documents them', () => {
       ids.license = (await makeLicense(t, key, project.id)).id;
       const injectable = await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'fixture', content: 'x', secret: 's' });
       ids.injectable = injectable.body.data.id;
+      ids.id = (await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'to roll' })).body.data.id;
     });
     afterAll(async () => t.close());
 
