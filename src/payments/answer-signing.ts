@@ -29,6 +29,8 @@ export function answerText(date: string, nonce: string, method: string, target: 
 export interface PendingSignature {
   nonce: string;
   key: KeyObject | null;
+  /** end() was called and the answer waits for its signature. */
+  ending?: true;
 }
 
 type End = ServerResponse['end'];
@@ -69,8 +71,11 @@ export class AnswerSigning {
     const end = res.end as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
     const signing = this;
     res.end = function (this: ServerResponse, ...args: unknown[]) {
-      if (pending.key !== null && !this.headersSent) signing.stamp(req, this, pending, args[0], args[1]);
-      return end.apply(this, args);
+      if (pending.key === null || this.headersSent) return end.apply(this, args);
+      if (pending.ending) return this; // the answer is already on its way
+      pending.ending = true;
+      signing.stamp(req, this, pending, args[0], args[1], () => end.apply(this, args));
+      return this;
     } as End;
     return pending;
   }
@@ -102,8 +107,13 @@ export class AnswerSigning {
     return key;
   }
 
-  /** Sets X-Service-Date and X-Service-Signature for the body about to be written. */
-  private stamp(req: RuntimeRequest, res: ServerResponse, pending: PendingSignature, chunk: unknown, encoding: unknown): void {
+  /**
+   * Sets X-Service-Date and X-Service-Signature for the body about to be written, then `done()` writes
+   * it. The Ed25519 signature is made on libuv's thread pool (crypto.sign with a callback): it is the
+   * one costly step of a signed answer (about as much CPU as the rest of a warm check), and off the
+   * event loop it runs beside the next requests instead of in front of them.
+   */
+  private stamp(req: RuntimeRequest, res: ServerResponse, pending: PendingSignature, chunk: unknown, encoding: unknown, done: () => void): void {
     // The bytes end() writes: a string in its encoding (UTF-8 unless told), bytes as they are, else none.
     let body: string | Uint8Array = '';
     if (typeof chunk === 'string') body = typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8' ? chunk : Buffer.from(chunk, encoding as BufferEncoding);
@@ -119,8 +129,14 @@ export class AnswerSigning {
       typeof domain === 'string' ? domain : '',
       hash('sha256', body, 'hex'),
     );
-    res.setHeader(DATE_HEADER, date);
-    res.setHeader(SIGNATURE_HEADER, `v1,${sign(null, Buffer.from(text, 'utf8'), pending.key as KeyObject).toString('base64')}`);
+    sign(null, Buffer.from(text, 'utf8'), pending.key as KeyObject, (error, signature) => {
+      // A key that cannot sign leaves the answer unsigned (a client then refuses it), never unanswered.
+      if (!error && !res.headersSent) {
+        res.setHeader(DATE_HEADER, date);
+        res.setHeader(SIGNATURE_HEADER, `v1,${signature.toString('base64')}`);
+      }
+      done();
+    });
   }
 
   /** The ISO-8601 UTC time in whole seconds, made once a second. */
