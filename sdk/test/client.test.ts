@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { createClient, FetchInit, FetchLike, LicenseGateError, normalizeBaseUrl, parseRetryAfter, verify } from '../src/index.js';
-import { paidItem, projectKeys, record, streamItem } from './helpers.js';
+import { createClient, FetchInit, FetchLike, normalizeBaseUrl, parseRetryAfter, verify } from '../src/index.js';
+import { caught, paidItem, projectKeys, record, streamItem } from './helpers.js';
 
 interface Call {
   url: string;
@@ -35,16 +35,6 @@ const fail = (status: number, message: string, data: unknown = null, errors: unk
 const BASE = 'https://lg.example.com/api/v1';
 const LICENSE = '0b5f7c1e-1111-4222-8333-444455556666';
 
-async function caught(p: Promise<unknown>): Promise<LicenseGateError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(LicenseGateError);
-    expect(err).toBeInstanceOf(Error);
-    return err as LicenseGateError;
-  }
-  throw new Error('expected a LicenseGateError');
-}
 
 describe('createClient', () => {
   it('normalises the base address', () => {

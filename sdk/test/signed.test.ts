@@ -3,8 +3,8 @@ import { createHash, KeyObject, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, FetchInit, FetchLike, fileStore, LicenseGateError, localStorageStore, memoryStore, normalizeDomain, openOfflineToken, importPublicKey } from '../src/index.js';
-import { projectKeys } from './helpers.js';
+import { createClient, FetchInit, FetchLike, fileStore, localStorageStore, memoryStore, normalizeDomain, openOfflineToken, importPublicKey } from '../src/index.js';
+import { caught, projectKeys } from './helpers.js';
 
 /*
  * The SDK's side of signed answers and offline tokens, against a fake service that signs with
@@ -73,15 +73,6 @@ function token(privateKey: KeyObject, overrides: Record<string, unknown> = {}): 
   return `LG1.${part}.${sign(null, Buffer.from(`LG1-TOKEN\n${part}`), privateKey).toString('base64url')}`;
 }
 
-async function caught(p: Promise<unknown>): Promise<LicenseGateError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(LicenseGateError);
-    return err as LicenseGateError;
-  }
-  throw new Error('expected a LicenseGateError');
-}
 
 const keys = projectKeys();
 const signed = (reply: Parameters<typeof service>[1], extra: Record<string, unknown> = {}) => {

@@ -10,17 +10,9 @@ import { makeAccount, makeDomain, makeLicense, makeProject } from '../../../test
 import { apiAs } from '../../../test/utils/api.js';
 import { expectSuccess } from '../../../test/utils/envelope.js';
 import { createTestApp, TestApp } from '../../../test/utils/test-app.js';
-import { ClientOptions, createClient, LicenseGateError, memoryStore } from '../../src/index.js';
+import { ClientOptions, createClient, memoryStore } from '../../src/index.js';
+import { caught } from '../helpers.js';
 
-async function caught(p: Promise<unknown>): Promise<LicenseGateError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(LicenseGateError);
-    return err as LicenseGateError;
-  }
-  throw new Error('expected a LicenseGateError');
-}
 
 /** An HTTP proxy to `target` that passes each answer through `alter` (body and headers). */
 async function proxy(target: string, alter: (body: string, headers: Record<string, string>) => string): Promise<{ url: string; close: () => Promise<void> }> {
