@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { hash, KeyObject, sign } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -51,6 +51,7 @@ export class AnswerSigning {
   /** Project id → its private key, opened once (keys never change; the public PEM is checked anyway). */
   private readonly keys = new LRUCache<number, { publicPem: string; key: KeyObject }>({ max: 10_000 });
   private readonly loading = new Map<number, Promise<KeyObject>>();
+  private readonly logger = new Logger('AnswerSigning');
   private second = 0;
   private date = '';
 
@@ -131,11 +132,17 @@ export class AnswerSigning {
     );
     sign(null, Buffer.from(text, 'utf8'), pending.key as KeyObject, (error, signature) => {
       // A key that cannot sign leaves the answer unsigned (a client then refuses it), never unanswered.
-      if (!error && !res.headersSent) {
-        res.setHeader(DATE_HEADER, date);
-        res.setHeader(SIGNATURE_HEADER, `v1,${signature.toString('base64')}`);
+      try {
+        if (!error && !res.headersSent) {
+          res.setHeader(DATE_HEADER, date);
+          res.setHeader(SIGNATURE_HEADER, `v1,${signature.toString('base64')}`);
+        }
+        done();
+      } catch (writing) {
+        // Nothing above this callback would catch it: the call ends here instead of the process.
+        this.logger.error({ err: writing }, 'Could not write a signed answer');
+        res.destroy();
       }
-      done();
     });
   }
 
