@@ -41,8 +41,9 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   const crossOrigin = cors({
     origin: config.env.CORS_ORIGINS === '*' ? '*' : config.env.CORS_ORIGINS.split(',').map((o) => o.trim()),
     methods: 'GET,HEAD,POST,PUT,PATCH,DELETE',
-    allowedHeaders: 'Accept,Content-Type,X-API-KEY,X-LICENSE-KEY,X-Service-Domain,X-Request-Id',
-    exposedHeaders: 'X-Request-Id,Retry-After',
+    allowedHeaders: 'Accept,Content-Type,X-API-KEY,X-LICENSE-KEY,X-Service-Domain,X-Service-Nonce,X-Request-Id',
+    // A browser SDK verifies signed answers (docs/decisions.md#signed-answers-and-offline-tokens) from these.
+    exposedHeaders: 'X-Request-Id,Retry-After,X-Service-Date,X-Service-Signature',
     maxAge: 600,
   });
   // Every middleware but outsideApi also runs for RuntimeFastPath (common/http/middlewares.ts).
