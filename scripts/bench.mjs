@@ -221,7 +221,9 @@ async function drive(port, scenario, warmup) {
     path: scenario.path,
     headers: { accept: 'application/json', ...(scenario.headers?.(i) ?? {}) },
   }));
-  const base = { url: `http://127.0.0.1:${port}`, connections: opts.connections };
+  // idReplacement: autocannon writes a fresh id for every `[<id>]` in each request it sends (the
+  // signed scenario's nonce), a string replacement on the rendered bytes, not a rebuild of the request.
+  const base = { url: `http://127.0.0.1:${port}`, connections: opts.connections, idReplacement: Boolean(scenario.idReplacement) };
   // The warm-up hands each next request to whichever connection is free: first one call per variant
   // (every license of the pool, however long their first loads take), then `warmup` seconds more.
   // In the measured run all connections walk the list from its start together.
@@ -274,10 +276,17 @@ const runtime = (info, query) => ({
   },
 });
 
+/** has-paid with X-Service-Nonce, a new one per request (autocannon's id: 33 characters of [A-Za-z0-9_-]). */
+const signedRuntime = (info, query) => {
+  const plain = runtime(info, query);
+  return { ...plain, idReplacement: true, headers: (i) => ({ ...plain.headers(i), 'x-service-nonce': '[<id>]' }) };
+};
+
 function scenarios(info) {
   return [
     { name: 'GET /', method: 'GET', path: '/api/v1/' },
     { name: 'has-paid (license + domain)', ...runtime(info, '') },
+    { name: 'has-paid signed (nonce per request)', ...signedRuntime(info, '') },
     { name: 'has-paid action=check_project', ...runtime(info, '?action=check_project') },
     { name: 'has-paid include=injectables', ...runtime(info, '?action=check_project&include=injectables') },
     { name: 'GET /injectable/stream', method: 'GET', path: '/api/v1/injectable/stream', variants: info.pool.length, headers: (i) => ({ 'x-license-key': info.pool[i % info.pool.length].uuid }) },

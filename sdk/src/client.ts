@@ -2,14 +2,20 @@
  * The runtime client: license-key calls only (has-paid, the injectable stream), over
  * `globalThis.fetch` or a fetch passed in.
  */
+import { importPublicKey, PublicKeyInput, sha256Hex } from './crypto.js';
 import { FieldErrors, LicenseGateError } from './errors.js';
+import { memoryStore, TokenStore } from './offline.js';
+import { answerProblem, newNonce, normalizeDomain, openOfflineToken, OfflineTokenPayload } from './signed.js';
 import type { HasPaidResult, PaidInjectable, StreamInjectable } from './types.js';
+import { KeyHandle, utf8 } from './webcrypto.js';
 
 /** What the client needs of a fetch response; the platform `Response` fits. */
 export interface FetchResponseLike {
   status: number;
   headers: { get(name: string): string | null };
   text(): Promise<string>;
+  /** Used when present: a signature covers the body's exact bytes. */
+  arrayBuffer?(): Promise<ArrayBuffer>;
 }
 
 /** What the client passes to fetch. */
@@ -17,6 +23,8 @@ export interface FetchInit {
   method: string;
   headers: Record<string, string>;
   body?: string;
+  /** Aborts the call after `timeoutMs`. */
+  signal?: AbortSignal;
 }
 
 /** A fetch implementation; the platform `fetch` fits. */
@@ -35,8 +43,29 @@ export interface ClientOptions {
    * `domain` parameter, then the browser's `Origin`/`Referer`.
    */
   domain?: string;
-  /** A fetch to use instead of `globalThis.fetch` (tests, proxies, timeouts). */
+  /** A fetch to use instead of `globalThis.fetch` (tests, proxies). */
   fetch?: FetchLike;
+  /** Give up on a call after this many milliseconds (`LicenseGateError` code `timeout`, status 0). Default 10000. */
+  timeoutMs?: number;
+  /**
+   * The project's public key (`public_key` or `public_key_pem` of `GET /project/{id}/signing-key`, or
+   * that object). With it every call sends a fresh `X-Service-Nonce` and accepts an answer only when
+   * its signature verifies, the nonce is its own and its date is within `maxSkewSeconds`; otherwise
+   * it throws `LicenseGateError` with code `bad_signature`. Needs `projectId`.
+   */
+  publicKey?: PublicKeyInput;
+  /** The project's id: offline tokens of another project are refused. Required with `publicKey`. */
+  projectId?: number | string;
+  /** How far a signed answer's date may be from this clock, in seconds. Default 300. */
+  maxSkewSeconds?: number;
+  /**
+   * Offline mode (needs `publicKey`): has-paid asks for an offline token, keeps the newest valid one
+   * per domain in `store` (memory by default; `localStorageStore()`, `fileStore(path)`), and when
+   * the service cannot be reached (network error, timeout, 5xx) answers `{ hasPaid: true, offline:
+   * true, expiresAt }` from a verified, unexpired token for that domain. A refusal (401, 403, 429) or
+   * a verified unpaid answer deletes the token.
+   */
+  offline?: boolean | { store?: TokenStore };
 }
 
 export interface HasPaidOptions {
@@ -56,7 +85,10 @@ export interface StreamOptions {
 export interface LicenseGateClient {
   /** The normalised base address, e.g. `https://host/api/v1`. */
   readonly baseUrl: string;
-  /** `POST /project/has-paid`. Throws `LicenseGateError` on any refusal (401, 403, 400, 429…). */
+  /**
+   * `POST /project/has-paid`. Throws `LicenseGateError` on any refusal (401, 403, 400, 429…); in
+   * offline mode answers from a stored token when the service cannot be reached.
+   */
   hasPaid(options?: HasPaidOptions): Promise<HasPaidResult>;
   /** Every item of every page of `GET /injectable/stream`, following `next_cursor`. */
   streamInjectables(options?: StreamOptions): AsyncIterable<StreamInjectable>;
@@ -113,18 +145,67 @@ function errorFrom(res: FetchResponseLike, body: Envelope | null): LicenseGateEr
   });
 }
 
+/** A signed-answers setup: the imported key and its settings. */
+interface Verifier {
+  key: Promise<KeyHandle>;
+  projectId: number;
+  maxSkewSeconds: number;
+}
+
+/** One answer as received: its status, headers and parsed envelope; `problem` says why it cannot be trusted. */
+interface Answer {
+  res: FetchResponseLike;
+  body: Envelope | null;
+  problem: string | null;
+}
+
+function badSignature(res: FetchResponseLike, problem: string): LicenseGateError {
+  return new LicenseGateError({
+    status: res.status,
+    code: 'bad_signature',
+    message: `LicenseGate's answer (HTTP ${res.status}) was refused: ${problem}.`,
+    requestId: res.headers.get('x-request-id'),
+  });
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
 class Client implements LicenseGateClient {
   readonly baseUrl: string;
   private readonly licenseKey: string;
   private readonly domain: string | undefined;
   private readonly doFetch: FetchLike;
+  private readonly timeoutMs: number;
+  private readonly verifier: Verifier | null;
+  private readonly store: TokenStore | null;
+  private keyHash: Promise<string> | null = null;
 
   constructor(options: ClientOptions) {
     if (!options || typeof options !== 'object') throw new TypeError('createClient: options are required');
-    if (typeof options.licenseKey !== 'string' || options.licenseKey === '') throw new TypeError('createClient: licenseKey is required');
+    if (typeof options.licenseKey !== 'string' || options.licenseKey.trim() === '') throw new TypeError('createClient: licenseKey is required');
     this.baseUrl = normalizeBaseUrl(options.baseUrl);
-    this.licenseKey = options.licenseKey;
-    this.domain = options.domain || undefined;
+    // Header values travel trimmed: the signed text must hold what the service received.
+    this.licenseKey = options.licenseKey.trim();
+    this.domain = options.domain?.trim() || undefined;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new TypeError('createClient: timeoutMs must be a positive number');
+    if (options.publicKey !== undefined && options.publicKey !== null) {
+      const projectId = Number(options.projectId);
+      if (!Number.isSafeInteger(projectId) || projectId <= 0) throw new TypeError('createClient: projectId (the project\'s id) is required with publicKey');
+      const maxSkewSeconds = options.maxSkewSeconds ?? 300;
+      if (!Number.isFinite(maxSkewSeconds) || maxSkewSeconds < 0) throw new TypeError('createClient: maxSkewSeconds must be a number >= 0');
+      const key = importPublicKey(options.publicKey);
+      key.catch(() => undefined); // reported by the first call that needs it
+      this.verifier = { key, projectId, maxSkewSeconds };
+    } else {
+      this.verifier = null;
+    }
+    if (options.offline) {
+      if (!this.verifier) throw new TypeError('createClient: offline mode needs publicKey and projectId (tokens are verified before they are trusted)');
+      this.store = (typeof options.offline === 'object' && options.offline.store) || memoryStore();
+    } else {
+      this.store = null;
+    }
     if (options.fetch) {
       this.doFetch = options.fetch;
     } else {
@@ -137,25 +218,63 @@ class Client implements LicenseGateClient {
 
   /** One call; resolves the envelope's `data`, throws `LicenseGateError` otherwise. */
   private async call(method: 'GET' | 'POST', path: string, query: Record<string, string | number | undefined>, domain?: string): Promise<unknown> {
+    const { res, body, problem } = await this.send(method, path, query, domain);
+    if (problem) throw badSignature(res, problem);
+    if (res.status >= 200 && res.status < 300 && body?.status === 'success') return body.data;
+    if (res.status >= 200 && res.status < 300) {
+      throw new LicenseGateError({ status: res.status, message: 'LicenseGate answered with something other than its JSON envelope.', requestId: res.headers.get('x-request-id') });
+    }
+    throw errorFrom(res, body);
+  }
+
+  /**
+   * Sends one request and reads its answer, verified when a public key is set: every answer but a
+   * 5xx (which only ever leads to a retry or to offline mode) must carry a valid signature, else
+   * `problem` says why not.
+   */
+  private async send(method: 'GET' | 'POST', path: string, query: Record<string, string | number | undefined>, domain?: string): Promise<Answer> {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
     const qs = params.toString();
     const url = `${this.baseUrl}${path}${qs ? `?${qs}` : ''}`;
     const headers: Record<string, string> = { Accept: 'application/json', 'X-LICENSE-KEY': this.licenseKey };
-    const callingDomain = domain || this.domain;
+    const callingDomain = domain?.trim() || this.domain;
     if (callingDomain) headers['X-Service-Domain'] = callingDomain;
+    const nonce = this.verifier ? newNonce() : null;
+    if (nonce) headers['X-Service-Nonce'] = nonce;
     // The check's options travel in the query, so a POST carries no body: the service then has none
     // to read or parse, and answers it faster.
     const init: FetchInit = { method, headers };
 
     let res: FetchResponseLike;
+    let bytes: Uint8Array | null = null;
     let text: string;
+    const controller = typeof AbortController === 'function' ? new AbortController() : null;
+    if (controller) init.signal = controller.signal;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller?.abort();
+        reject(new LicenseGateError({ status: 0, code: 'timeout', message: `LicenseGate at ${this.baseUrl} did not answer within ${this.timeoutMs} ms.` }));
+      }, this.timeoutMs);
+    });
     try {
-      res = await this.doFetch(url, init);
-      text = await res.text();
+      const read = (async () => {
+        const r = await this.doFetch(url, init);
+        if (nonce && r.arrayBuffer) {
+          bytes = new Uint8Array(await r.arrayBuffer());
+          return { r, text: decodeUtf8(bytes) };
+        }
+        return { r, text: await r.text() };
+      })();
+      read.catch(() => undefined);
+      ({ r: res, text } = await Promise.race([read, timedOut]));
     } catch (err) {
+      if (err instanceof LicenseGateError) throw err;
       const why = err instanceof Error ? err.message : String(err);
       throw new LicenseGateError({ status: 0, message: `Could not reach LicenseGate at ${this.baseUrl}: ${why}`, cause: err });
+    } finally {
+      clearTimeout(timer);
     }
 
     let body: Envelope | null = null;
@@ -165,27 +284,100 @@ class Client implements LicenseGateClient {
     } catch {
       body = null;
     }
-    if (res.status >= 200 && res.status < 300 && body?.status === 'success') return body.data;
-    if (res.status >= 200 && res.status < 300) {
-      throw new LicenseGateError({ status: res.status, message: 'LicenseGate answered with something other than its JSON envelope.', requestId: res.headers.get('x-request-id') });
+    let problem: string | null = null;
+    if (this.verifier && nonce && res.status < 500) {
+      const target = new URL(url);
+      problem = await answerProblem(
+        res.headers.get('x-service-signature'),
+        {
+          date: res.headers.get('x-service-date') ?? '',
+          nonce,
+          method,
+          target: `${target.pathname}${target.search}`,
+          licenseKey: this.licenseKey,
+          domain: callingDomain ?? '',
+          body: bytes ?? utf8(text),
+        },
+        await this.verifier.key,
+        this.verifier.maxSkewSeconds,
+      );
     }
-    throw errorFrom(res, body);
+    return { res, body, problem };
   }
 
   async hasPaid(options: HasPaidOptions = {}): Promise<HasPaidResult> {
-    const data = await this.call(
-      'POST',
-      '/project/has-paid',
-      { action: options.checkProject ? 'check_project' : undefined, include: options.includeInjectables ? 'injectables' : undefined },
-      options.domain,
-    );
-    const d = isObject(data) ? data : {};
-    return {
-      hasPaid: d.has_paid === true,
-      isTestLicense: d.is_test_license === true,
-      redirectUrl: typeof d.redirect_url === 'string' ? d.redirect_url : null,
-      injectables: Array.isArray(d.injectables) ? (d.injectables as PaidInjectable[]) : [],
-    };
+    const include = [options.includeInjectables ? 'injectables' : null, this.store ? 'token' : null].filter(Boolean).join(',');
+    const query = { action: options.checkProject ? 'check_project' : undefined, include: include || undefined };
+    if (!this.store) return toResult(await this.call('POST', '/project/has-paid', query, options.domain));
+
+    // Offline mode: the token of this call's domain (null for a project check).
+    const domain = options.checkProject ? null : (normalizeDomain(options.domain ?? this.domain) ?? normalizeDomain(browserHost()));
+    const slot = `${await this.licenseKeyHash()}:${this.verifier?.projectId}:${domain ?? '*'}`;
+    let answer: Answer;
+    try {
+      answer = await this.send('POST', '/project/has-paid', query, options.domain);
+    } catch (err) {
+      if (err instanceof LicenseGateError && (err.code === 'unreachable' || err.code === 'timeout')) return this.fromToken(slot, domain, err);
+      throw err;
+    }
+    const { res, body, problem } = answer;
+    if (res.status >= 500) return this.fromToken(slot, domain, errorFrom(res, body));
+    if (res.status === 401 || res.status === 403 || res.status === 429) {
+      // A refusal ends offline use, even one that cannot be verified (a key the service no longer
+      // knows is refused unsigned): for a paywall, the safe side of doubt is closed.
+      await this.store.delete(slot);
+      throw problem ? badSignature(res, problem) : errorFrom(res, body);
+    }
+    if (problem) throw badSignature(res, problem);
+    if (res.status < 200 || res.status >= 300 || body?.status !== 'success') {
+      if (res.status >= 200 && res.status < 300) {
+        throw new LicenseGateError({ status: res.status, message: 'LicenseGate answered with something other than its JSON envelope.', requestId: res.headers.get('x-request-id') });
+      }
+      throw errorFrom(res, body);
+    }
+    const result = toResult(body.data);
+    const token = isObject(body.data) ? body.data.token : undefined;
+    if (!result.hasPaid) await this.store.delete(slot);
+    else if (typeof token === 'string' && (await this.usableToken(token, domain))) await this.keepNewest(slot, token, domain);
+    return result;
+  }
+
+  private licenseKeyHash(): Promise<string> {
+    this.keyHash ??= sha256Hex(utf8(this.licenseKey));
+    return this.keyHash;
+  }
+
+  /** The token's payload when it verifies and belongs to this project, license and domain and is unexpired. */
+  private async usableToken(token: string, domain: string | null): Promise<OfflineTokenPayload | null> {
+    const verifier = this.verifier as Verifier;
+    const payload = await openOfflineToken(token, await verifier.key);
+    if (!payload) return null;
+    if (payload.project_id !== verifier.projectId || payload.key_sha256 !== (await this.licenseKeyHash()) || payload.domain !== domain) return null;
+    return payload.exp * 1000 > Date.now() ? payload : null;
+  }
+
+  /** Stores `token` unless the stored one is valid and newer. */
+  private async keepNewest(slot: string, token: string, domain: string | null): Promise<void> {
+    const store = this.store as TokenStore;
+    const stored = await store.get(slot);
+    if (stored && stored !== token) {
+      const [held, fresh] = await Promise.all([this.usableToken(stored, domain), this.usableToken(token, domain)]);
+      if (held && fresh && held.iat > fresh.iat) return;
+    }
+    await store.set(slot, token);
+  }
+
+  /** The answer from a stored token while the service cannot be reached; `failure` when there is none. */
+  private async fromToken(slot: string, domain: string | null, failure: LicenseGateError): Promise<HasPaidResult> {
+    const store = this.store as TokenStore;
+    const stored = await store.get(slot);
+    const payload = stored ? await this.usableToken(stored, domain) : null;
+    if (!payload) {
+      // Expired or no longer valid: fail closed, and forget it.
+      if (stored) await store.delete(slot);
+      throw failure;
+    }
+    return { hasPaid: true, isTestLicense: payload.is_test_license, redirectUrl: null, injectables: [], offline: true, expiresAt: new Date(payload.exp * 1000) };
   }
 
   async *streamInjectables(options: StreamOptions = {}): AsyncGenerator<StreamInjectable, void, undefined> {
@@ -214,6 +406,29 @@ class Client implements LicenseGateClient {
     }
     return items.map((item) => ({ ...item, signature: found.get(item.slug) ?? null }));
   }
+}
+
+/** The has-paid `data` as a result. */
+function toResult(data: unknown): HasPaidResult {
+  const d = isObject(data) ? data : {};
+  return {
+    hasPaid: d.has_paid === true,
+    isTestLicense: d.is_test_license === true,
+    redirectUrl: typeof d.redirect_url === 'string' ? d.redirect_url : null,
+    injectables: Array.isArray(d.injectables) ? (d.injectables as PaidInjectable[]) : [],
+    offline: false,
+    expiresAt: null,
+  };
+}
+
+/** The page's host in a browser (what the service reads from Origin when no domain is sent). */
+function browserHost(): string | null {
+  return (globalThis as unknown as { location?: { hostname?: string } }).location?.hostname ?? null;
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
+  const Decoder = (globalThis as unknown as { TextDecoder: new () => { decode(b: Uint8Array): string } }).TextDecoder;
+  return new Decoder().decode(bytes);
 }
 
 /** A client for one license key. */

@@ -1,8 +1,16 @@
 /** Field → messages, as the service sends them with 422. */
 export type FieldErrors = Record<string, string[]>;
 
+/**
+ * What went wrong, beyond the status: `unreachable` (no answer: network, DNS, CORS), `timeout`
+ * (no answer within `timeoutMs`), `bad_signature` (an answer that could not be verified with the
+ * project's public key), `http` (the service refused or failed, see `status`).
+ */
+export type LicenseGateErrorCode = 'unreachable' | 'timeout' | 'bad_signature' | 'http';
+
 export interface LicenseGateErrorInit {
   status: number;
+  code?: LicenseGateErrorCode;
   message: string;
   redirectUrl?: string | null;
   retryAfter?: number | null;
@@ -15,7 +23,8 @@ export interface LicenseGateErrorInit {
  * Any refusal or failure of a LicenseGate call.
  *
  * - `status`: the HTTP status (401, 403, 400, 422, 429, 5xx…), or 0 when the service could not be
- *   reached (DNS, connection refused, CORS, aborted…).
+ *   reached (DNS, connection refused, CORS, aborted, timed out…).
+ * - `code`: `unreachable`, `timeout`, `bad_signature` or `http` (see LicenseGateErrorCode).
  * - `message`: the service's own message (see the README's table of runtime refusals).
  * - `redirectUrl`: the project's `default_redirect_url` sent with every runtime 403, else null.
  * - `retryAfter`: seconds from `Retry-After` (429), else null.
@@ -23,6 +32,7 @@ export interface LicenseGateErrorInit {
  */
 export class LicenseGateError extends Error {
   readonly status: number;
+  readonly code: LicenseGateErrorCode;
   readonly redirectUrl: string | null;
   readonly retryAfter: number | null;
   readonly errors: FieldErrors | null;
@@ -33,6 +43,7 @@ export class LicenseGateError extends Error {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'LicenseGateError';
     this.status = init.status;
+    this.code = init.code ?? (init.status === 0 ? 'unreachable' : 'http');
     this.redirectUrl = init.redirectUrl ?? null;
     this.retryAfter = init.retryAfter ?? null;
     this.errors = init.errors ?? null;

@@ -17,7 +17,11 @@ export {
 } from './crypto.js';
 export type { PublicKeyInput } from './crypto.js';
 export { DecryptionError, LicenseGateError } from './errors.js';
-export type { FieldErrors, LicenseGateErrorInit } from './errors.js';
+export type { FieldErrors, LicenseGateErrorCode, LicenseGateErrorInit } from './errors.js';
+export { fileStore, localStorageStore, memoryStore } from './offline.js';
+export type { TokenStore } from './offline.js';
+export { answerProblem, answerText, newNonce, normalizeDomain, openOfflineToken } from './signed.js';
+export type { AnswerParts, OfflineTokenPayload } from './signed.js';
 export { fromBase64, fromHex, toBase64, toHex } from './base64.js';
 export { LG1_SCRYPT, scrypt } from './scrypt.js';
 export type { ScryptParams } from './scrypt.js';

@@ -59,6 +59,10 @@ export interface HasPaidResult {
   redirectUrl: string | null;
   /** the active paid-only injectables; empty unless `includeInjectables` and `hasPaid` */
   injectables: PaidInjectable[];
+  /** true when the service could not be reached and the answer comes from a stored offline token */
+  offline: boolean;
+  /** when answering offline: when the token expires (then the client fails closed); else null */
+  expiresAt: Date | null;
 }
 
 /** `GET /project/{id}/signing-key` data; either key form is enough. */

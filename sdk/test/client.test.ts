@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { createClient, FetchInit, FetchLike, LicenseGateError, normalizeBaseUrl, parseRetryAfter, verify } from '../src/index.js';
-import { paidItem, projectKeys, record, streamItem } from './helpers.js';
+import { createClient, FetchInit, FetchLike, normalizeBaseUrl, parseRetryAfter, verify } from '../src/index.js';
+import { caught, paidItem, projectKeys, record, streamItem } from './helpers.js';
 
 interface Call {
   url: string;
@@ -35,16 +35,6 @@ const fail = (status: number, message: string, data: unknown = null, errors: unk
 const BASE = 'https://lg.example.com/api/v1';
 const LICENSE = '0b5f7c1e-1111-4222-8333-444455556666';
 
-async function caught(p: Promise<unknown>): Promise<LicenseGateError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(LicenseGateError);
-    expect(err).toBeInstanceOf(Error);
-    return err as LicenseGateError;
-  }
-  throw new Error('expected a LicenseGateError');
-}
 
 describe('createClient', () => {
   it('normalises the base address', () => {
@@ -71,12 +61,14 @@ describe('hasPaid (seed 4.2)', () => {
   it('POSTs {base}/project/has-paid with the license and domain headers and no body; maps data', async () => {
     const { fetch, calls } = fakeFetch(() => ok({ has_paid: true, is_test_license: false }));
     const client = createClient({ baseUrl: `${BASE}/`, licenseKey: LICENSE, domain: 'shop.example.com', fetch });
-    expect(await client.hasPaid()).toEqual({ hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [] });
+    expect(await client.hasPaid()).toEqual({ hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [], offline: false, expiresAt: null });
     expect(calls).toHaveLength(1);
     expect(calls[0].url).toBe(`${BASE}/project/has-paid`);
     expect(calls[0].init).toEqual({
       method: 'POST',
       headers: { Accept: 'application/json', 'X-LICENSE-KEY': LICENSE, 'X-Service-Domain': 'shop.example.com' },
+      // the timeout's (timeoutMs, 10 s by default)
+      signal: expect.any(AbortSignal),
     });
   });
 
@@ -86,7 +78,7 @@ describe('hasPaid (seed 4.2)', () => {
     const { fetch, calls } = fakeFetch(() => ok({ has_paid: true, is_test_license: true, injectables: [paidItem(r)] }));
     const client = createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch });
     const res = await client.hasPaid({ checkProject: true, includeInjectables: true });
-    expect(res).toEqual({ hasPaid: true, isTestLicense: true, redirectUrl: null, injectables: [paidItem(r)] });
+    expect(res).toEqual({ hasPaid: true, isTestLicense: true, redirectUrl: null, injectables: [paidItem(r)], offline: false, expiresAt: null });
     expect(calls[0].url).toBe(`${BASE}/project/has-paid?action=check_project&include=injectables`);
     expect(calls[0].init.headers).not.toHaveProperty('X-Service-Domain');
     await client.hasPaid({ includeInjectables: true, domain: 'a.example.com' });
@@ -99,7 +91,7 @@ describe('hasPaid (seed 4.2)', () => {
   it('unpaid: redirectUrl from data.redirect_url', async () => {
     const { fetch } = fakeFetch(() => ok({ has_paid: false, is_test_license: false, redirect_url: 'https://pay.example.com' }));
     const res = await createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch }).hasPaid({ includeInjectables: true });
-    expect(res).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: 'https://pay.example.com', injectables: [] });
+    expect(res).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: 'https://pay.example.com', injectables: [], offline: false, expiresAt: null });
   });
 });
 

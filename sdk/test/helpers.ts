@@ -1,5 +1,7 @@
 /** SPEC 8 on the service side, with nothing but node:crypto: what the SDK must open. */
+import { expect } from '@jest/globals';
 import { createCipheriv, createHash, generateKeyPairSync, KeyObject, randomBytes, scryptSync, sign } from 'node:crypto';
+import { LicenseGateError } from '../src/index.js';
 
 /** blob = "LG1" ‖ salt(16) ‖ iv(12) ‖ tag(16) ‖ AES-256-GCM(scrypt(secret, salt, 32, N=16384, r=8, p=1), iv, payload) */
 export function seal(payload: string | Buffer, secret: string): Buffer {
@@ -85,3 +87,15 @@ export const paidItem = (r: ReturnType<typeof record>) => ({
   only_if_paid: r.only_if_paid,
   meta: r.meta,
 });
+
+/** The LicenseGateError `p` rejects with; fails the test when it resolves or rejects with anything else. */
+export async function caught(p: Promise<unknown>): Promise<LicenseGateError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(LicenseGateError);
+    expect(err).toBeInstanceOf(Error);
+    return err as LicenseGateError;
+  }
+  throw new Error('expected a LicenseGateError');
+}

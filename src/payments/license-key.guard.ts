@@ -1,6 +1,8 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
-import { ApiQuery, ApiSecurity } from '@nestjs/swagger';
+import { ApiHeader, ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
+import type { ServerResponse } from 'node:http';
+import { AnswerSigning, NONCE_HEADER } from './answer-signing.js';
 import { ApiError, PROJECT_LOCKED } from '../common/http/errors.js';
 import { ApiErrors, LICENSE_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
@@ -26,15 +28,23 @@ export function runtimeRefusal(status: number, message: string, project: Project
  */
 @Injectable()
 export class LicenseKeyGuard implements CanActivate {
-  constructor(private readonly lookup: RuntimeLookupService) {}
+  constructor(
+    private readonly lookup: RuntimeLookupService,
+    private readonly signing: AnswerSigning,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<LicensedRequest>();
+    const http = context.switchToHttp();
+    const req = http.getRequest<LicensedRequest>();
+    // With X-Service-Nonce, every answer from here on is signed once the license's project is known.
+    const signature = this.signing.arm(req, http.getResponse<ServerResponse>());
     const sent = licenseKey(req);
     if (!sent) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
     if (sent.hash === OVERSIZED_KEY) throw runtimeRefusal(403, 'Invalid license key.', null);
     // Warm and current: answered without a round trip to the database or Redis.
-    return admit(req, this.lookup.peek(sent.hash) ?? (await this.lookup.byKeyHash(sent.hash)));
+    const entry = this.lookup.peek(sent.hash) ?? (await this.lookup.byKeyHash(sent.hash));
+    if (signature && entry?.project) await this.signing.bind(signature, entry.project);
+    return admit(req, entry);
   }
 }
 
@@ -59,6 +69,16 @@ export const LicenseKeyAuth = () =>
     ThrottleAs('runtime'),
     UseGuards(LicenseKeyGuard),
     ApiSecurity(LICENSE_KEY_SCHEME),
+    ApiHeader({
+      name: NONCE_HEADER,
+      required: false,
+      schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,128}$' },
+      description:
+        'A fresh random value per call: the answer (success or refusal, once the license\'s project is known) then carries X-Service-Date and ' +
+        'X-Service-Signature: v1,<base64 Ed25519 by the project\'s signing key over "LG1-ANSWER\\n" + date + "\\n" + nonce + "\\n" + METHOD + " " + ' +
+        'path and query as sent + "\\n" + hex SHA-256 of the license key + "\\n" + X-Service-Domain as sent (or "") + "\\n" + hex SHA-256 of the body>. ' +
+        'Malformed → 422 on nonce',
+    }),
     ApiQuery({ name: 'license', required: false, schema: { type: 'string' }, description: 'The license key, when X-LICENSE-KEY is not sent' }),
     ApiErrors(
       { status: 401, description: 'Missing license key' },

@@ -6,13 +6,21 @@ import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 import { IdPipe } from '../common/http/id.pipe.js';
+import { fieldError } from '../common/http/errors.js';
 import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi/decorators.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
 import { ACTION_INVALID, CheckOptions, DOMAIN_NOT_REGISTERED, HasPaidResult, NO_DOMAIN, parseCheckOptions, PaymentsService } from './payments.service.js';
 
 const ActionQuery = ApiQuery({ name: 'action', required: false, enum: ['check_project'], description: 'Force a project-level check; ignore the domain' });
-const IncludeQuery = ApiQuery({ name: 'include', required: false, enum: ['injectables'], description: 'Include paid-only injectables when has_paid is true' });
+const IncludeQuery = ApiQuery({
+  name: 'include',
+  required: false,
+  schema: { type: 'string', pattern: '^(injectables|token)(,(injectables|token))*$', example: 'injectables,token' },
+  description:
+    'Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project\'s offline_grace_hours), both only when has_paid is true',
+});
+const ApiKeyIncludeQuery = ApiQuery({ name: 'include', required: false, enum: ['injectables'], description: 'Include paid-only injectables when has_paid is true' });
 const DomainHeader = ApiHeader({ name: 'X-Service-Domain', required: false, description: 'The calling domain' });
 const DomainQuery = ApiQuery({
   name: 'domain',
@@ -63,7 +71,7 @@ export class PaymentsController {
       message: DOMAIN_NOT_REGISTERED,
       data: REDIRECT,
     },
-    { status: 422, description: 'action or include has an unknown value', field: 'action', message: ACTION_INVALID },
+    { status: 422, description: 'action or include has an unknown value, or X-Service-Nonce is malformed (`nonce`)', field: 'action', message: ACTION_INVALID },
     {
       status: 429,
       description: 'Daily usage limit reached (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT per license)',
@@ -85,7 +93,7 @@ export class PaymentsController {
   @Get(':project/has-paid')
   @ApiKeyAuth()
   @ActionQuery
-  @IncludeQuery
+  @ApiKeyIncludeQuery
   @DomainHeader
   @DomainQuery
   @ApiOperation({
@@ -106,14 +114,17 @@ export class PaymentsController {
       data: REDIRECT,
     },
     404,
-    { status: 422, description: 'action or include has an unknown value', field: 'action', message: ACTION_INVALID },
+    { status: 422, description: 'action or include has an unknown value (`token` is issued to license keys only)', field: 'action', message: ACTION_INVALID },
   )
   async hasPaidByApiKey(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) id: number, @Req() req: Request): Promise<HasPaidResult> {
     const options: CheckOptions = parseCheckOptions(req.query as Record<string, unknown>);
+    if (options.include?.token) throw fieldError('include', TOKEN_NEEDS_LICENSE);
     const project = await this.projects.findAccessible(principal, id);
     return this.payments.checkProject(project, (await this.lookup.project(project.id)).domains, req, options);
   }
 }
+
+export const TOKEN_NEEDS_LICENSE = 'Offline tokens are issued to license keys: ask POST /project/has-paid with include=token.';
 
 function pick(config: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -5,6 +5,7 @@ import { InjectablesModule } from '../injectables/injectables.module.js';
 import { LicensesModule } from '../licenses/licenses.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { AnswerSigning } from './answer-signing.js';
 import { CountersService } from './counters.service.js';
 import { InjectableStreamController } from './injectable-stream.controller.js';
 import { LicenseKeyGuard } from './license-key.guard.js';
@@ -19,7 +20,7 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
 @Module({
   imports: [AuthModule, ProjectsModule, DomainsModule, LicensesModule, InjectablesModule, WebhookOutboxModule],
   controllers: [PaymentsController, InjectableStreamController],
-  providers: [PaymentsService, CountersService, RuntimeLookupService, LicenseKeyGuard],
-  exports: [LicenseKeyGuard],
+  providers: [PaymentsService, CountersService, RuntimeLookupService, LicenseKeyGuard, AnswerSigning],
+  exports: [LicenseKeyGuard, AnswerSigning],
 })
 export class PaymentsModule {}

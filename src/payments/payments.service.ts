@@ -12,18 +12,37 @@ import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-doma
 import { CountersService } from './counters.service.js';
 import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
+import type { LicenseEntity } from '../licenses/license.entity.js';
+import { licenseKey, SentLicenseKey } from '../common/http/license-key.js';
+import { AnswerSigning } from './answer-signing.js';
+import { offlineToken } from './offline-token.js';
+import { KeyObject } from 'node:crypto';
+
+/** What `include` asked for: `injectables`, `token`, or both, comma-separated. */
+export interface Include {
+  injectables: boolean;
+  token: boolean;
+}
 
 export interface CheckOptions {
   action?: string;
-  include?: string;
+  include?: Include;
   domain?: unknown;
 }
 
 export interface HasPaidResult {
   has_paid: boolean;
   injectables?: unknown[];
+  token?: string;
   redirect_url?: string | null;
   is_test_license?: boolean;
+}
+
+/** A paid answer to a license: what its offline token says, when one is asked for. */
+interface TokenGrant {
+  license: LicenseEntity;
+  keySha256: string;
+  domain: string | null;
 }
 
 export const NO_DOMAIN = 'The calling domain could not be determined: send it in the X-Service-Domain header.';
@@ -36,13 +55,27 @@ export function secondsToUtcMidnight(now = new Date()): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
+export const INVALID_INCLUDE = 'The selected include is invalid: include takes injectables, token, or both comma-separated.';
+
+/** `include`: a comma-separated list of `injectables` and `token`; anything else is a 422. */
+function parseInclude(value: unknown): Include | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw fieldError('include', INVALID_INCLUDE);
+  if (value === 'injectables') return ONLY_INJECTABLES;
+  const include: Include = { injectables: false, token: false };
+  for (const item of value.split(',')) {
+    if (item !== 'injectables' && item !== 'token') throw fieldError('include', INVALID_INCLUDE);
+    include[item] = true;
+  }
+  return include;
+}
+const ONLY_INJECTABLES: Include = Object.freeze({ injectables: true, token: false });
+
 /** `action` and `include` of the runtime checks; anything else is a 422 naming the parameter. */
 export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
   const action = source.action;
-  const include = source.include;
   if (action !== undefined && action !== 'check_project') throw fieldError('action', ACTION_INVALID);
-  if (include !== undefined && include !== 'injectables') throw fieldError('include', 'The selected include is invalid: the only include is injectables.');
-  return { action, include, domain: source.domain } as CheckOptions;
+  return { action, include: parseInclude(source.include), domain: source.domain } as CheckOptions;
 }
 
 /** The runtime payment checks, in the order of docs/decisions.md#runtime-checks. */
@@ -55,6 +88,7 @@ export class PaymentsService {
   constructor(
     private readonly counters: CountersService,
     private readonly injectables: InjectablesService,
+    private readonly signing: AnswerSigning,
     config: AppConfig,
   ) {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
@@ -63,6 +97,8 @@ export class PaymentsService {
   /** The runtime check of a license that passed LicenseKeyGuard. */
   async checkLicense(entry: RuntimeEntry & { project: ProjectEntity }, req: Request, options: CheckOptions): Promise<HasPaidResult> {
     const { license, project } = entry;
+    /** The host the answer is for, as an offline token names it (null for check_project). */
+    let evaluated: string | null = null;
 
     if (license.allowed_ips && !this.ipAllowed(license.allowed_ips, req.ip ?? '')) {
       throw runtimeRefusal(403, 'Your IP address is not allowed to use this license.', project);
@@ -81,6 +117,7 @@ export class PaymentsService {
     } else {
       const calling = callingDomain(req, options.domain);
       let counted: { domain: DomainEntity; host: string } | null = null;
+      evaluated = calling.host;
       if (license.is_test_license && calling.local) {
         hasPaid = project.has_paid;
       } else if (license.domain_id !== null) {
@@ -91,6 +128,7 @@ export class PaymentsService {
         }
         if (!pinned.is_active) throw runtimeRefusal(403, 'The domain this license is pinned to is inactive.', project);
         hasPaid = pinned.has_paid;
+        evaluated = calling.host ?? pinned.domain;
         counted = { domain: pinned, host: calling.host && calling.host !== pinned.domain ? calling.host : '' };
       } else {
         if (!calling.host) throw runtimeRefusal(400, NO_DOMAIN, project);
@@ -118,7 +156,8 @@ export class PaymentsService {
       });
     }
     countAnswer(hasPaid);
-    return { ...(await this.answer(project, hasPaid, options)), is_test_license: license.is_test_license };
+    const grant = options.include?.token ? { license, keySha256: (licenseKey(req) as SentLicenseKey).hash, domain: evaluated } : undefined;
+    return { ...(await this.answer(project, hasPaid, options, grant)), is_test_license: license.is_test_license };
   }
 
   /** The check of a project read with an API key: the same domain rules, no license limits. */
@@ -131,11 +170,30 @@ export class PaymentsService {
     return this.answer(project, registered.has_paid, options);
   }
 
-  /** {has_paid, redirect_url?, injectables?}. */
-  private async answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions): Promise<HasPaidResult> {
+  /** {has_paid, redirect_url?, injectables?, token?}. */
+  private async answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions, grant?: TokenGrant): Promise<HasPaidResult> {
     if (!hasPaid) return { has_paid: false, redirect_url: project.default_redirect_url };
-    if (options.include !== 'injectables') return { has_paid: true };
-    return { has_paid: true, injectables: await this.injectables.paidOnly(project.id) };
+    if (options.include === undefined) return { has_paid: true };
+    const result: HasPaidResult = { has_paid: true };
+    if (options.include.injectables) result.injectables = await this.injectables.paidOnly(project.id);
+    if (grant && project.offline_grace_hours > 0) result.token = await this.token(project, grant);
+    return result;
+  }
+
+  /** An offline token for a paid answer, valid for the project's offline_grace_hours. */
+  private async token(project: ProjectEntity, grant: TokenGrant): Promise<string> {
+    const iat = Math.floor(Date.now() / 1000);
+    const known = this.signing.keyOf(project);
+    return offlineToken(known instanceof KeyObject ? known : await known, {
+      project_id: project.id,
+      license_id: grant.license.id,
+      key_sha256: grant.keySha256,
+      domain: grant.domain,
+      has_paid: true,
+      is_test_license: grant.license.is_test_license,
+      iat,
+      exp: iat + project.offline_grace_hours * 3600,
+    });
   }
 
   private ipAllowed(list: string, ip: string): boolean {

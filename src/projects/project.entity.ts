@@ -70,6 +70,10 @@ export class ProjectEntity {
   @Column({ type: 'boolean', default: false })
   has_paid: boolean;
 
+  /** Hours an offline token stays valid after it is issued; 0 issues none (docs/decisions.md#signed-answers-and-offline-tokens). */
+  @Column({ type: 'integer', default: 72 })
+  offline_grace_hours: number;
+
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   locked_at: Date | null;

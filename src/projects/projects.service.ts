@@ -32,6 +32,7 @@ const PROJECT_DEFAULTS = {
   is_active: true,
   webhook_events: [ALL_EVENTS],
   webhook_enabled: true,
+  offline_grace_hours: 72,
 };
 
 /** lowercase alpha_dash from a name: 'My Cool App!' → 'my-cool-app'. */
@@ -76,6 +77,12 @@ export class ProjectsService {
   /** A project's default_redirect_url, deleted projects included (a refusal of their licenses still redirects). */
   async redirectUrlOf(id: number): Promise<string | null> {
     return (await this.projects.findOne({ where: { id }, withDeleted: true, select: { id: true, default_redirect_url: true } }))?.default_redirect_url ?? null;
+  }
+
+  /** The project's Ed25519 private key, sealed with APP_KEY; null when the project does not exist or was deleted. */
+  async sealedSigningKey(id: number): Promise<string | null> {
+    const row = await this.projects.createQueryBuilder('p').select('p.id').addSelect('p.signing_private_key').where('p.id = :id', { id }).getOne();
+    return row?.signing_private_key ?? null;
   }
 
   /** Where a project's webhooks go now, and the (sealed) secret that signs them; deleted projects included. */
@@ -211,7 +218,7 @@ export class ProjectsService {
   /** The DTO fields that map straight onto columns; the webhook secret is sealed with APP_KEY. */
   private writable(dto: UpdateProjectDto): Partial<ProjectEntity> {
     const out: Partial<ProjectEntity> = {};
-    for (const field of ['name', 'description', 'default_redirect_url', 'webhook_url', 'logo_url', 'has_paid', 'is_active'] as const) {
+    for (const field of ['name', 'description', 'default_redirect_url', 'webhook_url', 'logo_url', 'has_paid', 'is_active', 'offline_grace_hours'] as const) {
       if (dto[field] !== undefined && !(field === 'name' && dto[field] === null)) (out as Record<string, unknown>)[field] = dto[field];
     }
     if (dto.meta !== undefined) out.meta = dto.meta ?? {};

@@ -14,11 +14,11 @@ const REDIRECT = 'https://pay.example.com/renew';
  * Runs the example in a child process. Asynchronously on purpose: the service under test lives in
  * this process, so spawnSync would block the event loop the child's requests need.
  */
-function runExample(env: Record<string, string | undefined>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function runExample(env: Record<string, string | undefined>, script = EXAMPLE): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const childEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v;
-    const child = spawn(process.execPath, [EXAMPLE], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -116,5 +116,75 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
     const missing = await runExample({ ...env, LICENSEGATE_URL: undefined });
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/baseUrl/);
+  });
+});
+
+describe('examples/verify-signed.mjs: a signed answer and an offline token, verified with node:crypto alone', () => {
+  const SCRIPT = 'examples/verify-signed.mjs';
+  let t: TestApp;
+  let key: string;
+  let env: Record<string, string>;
+  let project: Record<string, any>;
+  const api = () => ({
+    get: (path: string) => t.http().get(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
+    post: (path: string) => t.http().post(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
+  });
+
+  beforeAll(async () => {
+    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000' });
+    ({ key } = await makeAccount(t.app));
+    project = await makeProject(t, key, { has_paid: true, offline_grace_hours: 24 });
+    const domain = await makeDomain(t, key, project.id, { has_paid: true });
+    const license = await makeLicense(t, key, project.id);
+    env = {
+      LICENSEGATE_URL: t.url,
+      LICENSE_KEY: license.uuid,
+      SERVICE_DOMAIN: domain.domain,
+      PROJECT_ID: String(project.id),
+      PUBLIC_KEY: expectSuccess(await api().get(`/project/${project.id}/signing-key`)).public_key,
+    };
+  });
+  afterAll(async () => t?.close());
+
+  it('verifies the answer and the token (raw or PEM key, with a domain or for the project), exit 0', async () => {
+    const run = await runExample(env, SCRIPT);
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^OK: signed answer verified \(HTTP 200, signed at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\): \{"has_paid":true,"token":"LG1\.[^"]+","is_test_license":false\}\n/);
+    expect(run.stdout).toMatch(new RegExp(`OK: offline token verified: license \\d+, domain ${env.SERVICE_DOMAIN.replace(/\./g, '\\.')}, valid until \\d{4}-`));
+
+    const pem = expectSuccess(await api().get(`/project/${project.id}/signing-key`)).public_key_pem;
+    const byProject = await runExample({ ...env, SERVICE_DOMAIN: undefined, PUBLIC_KEY: pem, LICENSEGATE_URL: `${t.url}/api/v1/` }, SCRIPT);
+    expect(byProject.status).toBe(0);
+    expect(byProject.stdout).toContain('domain (project check)');
+  });
+
+  it('exits 1 on another project\'s key, another project id, and a revoked license (its refusal still verified)', async () => {
+    const other = await makeProject(t, key);
+    const otherKey = expectSuccess(await api().get(`/project/${other.id}/signing-key`)).public_key;
+    const badKey = await runExample({ ...env, PUBLIC_KEY: otherKey }, SCRIPT);
+    expect(badKey.status).toBe(1);
+    expect(badKey.stderr).toBe("licensegate: the answer's signature does not verify: altered in transit, or another project's key\n");
+
+    const badProject = await runExample({ ...env, PROJECT_ID: String(other.id) }, SCRIPT);
+    expect(badProject.status).toBe(1);
+    expect(badProject.stderr).toBe(`licensegate: the offline token is for project ${project.id}, not ${other.id}\n`);
+
+    const revoked = await makeLicense(t, key, project.id);
+    expectSuccess(await api().post(`/project/${project.id}/licenses/${revoked.id}/revoke`));
+    const refused = await runExample({ ...env, LICENSE_KEY: revoked.uuid }, SCRIPT);
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toMatch(/^OK: signed answer verified \(HTTP 403, /);
+    expect(refused.stderr).toBe('licensegate: refused: This license has been revoked.\n');
+  });
+
+  it('a paid project with offline_grace_hours 0 gets no token; an unpaid domain neither', async () => {
+    expectSuccess(await t.http().patch(`/api/v1/project/${project.id}`).set('Accept', 'application/json').set('X-API-KEY', key).send({ offline_grace_hours: 0 }));
+    const noGrace = await runExample(env, SCRIPT);
+    expect(noGrace.status).toBe(0);
+    expect(noGrace.stdout).toContain("Paid, but no offline token: the project's offline_grace_hours is 0.");
+    const unpaid = await makeDomain(t, key, project.id, { has_paid: false });
+    const run = await runExample({ ...env, SERVICE_DOMAIN: unpaid.domain }, SCRIPT);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('Not paid: no offline token.');
   });
 });

@@ -143,10 +143,12 @@ describe('OpenAPI contract', () => {
     expect(open).toEqual(['GET /api/docs-json', 'GET /api/v1', 'GET /api/v1/health', 'GET /api/v1/health/live', 'GET /metrics']);
   });
 
-  it('describes the runtime inputs: X-Service-Domain, the license query parameter and the multipart uploads', () => {
+  it('describes the runtime inputs: X-Service-Domain, X-Service-Nonce, the license query parameter and the multipart uploads', () => {
     const hasPaid = COMMITTED.paths['/api/v1/project/has-paid'].post;
     const params = hasPaid.parameters.map((p: Json) => `${p.in}:${p.name}`).sort();
-    expect(params).toEqual(['header:X-Service-Domain', 'query:action', 'query:domain', 'query:include', 'query:license']);
+    expect(params).toEqual(['header:X-Service-Domain', 'header:X-Service-Nonce', 'query:action', 'query:domain', 'query:include', 'query:license']);
+    const stream = COMMITTED.paths['/api/v1/injectable/stream'].get;
+    expect(stream.parameters.map((p: Json) => `${p.in}:${p.name}`)).toContain('header:X-Service-Nonce');
     expect(hasPaid.security).toEqual([{ 'license-key': [] }]);
     expect(hasPaid.responses['403'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RefusalEnvelope' });
     for (const method of ['post', 'put'] as const) {

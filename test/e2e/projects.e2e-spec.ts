@@ -18,6 +18,7 @@ const CREATE_KEYS = [
   'logo_url',
   'meta',
   'name',
+  'offline_grace_hours',
   'slug',
   'updated_at',
   'webhook_enabled',
@@ -713,6 +714,46 @@ describe('projects', () => {
       expectError(await api(stranger.key).get(`/project/${p.id}/signing-key`), 403);
       expectError(await api(key).get('/project/999999/signing-key'), 404);
       expectError(await api().get(`/project/${p.id}/signing-key`), 401);
+    });
+  });
+
+  describe('offline_grace_hours', () => {
+    it('defaults to 72, takes 0 to 720 on create, PATCH and PUT, and a PUT without it returns it to 72', async () => {
+      const { key } = await makeAccount(t.app);
+      const p = await makeProject(t, key);
+      expect(p.offline_grace_hours).toBe(72);
+      expect(expectSuccess(await api(key).get(`/project/${p.id}`)).offline_grace_hours).toBe(72);
+      for (const hours of [0, 1, 720]) {
+        expect((await makeProject(t, key, { offline_grace_hours: hours })).offline_grace_hours).toBe(hours);
+      }
+      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { offline_grace_hours: 0 })).offline_grace_hours).toBe(0);
+      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { name: 'Other field' })).offline_grace_hours).toBe(0);
+      expect(expectSuccess(await api(key).get(`/project/${p.id}`)).offline_grace_hours).toBe(0);
+      expect(expectSuccess(await api(key).put(`/project/${p.id}`, { name: 'Replaced', offline_grace_hours: 24 })).offline_grace_hours).toBe(24);
+      expect(expectSuccess(await api(key).put(`/project/${p.id}`, { name: 'Replaced again' })).offline_grace_hours).toBe(72);
+    });
+
+    it('refuses anything but an integer from 0 to 720, with the field named, and stores nothing', async () => {
+      const { key } = await makeAccount(t.app);
+      const p = await makeProject(t, key, { offline_grace_hours: 5 });
+      const cases: Array<[unknown, string]> = [
+        [721, 'The offline grace hours field must not be greater than 720.'],
+        [-1, 'The offline grace hours field must be at least 0.'],
+        [1.5, 'The offline grace hours field must be an integer.'],
+        ['72', 'The offline grace hours field must be an integer.'],
+        [null, 'The offline grace hours field must be an integer.'],
+        [true, 'The offline grace hours field must be an integer.'],
+      ];
+      for (const [value, message] of cases) {
+        for (const res of [
+          await api(key).post('/project', { name: 'Bad grace', offline_grace_hours: value }),
+          await api(key).patch(`/project/${p.id}`, { offline_grace_hours: value }),
+          await api(key).put(`/project/${p.id}`, { name: 'Bad grace', offline_grace_hours: value }),
+        ]) {
+          expect({ value, status: res.status, errors: res.body.errors }).toEqual({ value, status: 422, errors: { offline_grace_hours: [message] } });
+        }
+      }
+      expect(expectSuccess(await api(key).get(`/project/${p.id}`)).offline_grace_hours).toBe(5);
     });
   });
 });

@@ -93,13 +93,13 @@ describe('@licensegate/sdk against the running service', () => {
     const unpaid = await makeDomain(t, s.key, s.project.id, { has_paid: false });
 
     const client = createClient({ baseUrl: base, licenseKey: s.license.uuid, domain: paid.domain });
-    expect(await client.hasPaid()).toEqual({ hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [] });
+    expect(await client.hasPaid()).toEqual({ hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [], offline: false, expiresAt: null });
     // a subdomain of a registered domain, given per call
     expect((await client.hasPaid({ domain: `shop.${paid.domain}` })).hasPaid).toBe(true);
 
     const viaOrigin = createClient({ baseUrl: t.url, licenseKey: s.license.uuid, domain: unpaid.domain });
     expect(viaOrigin.baseUrl).toBe(base);
-    expect(await viaOrigin.hasPaid()).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: s.project.default_redirect_url, injectables: [] });
+    expect(await viaOrigin.hasPaid()).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: s.project.default_redirect_url, injectables: [], offline: false, expiresAt: null });
     expect(s.project.default_redirect_url).toBe(REDIRECT);
 
     // unregistered domain → 403 with the redirect; no domain at all → 400
@@ -152,7 +152,7 @@ describe('@licensegate/sdk against the running service', () => {
     // without include: no injectables; unpaid project: none, with the redirect
     expect((await client.hasPaid({ checkProject: true })).injectables).toEqual([]);
     expectSuccess(await t.http().patch(`/api/v1/project/${s.project.id}`).set('Accept', 'application/json').set('X-API-KEY', s.key).send({ has_paid: false }));
-    expect(await client.hasPaid({ checkProject: true, includeInjectables: true })).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: REDIRECT, injectables: [] });
+    expect(await client.hasPaid({ checkProject: true, includeInjectables: true })).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: REDIRECT, injectables: [], offline: false, expiresAt: null });
   });
 
   it('streamInjectables over 60 items with perPage 25 yields each once, in id order, in 3 requests; all decrypt and verify', async () => {

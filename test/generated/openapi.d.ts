@@ -1028,6 +1028,12 @@ export interface components {
             /** @example Acme Shop */
             name: string;
             /**
+             * @description How many hours an offline token (`include=token` on the runtime check) stays valid; 0 issues none
+             * @default 72
+             * @example 72
+             */
+            offline_grace_hours?: number;
+            /**
              * @description Unique; generated from name when omitted
              * @example acme-shop
              */
@@ -1107,6 +1113,11 @@ export interface components {
              * @description Only when has_paid is false: the project's default_redirect_url
              */
             redirect_url?: string | null;
+            /**
+             * @description POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0: LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\n" + the payload part)>, payload {project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}
+             * @example LG1.eyJwcm9qZWN0X2lkIjoxfQ.c2lnbmF0dXJl
+             */
+            token?: string;
         };
         /** @description Honoured only for licenses with allow_configs */
         HasPaidConfig: {
@@ -1114,8 +1125,11 @@ export interface components {
             action?: "check_project";
             /** @example shop.example.com */
             domain?: string;
-            /** @enum {string} */
-            include?: "injectables";
+            /**
+             * @description As the include query parameter
+             * @example injectables,token
+             */
+            include?: string;
         };
         HasPaidRequest: {
             config?: components["schemas"]["HasPaidConfig"];
@@ -1385,6 +1399,11 @@ export interface components {
             };
             /** @example Acme Shop */
             name: string;
+            /**
+             * @description Hours an offline token stays valid; 0 issues none
+             * @example 72
+             */
+            offline_grace_hours: number;
             /** @example acme-shop */
             slug: string;
             /**
@@ -1428,6 +1447,11 @@ export interface components {
             };
             /** @example Acme Shop */
             name: string;
+            /**
+             * @description Hours an offline token stays valid; 0 issues none
+             * @example 72
+             */
+            offline_grace_hours: number;
             /** @example acme-shop */
             slug: string;
             /**
@@ -1748,6 +1772,12 @@ export interface components {
             } | null;
             /** @example Acme Shop */
             name?: string;
+            /**
+             * @description How many hours an offline token (`include=token` on the runtime check) stays valid; 0 issues none
+             * @default 72
+             * @example 72
+             */
+            offline_grace_hours?: number;
             /**
              * @description Unique; generated from name when omitted
              * @example acme-shop
@@ -3056,7 +3086,10 @@ export interface operations {
                 /** @description The license key, when X-LICENSE-KEY is not sent */
                 license?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A fresh random value per call: the answer (success or refusal, once the license's project is known) then carries X-Service-Date and X-Service-Signature: v1,<base64 Ed25519 by the project's signing key over "LG1-ANSWER\n" + date + "\n" + nonce + "\n" + METHOD + " " + path and query as sent + "\n" + hex SHA-256 of the license key + "\n" + X-Service-Domain as sent (or "") + "\n" + hex SHA-256 of the body>. Malformed → 422 on nonce */
+                "X-Service-Nonce"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3568,8 +3601,8 @@ export interface operations {
             query?: {
                 /** @description The calling domain when X-Service-Domain is not sent (a URL or host:port is reduced to the host); else the host of Origin, else of Referer */
                 domain?: string;
-                /** @description Include paid-only injectables when has_paid is true */
-                include?: "injectables";
+                /** @description Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project's offline_grace_hours), both only when has_paid is true */
+                include?: string;
                 /** @description Force a project-level check; ignore the domain */
                 action?: "check_project";
                 /** @description The license key, when X-LICENSE-KEY is not sent */
@@ -3578,6 +3611,8 @@ export interface operations {
             header?: {
                 /** @description The calling domain */
                 "X-Service-Domain"?: string;
+                /** @description A fresh random value per call: the answer (success or refusal, once the license's project is known) then carries X-Service-Date and X-Service-Signature: v1,<base64 Ed25519 by the project's signing key over "LG1-ANSWER\n" + date + "\n" + nonce + "\n" + METHOD + " " + path and query as sent + "\n" + hex SHA-256 of the license key + "\n" + X-Service-Domain as sent (or "") + "\n" + hex SHA-256 of the body>. Malformed → 422 on nonce */
+                "X-Service-Nonce"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3704,7 +3739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description action or include has an unknown value */
+            /** @description action or include has an unknown value, or X-Service-Nonce is malformed (`nonce`) */
             422: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -6041,7 +6076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description action or include has an unknown value */
+            /** @description action or include has an unknown value (`token` is issued to license keys only) */
             422: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */

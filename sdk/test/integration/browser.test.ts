@@ -126,7 +126,7 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
     }
   }
 
-  const paidDomain = { value: { hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [] } };
+  const paidDomain = { value: { hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [], offline: false, expiresAt: null } };
   const revoked = {
     error: {
       isLicenseGateError: true,
@@ -157,6 +157,8 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
     expect(results.paidDomain).toEqual(paidDomain);
     expect(results.revokedLicense).toEqual(revoked);
     expect(results.paidInjectables).toEqual(paidInjectables(s));
+    // Signed answers verified with WebCrypto, across origins (the signature headers are exposed).
+    expect(results.signedAnswers).toEqual({ value: { hasPaid: true, offline: false, otherKey: 'bad_signature' } });
     expect([...results.stream.value].sort()).toEqual([...s.injectables.map((i) => i.slug), s.freeSlug].sort());
     expect(results.wrongSecret.error).toMatchObject({
       isLicenseGateError: false,

@@ -91,13 +91,14 @@ describe('the packed SDK, installed from its tarball', () => {
     const results = JSON.parse(run.stdout);
     const revoked = { error: expect.objectContaining({ isLicenseGateError: true, status: 403, message: 'This license has been revoked.', redirectUrl: REDIRECT }) };
     for (const entry of ['main', 'browser']) {
-      expect(results[entry].paidDomain).toEqual({ value: { hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [] } });
+      expect(results[entry].paidDomain).toEqual({ value: { hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [], offline: false, expiresAt: null } });
       expect(results[entry].revokedLicense).toEqual(revoked);
       expect(results[entry].paidInjectables).toEqual({
         value: { hasPaid: true, items: s.injectables.map((i) => ({ ...i, verified: true, verifiedWithPem: true, verifiedAsOtherProject: false })) },
       });
       expect([...results[entry].stream.value].sort()).toEqual([...s.injectables.map((i) => i.slug), s.freeSlug].sort());
       expect(results[entry].wrongSecret.error).toMatchObject({ name: 'DecryptionError' });
+      expect(results[entry].signedAnswers).toEqual({ value: { hasPaid: true, offline: false, otherKey: 'bad_signature' } });
     }
   }, 120_000);
 

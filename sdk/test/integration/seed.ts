@@ -27,6 +27,8 @@ export interface Seeded {
   /** the project's signing key: base64 of the raw 32 bytes, and SPKI PEM */
   publicKey: string;
   publicKeyPem: string;
+  /** another project's public key (base64), which verifies none of this project's answers */
+  otherPublicKey: string;
   secret: string;
   /** a paid domain of the project */
   domain: string;
@@ -50,6 +52,8 @@ export async function seedProject(t: TestApp): Promise<Seeded> {
   const revoked = await makeLicense(t, key, project.id);
   expectSuccess(await api.post(`/project/${project.id}/licenses/${revoked.id}/revoke`));
   const signingKey = expectSuccess(await api.get(`/project/${project.id}/signing-key`));
+  const other = await makeProject(t, key);
+  const otherKey = expectSuccess(await api.get(`/project/${other.id}/signing-key`));
   const secret = `browser-${uniqueToken()}-pässwörd`;
 
   const text = `<b class="pro">☃ ${uniqueToken()}</b>`;
@@ -74,6 +78,7 @@ export async function seedProject(t: TestApp): Promise<Seeded> {
     projectId: project.id,
     publicKey: signingKey.public_key,
     publicKeyPem: signingKey.public_key_pem,
+    otherPublicKey: otherKey.public_key,
     secret,
     domain: domain.domain,
     licenseKey: license.uuid,

@@ -172,6 +172,9 @@ export function boundLargeAnswers(budget: number, logger: Logger) {
       if (pending > 0 && pending + size > budget) {
         logger.warn({ req_id: (req as IncomingMessage & { id?: string }).id, bytes: size, pending }, 'Large answer refused: too many bytes wait for slow clients');
         const body = envelope('The service is sending too many large answers to slow clients: try again in a moment.');
+        // This answer replaces the one that was to go: a signature made for that body would not match.
+        this.removeHeader('X-Service-Date');
+        this.removeHeader('X-Service-Signature');
         this.statusCode = 503;
         this.setHeader('Retry-After', '5');
         this.setHeader('Content-Type', 'application/json; charset=utf-8');

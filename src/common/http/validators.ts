@@ -113,6 +113,15 @@ export const RequiredString = (field: string, max: number) =>
     MaxChars(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),
   );
 
+/** An optional integer within [min, max]: may be omitted, but when sent it is an integer (null is refused too). */
+export const OptionalNonNullInt = (field: string, min: number, max: number) =>
+  applyDecorators(
+    ValidateIf((_, value) => value !== undefined),
+    IsInt({ message: `The ${label(field)} field must be an integer.` }),
+    Min(min, { message: `The ${label(field)} field must be at least ${min}.` }),
+    Max(max, { message: `The ${label(field)} field must not be greater than ${max}.` }),
+  );
+
 /** An optional, nullable integer within [min, max]. */
 export const OptionalInt = (field: string, min: number, max = 2_147_483_647) =>
   applyDecorators(

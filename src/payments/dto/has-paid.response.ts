@@ -55,6 +55,15 @@ export class HasPaidResponse {
     description: 'Only with include=injectables and has_paid true: the active paid-only injectables',
   })
   injectables?: PaidInjectableResponse[];
+
+  @ApiPropertyOptional({
+    example: 'LG1.eyJwcm9qZWN0X2lkIjoxfQ.c2lnbmF0dXJl',
+    description:
+      'POST /project/has-paid only, with include=token, has_paid true and the project\'s offline_grace_hours above 0: ' +
+      'LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\\n" + the payload part)>, payload ' +
+      '{project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}',
+  })
+  token?: string;
 }
 
 @ApiSchema({ name: 'HasPaidConfig', description: 'Honoured only for licenses with allow_configs' })
@@ -62,8 +71,8 @@ export class HasPaidConfig {
   @ApiPropertyOptional({ enum: ['check_project'] })
   action?: 'check_project';
 
-  @ApiPropertyOptional({ enum: ['injectables'] })
-  include?: 'injectables';
+  @ApiPropertyOptional({ type: 'string', example: 'injectables,token', description: 'As the include query parameter' })
+  include?: string;
 
   @ApiPropertyOptional({ example: 'shop.example.com' })
   domain?: string;

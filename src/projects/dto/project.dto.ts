@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches, ValidateBy, ValidateIf } from 'class-validator';
-import { MaxChars, MetaObject, OptionalBoolean, OptionalString, OptionalUrl, RequiredString } from '../../common/http/validators.js';
+import { MaxChars, MetaObject, OptionalBoolean, OptionalNonNullInt, OptionalString, OptionalUrl, RequiredString } from '../../common/http/validators.js';
 import { ALL_EVENTS, WEBHOOK_EVENTS } from '../../webhooks/webhook-events.js';
 
 const KNOWN_EVENTS = new Set<unknown>(WEBHOOK_EVENTS);
@@ -23,6 +23,9 @@ const WebhookEventList = () =>
       validator: { validate: (value: unknown) => webhookEventsProblem(value) === null, defaultMessage: (args) => webhookEventsProblem(args?.value) ?? '' },
     }),
   );
+
+/** The longest an offline token may stay valid: 30 days. */
+export const MAX_OFFLINE_GRACE_HOURS = 720;
 
 /** A project's fields. The same rules serve create, PATCH (every field optional) and PUT. */
 export class CreateProjectDto {
@@ -83,6 +86,17 @@ export class CreateProjectDto {
   @ApiPropertyOptional({ default: true, example: true })
   @OptionalBoolean('is_active')
   is_active?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_OFFLINE_GRACE_HOURS,
+    default: 72,
+    example: 72,
+    description: 'How many hours an offline token (`include=token` on the runtime check) stays valid; 0 issues none',
+  })
+  @OptionalNonNullInt('offline_grace_hours', 0, MAX_OFFLINE_GRACE_HOURS)
+  offline_grace_hours?: number;
 }
 
 // Null is checked like any value (not skipped as "omitted"): only the nullable fields take it.

@@ -39,6 +39,9 @@ export class ProjectResponse {
   @ApiProperty()
   has_paid: boolean;
 
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 720, example: 72, description: 'Hours an offline token stays valid; 0 issues none' })
+  offline_grace_hours: number;
+
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Set while the project is locked' })
   locked_at: string | null;
 
