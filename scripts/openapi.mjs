@@ -10,7 +10,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const target = join(root, 'openapi.json');
 const check = process.argv.includes('--check');
 
-if (!existsSync(join(root, 'dist/src/openapi.js'))) {
+if (!existsSync(join(root, 'dist/src/common/openapi/document.js'))) {
   process.stderr.write('dist/ is missing: run `npm run build` first.\n');
   process.exit(1);
 }
@@ -19,18 +19,7 @@ const { NestFactory } = await import('@nestjs/core');
 const { AppModule } = await import('../dist/src/app.module.js');
 const { setupApp } = await import('../dist/src/app.setup.js');
 const { loadConfig } = await import('../dist/src/config/app-config.js');
-const { buildOpenApiDocument } = await import('../dist/src/openapi.js');
-
-/** Objects with their keys sorted, recursively; arrays keep their order (it carries meaning). */
-function sortKeys(value) {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortKeys(value[key])]),
-  );
-}
+const { buildOpenApiDocument, serializeOpenApiDocument } = await import('../dist/src/common/openapi/document.js');
 
 const config = loadConfig(
   {
@@ -44,7 +33,7 @@ const config = loadConfig(
 );
 const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, logger: false });
 setupApp(app);
-const text = `${JSON.stringify(sortKeys(buildOpenApiDocument(app)), null, 2)}\n`;
+const text = serializeOpenApiDocument(buildOpenApiDocument(app));
 await app.close();
 
 if (!check) {

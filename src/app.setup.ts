@@ -1,17 +1,17 @@
 import { INestApplication, Logger, RequestMethod } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import cors from 'cors';
 import express, { NextFunction, Request, Response } from 'express';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/http/exception.filter.js';
+import { crossOrigin } from './common/http/cors.js';
 import { boundLargeAnswers, configureHttpServer } from './common/http/http-server.js';
 import { contentType, hostHeader, objectBody, outsideApi, requestId, utf8Only } from './common/http/middlewares.js';
-import { logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
+import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
 import { createValidationPipe } from './common/http/validation.js';
-import { setupSwagger } from './openapi.js';
+import { setupSwagger } from './common/openapi/document.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
 
 /**
@@ -28,27 +28,15 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
   // body (SHA-1, on the runtime path too) and turn a matching If-None-Match into a body-less 304.
   express_.set('etag', false);
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
-  app.useLogger(app.get(PinoLogger));
+  app.useLogger(new AppLogger(app.get(PinoLogger)));
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
   // SIGUSR2, which operators send for a heap snapshot (README "Signals").
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
   configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
-  // SDKs run on customers' sites, so the API answers cross-origin calls (preflights included).
-  // Credentials travel in headers, never cookies, so `*` is answered as `*`: the same headers for
-  // every caller and no `Vary: Origin`. A list is matched and the allowed origin echoed.
-  // (The same cors() middleware Nest's enableCors mounts, kept here so RuntimeFastPath runs it too.)
-  const crossOrigin = cors({
-    origin: config.env.CORS_ORIGINS === '*' ? '*' : config.env.CORS_ORIGINS.split(',').map((o) => o.trim()),
-    methods: 'GET,HEAD,POST,PUT,PATCH,DELETE',
-    allowedHeaders: 'Accept,Content-Type,X-API-KEY,X-LICENSE-KEY,X-Service-Domain,X-Service-Nonce,X-Request-Id',
-    // A browser SDK verifies signed answers (docs/decisions.md#signed-answers-and-offline-tokens) from these.
-    exposedHeaders: 'X-Request-Id,Retry-After,X-Service-Date,X-Service-Signature',
-    maxAge: 600,
-  });
   // Every middleware but outsideApi also runs for RuntimeFastPath (common/http/middlewares.ts).
   const middlewares = [
-    crossOrigin,
+    crossOrigin(config.env.CORS_ORIGINS),
     requestId,
     boundLargeAnswers(config.env.MAX_PENDING_ANSWER_BYTES, logger) as Middleware,
     hostHeader,

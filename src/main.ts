@@ -1,10 +1,12 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
 import { resolve } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { writeHeapSnapshot } from 'node:v8';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { pino } from 'pino';
 import { AppModule } from './app.module.js';
 import { setupApp } from './app.setup.js';
 import { AppConfig, ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
@@ -22,7 +24,21 @@ function configOrExit(): AppConfig {
   }
 }
 
-async function serve(config: AppConfig): Promise<void> {
+/** Where the API and its docs are, once the server listens on `port`. */
+const listening = (port: number) => ({
+  msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
+  api: `http://localhost:${port}/api/v1/`,
+  docs: `http://localhost:${port}/api/docs`,
+});
+
+/** A port another process holds: one line saying what to do, not a stack trace. */
+function portInUse(port: number): never {
+  process.stderr.write(`Port ${port} is already in use: set PORT.\n`);
+  process.exit(1);
+}
+
+/** `announce`: write the line that says where the API is (a lone process; in a cluster the primary does). */
+async function serve(config: AppConfig, announce: boolean): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     bufferLogs: true,
@@ -35,7 +51,19 @@ async function serve(config: AppConfig): Promise<void> {
     const file = resolve(writeHeapSnapshot());
     logger.warn({ file, ms: Date.now() - started }, `Heap snapshot written to ${file}`);
   });
-  await app.listen(config.env.PORT);
+  try {
+    await app.listen(config.env.PORT);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    // A worker tells the primary, which says it once for all of them.
+    if (cluster.isWorker) process.send?.({ portInUse: config.env.PORT }, () => process.exit(1));
+    else portInUse(config.env.PORT);
+    return;
+  }
+  if (announce) {
+    const { msg, ...where } = listening((app.getHttpServer().address() as AddressInfo).port);
+    new Logger('LicenseGate').log(where, msg);
+  }
 }
 
 /**
@@ -43,10 +71,20 @@ async function serve(config: AppConfig): Promise<void> {
  * SIGTERM, SIGINT or SIGHUP it asks every worker to finish its in-flight requests and exit, and it passes
  * SIGUSR2 on to every worker.
  */
-function supervise(workers: number): void {
+function supervise(workers: number, env: AppConfig['env']): void {
   let stopping = false;
   const fork = () => cluster.fork();
   for (let i = 0; i < workers; i++) fork();
+  cluster.once('listening', (_worker, address) => {
+    const { msg, ...where } = listening(address.port);
+    pino({ level: env.LOG_LEVEL }).info({ context: 'LicenseGate', workers, ...where }, msg);
+  });
+  cluster.on('message', (_worker, message: { portInUse?: number }) => {
+    if (message?.portInUse === undefined || stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    portInUse(message.portInUse);
+  });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
     process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one\n`);
@@ -65,7 +103,7 @@ function supervise(workers: number): void {
 
 const config = configOrExit();
 if (cluster.isPrimary && config.env.CLUSTER_WORKERS > 1) {
-  supervise(config.env.CLUSTER_WORKERS);
+  supervise(config.env.CLUSTER_WORKERS, config.env);
 } else {
-  void serve(config);
+  void serve(config, cluster.isPrimary);
 }

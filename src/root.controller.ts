@@ -2,7 +2,8 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 
 import { RawResponse } from './common/http/envelope.js';
-import { ApiErrors, REQUEST_ID_HEADER, RootEnvelope } from './common/openapi.js';
+import { ApiErrors } from './common/openapi/decorators.js';
+import { REQUEST_ID_HEADER, RootEnvelope } from './common/openapi/envelopes.js';
 import { ThrottleAs } from './common/throttling/throttling.js';
 
 /** GET /api/v1/: connectivity check, no authentication, rate-limited per IP. */

@@ -2,9 +2,8 @@ import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards, 
 import { ApiSecurity } from '@nestjs/swagger';
 import { AuditContextInterceptor } from '../audit/audit-context.js';
 import { ApiError, forbidden } from '../common/http/errors.js';
-import { ApiErrors } from '../common/openapi.js';
+import { ApiErrors, API_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
-import { API_KEY_SCHEME } from '../openapi.js';
 import { AuthService } from './auth.service.js';
 import { AuthedRequest } from './principal.js';
 

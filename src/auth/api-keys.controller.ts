@@ -3,7 +3,7 @@ import { instanceToPlain } from 'class-transformer';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyAuth } from './api-key.guard.js';
 import { AuthService, requireGlobalKey } from './auth.service.js';
@@ -33,7 +33,7 @@ export class ApiKeysController {
   @ApiBody({ type: CreateApiKeyDto, required: false })
   @ApiEnvelope(ApiKeyCreatedResponse, { status: 201 })
   @ApiBodyErrors({
-    status: 403,
+    ...FORBIDDEN.global,
     description: 'Invalid, revoked or expired key; a project-scoped key (this action needs a global key); or project_id names a project of another account',
   })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Body() body: CreateApiKeyDto) {
@@ -44,7 +44,7 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Revoke an API key', description: 'Global key only.' })
+  @ApiOperation({ summary: 'Revoke an API key', description: 'Global key only.', operationId: 'revokeApiKey' })
   @ApiIdParam('id', 'API key id')
   @ApiEnvelope(ApiKeyResponse, { description: 'The key, with revoked_at set' })
   @ApiErrors(404, FORBIDDEN.global)
@@ -65,7 +65,11 @@ export class ApiKeysController {
   @ApiIdParam('id', 'API key id')
   @ApiBody({ type: RollApiKeyDto, required: false })
   @ApiEnvelope(ApiKeyRolledResponse, { status: 201, description: 'The new key, and the old one with the end of its grace as expires_at' })
-  @ApiBodyErrors(404, FORBIDDEN.global, { status: 409, description: 'The key is revoked, expired, already rolled, or its project was deleted' })
+  @ApiBodyErrors(404, FORBIDDEN.global, {
+    status: 409,
+    description: 'The key is revoked, expired, already rolled, or its project was deleted',
+    message: 'This API key has already been rolled: roll its replacement instead.',
+  })
   async roll(@CurrentPrincipal() principal: ApiPrincipal, @Param('id', IdPipe) id: number, @Body() body: RollApiKeyDto) {
     requireGlobalKey(principal);
     const rolled = await this.auth.rollKey(id, principal.user.id, body.grace_seconds ?? undefined);

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { EntityManager, Repository } from 'typeorm';
 import { AuditLog, REDACTED } from '../audit/audit-log.service.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
-import { ApiError, EMAIL_TAKEN, fieldError, forbidden } from '../common/http/errors.js';
+import { ApiError, EMAIL_TAKEN, fieldError, forbidden, GLOBAL_KEY_REQUIRED } from '../common/http/errors.js';
 import { lockedRow } from '../database/unit-of-work.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
@@ -202,5 +202,5 @@ async function insertKey(
 }
 
 export const requireGlobalKey = (principal: ApiPrincipal): void => {
-  if (principal.projectId !== null) throw new ApiError(HttpStatus.FORBIDDEN, 'This action requires a global API key; project-scoped keys cannot perform it.');
+  if (principal.projectId !== null) throw new ApiError(HttpStatus.FORBIDDEN, GLOBAL_KEY_REQUIRED);
 };

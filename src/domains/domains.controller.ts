@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
 import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -85,7 +85,7 @@ export class DomainsController {
   @ApiOperation({ summary: 'Delete a domain', description: 'A domain that licenses are pinned to cannot be deleted (422 on `domain`, with the count).' })
   @ApiIdParam('domain', 'Domain id')
   @ApiEnvelope(null, { description: 'Deleted; data is null' })
-  @ApiErrors(FORBIDDEN.write, { status: 422, description: 'Licenses are pinned to the domain' })
+  @ApiErrors(FORBIDDEN.write, { status: 422, description: 'Licenses are pinned to the domain', field: 'domain', message: 'The domain cannot be deleted: 2 licenses are pinned to it.' })
   async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('domain', IdPipe) id: number): Promise<null> {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
     await this.domains.remove(project, await this.domains.get(project, id));

@@ -3,13 +3,13 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { RedisService } from '../common/cache/redis.js';
 import { ApiError } from '../common/http/errors.js';
-import { ApiEnvelope, ApiErrors } from '../common/openapi.js';
+import { ApiEnvelope, ApiErrors } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { HealthResponse, LivenessResponse } from './dto/health.response.js';
 
 @ApiTags('health')
 @ThrottleAs(null)
-@ApiErrors(500)
+@ApiErrors({ status: 400, description: 'HTTP/1.1 without a Host header, or another malformed request' }, 500)
 @Controller('health')
 export class HealthController {
   constructor(
@@ -37,7 +37,17 @@ export class HealthController {
   @Get()
   @ApiOperation({ summary: 'Readiness', description: 'The database, and Redis when configured, answer.' })
   @ApiEnvelope(HealthResponse, { description: 'Ready' })
-  @ApiErrors({ status: 503, description: 'A dependency is down; `data` is the check result (status, info, error, details) and says which' })
+  @ApiErrors({
+    status: 503,
+    description: 'A dependency is down; `data` is the check result (status, info, error, details) and says which',
+    message: 'Service unavailable.',
+    data: {
+      status: 'error',
+      info: {},
+      error: { database: { status: 'down', message: 'timeout of 2000ms exceeded' } },
+      details: { database: { status: 'down', message: 'timeout of 2000ms exceeded' } },
+    },
+  })
   async ready(): Promise<HealthCheckResult> {
     try {
       const checks: HealthIndicatorFunction[] = [() => this.db.pingCheck('database', { timeout: 2000 })];

@@ -1,14 +1,21 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Query, UploadedFile, UseInterceptors } from '@nestjs/common';
-import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodies, ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { UploadInterceptor } from '../common/http/upload.interceptor.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
+import {
+  CreateInjectableDto,
+  CreateInjectableJsonBody,
+  CreateInjectableMultipartBody,
+  UpdateInjectableDto,
+  UpdateInjectableJsonBody,
+  UpdateInjectableMultipartBody,
+} from './dto/injectable.dto.js';
 import { InjectableListItemResponse, InjectableResponse } from './dto/injectable.response.js';
 import { InjectableListItem, InjectablesService, UploadedPayload } from './injectables.service.js';
 
@@ -39,7 +46,7 @@ export class InjectablesController {
   /** multipart/form-data (with `file`) or JSON. */
   @Post()
   @UseInterceptors(UploadInterceptor('file'))
-  @ApiConsumes('multipart/form-data', 'application/json')
+  @ApiBodies({ 'application/json': CreateInjectableJsonBody, 'multipart/form-data': CreateInjectableMultipartBody })
   @ApiOperation({
     summary: 'Create an injectable',
     description:
@@ -73,8 +80,9 @@ export class InjectablesController {
   /** Only supplied fields are updated. */
   @Put(':injectable')
   @UseInterceptors(UploadInterceptor('file'))
-  @ApiConsumes('multipart/form-data', 'application/json')
+  @ApiBodies({ 'application/json': UpdateInjectableJsonBody, 'multipart/form-data': UpdateInjectableMultipartBody })
   @ApiOperation({
+    operationId: 'updateInjectable',
     summary: 'Update an injectable (only the fields sent)',
     description: 'multipart/form-data or JSON, like create; new content, a file or a switch to type file needs `secret`.',
   })

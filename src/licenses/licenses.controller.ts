@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -40,7 +40,7 @@ export class LicensesController {
   @ApiOperation({ summary: 'Create a license', description: 'The key to share is the answer\'s `uuid`.' })
   @ApiEnvelope(LicenseResponse, { status: 201, description: 'The new license' })
   @ApiBodyErrors({
-    status: 403,
+    ...FORBIDDEN.write,
     description: 'Invalid, revoked or expired key; no access to the project; the project is locked; or the plan does not allow creating licenses',
   })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Body() body: CreateLicenseDto) {

@@ -1,6 +1,6 @@
 import { Controller, Get, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiCursorQuery, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi.js';
+import { ApiCursorQuery, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
 import { CursorQueryDto } from '../database/pagination.js';
 import { InjectableStreamPageResponse } from '../injectables/dto/injectable.response.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
@@ -16,6 +16,7 @@ export class InjectableStreamController {
   @Get('stream')
   @LicenseKeyAuth()
   @ApiOperation({
+    operationId: 'streamInjectables',
     summary: "Stream the license's project injectables",
     description: 'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
   })

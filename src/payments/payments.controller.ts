@@ -7,10 +7,10 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import { fieldError } from '../common/http/errors.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi.js';
+import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi/decorators.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
-import { CheckOptions, HasPaidResult, parseCheckOptions, PaymentsService } from './payments.service.js';
+import { ACTION_INVALID, CheckOptions, DOMAIN_NOT_REGISTERED, HasPaidResult, NO_DOMAIN, parseCheckOptions, PaymentsService } from './payments.service.js';
 
 const ActionQuery = ApiQuery({ name: 'action', required: false, enum: ['check_project'], description: 'Force a project-level check; ignore the domain' });
 const IncludeQuery = ApiQuery({
@@ -28,6 +28,9 @@ const DomainQuery = ApiQuery({
   schema: { type: 'string' },
   description: 'The calling domain when X-Service-Domain is not sent (a URL or host:port is reduced to the host); else the host of Origin, else of Referer',
 });
+
+/** The redirect_url refusals carry, in the examples. */
+const REDIRECT = { redirect_url: 'https://acme.example/pricing' };
 
 @ApiTags('payments')
 @ApiErrors(500, DATABASE_AWAY)
@@ -48,6 +51,7 @@ export class PaymentsController {
   @DomainHeader
   @DomainQuery
   @ApiOperation({
+    operationId: 'checkHasPaid',
     summary: 'Runtime check: has the project (or the calling domain) been paid?',
     description:
       'License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, ' +
@@ -57,15 +61,22 @@ export class PaymentsController {
   @ApiBody({ type: HasPaidRequest, required: false })
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, is_test_license, redirect_url?, injectables?}' })
   @ApiBodyErrors(
-    { status: 400, description: 'The calling domain could not be determined (`data.redirect_url` is set), or a malformed JSON body' },
+    { status: 400, description: 'The calling domain could not be determined (`data.redirect_url` is set), or a malformed JSON body', message: NO_DOMAIN, data: REDIRECT },
     {
       status: 403,
       refusal: true,
       description:
-        'IP address or country not allowed, domain not registered (or inactive), pinned to another domain, or the max_domains / max_subdomains_per_domain limit reached',
+        'Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; domain not registered ' +
+        '(or inactive); pinned to another domain; or the max_domains / max_subdomains_per_domain limit reached. `data.redirect_url` is set',
+      message: DOMAIN_NOT_REGISTERED,
+      data: REDIRECT,
     },
-    { status: 422, description: 'action or include has an unknown value, or X-Service-Nonce is malformed (`nonce`)' },
-    { status: 429, description: 'Daily usage limit reached (Retry-After: seconds to midnight UTC)' },
+    { status: 422, description: 'action or include has an unknown value, or X-Service-Nonce is malformed (`nonce`)', field: 'action', message: ACTION_INVALID },
+    {
+      status: 429,
+      description: 'Daily usage limit reached (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT per license)',
+      message: 'This license has reached its daily limit of 1000 checks; it resets at midnight UTC.',
+    },
   )
   hasPaid(@Req() req: LicensedRequest): Promise<HasPaidResult> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
@@ -95,10 +106,15 @@ export class PaymentsController {
   @ApiIdParam('project', 'Project id')
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, redirect_url?, injectables?}' })
   @ApiErrors(
-    { status: 400, description: 'No domain was sent and action=check_project was not given' },
-    { status: 403, description: 'The domain is not registered under the project' },
+    { status: 400, description: 'No domain was sent and action=check_project was not given', message: NO_DOMAIN },
+    {
+      status: 403,
+      description: 'Invalid, revoked or expired key; no access to the project; or the domain is not registered under the project',
+      message: DOMAIN_NOT_REGISTERED,
+      data: REDIRECT,
+    },
     404,
-    { status: 422, description: 'action or include has an unknown value (`token` is issued to license keys only)' },
+    { status: 422, description: 'action or include has an unknown value (`token` is issued to license keys only)', field: 'action', message: ACTION_INVALID },
   )
   async hasPaidByApiKey(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) id: number, @Req() req: Request): Promise<HasPaidResult> {
     const options: CheckOptions = parseCheckOptions(req.query as Record<string, unknown>);

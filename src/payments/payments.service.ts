@@ -46,6 +46,7 @@ interface TokenGrant {
 }
 
 export const NO_DOMAIN = 'The calling domain could not be determined: send it in the X-Service-Domain header.';
+export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
 
 /** Seconds until the next midnight UTC, when daily allowances start again. */
@@ -73,7 +74,7 @@ const ONLY_INJECTABLES: Include = Object.freeze({ injectables: true, token: fals
 /** `action` and `include` of the runtime checks; anything else is a 422 naming the parameter. */
 export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
   const action = source.action;
-  if (action !== undefined && action !== 'check_project') throw fieldError('action', 'The selected action is invalid: the only action is check_project.');
+  if (action !== undefined && action !== 'check_project') throw fieldError('action', ACTION_INVALID);
   return { action, include: parseInclude(source.include), domain: source.domain } as CheckOptions;
 }
 

@@ -5,7 +5,7 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { requireGlobalKey } from '../auth/auth.service.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi.js';
+import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
 import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { CreateProjectDto, LockProjectDto, UpdateProjectDto } from './dto/project.dto.js';
@@ -28,7 +28,7 @@ export class ProjectsController {
   @ApiOperation({ summary: 'Create a project', description: 'Global key only. The plan limit is checked before validation (403). The slug is generated from the name when omitted.' })
   @ApiEnvelope(ProjectCreatedResponse, { status: 201, description: 'The project (without locked_at)' })
   @ApiBodyErrors({
-    status: 403,
+    ...FORBIDDEN.global,
     description: "Invalid, revoked or expired key; a project-scoped key (creating projects needs a global key); or the plan's project limit is reached (checked before validation)",
   })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Body() body: CreateProjectDto) {

@@ -6,13 +6,15 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ApiError, notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi.js';
+import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { WebhookDeliveryResponse, WebhookDeliveryWithAttemptsResponse } from './dto/webhook-delivery.response.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
+
+const BEING_ATTEMPTED = 'The delivery is being attempted right now; try again in a moment.';
 
 @ApiTags('webhooks')
 @ApiKeyAuth()
@@ -51,7 +53,7 @@ export class WebhooksController {
   @ApiOperation({ summary: 'Retry a webhook delivery now', description: 'Queues a new attempt right away, whatever the state of the delivery.' })
   @ApiIdParam('delivery', 'Webhook delivery id')
   @ApiEnvelope(WebhookDeliveryResponse, { description: 'The delivery, pending again (without attempt_log)' })
-  @ApiErrors({ status: 409, description: 'The delivery is being attempted right now; try again in a moment' })
+  @ApiErrors({ status: 409, description: 'The delivery is being attempted right now; try again in a moment', message: BEING_ATTEMPTED })
   async retry(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('delivery', IdPipe) id: number) {
     const project = await this.projects.findAccessible(principal, projectId);
     const delivery = await this.deliveries.findOneBy({ id, project_id: project.id });
@@ -64,7 +66,7 @@ export class WebhooksController {
         .set({ status: 'pending', next_attempt_at: new Date(), claimed_by: null, claimed_until: null })
         .where("id = :id AND status <> 'delivering'", { id })
         .execute();
-      if (result.affected !== 1) throw new ApiError(409, 'The delivery is being attempted right now; try again in a moment.');
+      if (result.affected !== 1) throw new ApiError(409, BEING_ATTEMPTED);
       // Read before waking the dispatcher, so the answer is the queued state, not a race with it.
       const after = await manager.findOneByOrFail(WebhookDeliveryEntity, { id });
       return { result: after, audit: { action: 'webhook_delivery.retried', before, after } };

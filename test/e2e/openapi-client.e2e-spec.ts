@@ -324,6 +324,14 @@ describe('typed client generated from openapi.json', () => {
     expectDocumented('get', '/api/v1', await anonymous('get', '/api/v1', { params: {} }));
     expectDocumented('get', '/api/v1/health', await anonymous('get', '/api/v1/health', { params: {} }));
     expectDocumented('get', '/api/v1/health/live', await anonymous('get', '/api/v1/health/live', { params: {} }));
+    // Outside the envelope: this document, and the Prometheus text.
+    expectDocumented('get', '/api/docs-json', await anonymous('get', '/api/docs-json', { params: {} }));
+    const metrics = await t.http().get('/metrics');
+    exercised.add('GET /metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers['content-type']).toMatch(/^text\/plain\b/);
+    expect(Object.keys(DOC.paths['/metrics'].get.responses['200'].content)).toEqual(['text/plain']);
+    expect(metrics.text).toContain('# TYPE licensegate_runtime_checks_total counter');
 
     const documented = Object.entries(DOC.paths as Json).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     expect(documented.filter((op) => !exercised.has(op)).sort()).toEqual([]);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { makeAccount, makeDomain, makeLicense, makeProject } from '../factories/index.js';
+import { exampleBody as exampleBodyOf } from '../utils/openapi-client.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
@@ -30,14 +31,7 @@ const operations: BodyOperation[] = Object.entries(doc.paths).flatMap(([path, me
 );
 
 /** The body a generated client or Swagger UI builds from the documented examples. */
-function exampleBody(schema: Schema): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    if (property.format === 'binary') continue; // a multipart upload, not a JSON field
-    if ('example' in property) body[name] = property.example;
-  }
-  return body;
-}
+const exampleBody = (schema: Schema) => exampleBodyOf(doc, schema);
 
 /** A value of the wrong kind for the property, and the message that must answer it. */
 function wrongKind(name: string, property: Schema): [unknown, string | RegExp] | null {
@@ -85,45 +79,86 @@ describe('request bodies as openapi.json documents them', () => {
     }
   });
 
-  describe('the documented examples work when sent as they are, in the order a newcomer tries them', () => {
-    let t: TestApp;
-    let key: string;
-    const ids: Record<string, number> = {};
-    beforeAll(async () => {
-      t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
-      key = (await makeAccount(t.app)).key;
-    });
-    afterAll(async () => t.close());
+  describe('every request example works when sent as it is, in the order a newcomer tries them', () => {
+    /** Every request body of openapi.json, in each of its media types (and the credential it takes). */
+    const bodies = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, op]) =>
+        Object.entries(op.requestBody?.content ?? {}).map(([mediaType, { schema }]) => ({
+          key: `${method.toUpperCase()} ${path} ${mediaType}`,
+          schema: resolve(schema),
+          licenseKey: op.security?.some((s) => 'license-key' in s) ?? false,
+        })),
+      ),
+    );
 
-    const order = [
-      ['POST', '/api/v1/project', 201, 'project'],
-      ['PUT', '/api/v1/project/{project}', 200, null],
-      ['PATCH', '/api/v1/project/{project}', 200, null],
-      ['POST', '/api/v1/project/{project}/domains', 201, 'domain'],
-      ['PUT', '/api/v1/project/{project}/domains/{domain}', 200, null],
-      ['PATCH', '/api/v1/project/{project}/domains/{domain}', 200, null],
-      ['POST', '/api/v1/project/{project}/licenses', 201, 'license'],
-      ['PUT', '/api/v1/project/{project}/licenses/{license}', 200, null],
-      ['PATCH', '/api/v1/project/{project}/licenses/{license}', 200, null],
-      ['POST', '/api/v1/project/{project}/injectables', 201, 'injectable'],
-      ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 200, null],
-      ['POST', '/api/v1/api-keys', 201, 'id'],
-      ['POST', '/api/v1/api-keys/{id}/roll', 201, null],
-      ['POST', '/api/v1/project/{project}/lock', 200, null],
-    ] as const;
+    type Step = readonly [method: string, path: string, mediaType: 'json' | 'multipart', status: number, names: string | null];
+    const json: Step[] = [
+      ['POST', '/api/v1/project', 'json', 201, 'project'],
+      ['PUT', '/api/v1/project/{project}', 'json', 200, null],
+      ['PATCH', '/api/v1/project/{project}', 'json', 200, null],
+      ['POST', '/api/v1/project/{project}/domains', 'json', 201, 'domain'],
+      ['PUT', '/api/v1/project/{project}/domains/{domain}', 'json', 200, null],
+      ['PATCH', '/api/v1/project/{project}/domains/{domain}', 'json', 200, null],
+      ['POST', '/api/v1/project/{project}/licenses', 'json', 201, 'license'],
+      ['PUT', '/api/v1/project/{project}/licenses/{license}', 'json', 200, null],
+      ['PATCH', '/api/v1/project/{project}/licenses/{license}', 'json', 200, null],
+      ['POST', '/api/v1/project/{project}/injectables', 'json', 201, 'injectable'],
+      ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 'json', 200, null],
+      // The license just made, from the domain just registered: paid, as the examples set them.
+      ['POST', '/api/v1/project/has-paid', 'json', 200, null],
+      ['POST', '/api/v1/api-keys', 'json', 201, 'id'],
+      ['POST', '/api/v1/api-keys/{id}/roll', 'json', 201, null],
+      ['POST', '/api/v1/project/{project}/lock', 'json', 200, null],
+    ];
+    // On a fresh install: the project example's slug is taken once the walk above has run.
+    const multipart: Step[] = [
+      ['POST', '/api/v1/project', 'json', 201, 'project'],
+      ['POST', '/api/v1/project/{project}/injectables', 'multipart', 201, 'injectable'],
+      ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 'multipart', 200, null],
+    ];
+    const MEDIA = { json: 'application/json', multipart: 'multipart/form-data' } as const;
 
-    it('walks every operation', () => {
-      expect(order.map(([m, p]) => `${m} ${p}`).sort()).toEqual(operations.map((o) => `${o.method} ${o.path}`).sort());
+    it('walks every request body, in every media type', () => {
+      const walked = new Set([...json, ...multipart].map(([method, path, media]) => `${method} ${path} ${MEDIA[media]}`));
+      expect([...walked].sort()).toEqual(bodies.map((b) => b.key).sort());
     });
 
-    // Each row has four cells: jest would take a fourth parameter the row lacks for a done callback.
-    it.each(order)('%s %s', async (method, path, status, names) => {
-      const op = operations.find((o) => o.method === method && o.path === path)!;
-      const url = path.replace(/\{(\w+)\}/g, (_, name: string) => String(ids[name]));
-      const res = await t.http()[method.toLowerCase() as 'post'](url).set('X-API-KEY', key).send(exampleBody(op.schema));
-      expect({ status: res.status, message: res.body.message, errors: res.body.errors }).toEqual({ status, message: 'Success', errors: null });
-      if (names) ids[names] = res.body.data.id;
-    });
+    for (const [title, steps] of [
+      ['as JSON', json],
+      ['as multipart/form-data', multipart],
+    ] as const) {
+      describe(title, () => {
+        let t: TestApp;
+        let key: string;
+        const ids: Record<string, number> = {};
+        let licenseKey = '';
+        beforeAll(async () => {
+          t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
+          key = (await makeAccount(t.app)).key;
+        });
+        afterAll(async () => t.close());
+
+        // Each row has five cells: jest would take a sixth parameter the row lacks for a done callback.
+        it.each(steps)('%s %s (%s)', async (method, path, media, status, names) => {
+          const body = bodies.find((b) => b.key === `${method} ${path} ${MEDIA[media]}`)!;
+          const url = path.replace(/\{(\w+)\}/g, (_, name: string) => String(ids[name]));
+          let req = t.http()[method.toLowerCase() as 'post'](url);
+          req = body.licenseKey ? req.set('X-LICENSE-KEY', licenseKey) : req.set('X-API-KEY', key);
+          const fields = exampleBody(body.schema);
+          if (media === 'multipart') {
+            // As a form sends them: text fields, objects as JSON; a form has no null.
+            for (const [name, value] of Object.entries(fields)) {
+              if (value !== null) req = req.field(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
+            }
+          } else req = req.send(fields);
+          const res = await req;
+          expect({ status: res.status, message: res.body.message, errors: res.body.errors }).toEqual({ status, message: 'Success', errors: null });
+          if (names) ids[names] = res.body.data.id;
+          if (names === 'license') licenseKey = res.body.data.uuid;
+          if (path === '/api/v1/project/has-paid') expect(res.body.data.has_paid).toBe(true);
+        });
+      });
+    }
   });
 
   describe('one message per field: missing, or of the wrong kind', () => {

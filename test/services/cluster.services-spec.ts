@@ -3,6 +3,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { catches, childrenOf, freePort, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
 import { createTestDatabase } from '../utils/test-app.js';
@@ -91,3 +92,91 @@ describe('CLUSTER_WORKERS', () => {
   });
 });
 
+
+describe('CLUSTER_WORKERS start-up', () => {
+  let db: { url: string; drop: () => Promise<void> };
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+    db = await createTestDatabase();
+    const APP_KEY = randomBytes(32).toString('base64');
+    execFileSync(process.execPath, ['dist/src/cli.js', 'users:list'], { env: { ...process.env, DATABASE_URL: db.url, APP_KEY, LOG_LEVEL: 'silent' } });
+    env = {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: db.url,
+      APP_KEY,
+      CLUSTER_WORKERS: '2',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `lg-cluster-${randomBytes(4).toString('hex')}:`,
+      WEBHOOK_DISPATCHER: 'false',
+    };
+  }, 60_000);
+  afterAll(async () => db?.drop());
+
+  /** The primary with its default LOG_LEVEL (info), its output and its exit. */
+  function startPrimary(port: number) {
+    const out = { stdout: '', stderr: '' };
+    const child = spawn(process.execPath, [resolve('dist/src/main.js')], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout?.on('data', (d) => (out.stdout += d));
+    child.stderr?.on('data', (d) => (out.stderr += d));
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    return { child, out, exited };
+  }
+
+  it('the primary says once where the API and its docs are, whatever the number of workers', async () => {
+    const port = await freePort();
+    const primary = startPrimary(port);
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).ok, 60_000);
+      // Both workers up: each would have written its own line by now.
+      await waitFor(async () => childrenOf(primary.child.pid as number).length === 2 && primary.out.stdout.includes('\n'));
+      await new Promise((r) => setTimeout(r, 1000));
+      // Besides the request lines of the probes above.
+      const lines = primary.out.stdout
+        .trim()
+        .split('\n')
+        .filter((line) => (JSON.parse(line) as { msg: string }).msg !== 'request completed');
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0])).toMatchObject({
+        level: 30,
+        pid: primary.child.pid,
+        workers: 2,
+        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
+      });
+      expect(primary.out.stderr).toBe('');
+    } finally {
+      primary.child.kill('SIGTERM');
+      await primary.exited;
+    }
+  }, 90_000);
+
+  it('a port in use: the primary says it in one line, once, stops its workers and exits with 1', async () => {
+    const port = await freePort();
+    const holder = createServer();
+    await new Promise<void>((done) => holder.listen(port, done));
+    try {
+      const primary = startPrimary(port);
+      const workers = await waitFor(async () => {
+        const pids = childrenOf(primary.child.pid as number);
+        return pids.length > 0 ? pids : primary.child.exitCode !== null ? [] : undefined;
+      });
+      expect(await primary.exited).toBe(1);
+      expect(primary.out.stderr).toBe(`Port ${port} is already in use: set PORT.\n`);
+      expect(primary.out.stdout).toBe('');
+      // No worker outlives it (nor is one started again).
+      await waitFor(async () => workers.every((pid) => !alive(pid)), 10_000);
+    } finally {
+      holder.close();
+    }
+  }, 90_000);
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

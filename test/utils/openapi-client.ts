@@ -110,3 +110,19 @@ export function schemaProblems(doc: Json, schema: Json, value: unknown, at = '$'
   }
   return problems;
 }
+
+/** A schema of the document, its $ref followed. */
+export const resolveSchema = (doc: Json, schema: Json): Json => (schema.$ref ? doc.components.schemas[String(schema.$ref).split('/').pop() as string] : schema);
+
+/**
+ * The body Swagger UI's "Try it out" and a generated client's examples build from a request body's
+ * schema: each property's example. A multipart upload (format binary) has none: it is a file to pick.
+ */
+export function exampleBody(doc: Json, schema: Json): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries((resolveSchema(doc, schema).properties ?? {}) as Json)) {
+    if (property.format === 'binary') continue;
+    if ('example' in property) body[name] = property.example;
+  }
+  return body;
+}

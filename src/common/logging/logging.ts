@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, LoggerService, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -175,5 +175,48 @@ export class RuntimeActivityLog implements OnModuleInit, OnApplicationShutdown {
     const summary = await this.sinceLast();
     if (Object.keys(summary.runtime_checks).length === 0 && summary.log_lines_dropped === 0) return;
     this.logger.log(summary, 'Runtime checks answered in the last minute');
+  }
+}
+
+/** Nest's own start-up lines, written at debug: modules initialised, routes mapped, "successfully started". */
+const START_UP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RouterExplorer', 'NestApplication']);
+
+/**
+ * The app's logger (nestjs-pino's), with Nest's start-up chatter moved out of the way: at info,
+ * start-up is one line, the one main.ts writes with where the API and its docs are. Nest's
+ * RoutesResolver lines are dropped at every level: they name each controller under the global prefix
+ * even where its routes are excluded from it (/api/v1/metrics for GET /metrics); RouterExplorer's
+ * "Mapped {…}" lines (debug) say each route as served. Nest's error line for a port in use is dropped
+ * too: main.ts says it in one line of its own.
+ */
+export class AppLogger implements LoggerService {
+  constructor(private readonly inner: LoggerService) {}
+
+  log(message: unknown, ...params: unknown[]): void {
+    const context = params.at(-1);
+    if (context === 'RoutesResolver') return;
+    if (typeof context === 'string' && START_UP_CONTEXTS.has(context)) return this.inner.debug?.(message, ...params);
+    this.inner.log(message, ...params);
+  }
+
+  error(message: unknown, ...params: unknown[]): void {
+    if (params.at(-1) === 'NestApplication' && /\bEADDRINUSE\b/.test(String(message))) return;
+    this.inner.error(message, ...params);
+  }
+
+  warn(message: unknown, ...params: unknown[]): void {
+    this.inner.warn(message, ...params);
+  }
+
+  debug(message: unknown, ...params: unknown[]): void {
+    this.inner.debug?.(message, ...params);
+  }
+
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.inner.verbose?.(message, ...params);
+  }
+
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.inner.fatal?.(message, ...params);
   }
 }

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { MaxChars, MetaObject, OptionalString, OptionalUrl, label } from '../../common/http/validators.js';
@@ -88,3 +88,38 @@ export class UpdateInjectableDto extends InjectableFieldsDto {
   @applyDecorators(...SLUG_RULES)
   slug?: string;
 }
+
+/*
+ * The bodies as documented, per media type (ApiBodies): what the server requires of each. JSON carries
+ * no file, so a JSON create requires `content`; a multipart create takes `content` or a `file`.
+ * Documentation only: requests are validated with the DTOs above.
+ */
+
+const SECRET = 'Encryption secret; never stored. Later payloads need the secret they were sealed with to be decrypted.';
+
+@ApiSchema({ name: 'CreateInjectableJson', description: 'Create with the payload as `content`.' })
+export class CreateInjectableJsonBody extends OmitType(CreateInjectableDto, ['file', 'secret', 'content'] as const) {
+  @ApiProperty({ writeOnly: true, example: 'correct horse battery staple', description: SECRET })
+  secret: string;
+
+  @ApiProperty({ example: '<script>window.ACME_PRO = true;</script>', description: 'Plain content to encrypt' })
+  content: string;
+}
+
+@ApiSchema({ name: 'CreateInjectableMultipart', description: 'Create with the payload as `content`, or as an uploaded `file` (type file).' })
+export class CreateInjectableMultipartBody extends OmitType(CreateInjectableDto, ['secret', 'content', 'file'] as const) {
+  @ApiProperty({ writeOnly: true, example: 'correct horse battery staple', description: SECRET })
+  secret: string;
+
+  @ApiPropertyOptional({ example: '<script>window.ACME_PRO = true;</script>', description: 'Plain content to encrypt; required unless a file is uploaded' })
+  content?: string;
+
+  @ApiPropertyOptional({ type: 'string', format: 'binary', description: 'The payload of a type=file injectable (then type may be omitted); exclusive with content' })
+  file?: unknown;
+}
+
+@ApiSchema({ name: 'UpdateInjectableJson', description: 'Only the fields sent change; new `content` needs `secret`.' })
+export class UpdateInjectableJsonBody extends OmitType(UpdateInjectableDto, ['file'] as const) {}
+
+@ApiSchema({ name: 'UpdateInjectableMultipart', description: 'Only the fields sent change; new `content` or a `file` needs `secret`.' })
+export class UpdateInjectableMultipartBody extends UpdateInjectableDto {}

@@ -1,115 +1,18 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import {
-  ApiExtraModels,
-  ApiParam,
-  ApiProperty,
-  ApiQuery,
-  ApiResponse,
-  ApiSchema,
-  getSchemaPath,
-  type HeadersObject,
-  type ReferenceObject,
-  type SchemaObject,
-} from '@nestjs/swagger';
+import { ApiExtension, ApiExtraModels, ApiParam, ApiQuery, ApiResponse, getSchemaPath, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
+import { GLOBAL_KEY_REQUIRED, PROJECT_LOCKED } from '../http/errors.js';
+import { errorEnvelope, type ErrorExample } from './error-examples.js';
+import { ErrorEnvelope, NULL_SCHEMA, RefusalEnvelope, REQUEST_ID_HEADER, RETRY_AFTER, SuccessEnvelope, ValidationErrorEnvelope } from './envelopes.js';
 
 /*
- * OpenAPI descriptions of the envelope (docs/decisions.md#the-envelope-and-errors) shared by every controller. Documentation only: nothing
- * here changes what a route does. A generated client reads `data` of a success answer as the model the
- * operation names, and `errors` of a 422 as field → messages.
+ * The decorators controllers describe their operations with: the success answer in the envelope, the
+ * error answers, path ids, cursor queries, bodies per media type. Documentation only: nothing here
+ * changes what a route does. buildOpenApiDocument (document.ts) completes what every route shares.
  */
 
-export const REQUEST_ID_HEADER: HeadersObject = {
-  'X-Request-Id': { description: 'The request id: echoed when the request sent a valid one, generated otherwise', schema: { type: 'string' } },
-};
-
-const RETRY_AFTER: HeadersObject = {
-  'Retry-After': { description: 'Seconds to wait before trying again (429: until the limit resets)', schema: { type: 'integer', minimum: 1 } },
-};
-
-/** A property that is always JSON `null` (OpenAPI 3.0 has no null type: a nullable object whose only value is null). */
-const NULL_SCHEMA = { type: 'object' as const, additionalProperties: false, nullable: true, enum: [null], example: null };
-
-@ApiSchema({ name: 'SuccessEnvelope', description: 'Every successful answer; each operation describes `data`.' })
-export class SuccessEnvelope {
-  @ApiProperty({ enum: ['success'], example: 'success' })
-  status: 'success';
-
-  @ApiProperty({ example: 'Success' })
-  message: string;
-
-  @ApiProperty({ ...NULL_SCHEMA, description: 'Always null on success' })
-  errors: null;
-}
-
-@ApiSchema({ name: 'ErrorEnvelope', description: 'Every error answer except 422 (ValidationErrorEnvelope) and runtime refusals (RefusalEnvelope).' })
-export class ErrorEnvelope {
-  @ApiProperty({ enum: ['error'], example: 'error' })
-  status: 'error';
-
-  @ApiProperty({ example: 'Project not found.' })
-  message: string;
-
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: true, description: 'Null, except where an operation says otherwise (503: the failing checks)' })
-  data: Record<string, unknown> | null;
-
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'Null outside 422' })
-  errors: Record<string, string[]> | null;
-}
-
-@ApiSchema({ name: 'ValidationErrorEnvelope', description: '422: `errors` maps each invalid field to its messages.' })
-export class ValidationErrorEnvelope {
-  @ApiProperty({ enum: ['error'], example: 'error' })
-  status: 'error';
-
-  @ApiProperty({ example: 'The slug has already been taken.' })
-  message: string;
-
-  @ApiProperty({ ...NULL_SCHEMA })
-  data: null;
-
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: { type: 'array', items: { type: 'string' } },
-    example: { slug: ['The slug has already been taken.'] },
-  })
-  errors: Record<string, string[]>;
-}
-
-@ApiSchema({ name: 'RefusalData' })
-export class RefusalData {
-  @ApiProperty({ type: 'string', nullable: true, description: "The project's default_redirect_url; null when the project is unknown or has none" })
-  redirect_url: string | null;
-}
-
-@ApiSchema({ name: 'RefusalEnvelope', description: 'A runtime refusal (license-key endpoints): `data.redirect_url` says where to send the visitor.' })
-export class RefusalEnvelope {
-  @ApiProperty({ enum: ['error'], example: 'error' })
-  status: 'error';
-
-  @ApiProperty({ example: 'This license has been revoked.' })
-  message: string;
-
-  @ApiProperty({ type: () => RefusalData })
-  data: RefusalData;
-
-  @ApiProperty({ ...NULL_SCHEMA })
-  errors: null;
-}
-
-@ApiSchema({ name: 'RootEnvelope', description: 'The connectivity answer of GET /api/v1/.' })
-export class RootEnvelope {
-  @ApiProperty({ enum: ['ok'], example: 'ok' })
-  status: 'ok';
-
-  @ApiProperty({ example: 'LicenseGate API v1' })
-  message: string;
-
-  @ApiProperty({ ...NULL_SCHEMA })
-  data: null;
-
-  @ApiProperty({ ...NULL_SCHEMA })
-  errors: null;
-}
+/** The security schemes (document.ts declares them; ApiKeyAuth and LicenseKeyAuth use them). */
+export const API_KEY_SCHEME = 'api-key';
+export const LICENSE_KEY_SCHEME = 'license-key';
 
 export interface EnvelopeOptions {
   /** HTTP status of the answer; 200 unless given. */
@@ -169,13 +72,21 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is down',
 };
 
-export type ErrorSpec = number | { status: number; description?: string; refusal?: boolean; retryAfter?: boolean };
+/**
+ * An error answer: its status, and what to say about it where the default does not fit — the
+ * description of when it happens, and the example's message (`field`: the field a 422 is about;
+ * `data`: the example's data). Without a message the example follows the rules of error-examples.ts.
+ */
+export type ErrorSpec =
+  | number
+  | ({ status: number; description?: string; refusal?: boolean; retryAfter?: boolean } & Partial<ErrorExample>);
 
 /** Any operation that reads or writes the database (README, "When the database is away"). */
 export const DATABASE_AWAY = {
   status: 503,
   description: 'The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so)',
   retryAfter: true,
+  message: 'The database is unavailable: try again in a moment.',
 } satisfies ErrorSpec;
 
 /**
@@ -184,19 +95,20 @@ export const DATABASE_AWAY = {
  * spec of the same status replaces an earlier one.
  */
 export function ApiErrors(...specs: ErrorSpec[]) {
-  const byStatus = new Map<number, { status: number; description?: string; refusal?: boolean; retryAfter?: boolean }>();
+  const byStatus = new Map<number, Exclude<ErrorSpec, number>>();
   for (const spec of specs) {
     const entry = typeof spec === 'number' ? { status: spec } : spec;
     byStatus.set(entry.status, entry);
   }
   return applyDecorators(
-    ...[...byStatus.values()].map(({ status, description, refusal, retryAfter }) => {
+    ...[...byStatus.values()].map(({ status, description, refusal, retryAfter, message, field, data }) => {
       const type = status === 422 ? ValidationErrorEnvelope : refusal ? RefusalEnvelope : ErrorEnvelope;
       return ApiResponse({
         status,
         description: description ?? ERROR_DESCRIPTIONS[status] ?? 'Error',
         type,
         headers: status === 429 || retryAfter ? { ...REQUEST_ID_HEADER, ...RETRY_AFTER } : REQUEST_ID_HEADER,
+        ...(message === undefined ? {} : { example: errorEnvelope(status, { message, field, data }, refusal) }),
       });
     }),
   );
@@ -207,12 +119,27 @@ export const ApiBodyErrors = (...more: ErrorSpec[]) => ApiErrors(400, 413, 415, 
 
 const FORBIDDEN_BASE = 'Invalid, revoked or expired key; no access to the project';
 const GLOBAL_ONLY = 'a project-scoped key (this action needs a global key)';
-/** 403 descriptions of management operations beyond the key checks of ApiKeyAuth. */
+/** 403 of management operations beyond the key checks of ApiKeyAuth; the example shows the cause they add. */
 export const FORBIDDEN = {
-  write: { status: 403, description: `${FORBIDDEN_BASE}; or the project is locked` },
-  global: { status: 403, description: `${FORBIDDEN_BASE}; or ${GLOBAL_ONLY}` },
-  globalWrite: { status: 403, description: `${FORBIDDEN_BASE}; ${GLOBAL_ONLY}; or the project is locked` },
+  write: { status: 403, description: `${FORBIDDEN_BASE}; or the project is locked`, message: PROJECT_LOCKED },
+  global: { status: 403, description: `${FORBIDDEN_BASE}; or ${GLOBAL_ONLY}`, message: GLOBAL_KEY_REQUIRED },
+  globalWrite: { status: 403, description: `${FORBIDDEN_BASE}; ${GLOBAL_ONLY}; or the project is locked`, message: GLOBAL_KEY_REQUIRED },
 } satisfies Record<string, ErrorSpec>;
+
+/**
+ * A request body that differs by media type (JSON and multipart/form-data), each its own schema: what
+ * one media type requires, another may not (a JSON create has no file, so it requires `content`).
+ * buildOpenApiDocument puts them in place of the one schema Nest derives from the @Body() type.
+ */
+export const BODIES_EXTENSION = 'x-licensegate-bodies';
+export const ApiBodies = (bodies: Record<string, Type<unknown>>) =>
+  applyDecorators(
+    ApiExtraModels(...Object.values(bodies)),
+    ApiExtension(
+      BODIES_EXTENSION,
+      Object.fromEntries(Object.entries(bodies).map(([mediaType, type]) => [mediaType, getSchemaPath(type)])),
+    ),
+  );
 
 /** A positive-integer path id (IdPipe): anything else is a 404. */
 export const ApiIdParam = (name: string, description: string) =>

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort, stop, waitFor } from '../utils/processes.js';
+
+const MAIN = resolve('dist/src/main.js');
+
+/** `npm start` as built, with its default LOG_LEVEL (info), in a directory of its own. */
+function start(dir: string, env: Record<string, string>): { child: ChildProcess; out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  const child = spawn(process.execPath, [MAIN], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', APP_KEY: randomBytes(32).toString('base64'), DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, WEBHOOK_DISPATCHER: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr?.on('data', (d) => (err += d));
+  return { child, out: () => out, err: () => err };
+}
+
+const exitOf = (child: ChildProcess) =>
+  new Promise<number | null>((done) => (child.exitCode !== null ? done(child.exitCode) : child.once('exit', (code) => done(code))));
+
+/** A port some other process listens on. */
+function holdPort(port: number): Promise<Server> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(port, () => done(server));
+  });
+}
+
+describe('start-up', () => {
+  let dir: string;
+  beforeAll(() => {
+    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
+    dir = mkdtempSync(join(tmpdir(), 'lg-start-up-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('says in one line where the API and its docs are, and both answer there', async () => {
+    const port = await freePort();
+    const server = start(dir, { PORT: String(port) });
+    try {
+      // The line is written once the server listens: anything else at start-up comes before it.
+      await waitFor(async () => server.out().includes('LicenseGate is listening'), 60_000);
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).ok);
+      // Besides the request line of the probe above.
+      const lines = server
+        .out()
+        .trim()
+        .split('\n')
+        .filter((l) => (JSON.parse(l) as { msg: string }).msg !== 'request completed');
+      expect(lines).toHaveLength(1);
+      const line = JSON.parse(lines[0]) as Record<string, unknown>;
+      expect(line).toMatchObject({
+        level: 30,
+        context: 'LicenseGate',
+        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
+        api: `http://localhost:${port}/api/v1/`,
+        docs: `http://localhost:${port}/api/docs`,
+      });
+      expect(server.err()).toBe('');
+      const api = await fetch(String(line.api));
+      expect({ status: api.status, body: await api.json() }).toEqual({
+        status: 200,
+        body: { status: 'ok', message: 'LicenseGate API v1', data: null, errors: null },
+      });
+      const docs = await fetch(String(line.docs));
+      expect(docs.status).toBe(200);
+      expect(await docs.text()).toContain('<title>Swagger UI</title>');
+    } finally {
+      await stop(server.child);
+    }
+  }, 90_000);
+
+  it('at debug, lists each route as served: GET /metrics, never under /api/v1', async () => {
+    const port = await freePort();
+    const server = start(dir, { PORT: String(port), LOG_LEVEL: 'debug' });
+    try {
+      await waitFor(async () => server.out().includes('LicenseGate is listening'), 60_000);
+      const messages = server
+        .out()
+        .trim()
+        .split('\n')
+        .map((l) => String((JSON.parse(l) as { msg: unknown }).msg));
+      expect(messages).toContain('Mapped {/metrics, GET} route');
+      expect(messages).toContain('Mapped {/api/v1/project, POST} route');
+      expect(messages.filter((m) => m.includes('/api/v1/metrics'))).toEqual([]);
+    } finally {
+      await stop(server.child);
+    }
+  }, 90_000);
+
+  it('a port in use: one line that says what to do, exit code 1, no stack trace', async () => {
+    const port = await freePort();
+    const holder = await holdPort(port);
+    try {
+      const server = start(dir, { PORT: String(port) });
+      expect(await exitOf(server.child)).toBe(1);
+      expect(server.err()).toBe(`Port ${port} is already in use: set PORT.\n`);
+      expect(server.out()).toBe('');
+    } finally {
+      holder.close();
+    }
+  }, 90_000);
+});
