@@ -11,6 +11,7 @@ import { Injectables1732000000002 } from './migrations/1732000000002-Injectables
 import { Webhooks1732000000003 } from './migrations/1732000000003-Webhooks.js';
 import { WebhookTargetHost1732000000004 } from './migrations/1732000000004-WebhookTargetHost.js';
 import { UsageFlushes1732000000005 } from './migrations/1732000000005-UsageFlushes.js';
+import { Activations1732000000006 } from './migrations/1732000000006-Activations.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
@@ -22,4 +23,5 @@ export const migrations = [
   Webhooks1732000000003,
   WebhookTargetHost1732000000004,
   UsageFlushes1732000000005,
+  Activations1732000000006,
 ];

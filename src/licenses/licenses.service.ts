@@ -121,10 +121,16 @@ export class LicensesService {
    * ownership are checked (403); writes are then refused while the project is locked (docs/decisions.md#projects).
    */
   async findAccessible(principal: ApiPrincipal, projectId: number, licenseId: number, options: { write?: boolean } = {}) {
+    const found = await this.findInProject(projectId, licenseId);
+    assertAccess(principal, found.project, options);
+    return found;
+  }
+
+  /** The project and its license, 404 when either is missing. No access check: the caller makes it after its own 404s. */
+  async findInProject(projectId: number, licenseId: number): Promise<{ project: ProjectEntity; license: LicenseEntity }> {
     const project = await this.projects.findOr404(projectId);
     const license = await this.licenses.findOneBy({ id: licenseId, project_id: project.id });
     if (!license) throw notFound('License');
-    assertAccess(principal, project, options);
     return { project, license };
   }
 
@@ -169,7 +175,9 @@ export class LicensesService {
     const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
     const resolved = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
     // PATCH writes only what was sent, so racing PATCHes of different fields both land; PUT replaces.
-    const fields = replace ? resolved : sentFields(resolved, dto);
+    const fields: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = replace ? resolved : sentFields(resolved, dto);
+    // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
+    if (fields.expires_at !== undefined && fields.expires_at?.getTime() !== license.expires_at?.getTime()) fields.expiry_notice = null;
     return await this.outbox.change(project, async (manager) => {
       if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
       await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
@@ -203,6 +211,8 @@ export class LicensesService {
       await manager.delete(LicenseEntity, { id: license.id });
       await manager.delete(LicenseUsageEntity, { license_id: license.id });
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
+      await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
+      await manager.query('DELETE FROM license_limit_notices WHERE license_id = ?', [license.id]);
       return [undefined, [['license.deleted', before]]];
     });
   }
@@ -215,7 +225,7 @@ export class LicensesService {
     const activations = await this.activations.find({ where: { license_id: license.id }, order: { id: 'ASC' } });
     const domains = new Map<string, { domain: string; activated_at: Date; subdomains: string[] }>();
     for (const a of activations) {
-      const entry = domains.get(a.domain) ?? { domain: a.domain, activated_at: a.created_at, subdomains: [] };
+      const entry = domains.get(a.domain) ?? { domain: a.domain, activated_at: a.first_seen_at, subdomains: [] };
       if (a.host) entry.subdomains.push(a.host);
       domains.set(a.domain, entry);
     }

@@ -8,11 +8,16 @@ import { toIsoTimestamp } from '../common/http/serialization.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 
-export type WebhookEvent =
-  | `project.${'created' | 'updated' | 'deleted' | 'paid' | 'unpaid' | 'locked' | 'unlocked'}`
-  | `domain.${'created' | 'updated' | 'deleted' | 'paid' | 'unpaid'}`
-  | `license.${'created' | 'updated' | 'deleted' | 'revoked' | 'reactivated' | 'usage_limit_reached'}`
-  | `injectable.${'created' | 'updated' | 'deleted'}`;
+/** Every event type, in the README's order (docs/decisions.md#webhooks). */
+export const WEBHOOK_EVENTS = [
+  ...(['created', 'updated', 'deleted', 'paid', 'unpaid', 'locked', 'unlocked'] as const).map((e) => `project.${e}` as const),
+  ...(['created', 'updated', 'deleted', 'paid', 'unpaid'] as const).map((e) => `domain.${e}` as const),
+  ...(
+    ['created', 'updated', 'deleted', 'revoked', 'reactivated', 'usage_limit_reached', 'deactivated', 'domain_limit_reached', 'expiring', 'expired'] as const
+  ).map((e) => `license.${e}` as const),
+  ...(['created', 'updated', 'deleted'] as const).map((e) => `injectable.${e}` as const),
+];
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Wakes the in-process dispatcher after a commit; set by the dispatcher when it runs here. */
 export type Kick = () => void;

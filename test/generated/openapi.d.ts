@@ -128,6 +128,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/license/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate the license on a host (self-service)
+         * @description Deletes the activations of exactly that host (the registered domain's own when it is a registered domain, the subdomain's when it is one) and answers how many. The slot is free at once on every instance. License refusals as for has-paid (401/403, including allowed_ips and allowed_countries). At most SELF_DEACTIVATIONS_PER_DAY (3) deactivations that free something per license and UTC day; one that frees nothing is not counted. Sends license.deactivated with by "license".
+         */
+        post: operations["LicenseDeactivationController_deactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/project": {
         parameters: {
             query?: never;
@@ -367,6 +387,46 @@ export interface paths {
         patch: operations["LicensesController_patch"];
         trace?: never;
     };
+    "/api/v1/project/{project}/licenses/{license}/activations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a license's activations
+         * @description Oldest first. Each is a (registered domain, host) the license has been used from; last_seen_at is within a minute of the last use.
+         */
+        get: operations["ActivationsController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{project}/licenses/{license}/activations/{activation}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an activation (free its slot)
+         * @description The slot is free at once on every instance: the next call from a new domain may take it. Deleting the registered domain's own activation (host "") frees its max_domains slot; its subdomains' activations stay until deleted. Sends license.deactivated with by "api_key".
+         */
+        delete: operations["ActivationsController_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/project/{project}/licenses/{license}/reactivate": {
         parameters: {
             query?: never;
@@ -531,6 +591,28 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description A (registered domain, host) a license has been used from: what max_domains and max_subdomains_per_domain count. */
+        Activation: {
+            /**
+             * @description The registered domain the use was counted against
+             * @example example.com
+             */
+            domain: string;
+            /** Format: date-time */
+            first_seen_at: string;
+            /**
+             * @description '' for the registered domain itself (its max_domains slot, taken by any use from it or a subdomain); else the exact subdomain
+             * @example shop.example.com
+             */
+            host: string;
+            id: number;
+            /**
+             * Format: date-time
+             * @description Within a minute of the last use (written in batches)
+             */
+            last_seen_at: string;
+            license_id: number;
+        };
         ApiKey: {
             /** Format: date-time */
             created_at: string;
@@ -769,6 +851,22 @@ export interface components {
              */
             webhook_url?: string | null;
         };
+        Deactivation: {
+            /**
+             * @description The activations of that exact host that were deleted; 0 when there were none
+             * @example 1
+             */
+            deactivated: number;
+        };
+        DeactivationRequest: {
+            /**
+             * @description The host to deactivate, when X-Service-Domain is not sent (a URL or host:port is reduced to the host)
+             * @example shop.example.com
+             */
+            domain?: string;
+            /** @description The license key, when neither X-LICENSE-KEY nor the `license` query parameter is sent */
+            license?: string;
+        };
         Domain: {
             /** Format: date-time */
             created_at: string;
@@ -997,6 +1095,37 @@ export interface components {
              * @description The license key to share (X-LICENSE-KEY)
              */
             uuid: string;
+        };
+        /** @description `data` of the license.deactivated webhook: an activation was deleted and its slot freed. */
+        LicenseDeactivatedEvent: {
+            /**
+             * @description api_key: DELETE …/activations/{activation}; license: POST /license/deactivate
+             * @enum {string}
+             */
+            by: "api_key" | "license";
+            /** @example example.com */
+            domain: string;
+            /**
+             * @description '' for the registered domain itself, else the subdomain
+             * @example
+             */
+            host: string;
+            license_id: number;
+            project_id: number;
+        };
+        /** @description `data` of the license.domain_limit_reached webhook: sent on the first refusal of a license for a place (domain and host) per UTC day. */
+        LicenseDomainLimitReachedEvent: {
+            /** @example example.com */
+            domain: string;
+            /**
+             * @description '' for the registered domain itself, else the subdomain
+             * @example shop.example.com
+             */
+            host: string;
+            license_id: number;
+            /** @enum {string} */
+            limit: "max_domains" | "max_subdomains_per_domain";
+            project_id: number;
         };
         LicenseUsage: {
             /** @description Activated domains, in activation order */
@@ -1462,15 +1591,18 @@ export interface components {
             last_status_code: number | null;
             /** Format: date-time */
             next_attempt_at: string | null;
-            /** @description The JSON body sent */
+            /** @description The JSON body sent: {id, type, timestamp, data}. `data` is the resource as the API returns it, except for license.usage_limit_reached {license_id, project_id, max_usage_per_day, day}, license.deactivated (LicenseDeactivatedEvent) and license.domain_limit_reached (LicenseDomainLimitReachedEvent); license.expiring and license.expired carry the License. */
             payload: {
                 [key: string]: unknown;
             };
             project_id: number;
             /** @enum {string} */
             status: "pending" | "delivering" | "succeeded" | "failed";
-            /** @example license.created */
-            type: string;
+            /**
+             * @example license.created
+             * @enum {string}
+             */
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -1494,15 +1626,18 @@ export interface components {
             last_status_code: number | null;
             /** Format: date-time */
             next_attempt_at: string | null;
-            /** @description The JSON body sent */
+            /** @description The JSON body sent: {id, type, timestamp, data}. `data` is the resource as the API returns it, except for license.usage_limit_reached {license_id, project_id, max_usage_per_day, day}, license.deactivated (LicenseDeactivatedEvent) and license.domain_limit_reached (LicenseDomainLimitReachedEvent); license.expiring and license.expired carry the License. */
             payload: {
                 [key: string]: unknown;
             };
             project_id: number;
             /** @enum {string} */
             status: "pending" | "delivering" | "succeeded" | "failed";
-            /** @example license.created */
-            type: string;
+            /**
+             * @example license.created
+             * @enum {string}
+             */
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -2016,6 +2151,153 @@ export interface operations {
                 };
             };
             /** @description Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    LicenseDeactivationController_deactivate: {
+        parameters: {
+            query?: {
+                /** @description The host to deactivate, when neither X-Service-Domain nor `domain` in the body is sent */
+                domain?: string;
+                /** @description The license key, when X-LICENSE-KEY is not sent */
+                license?: string;
+            };
+            header?: {
+                /** @description The host to deactivate */
+                "X-Service-Domain"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeactivationRequest"];
+            };
+        };
+        responses: {
+            /** @description {deactivated: N} */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["Deactivation"];
+                    };
+                };
+            };
+            /** @description Malformed JSON, or a JSON body that is not an object */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing license key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /**
+             * @description Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; SELF_DEACTIVATIONS_PER_DAY is 0
+             *
+             *     Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set
+             */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefusalEnvelope"];
+                };
+            };
+            /** @description The body is larger than MAX_UPLOAD_BYTES */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type: send application/json */
+            415: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description No domain was sent, or it is not a host name */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /**
+             * @description The day's self-service deactivations are used up (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT)
+             *
+             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again
+             */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5163,6 +5445,231 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    ActivationsController_list: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..50; outside → 422 */
+                per_page?: number;
+                /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description License id; anything but a positive integer → 404 */
+                license: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: {
+                            data: components["schemas"]["Activation"][];
+                            /** @description Pass it back as `cursor` for the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project, license or activation not found, or not part of the given project or license (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    ActivationsController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description License id; anything but a positive integer → 404 */
+                license: number;
+                /** @description Activation id; anything but a positive integer → 404 */
+                activation: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; data is null */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        /**
+                         * @description Always null
+                         * @example null
+                         * @enum {object|null}
+                         */
+                        data: never | null;
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project, license or activation not found, or not part of the given project or license (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
