@@ -1,9 +1,9 @@
 /**
- * The runtime client: license-key calls only (has-paid, the injectable stream), over
+ * The runtime client: license-key calls only (has-paid, the injectable stream, deactivation), over
  * `globalThis.fetch` or a fetch passed in.
  */
 import { FieldErrors, LicenseGateError } from './errors.js';
-import type { HasPaidResult, PaidInjectable, StreamInjectable } from './types.js';
+import type { DeactivateResult, HasPaidResult, PaidInjectable, StreamInjectable } from './types.js';
 
 /** What the client needs of a fetch response; the platform `Response` fits. */
 export interface FetchResponseLike {
@@ -48,6 +48,15 @@ export interface HasPaidOptions {
   domain?: string;
 }
 
+export interface DeactivateOptions {
+  /**
+   * The host to deactivate. Defaults to the client's `domain`, then (in a browser) the page's host
+   * name. The service deactivates exactly this host: the registered domain's own activation, or the
+   * subdomain's.
+   */
+  domain?: string;
+}
+
 export interface StreamOptions {
   /** Page size, 1–50 (the service's default is 50). */
   perPage?: number;
@@ -58,6 +67,12 @@ export interface LicenseGateClient {
   readonly baseUrl: string;
   /** `POST /project/has-paid`. Throws `LicenseGateError` on any refusal (401, 403, 400, 429…). */
   hasPaid(options?: HasPaidOptions): Promise<HasPaidResult>;
+  /**
+   * `POST /license/deactivate`: frees the slot this license holds for a host (before moving a site
+   * to another domain, say) → `{ deactivated }`, the number of activations deleted (0 when there
+   * were none). At most a few a day per license (429, `retryAfter` set, past them).
+   */
+  deactivate(options?: DeactivateOptions): Promise<DeactivateResult>;
   /** Every item of every page of `GET /injectable/stream`, following `next_cursor`. */
   streamInjectables(options?: StreamOptions): AsyncIterable<StreamInjectable>;
   /**
@@ -186,6 +201,13 @@ class Client implements LicenseGateClient {
       redirectUrl: typeof d.redirect_url === 'string' ? d.redirect_url : null,
       injectables: Array.isArray(d.injectables) ? (d.injectables as PaidInjectable[]) : [],
     };
+  }
+
+  async deactivate(options: DeactivateOptions = {}): Promise<DeactivateResult> {
+    const page = (globalThis as unknown as { location?: { hostname?: string } }).location?.hostname;
+    const data = await this.call('POST', '/license/deactivate', {}, options.domain || this.domain || page || undefined);
+    const d = isObject(data) ? data : {};
+    return { deactivated: typeof d.deactivated === 'number' ? d.deactivated : 0 };
   }
 
   async *streamInjectables(options: StreamOptions = {}): AsyncGenerator<StreamInjectable, void, undefined> {

@@ -158,6 +158,7 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
     expect(results.revokedLicense).toEqual(revoked);
     expect(results.paidInjectables).toEqual(paidInjectables(s));
     expect([...results.stream.value].sort()).toEqual([...s.injectables.map((i) => i.slug), s.freeSlug].sort());
+    expect(results.deactivate).toEqual({ value: { deactivated: 1 } });
     expect(results.wrongSecret.error).toMatchObject({
       isLicenseGateError: false,
       name: 'DecryptionError',
