@@ -184,7 +184,7 @@ describe('activation and lifecycle webhooks', () => {
     const lifecycle = t.app.get(LicenseLifecycle);
     const { rx, key, project } = await setup();
     const expiresAt = new Date(Date.now() + 9 * DAY_MS);
-    const licenses = [];
+    const licenses: Array<Record<string, any>> = [];
     for (let i = 0; i < 5; i++) licenses.push(await makeLicense(t, key, project.id, { expires_at: expiresAt.toISOString() }));
     const claimed = await Promise.all(Array.from({ length: 4 }, () => lifecycle.tick(new Date(expiresAt.getTime() - DAY_MS))));
     const ours = () => rx.events.filter((e) => e.type === 'license.expiring' && licenses.some((l) => l.id === e.data.id));

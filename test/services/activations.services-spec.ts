@@ -159,7 +159,7 @@ describe('activations across two instances and two dispatchers', () => {
     expectSuccess(await check(1, limited.uuid, b));
     expect(expectSuccess(await deactivate(0, limited.uuid, b))).toEqual({ deactivated: 1 });
     // Licenses that enter the notice window at once and expire 4 s later.
-    const expiring = [];
+    const expiring: Array<Record<string, any>> = [];
     for (let i = 0; i < 3; i++) expiring.push(await license(i, { expires_at: new Date(Date.now() + 4000).toISOString() }));
 
     const ofLicense = (id: number) => hits.filter((h) => h.data.license_id === id || (h.type.startsWith('license.expir') && h.data.id === id));
