@@ -24,7 +24,8 @@ import { RedisService } from './redis.js';
  * Users: the read cache of the management reads (cache/read-cache.ts: the generation is part of the
  * key in a store shared by every instance), the runtime lookups (payments/runtime-lookup.service.ts)
  * and the runtime's payload pages (injectables/injectables.service.ts), the last two in process with
- * ProjectScopedCache below.
+ * ProjectScopedCache below, and the activations the counters remember (payments/counters.service.ts:
+ * kept under the generation of the runtime entry they were recorded for).
  */
 
 @Injectable()
