@@ -58,7 +58,8 @@ const CONTENDED = { attempts: 10, retryable: isTransient };
  * Calls of licenses without a daily limit are counted in memory and added to the database once a
  * second, so that unlimited licenses never serialise on a row. While the database is away the counts
  * stay in memory and are written once it is back; a flush whose COMMIT went unanswered is sent again
- * under the same id, so it is counted once whether or not the first one landed.
+ * under the same id, so it is counted once whether or not the first one landed. The same flush writes
+ * the activations' last_seen_at (docs/decisions.md#activations).
  */
 @Injectable()
 export class CountersService implements OnModuleInit, OnApplicationShutdown {
