@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { migrations } from '../../src/database/entities.js';
+import { Activations1732000000006 } from '../../src/database/migrations/1732000000006-Activations.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { createTestApp, TestApp } from '../utils/test-app.js';
+import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const ACTIVATION_KEYS = ['id', 'license_id', 'domain', 'host', 'first_seen_at', 'last_seen_at'].sort();
@@ -345,6 +349,56 @@ describe('activations with SELF_DEACTIVATIONS_PER_DAY set', () => {
       expect(expectSuccess(await run('/license/deactivate', `never.${a}`))).toEqual({ deactivated: 0 });
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('upgrading to activations', () => {
+  it('keeps existing activations (first_seen_at from created_at, last_seen_at the same) and announces no expiry that had already passed', async () => {
+    const db = await createTestDatabase();
+    const before = new DataSource({ ...dataSourceOptions(db.url), migrations: migrations.filter((m) => m !== Activations1732000000006) } as DataSourceOptions);
+    await before.initialize();
+    let t: TestApp | undefined;
+    try {
+      await before.runMigrations();
+      await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
+      const [user] = await before.query('SELECT id FROM users');
+      await before.query("INSERT INTO projects (user_id, name, slug, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', '{}', 'k', 'k')", [user.id]);
+      const [project] = await before.query('SELECT id FROM projects');
+      const license = (title: string, expires: string | null) =>
+        before.query('INSERT INTO licenses (project_id, user_id, uuid, uuid_hash, title, expires_at) VALUES (?, ?, ?, ?, ?, ?)', [
+          project.id,
+          user.id,
+          `uuid-${title}`,
+          `hash-${title}`,
+          title,
+          expires,
+        ]);
+      await license('expired', '2020-01-01 00:00:00');
+      await license('future', '2999-01-01 00:00:00');
+      await license('never', null);
+      const [expired] = await before.query("SELECT id FROM licenses WHERE title = 'expired'");
+      await before.query("INSERT INTO license_activations (license_id, domain, host, created_at) VALUES (?, 'old.example', '', '2024-05-06 07:08:09')", [expired.id]);
+    } finally {
+      await before.destroy();
+    }
+    try {
+      t = await createTestApp({}, { databaseUrl: db.url });
+      // SQLite answers 'YYYY-MM-DD HH:MM:SS' (UTC), MySQL/MariaDB a Date.
+      const iso = (v: unknown) => (v instanceof Date ? v : new Date(`${String(v).replace(' ', 'T')}Z`)).toISOString();
+      const rows = await t.dataSource.query('SELECT domain, host, first_seen_at, last_seen_at FROM license_activations');
+      expect(rows.map((r: Record<string, unknown>) => [r.domain, r.host, iso(r.first_seen_at), iso(r.last_seen_at)])).toEqual([
+        ['old.example', '', '2024-05-06T07:08:09.000Z', '2024-05-06T07:08:09.000Z'],
+      ]);
+      const notices = await t.dataSource.query('SELECT title, expiry_notice FROM licenses ORDER BY title');
+      expect(notices).toEqual([
+        { title: 'expired', expiry_notice: 'expired' },
+        { title: 'future', expiry_notice: null },
+        { title: 'never', expiry_notice: null },
+      ]);
+    } finally {
+      await t?.close();
+      await db.drop();
     }
   });
 });
