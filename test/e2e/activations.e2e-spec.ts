@@ -85,7 +85,7 @@ describe('activations', () => {
       expect(page.data[0].id).toBeLessThan(page.data[1].id);
     });
 
-    it('pages with an opaque cursor (per_page default 50, max 50), and refuses a bad per_page or cursor with 422', async () => {
+    it('pages with an opaque cursor, and refuses a per_page outside 1..50 or a cursor not of this list with 422', async () => {
       const { key, project, uuid, base } = await setup();
       const domains: string[] = [];
       for (let i = 0; i < 3; i++) domains.push((await makeDomain(t, key, project.id, { domain: host(`p${i}`), has_paid: true })).domain);
@@ -109,6 +109,18 @@ describe('activations', () => {
       expectSuccess(await check(other.uuid, `a.${other.domain}`));
       const foreign = await list(other.key, other.base, '?per_page=1');
       expectError(await api(key).get(`${base}?cursor=${encodeURIComponent(foreign.next_cursor)}`), 422, ['cursor']);
+    });
+
+    it('answers 50 a page by default', async () => {
+      const { key, uuid, domain, base } = await setup();
+      const subdomains = Array.from({ length: 50 }, (_, i) => `s${i}.${domain}`);
+      for (const d of [domain, ...subdomains]) expectSuccess(await check(uuid, d));
+      const first = await list(key, base);
+      expect(first.data).toHaveLength(50);
+      expect(first.data[0].host).toBe('');
+      const second = await list(key, base, `?cursor=${encodeURIComponent(first.next_cursor)}`);
+      expect(second.data.map((a: { host: string }) => a.host)).toEqual([subdomains[49]]);
+      expect(second.next_cursor).toBeNull();
     });
 
     it('follows the access rules of a license: 401, 403 for strangers and other scopes, 404 (before any 403) for what is not there', async () => {
