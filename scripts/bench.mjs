@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
-//                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N]
+//                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N
+//                  --redis-url URL --pair-rounds 3 --no-redis-pair]
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
 //                  (see soak() below).
 // npm run bench -- --baseline DIR [--rounds 3] [--only has-paid]: the runtime scenarios of this build and of
@@ -10,7 +11,8 @@
 // Seeds a database with the service's own entities and crypto, starts the built server, and drives
 // it with autocannon. Prints req/s, p50, p99 and the server's peak RSS for each scenario, and each
 // scenario's req/s as a ratio of GET / measured in the same run, right before and right after it.
-// Then has-paid at 1k and 1M licenses.
+// Then has-paid with and without Redis (two servers on one database, measured in alternating rounds),
+// and has-paid at 1k and 1M licenses.
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -35,6 +37,8 @@ const opts = {
   warmup: Number(flag('warmup', 3)),
   connections: Number(flag('connections', 50)),
   growth: !args.includes('--no-growth'),
+  redisPair: !args.includes('--no-redis-pair'),
+  pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
   nodeArgs: flag('node-args', ''),
   // --workers N: CLUSTER_WORKERS=N, which needs Redis (a fresh key prefix per run).
@@ -165,7 +169,7 @@ const startFlags = () => {
 };
 
 /** The built server of this checkout, or of another one (`root`: a directory with its own dist/). */
-function startServer(url, port, root = null) {
+function startServer(url, port, extraEnv = {}, root = null) {
   const main = root ? join(root, 'dist/src/main.js') : 'dist/src/main.js';
   const child = spawn(process.execPath, [...startFlags(), main], {
     ...(root ? { cwd: root } : {}),
@@ -183,6 +187,7 @@ function startServer(url, port, root = null) {
       ...(opts.workers > 1
         ? { CLUSTER_WORKERS: String(opts.workers), REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: `lg-bench-${process.pid}-${port}:` }
         : { CLUSTER_WORKERS: '1' }),
+      ...extraEnv,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -256,7 +261,7 @@ async function drive(port, scenario, warmup, pid = null) {
  * made minutes earlier. Re-measurements of GET / warm up for 1 s (the server is already warm).
  */
 async function runScenarios(url, seedInfo, list, port, root = null) {
-  const server = startServer(url, port, root);
+  const server = startServer(url, port, {}, root);
   try {
     await waitReady(port);
     const [rootScenario, ...rest] = list;
@@ -310,6 +315,52 @@ function table(rows) {
 }
 
 const port = 3900 + (process.pid % 50);
+
+/**
+ * has-paid (license + domain) against two servers on the same database, one without Redis and one
+ * with REDIS_URL (a fresh key prefix), both running throughout. Measured in alternating rounds
+ * (without, with; then with, without; …) so that the drift of a shared machine falls on both alike.
+ */
+async function redisPair(url, info, basePort) {
+  const { Redis } = await import('ioredis');
+  const probe = new Redis(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  probe.on('error', () => undefined);
+  const reachable = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+  probe.disconnect();
+  if (!reachable) {
+    console.log(`\nhas-paid with and without Redis: skipped, no Redis at ${opts.redisUrl} (--redis-url)`);
+    return;
+  }
+  const setups = [
+    { name: 'no Redis', port: basePort, env: {} },
+    { name: 'REDIS_URL', port: basePort + 1, env: { REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: `lg-bench-pair-${process.pid}:` } },
+  ];
+  const servers = setups.map((setup) => startServer(url, setup.port, setup.env));
+  const scenario = { name: 'has-paid (license + domain)', ...runtime(info, '') };
+  const rounds = setups.map(() => []);
+  try {
+    await Promise.all(setups.map((setup) => waitReady(setup.port)));
+    for (let r = 0; r < opts.pairRounds; r++) {
+      const order = r % 2 === 0 ? [0, 1] : [1, 0];
+      for (const i of order) {
+        const result = await drive(setups[i].port, scenario, r === 0 ? opts.warmup : 1);
+        log(`pair round ${r + 1}, ${setups[i].name}: ${Math.round(result.rps)} req/s p50 ${result.p50} ms p99 ${result.p99} ms${result.non2xx ? ` non2xx ${result.non2xx}` : ''}`);
+        rounds[i].push(result);
+      }
+    }
+  } finally {
+    for (const server of servers) server.kill('SIGTERM');
+    await Promise.all(servers.map((server) => new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)))));
+  }
+  const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+  const summary = rounds.map((list) => ({ rps: mean(list.map((x) => x.rps)), p99: list.map((x) => x.p99), rounds: list.map((x) => Math.round(x.rps)) }));
+  console.log(`\nhas-paid (license + domain) with and without Redis: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, both servers up throughout\n`);
+  console.log('| setup | req/s (mean) | each round | p99 ms, each round | median p99 ms | × no Redis |\n|---|---:|---|---|---:|---:|');
+  setups.forEach((setup, i) => {
+    const { rps, rounds: each, p99 } = summary[i];
+    console.log(`| ${setup.name} | ${Math.round(rps)} | ${each.join(', ')} | ${p99.join(', ')} | ${median(p99)} | ${(rps / summary[0].rps).toFixed(2)} |`);
+  });
+}
 
 /**
  * --soak MINUTES: a mixed load for minutes on end against the server started as `npm start` starts
@@ -549,6 +600,7 @@ try {
   const rows = await runScenarios(main.url, info, list, port);
   console.log(`\n${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.injectables} injectables\n`);
   console.log(table(rows));
+  if (opts.redisPair && opts.workers === 1) await redisPair(main.url, info, port + 2);
 } finally {
   await main.drop();
 }

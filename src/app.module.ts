@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
+import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
 import { logsRequests, pinoHttpParams, RuntimeActivityLog } from './common/logging/logging.js';
@@ -54,6 +55,7 @@ export class AppModule {
         LicensesModule,
         InjectablesModule,
         WebhooksModule,
+        AuditModule,
         HealthModule,
         MetricsModule,
       ],

@@ -28,6 +28,10 @@ export class ApiKeyEntity {
   @Column({ type: 'varchar', length: 64, unique: true, select: false })
   key_hash: string;
 
+  /** A read-only key reads everything its scope allows and may write nothing. */
+  @Column({ type: 'boolean', default: false })
+  read_only: boolean;
+
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   expires_at: Date | null;
@@ -39,6 +43,11 @@ export class ApiKeyEntity {
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   last_used_at: Date | null;
+
+  /** When the key was rolled: it works until its expires_at (the grace), its replacement from then on. */
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  rolled_at: Date | null;
 
   @IsoTimestamp()
   @CreateDateColumn({ type: 'datetime' })

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { instanceToPlain } from 'class-transformer';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
@@ -6,8 +7,8 @@ import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBI
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyAuth } from './api-key.guard.js';
 import { AuthService, requireGlobalKey } from './auth.service.js';
-import { ApiKeyCreatedResponse, ApiKeyResponse } from './dto/api-key.response.js';
-import { CreateApiKeyDto } from './dto/create-api-key.dto.js';
+import { ApiKeyCreatedResponse, ApiKeyResponse, ApiKeyRolledResponse } from './dto/api-key.response.js';
+import { CreateApiKeyDto, RollApiKeyDto } from './dto/create-api-key.dto.js';
 import { ApiPrincipal, CurrentPrincipal } from './principal.js';
 
 /** API keys of the caller's account; global keys only (docs/decisions.md#accounts-and-api-keys). */
@@ -52,5 +53,23 @@ export class ApiKeysController {
     const key = await this.auth.revokeKey(id, principal.user.id);
     if (!key) throw notFound('API key');
     return key;
+  }
+
+  @Post(':id/roll')
+  @ApiOperation({
+    summary: 'Roll an API key',
+    description:
+      'Global key only. A new key of the same name, scope, read_only and expiry replaces this one, whose plaintext `key` is in this answer only; ' +
+      'the old key keeps working for grace_seconds (default 86400), then answers 403.',
+  })
+  @ApiIdParam('id', 'API key id')
+  @ApiBody({ type: RollApiKeyDto, required: false })
+  @ApiEnvelope(ApiKeyRolledResponse, { status: 201, description: 'The new key, and the old one with the end of its grace as expires_at' })
+  @ApiBodyErrors(404, FORBIDDEN.global, { status: 409, description: 'The key is revoked, expired, already rolled, or its project was deleted' })
+  async roll(@CurrentPrincipal() principal: ApiPrincipal, @Param('id', IdPipe) id: number, @Body() body: RollApiKeyDto) {
+    requireGlobalKey(principal);
+    const rolled = await this.auth.rollKey(id, principal.user.id, body.grace_seconds ?? undefined);
+    if (!rolled) throw notFound('API key');
+    return { ...instanceToPlain(rolled.key), key: rolled.plaintext, previous_key: instanceToPlain(rolled.previous) };
   }
 }

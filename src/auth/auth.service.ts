@@ -1,9 +1,11 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import { AuditLog, REDACTED } from '../audit/audit-log.service.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
 import { ApiError, EMAIL_TAKEN, fieldError, forbidden } from '../common/http/errors.js';
+import { lockedRow } from '../database/unit-of-work.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiPrincipal } from './principal.js';
@@ -21,7 +23,12 @@ export interface NewApiKey {
   name?: string;
   project_id?: number | null;
   expires_at?: Date | null;
+  read_only?: boolean;
 }
+
+/** How long a rolled key keeps working when the roll names no grace (docs/decisions.md#accounts-and-api-keys). */
+export const DEFAULT_ROLL_GRACE_SECONDS = 86_400;
+export const MAX_ROLL_GRACE_SECONDS = 604_800;
 
 /** How often last_used_at is written at most, so that a busy key does not write on every call. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -31,6 +38,7 @@ export class AuthService {
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
+    private readonly audits: AuditLog,
   ) {}
 
   /**
@@ -75,18 +83,17 @@ export class AuthService {
     if (input.expires_at && input.expires_at.getTime() <= Date.now()) {
       throw fieldError('expires_at', 'The expires at field must be a date after now.');
     }
-    const plaintext = `lg_${randomBytes(32).toString('base64url')}`;
-    const result = await this.keys.insert({
-      user_id: user.id,
-      project_id: input.project_id ?? null,
-      name: input.name?.trim() || 'default',
-      prefix: plaintext.slice(0, 8),
-      key_hash: sha256Hex(plaintext),
-      expires_at: input.expires_at ?? null,
-      revoked_at: null,
-      last_used_at: null,
+    const plaintext = newPlaintextKey();
+    const key = await this.audits.change({ owner_id: user.id, project_id: input.project_id ?? null }, async (manager) => {
+      const key = await insertKey(manager, plaintext, {
+        user_id: user.id,
+        project_id: input.project_id ?? null,
+        name: input.name?.trim() || 'default',
+        read_only: input.read_only ?? false,
+        expires_at: input.expires_at ?? null,
+      });
+      return { result: key, audit: { action: 'api_key.created', before: null, after: key, also: { key: [null, REDACTED] } } };
     });
-    const key = await this.keys.findOneByOrFail({ id: result.identifiers[0].id as number });
     return { key, plaintext };
   }
 
@@ -97,11 +104,52 @@ export class AuthService {
   async revokeKey(id: number, userId?: number): Promise<ApiKeyEntity | null> {
     const key = await this.keys.findOneBy(userId === undefined ? { id } : { id, user_id: userId });
     if (!key) return null;
-    if (!key.revoked_at) {
-      key.revoked_at = new Date();
-      await this.keys.update({ id: key.id }, { revoked_at: key.revoked_at });
+    return this.audits.change({ owner_id: key.user_id, project_id: key.project_id }, async (manager) => {
+      const before = await lockedRow(manager, ApiKeyEntity, key.id);
+      if (!before.revoked_at) await manager.update(ApiKeyEntity, { id: key.id }, { revoked_at: new Date() });
+      const after = await manager.findOneByOrFail(ApiKeyEntity, { id: key.id });
+      return { result: after, audit: { action: 'api_key.revoked', before, after } };
+    });
+  }
+
+  /**
+   * Replaces a key with a new one of the same name, scope and read_only (and expiry): the old key
+   * keeps working for `graceSeconds` (whole seconds from now; 0: it stops at once), then is refused.
+   * Returns the new key with its plaintext, which exists only in this answer, and the old key.
+   */
+  async rollKey(id: number, userId: number | undefined, graceSeconds = DEFAULT_ROLL_GRACE_SECONDS): Promise<{ key: ApiKeyEntity; plaintext: string; previous: ApiKeyEntity } | null> {
+    const key = await this.keys.findOneBy(userId === undefined ? { id } : { id, user_id: userId });
+    if (!key) return null;
+    if (key.project_id !== null) {
+      const project = await this.project(key.project_id);
+      if (!project || project.deleted_at) throw new ApiError(HttpStatus.CONFLICT, "This API key's project has been deleted: it cannot be rolled.");
     }
-    return key;
+    const plaintext = newPlaintextKey();
+    return this.audits.change({ owner_id: key.user_id, project_id: key.project_id }, async (manager) => {
+      const before = await lockedRow(manager, ApiKeyEntity, key.id);
+      const now = Math.floor(Date.now() / 1000) * 1000;
+      if (before.revoked_at) throw new ApiError(HttpStatus.CONFLICT, 'This API key has been revoked: it cannot be rolled.');
+      if (before.rolled_at) throw new ApiError(HttpStatus.CONFLICT, 'This API key has already been rolled: roll its replacement instead.');
+      if (before.expires_at && before.expires_at.getTime() <= Date.now()) throw new ApiError(HttpStatus.CONFLICT, 'This API key has expired: it cannot be rolled.');
+      const graceEnd = now + graceSeconds * 1000;
+      const until = before.expires_at && before.expires_at.getTime() < graceEnd ? before.expires_at : new Date(graceEnd);
+      await manager.update(ApiKeyEntity, { id: key.id }, { expires_at: until, rolled_at: new Date(now) });
+      const previous = await manager.findOneByOrFail(ApiKeyEntity, { id: key.id });
+      const replacement = await insertKey(manager, plaintext, {
+        user_id: before.user_id,
+        project_id: before.project_id,
+        name: before.name,
+        read_only: before.read_only,
+        expires_at: before.expires_at,
+      });
+      return {
+        result: { key: replacement, plaintext, previous },
+        audit: [
+          { action: 'api_key.created', before: null, after: replacement, also: { key: [null, REDACTED] } },
+          { action: 'api_key.rolled', before, after: previous },
+        ],
+      };
+    });
   }
 
   /**
@@ -112,7 +160,9 @@ export class AuthService {
     const key = await this.keys.findOneBy({ key_hash: sha256Hex(plaintext) });
     if (!key) throw forbidden('Invalid API key.');
     if (key.revoked_at) throw forbidden('This API key has been revoked.');
-    if (key.expires_at && key.expires_at.getTime() <= Date.now()) throw forbidden('This API key has expired.');
+    if (key.expires_at && key.expires_at.getTime() <= Date.now()) {
+      throw forbidden(key.rolled_at ? 'This API key has been rolled and its grace period is over: use the key that replaced it.' : 'This API key has expired.');
+    }
     if (key.project_id !== null) {
       const project = await this.project(key.project_id);
       if (!project || project.deleted_at) throw forbidden("This API key's project has been deleted.");
@@ -129,6 +179,26 @@ export class AuthService {
     key.last_used_at = new Date(now);
     this.keys.update({ id: key.id }, { last_used_at: key.last_used_at }).catch(() => undefined);
   }
+}
+
+/** `lg_` + 43 base64url characters: 32 random bytes. */
+const newPlaintextKey = () => `lg_${randomBytes(32).toString('base64url')}`;
+
+/** Stores a key by the SHA-256 of its plaintext, which is never stored. */
+async function insertKey(
+  manager: EntityManager,
+  plaintext: string,
+  fields: Pick<ApiKeyEntity, 'user_id' | 'project_id' | 'name' | 'read_only' | 'expires_at'>,
+): Promise<ApiKeyEntity> {
+  const result = await manager.insert(ApiKeyEntity, {
+    ...fields,
+    prefix: plaintext.slice(0, 8),
+    key_hash: sha256Hex(plaintext),
+    revoked_at: null,
+    last_used_at: null,
+    rolled_at: null,
+  });
+  return manager.findOneByOrFail(ApiKeyEntity, { id: result.identifiers[0].id as number });
 }
 
 export const requireGlobalKey = (principal: ApiPrincipal): void => {

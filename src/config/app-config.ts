@@ -126,6 +126,9 @@ export class EnvironmentVariables {
   /** How often the scheduler that sends license.expiring / license.expired looks for due licenses. */
   @Transform(toInt) @IsInt() @Min(50) @Max(3_600_000)
   LICENSE_EXPIRY_POLL_MS = 60_000;
+  /** Audit rows older than this many days are pruned, hourly; 0 keeps every row. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  AUDIT_RETENTION_DAYS = 365;
 
   @Transform(toInt) @IsInt() @Min(1) @Max(64)
   CLUSTER_WORKERS = 1;

@@ -1,4 +1,5 @@
 import { ApiKeyEntity } from '../auth/api-key.entity.js';
+import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { InjectableEntity } from '../injectables/injectable.entity.js';
@@ -12,10 +13,11 @@ import { Webhooks1732000000003 } from './migrations/1732000000003-Webhooks.js';
 import { WebhookTargetHost1732000000004 } from './migrations/1732000000004-WebhookTargetHost.js';
 import { UsageFlushes1732000000005 } from './migrations/1732000000005-UsageFlushes.js';
 import { Activations1732000000006 } from './migrations/1732000000006-Activations.js';
+import { AuditLog1732000000008 } from './migrations/1732000000008-AuditLog.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
-export const entities = [UserEntity, ApiKeyEntity, ProjectEntity, DomainEntity, LicenseEntity, LicenseUsageEntity, LicenseActivationEntity, InjectableEntity, WebhookDeliveryEntity, WebhookAttemptEntity];
+export const entities = [UserEntity, ApiKeyEntity, ProjectEntity, DomainEntity, LicenseEntity, LicenseUsageEntity, LicenseActivationEntity, InjectableEntity, WebhookDeliveryEntity, WebhookAttemptEntity, AuditEventEntity];
 export const migrations = [
   Initial1732000000000,
   RuntimeCounters1732000000001,
@@ -24,4 +26,5 @@ export const migrations = [
   WebhookTargetHost1732000000004,
   UsageFlushes1732000000005,
   Activations1732000000006,
+  AuditLog1732000000008,
 ];

@@ -56,7 +56,7 @@ export class DomainsService {
       const id = result.identifiers[0].id as number;
       if (dto.is_primary) await makePrimary(manager, project.id, id);
       const domain = await manager.findOneByOrFail(DomainEntity, { id });
-      return [domain, [['domain.created', domain]]];
+      return { result: domain, events: [['domain.created', domain]], audit: { action: 'domain.created', before: null, after: domain } };
     });
   }
 
@@ -83,7 +83,7 @@ export class DomainsService {
       const after = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
       const events: Array<[WebhookEvent, unknown]> = [['domain.updated', after]];
       if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
-      return [after, events];
+      return { result: after, events, audit: { action: 'domain.updated', before, after } };
     });
   }
 
@@ -98,7 +98,7 @@ export class DomainsService {
         throw fieldError('domain', `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`);
       }
       await manager.delete(DomainEntity, { id: domain.id });
-      return [undefined, [['domain.deleted', before]]];
+      return { result: undefined, events: [['domain.deleted', before]], audit: { action: 'domain.deleted', before, after: null } };
     });
   }
 

@@ -14,6 +14,7 @@ import { InjectableEntity } from './injectable.entity.js';
 import { contentHash, encryptPayload, payloadSize, signedMessage } from '../common/crypto/payload.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { lockedRow } from '../database/unit-of-work.js';
+import { REDACTED } from '../audit/audit-log.service.js';
 
 /**
  * Event data: the injectable as the API serialises it (timestamps in whole seconds), without its
@@ -173,7 +174,11 @@ export class InjectablesService {
       const row = { ...fields, signature: await this.sign(manager, project.id, fields) };
       const result = await manager.insert(InjectableEntity, row as QueryDeepPartialEntity<InjectableEntity>);
       const injectable = await manager.findOneByOrFail(InjectableEntity, { id: result.identifiers[0].id as number });
-      return [injectable, [['injectable.created', eventData(injectable)]]];
+      return {
+        result: injectable,
+        events: [['injectable.created', eventData(injectable)]],
+        audit: { action: 'injectable.created', before: null, after: injectable, also: { secret: [null, REDACTED] } },
+      };
     });
   }
 
@@ -205,7 +210,9 @@ export class InjectablesService {
       next.signature = await this.sign(manager, project.id, { ...before, ...next });
       await manager.update(InjectableEntity, { id: current.id }, next as QueryDeepPartialEntity<InjectableEntity>);
       const after = await manager.findOneByOrFail(InjectableEntity, { id: current.id });
-      return [after, [['injectable.updated', eventData(after)]]];
+      // A new secret comes only with a new payload; the audit row says one was given, never which.
+      const also = dto.secret ? { secret: [REDACTED, REDACTED] as [string, string] } : undefined;
+      return { result: after, events: [['injectable.updated', eventData(after)]], audit: { action: 'injectable.updated', before, after, also } };
     });
   }
 
@@ -214,7 +221,7 @@ export class InjectablesService {
       // Of racing deletes one goes on and the others find the row gone (404): one event.
       const before = await lockedRow(manager, InjectableEntity, injectable.id);
       await manager.delete(InjectableEntity, { id: injectable.id });
-      return [undefined, [['injectable.deleted', eventData(before)]]];
+      return { result: undefined, events: [['injectable.deleted', eventData(before)]], audit: { action: 'injectable.deleted', before, after: null } };
     });
   }
 

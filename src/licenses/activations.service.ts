@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, EntityManager, In, Repository } from 'typeorm';
+import type { Audit } from '../audit/audit-log.service.js';
 import type { ApiPrincipal } from '../auth/principal.js';
-import { ProjectGenerations } from '../common/cache/generations.js';
 import { notFound } from '../common/http/errors.js';
 import { AppConfig } from '../config/app-config.js';
 import { isUniqueViolation } from '../database/db-errors.js';
@@ -26,11 +26,21 @@ const deactivated = (license: LicenseEntity, row: LicenseActivationEntity, by: D
   { license_id: license.id, project_id: license.project_id, domain: row.domain, host: row.host, by },
 ];
 
+/** The audit row of a deleted activation: filed under its license, the activation in `changes`. */
+const audited = (license: LicenseEntity, row: LicenseActivationEntity): Audit => ({
+  action: 'license.deactivated',
+  resource_id: license.id,
+  before: null,
+  after: null,
+  also: { activation: [{ id: row.id, domain: row.domain, host: row.host }, null] },
+});
+
 /**
  * The activations of a license (docs/decisions.md#activations): listed and deleted by the vendor,
- * deactivated by the license holder within a daily allowance. Every deletion runs in a unit of work
- * with its license.deactivated events and then bumps the project's cache generation, which is how
- * every instance's runtime path learns that the slot is free (payments/counters.service.ts).
+ * deactivated by the license holder within a daily allowance. Every deletion runs through
+ * WebhookOutbox.change with its license.deactivated events and audit rows; the project's cache
+ * generation it then bumps is how every instance's runtime path learns that the slot is free
+ * (payments/counters.service.ts).
  */
 @Injectable()
 export class ActivationsService {
@@ -39,7 +49,6 @@ export class ActivationsService {
     private readonly licenses: LicensesService,
     private readonly cursors: Cursors,
     private readonly outbox: WebhookOutbox,
-    private readonly generations: ProjectGenerations,
     private readonly config: AppConfig,
   ) {}
 
@@ -66,7 +75,7 @@ export class ActivationsService {
       const row = await lockedRowWhere(manager, LicenseActivationEntity, { id: activationId, license_id: license.id });
       if (!row) throw notFound('Activation');
       await manager.delete(LicenseActivationEntity, { id: row.id });
-      return [undefined, [deactivated(license, row, 'api_key')]];
+      return { result: undefined, events: [deactivated(license, row, 'api_key')], audit: audited(license, row) };
     });
   }
 
@@ -84,13 +93,16 @@ export class ActivationsService {
           .where('a.license_id = :license', { license: license.id })
           .andWhere(new Brackets((w) => w.where("a.domain = :host AND a.host = ''", { host }).orWhere('a.host = :host', { host }))),
       ).getMany();
-      if (rows.length === 0) return [{ deactivated: 0 }, []];
-      if (!(await this.takeSelfDeactivation(manager, license.id))) return ['allowance_used', []];
+      // Nothing deleted: nothing to audit (a write that changed nothing leaves no row).
+      if (rows.length === 0) return { result: { deactivated: 0 }, audit: [] };
+      if (!(await this.takeSelfDeactivation(manager, license.id))) return { result: 'allowance_used', audit: [] };
       await manager.delete(LicenseActivationEntity, { id: In(rows.map((row) => row.id)) });
-      return [{ deactivated: rows.length }, rows.map((row) => deactivated(license, row, 'license'))];
+      return {
+        result: { deactivated: rows.length },
+        events: rows.map((row) => deactivated(license, row, 'license')),
+        audit: rows.map((row) => audited(license, row)),
+      };
     });
-    // The management routes bump through InvalidateOnWriteInterceptor; this runtime route does it here.
-    if (answer !== 'allowance_used' && answer.deactivated > 0) await this.generations.bump(project.id);
     return answer;
   }
 

@@ -112,15 +112,20 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
   private async claim(found: Pick<LicenseEntity, 'id' | 'project_id'>, now: Date, soon: Date): Promise<boolean> {
     const project = await this.projects.find(found.project_id);
     if (!project) return false;
-    return this.outbox.change(project, async (manager) => {
-      // Past expires_at only license.expired is sent, also when license.expiring never was.
-      const notice =
-        (await this.mark(manager, found.id, 'expired', "(expiry_notice IS NULL OR expiry_notice = 'expiring') AND expires_at <= :now", { now })) ??
-        (await this.mark(manager, found.id, 'expiring', 'expiry_notice IS NULL AND expires_at > :now AND expires_at <= :soon', { now, soon }));
-      if (!notice) return [false, []];
-      const license = await manager.findOneByOrFail(LicenseEntity, { id: found.id });
-      return [true, [[`license.${notice}`, license]]];
-    });
+    return this.outbox.change(
+      project,
+      async (manager) => {
+        // Past expires_at only license.expired is sent, also when license.expiring never was.
+        const notice =
+          (await this.mark(manager, found.id, 'expired', "(expiry_notice IS NULL OR expiry_notice = 'expiring') AND expires_at <= :now", { now })) ??
+          (await this.mark(manager, found.id, 'expiring', 'expiry_notice IS NULL AND expires_at > :now AND expires_at <= :soon', { now, soon }));
+        if (!notice) return { result: false };
+        const license = await manager.findOneByOrFail(LicenseEntity, { id: found.id });
+        // The service's own notice, not a management write: no audit row.
+        return { result: true, events: [[`license.${notice}`, license]] };
+      },
+      { invalidates: false }, // expiry_notice is in no cache: it is never returned
+    );
   }
 
   /** The conditional update that claims `notice`; updated_at stays (nothing the vendor set has changed). */

@@ -165,7 +165,7 @@ export class LicensesService {
         revoked_at: null,
       });
       const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
-      return [license, [['license.created', license]]];
+      return { result: license, events: [['license.created', license]], audit: { action: 'license.created', before: null, after: license } };
     });
   }
 
@@ -175,14 +175,17 @@ export class LicensesService {
     const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
     const resolved = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
     // PATCH writes only what was sent, so racing PATCHes of different fields both land; PUT replaces.
-    const fields: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = replace ? resolved : sentFields(resolved, dto);
-    // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
-    if (fields.expires_at !== undefined && fields.expires_at?.getTime() !== license.expires_at?.getTime()) fields.expiry_notice = null;
+    const fields = replace ? resolved : sentFields(resolved, dto);
     return await this.outbox.change(project, async (manager) => {
       if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
-      await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
+      // (After the pinned domain's lock, the order every write that takes both follows.)
+      const before = await lockedRow(manager, LicenseEntity, license.id);
+      // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
+      const newDate = fields.expires_at !== undefined && fields.expires_at?.getTime() !== before.expires_at?.getTime();
+      const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = newDate ? { ...fields, expiry_notice: null } : fields;
+      await manager.update(LicenseEntity, { id: license.id }, write as QueryDeepPartialEntity<LicenseEntity>);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
-      return [after, [['license.updated', after]]];
+      return { result: after, events: [['license.updated', after]], audit: { action: 'license.updated', before, after } };
     });
   }
 
@@ -193,6 +196,7 @@ export class LicensesService {
    */
   async setRevoked(project: ProjectEntity, license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
     return this.outbox.change(project, async (manager) => {
+      const before = await lockedRow(manager, LicenseEntity, license.id);
       const result = await manager.update(
         LicenseEntity,
         { id: license.id, revoked_at: revoked ? IsNull() : Not(IsNull()) },
@@ -200,7 +204,8 @@ export class LicensesService {
       );
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
       const changed = (result.affected ?? 0) > 0;
-      return [after, changed ? [[revoked ? 'license.revoked' : 'license.reactivated', after]] : []];
+      const action = revoked ? 'license.revoked' : 'license.reactivated';
+      return { result: after, events: changed ? [[action, after]] : [], audit: { action, before, after } };
     });
   }
 
@@ -213,7 +218,7 @@ export class LicensesService {
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
       await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
       await manager.query('DELETE FROM license_limit_notices WHERE license_id = ?', [license.id]);
-      return [undefined, [['license.deleted', before]]];
+      return { result: undefined, events: [['license.deleted', before]], audit: { action: 'license.deleted', before, after: null } };
     });
   }
 

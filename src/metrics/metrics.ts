@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** One registry per process, scraped at GET /metrics (Prometheus text format). */
 export const registry = new Registry();
@@ -37,5 +37,12 @@ export const webhookAttempts = new Counter({
 export const logLinesDropped = new Counter({
   name: 'licensegate_log_lines_dropped_total',
   help: 'Log lines dropped because stdout could not keep up (at most 4 MiB of lines wait for it)',
+  registers: [registry],
+});
+
+export const invalidationDelay = new Histogram({
+  name: 'licensegate_cache_invalidation_delay_seconds',
+  help: 'With REDIS_URL: from a write committing on any instance to this instance applying it to its caches (clocks of one host)',
+  buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
   registers: [registry],
 });

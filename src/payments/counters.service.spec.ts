@@ -1,8 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
+import { ProjectGenerations } from '../common/cache/generations.js';
+import type { RedisService } from '../common/cache/redis.js';
 import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
+import { AuditLog } from '../audit/audit-log.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { CountersService } from './counters.service.js';
 
@@ -29,12 +32,19 @@ describe('CountersService activations', () => {
   });
   afterAll(async () => ds.destroy());
 
-  const counters = () => new CountersService(ds, unit, new WebhookOutbox(unit));
+  const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
+  const counters = (known = generations) => new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit), known), known);
   /** A license with these limits (only what the counters read). */
-  const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({ id, max_domains, max_subdomains_per_domain: null, max_usage_per_day });
+  const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({
+    id,
+    project_id: 1,
+    max_domains,
+    max_subdomains_per_domain: null,
+    max_usage_per_day,
+  });
   const project = { id: 1, webhook_url: null } as ProjectEntity;
-  /** What activate() is given: the license, its project and the cache generation its lookups were loaded under. */
-  const at = (l: ReturnType<typeof license>, generation = '1') => ({ license: l, project, generation });
+  /** What activate() is given: the license and its project. */
+  const at = (l: ReturnType<typeof license>) => ({ license: l, project });
   afterEach(() => {
     jest.restoreAllMocks();
   });
@@ -75,6 +85,18 @@ describe('CountersService activations', () => {
     expect(await activations(3)).toHaveLength(1);
   });
 
+  it('forgets the activations it remembered once the project is written to (a freed slot is free at once)', async () => {
+    const service = counters();
+    expect(await service.activate(at(license(4, 1)), 'one.example', '')).toBe('ok');
+    // The activation is freed by a write that commits, then bumps the project's generation.
+    await ds.query('DELETE FROM license_activations WHERE license_id = ?', [4]);
+    await generations.bump(1);
+    expect(await service.activate(at(license(4, 1)), 'two.example', '')).toBe('ok');
+    // The first place is not let in from memory: the only slot is taken now.
+    expect(await service.activate(at(license(4, 1)), 'one.example', '')).toBe('max_domains');
+    expect(await activations(4)).toEqual([{ domain: 'two.example', host: '' }]);
+  });
+
   it('writes the counts of 450 licenses in three statements, dropping those of a license that is gone', async () => {
     const service = counters();
     const ids = Array.from({ length: 450 }, (_, i) => 1000 + i);
@@ -90,24 +112,14 @@ describe('CountersService activations', () => {
     expect(rows.map((r: { license_id: number; count: number }) => [r.license_id, r.count])).toEqual(ids.map((id) => [id, (id % 3) + 1]));
   });
 
-  it('remembers an activation only under the generation it was recorded in: after a bump the database is asked again', async () => {
-    const service = counters();
-    expect(await service.activate(at(license(4, 1), '7'), 'kept.example', '')).toBe('ok');
+  it('remembers nothing while the generation cannot be trusted (Redis away): every call asks the database', async () => {
+    // With a Redis client but no confirmed subscription, current() is null.
+    const untrusted = new ProjectGenerations({ client: {}, key: (name: string) => name } as unknown as RedisService);
+    expect(untrusted.current(1)).toBeNull();
+    const service = counters(untrusted);
+    expect(await service.activate(at(license(5)), 'away.example', '')).toBe('ok');
     statements.length = 0;
-    expect(await service.activate(at(license(4, 1), '7'), 'kept.example', '')).toBe('ok');
-    expect(statements).toHaveLength(0);
-    // Deactivated elsewhere, and the project's generation moved on: the slot is free for another domain.
-    await ds.query("DELETE FROM license_activations WHERE license_id = 4 AND domain = 'kept.example'");
-    expect(await service.activate(at(license(4, 1), '8'), 'other.example', '')).toBe('ok');
-    expect(await service.activate(at(license(4, 1), '8'), 'kept.example', '')).toBe('max_domains');
-    expect(await activations(4)).toEqual([{ domain: 'other.example', host: '' }]);
-  });
-
-  it('remembers nothing while the generation is unknown (Redis away): every call asks the database', async () => {
-    const service = counters();
-    expect(await service.activate(at(license(5), ''), 'away.example', '')).toBe('ok');
-    statements.length = 0;
-    expect(await service.activate(at(license(5), ''), 'away.example', '')).toBe('ok');
+    expect(await service.activate(at(license(5)), 'away.example', '')).toBe('ok');
     expect(statements.filter((sql) => /FROM license_activations/.test(sql)).length).toBeGreaterThan(0);
   });
 

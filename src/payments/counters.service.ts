@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
+import { ProjectGenerations } from '../common/cache/generations.js';
 import { databaseFailure, isCommitOutcomeUnknown, isTransient, isUniqueViolation } from '../database/db-errors.js';
 import { retrying } from '../database/retry.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
@@ -13,18 +14,17 @@ import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
 /** What the counters read of a license. */
-type CountedLicense = Pick<LicenseEntity, 'id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'>;
+type CountedLicense = Pick<LicenseEntity, 'id' | 'project_id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'>;
 
-/** An activation's license and project, and the project's cache generation the call's lookups were loaded under. */
+/** An activation's license, and its project (for the limit's event). */
 export interface ActivationContext {
   license: CountedLicense;
   project: ProjectEntity;
-  generation: string;
 }
 
 /** An activation this process has seen recorded, under `generation`; `seen`: when its last_seen_at was last marked. */
 interface KnownActivation {
-  generation: string;
+  generation: number;
   seen: number;
 }
 
@@ -65,7 +65,11 @@ const CONTENDED = { attempts: 10, retryable: isTransient };
 export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Counters');
   private readonly pending = new Map<string, number>();
-  /** Activations this process has seen recorded: a repeat call from the same place asks nothing of the database. */
+  /**
+   * Activations this process has seen recorded, with their project's generation read before
+   * (common/cache/generations.ts): a repeat call from the same place asks nothing of the database
+   * until a write to the project (one that frees an activation, say) makes them stale.
+   */
   private readonly knownActivations = new LRUCache<string, KnownActivation>({ max: 200_000 });
   private readonly recording = new Map<string, Promise<Activation>>();
   /** Activations seen since the last flush (key as in knownActivations → ms), for last_seen_at. */
@@ -85,6 +89,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     private readonly dataSource: DataSource,
     private readonly unit: UnitOfWork,
     private readonly outbox: WebhookOutbox,
+    private readonly generations: ProjectGenerations,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
   }
@@ -117,10 +122,15 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     if (max <= 0) return 'refused';
     const event = { license_id: license.id, project_id: project.id, max_usage_per_day: max, day };
     const takeLast = (sql: string, params: unknown[]) =>
-      this.outbox.change(project, async (manager) => {
-        const took = (await this.run(sql, params, manager)) > 0;
-        return [took, took ? [['license.usage_limit_reached', event]] : []];
-      });
+      this.outbox.change(
+        project,
+        async (manager) => {
+          const took = (await this.run(sql, params, manager)) > 0;
+          // A runtime count, not a management write: no audit row.
+          return { result: took, events: took ? [['license.usage_limit_reached', event]] : [] };
+        },
+        { invalidates: false }, // a usage count is in no cache: a warm check keeps answering while the database is away
+      );
     // Two conditional statements instead of one so that exactly one call learns it took the last use;
     // only that one needs a unit of work.
     const bump = async (): Promise<'ok' | 'last' | null> => {
@@ -154,15 +164,17 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * itself). A new domain past `max_domains`, or a new subdomain past `max_subdomains_per_domain`, is
    * refused, and the first refusal of the day for that place is announced (license.domain_limit_reached).
    *
-   * Activations this process has seen recorded are remembered with the project's cache generation the
-   * call's runtime entry was loaded under (common/cache/generations.ts): a deactivation bumps it, on
-   * every instance, so from the next call on every instance asks the database again and a freed slot
-   * is free at once. With the generation unknown ('': Redis away) nothing is remembered.
+   * Activations this process has seen recorded are remembered with the project's generation read before
+   * (common/cache/generations.ts): a deactivation bumps it, on every instance, so from the next call on
+   * every instance asks the database again and a freed slot is free at once. While the generation
+   * cannot be trusted (null) nothing is remembered.
    */
   async activate(entry: ActivationContext, domain: string, host: string): Promise<Activation> {
-    const { license, generation } = entry;
+    const { license } = entry;
     const domainKey = `${license.id}\u0000${domain}\u0000`;
-    if (generation !== '') {
+    const generation = this.generations.current(license.project_id);
+    // Recorded before by this process, and nothing changed in the project since: nothing to ask the database.
+    if (generation !== null) {
       const known = this.knownActivations.get(domainKey);
       if (known !== undefined && known.generation === generation) {
         if (host === '') {
@@ -184,20 +196,20 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const key = `${generation}\u0000${domainKey}${host}`;
     const pending = this.recording.get(key);
     if (pending) return pending;
-    const recording = this.record(entry, domain, host, domainKey).finally(() => this.recording.delete(key));
+    const recording = this.record(entry, domain, host, domainKey, generation).finally(() => this.recording.delete(key));
     this.recording.set(key, recording);
     return recording;
   }
 
-  private async record(entry: ActivationContext, domain: string, host: string, domainKey: string): Promise<Activation> {
-    const { license, generation } = entry;
+  private async record(entry: ActivationContext, domain: string, host: string, domainKey: string, generation: number | null): Promise<Activation> {
+    const { license } = entry;
+    const known = (key: string) => generation !== null && this.knownActivations.get(key)?.generation === generation;
     // A row found (not inserted) was last seen at some earlier time: this call is a sighting to write.
     const remember = (key: string, recorded: 'inserted' | 'existed') => {
       if (recorded === 'existed') this.seen.set(key, Date.now());
-      if (generation !== '') this.knownActivations.set(key, { generation, seen: Date.now() });
+      if (generation !== null) this.knownActivations.set(key, { generation, seen: Date.now() });
     };
-    const known = this.knownActivations.get(domainKey);
-    if (known === undefined || known.generation !== generation) {
+    if (!known(domainKey)) {
       const recorded = await this.insertIf(
         license.id,
         domain,
@@ -211,8 +223,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     }
     if (host === '') return 'ok';
     const hostKey = domainKey + host;
-    const knownHost = this.knownActivations.get(hostKey);
-    if (knownHost !== undefined && knownHost.generation === generation) return 'ok';
+    if (known(hostKey)) return 'ok';
     const recorded = await this.insertIf(
       license.id,
       domain,
@@ -256,16 +267,21 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       host,
     };
     try {
-      await this.outbox.change(project, async (manager) => {
-        try {
-          await this.run('INSERT INTO license_limit_notices (license_id, day, domain, host) VALUES (?, ?, ?, ?)', [license.id, day, domain, host], manager);
-        } catch (error) {
-          // Announced already, by this call's twin here or on another instance.
-          if (isUniqueViolation(error)) return [undefined, []];
-          throw error;
-        }
-        return [undefined, [['license.domain_limit_reached', event]]];
-      });
+      await this.outbox.change(
+        project,
+        async (manager) => {
+          try {
+            await this.run('INSERT INTO license_limit_notices (license_id, day, domain, host) VALUES (?, ?, ?, ?)', [license.id, day, domain, host], manager);
+          } catch (error) {
+            // Announced already, by this call's twin here or on another instance.
+            if (isUniqueViolation(error)) return { result: undefined };
+            throw error;
+          }
+          // A runtime notice, not a management write: no audit row.
+          return { result: undefined, events: [['license.domain_limit_reached', event]] };
+        },
+        { invalidates: false }, // a notice is in no cache
+      );
       this.noticed.set(key, true);
     } catch (error) {
       this.logger.warn({ db: databaseFailure(error) }, 'license.domain_limit_reached could not be recorded; the next refusal tries again');

@@ -1,5 +1,6 @@
-import { Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { Controller, HttpCode, Post, Req, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { AuditContextInterceptor } from '../audit/audit-context.js';
 import { ApiError, fieldError } from '../common/http/errors.js';
 import { ApiBodyErrors, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi.js';
 import { AppConfig } from '../config/app-config.js';
@@ -36,6 +37,8 @@ export class LicenseDeactivationController {
   @Post('deactivate')
   @HttpCode(200)
   @LicenseKeyAuth()
+  // A management write made by the license holder: audited with the actor "license".
+  @UseInterceptors(AuditContextInterceptor)
   @ApiHeader({ name: 'X-Service-Domain', required: false, description: 'The host to deactivate' })
   @ApiQuery({ name: 'domain', required: false, schema: { type: 'string' }, description: 'The host to deactivate, when neither X-Service-Domain nor `domain` in the body is sent' })
   @ApiOperation({

@@ -17,7 +17,7 @@ const HASH = 'a'.repeat(64);
 function world() {
   const license = { id: 1, project_id: 7, uuid_hash: HASH, revoked_at: null as Date | null, domain_id: null } as LicenseEntity;
   const project = { id: 7, is_active: true, locked_at: null, default_redirect_url: null } as unknown as ProjectEntity;
-  const generations = new ProjectGenerations({ client: null } as unknown as RedisService);
+  const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
   const state = { licenseReads: 0, hookAt: 1, afterLicenseRead: null as null | (() => Promise<void>) };
   const read = async (hash: string) => {
     state.licenseReads++;

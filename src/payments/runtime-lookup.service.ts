@@ -19,7 +19,8 @@ export interface RuntimeEntry {
   pinned: DomainEntity | null;
   /** The project's default_redirect_url, kept even when the project was deleted (for the 403). */
   redirectUrl: string | null;
-  generation: string;
+  /** The project's generation read before the rows (null: not kept, see ProjectGenerations.current). */
+  generation: number | null;
 }
 
 /** A project with its active domains by name; `project` null when it does not exist or was deleted. */
@@ -60,12 +61,14 @@ export class RuntimeLookupService {
     this.byProject = new ProjectScopedCache(generations, { max: MAX_ENTRIES });
   }
 
-  /** The cached entry for `hash` when it is current and that can be told without waiting (no Redis). */
+  /** The cached entry for `hash` when it is current: answered from memory, with or without Redis. */
   peek(hash: string): RuntimeEntry | undefined {
     const cached = this.byHash.get(hash);
-    if (cached === undefined) return undefined;
-    const generation = this.generations.known(cached.license.project_id);
-    return generation !== undefined && generation === cached.generation ? cached : undefined;
+    return cached !== undefined && this.isCurrent(cached) ? cached : undefined;
+  }
+
+  private isCurrent(entry: RuntimeEntry): boolean {
+    return entry.generation !== null && entry.generation === this.generations.current(entry.license.project_id);
   }
 
   /**
@@ -80,15 +83,14 @@ export class RuntimeLookupService {
     if (this.absent.has(hash)) return null;
     const cached = this.byHash.get(hash);
     if (cached) {
-      const generation = await this.generations.get(cached.license.project_id);
-      if (generation !== null && generation === cached.generation) return cached;
+      if (this.isCurrent(cached)) return cached;
       this.byHash.delete(hash);
     }
     const pending = this.loading.get(hash);
     if (pending) {
       const entry = await pending;
       if (entry === null) return null; // no license has this key
-      if (entry.generation !== '' && entry.generation === (await this.generations.get(entry.license.project_id))) return entry;
+      if (this.isCurrent(entry)) return entry;
       return this.load(hash, cached?.license.project_id);
     }
     const load = this.load(hash, cached?.license.project_id);
@@ -111,7 +113,7 @@ export class RuntimeLookupService {
       if (first === null) return this.noLicense(hash);
       projectId = first;
     }
-    const generation = await this.generations.get(projectId);
+    const generation = this.generations.current(projectId);
     const license = await this.licenses.byKeyHash(hash);
     if (!license) return this.noLicense(hash);
     // A license never changes project; should it ever, the entry is simply not kept.
@@ -123,7 +125,7 @@ export class RuntimeLookupService {
       redirectUrl: project ? project.default_redirect_url : await this.projects.redirectUrlOf(license.project_id),
       domains,
       pinned: license.domain_id === null ? null : await this.domains.find(license.domain_id),
-      generation: current ?? '',
+      generation: current,
     };
     if (current !== null) this.byHash.set(hash, entry);
     return entry;

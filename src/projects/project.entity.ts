@@ -10,6 +10,12 @@ import {
 } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
+/** A JSON value in a VARCHAR column (MySQL gives TEXT, simple-json's type, no plain default). */
+const jsonText = {
+  to: (value: unknown) => (value === undefined ? undefined : JSON.stringify(value)),
+  from: (value: string | null) => (value === null ? null : (JSON.parse(value) as unknown)),
+};
+
 @Entity('projects')
 export class ProjectEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
@@ -43,6 +49,14 @@ export class ProjectEntity {
   @Exclude()
   @Column({ type: 'text', nullable: true, select: false })
   webhook_secret: string | null;
+
+  /** The webhook events the project is sent: event types, or ["*"] for every one (the default). */
+  @Column({ type: 'varchar', length: 2000, default: '["*"]', transformer: jsonText })
+  webhook_events: string[];
+
+  /** false: no event is written to the outbox, whatever webhook_events says. */
+  @Column({ type: 'boolean', default: true })
+  webhook_enabled: boolean;
 
   @Column({ type: 'varchar', length: 2048, nullable: true })
   logo_url: string | null;

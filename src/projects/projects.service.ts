@@ -1,6 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { QueryDeepPartialEntity, Repository } from 'typeorm';
+import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { REDACTED } from '../audit/audit-log.service.js';
 import type { ApiPrincipal } from '../auth/principal.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { sealSecret } from '../common/crypto/crypto.js';
@@ -14,10 +15,10 @@ import { ProjectEntity } from './project.entity.js';
 import { newSigningKeyPair, rawPublicKey } from '../common/crypto/signing.js';
 import { WebhookTargets } from '../webhooks/ssrf.js';
 import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ALL_EVENTS } from '../webhooks/webhook-events.js';
 import { instanceToPlain } from 'class-transformer';
 
 type ProjectEvents = Array<[WebhookEvent, unknown]>;
-
 
 /** Fields a PUT resets when they are omitted. */
 const PROJECT_DEFAULTS = {
@@ -29,7 +30,9 @@ const PROJECT_DEFAULTS = {
   meta: {},
   has_paid: false,
   is_active: true,
-} as const;
+  webhook_events: [ALL_EVENTS],
+  webhook_enabled: true,
+};
 
 /** lowercase alpha_dash from a name: 'My Cool App!' → 'my-cool-app'. */
 export function slugify(name: string): string {
@@ -123,7 +126,8 @@ export class ProjectsService {
           }
           const result = await manager.insert(ProjectEntity, values as QueryDeepPartialEntity<ProjectEntity>);
           const project = await manager.findOneByOrFail(ProjectEntity, { id: result.identifiers[0].id as number });
-          return [project, [['project.created', project]]];
+          const also = dto.webhook_secret ? { webhook_secret: [null, REDACTED] as [null, string] } : undefined;
+          return { result: project, events: [['project.created', project]], audit: { action: 'project.created', before: null, after: project, also } };
         });
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
@@ -151,11 +155,14 @@ export class ProjectsService {
     await this.assertWebhookTarget(changes.webhook_url);
     return await this.outbox.change(project, async (manager) => {
       const before = await lockedRow(manager, ProjectEntity, project.id);
+      // The secret is never read back: the audit row says whether one was set, before and after.
+      const secret = 'webhook_secret' in changes ? [(await hasWebhookSecret(manager, project.id)) ? REDACTED : null, changes.webhook_secret ? REDACTED : null] : null;
+      const also = secret ? { webhook_secret: secret as [unknown, unknown] } : undefined;
       await manager.update(ProjectEntity, { id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
       const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
       const events: ProjectEvents = [['project.updated', after]];
       if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
-      return [after, events, after];
+      return { result: after, events, project: after, audit: { action: 'project.updated', before, after, also } };
     });
   }
 
@@ -164,7 +171,11 @@ export class ProjectsService {
       // Of racing deletes one goes on and the others find it gone (404): one event.
       const before = await lockedRow(manager, ProjectEntity, project.id);
       await manager.softDelete(ProjectEntity, { id: project.id });
-      return [undefined, [['project.deleted', { id: before.id, name: before.name, slug: before.slug }]]];
+      return {
+        result: undefined,
+        events: [['project.deleted', { id: before.id, name: before.name, slug: before.slug }]],
+        audit: { action: 'project.deleted', before, after: null },
+      };
     });
   }
 
@@ -178,7 +189,11 @@ export class ProjectsService {
       const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
       const changed = Boolean(before.locked_at) !== locked;
       const event = locked ? 'project.locked' : 'project.unlocked';
-      return [after, changed ? [[event, { ...instanceToPlain(after), reason: after.lock_reason }]] : []];
+      return {
+        result: after,
+        events: changed ? [[event, { ...instanceToPlain(after), reason: after.lock_reason }]] : [],
+        audit: { action: event, before, after, also: { reason: [before.lock_reason, after.lock_reason] } },
+      };
     });
   }
 
@@ -200,6 +215,8 @@ export class ProjectsService {
       if (dto[field] !== undefined && !(field === 'name' && dto[field] === null)) (out as Record<string, unknown>)[field] = dto[field];
     }
     if (dto.meta !== undefined) out.meta = dto.meta ?? {};
+    if (dto.webhook_events !== undefined) out.webhook_events = dto.webhook_events ? [...new Set(dto.webhook_events)] : [ALL_EVENTS];
+    if (dto.webhook_enabled !== undefined) out.webhook_enabled = dto.webhook_enabled;
     if (dto.webhook_secret !== undefined) out.webhook_secret = dto.webhook_secret ? sealSecret(this.config.appKey, dto.webhook_secret) : null;
     return out;
   }
@@ -216,6 +233,12 @@ export class ProjectsService {
     if (!taken.has(base)) return base;
     for (let n = 2; ; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
   }
+}
+
+/** Whether the project has a webhook secret (a column never read with the row). */
+async function hasWebhookSecret(manager: EntityManager, id: number): Promise<boolean> {
+  const row = await manager.createQueryBuilder(ProjectEntity, 'p').withDeleted().select('p.id').addSelect('p.webhook_secret').where('p.id = :id', { id }).getOne();
+  return Boolean(row?.webhook_secret);
 }
 
 const projectLimitReached = (max: number) =>

@@ -2,53 +2,71 @@ import { Injectable } from '@nestjs/common';
 import { instanceToPlain } from 'class-transformer';
 import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
+import { Audit, AuditLog } from '../audit/audit-log.service.js';
+import { ProjectGenerations } from '../common/cache/generations.js';
 import { UnitOfWork, writeLocked } from '../database/unit-of-work.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
+import { subscribes, WebhookEvent } from './webhook-events.js';
 
-/** Every event type, in the README's order (docs/decisions.md#webhooks). */
-export const WEBHOOK_EVENTS = [
-  ...(['created', 'updated', 'deleted', 'paid', 'unpaid', 'locked', 'unlocked'] as const).map((e) => `project.${e}` as const),
-  ...(['created', 'updated', 'deleted', 'paid', 'unpaid'] as const).map((e) => `domain.${e}` as const),
-  ...(
-    ['created', 'updated', 'deleted', 'revoked', 'reactivated', 'usage_limit_reached', 'deactivated', 'domain_limit_reached', 'expiring', 'expired'] as const
-  ).map((e) => `license.${e}` as const),
-  ...(['created', 'updated', 'deleted'] as const).map((e) => `injectable.${e}` as const),
-];
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export type { WebhookEvent } from './webhook-events.js';
+
+/**
+ * What a change in a project did: its result, the webhook events it announces, the project as the
+ * change left it when it changed the project itself (its webhook settings may have just changed),
+ * and, for a management write, its audit row (docs/architecture.md#the-audit-log).
+ */
+export interface ProjectChange<T> {
+  result: T;
+  events?: Array<[WebhookEvent, unknown]>;
+  project?: ProjectEntity;
+  audit?: Audit | Audit[];
+}
 
 /** Wakes the in-process dispatcher after a commit; set by the dispatcher when it runs here. */
 export type Kick = () => void;
 
 /**
  * Writes events to the outbox with the same EntityManager — so in the same transaction — as the
- * change that causes them (docs/architecture.md#the-outbox). Only for projects with a webhook_url whose owner has webhooks on.
+ * change that causes them (docs/architecture.md#the-outbox), and with them the change's audit row.
+ * Events go only to projects with a webhook_url that subscribe to them, whose owner has webhooks on.
  */
 @Injectable()
 export class WebhookOutbox {
   private kick: Kick = () => undefined;
 
-  constructor(private readonly unit: UnitOfWork) {}
+  constructor(
+    private readonly unit: UnitOfWork,
+    private readonly audits: AuditLog,
+    private readonly generations: ProjectGenerations,
+  ) {}
 
   /**
-   * Runs a change and records the events it returns in one unit of work (one transaction), then
-   * wakes the dispatcher. `work` gets the unit's EntityManager and returns [result, events].
+   * Runs a change and records, in one unit of work (one transaction), its audit row and the events
+   * it returns, then makes the project's cached rows stale on every instance
+   * (common/cache/generations.ts) and wakes the dispatcher. `work` gets the unit's EntityManager.
+   * `invalidates: false` for a change no cache holds (a usage count), which leaves the caches alone.
    */
   async change<T>(
     project: ProjectEntity,
-    work: (manager: EntityManager) => Promise<[T, Array<[WebhookEvent, unknown]>] | [T, Array<[WebhookEvent, unknown]>, ProjectEntity]>,
+    work: (manager: EntityManager) => Promise<ProjectChange<T>>,
+    { invalidates = true }: { invalidates?: boolean } = {},
   ): Promise<T> {
     let recorded = 0;
-    const result = await this.unit.run(async (manager) => {
-      // A third element is the project as the change left it (its webhook_url may have just changed).
-      const [value, events, after] = await work(manager);
-      recorded = await this.record(manager, after ?? project, events);
-      return value;
-    });
-    if (recorded > 0) this.kick();
-    return result;
+    try {
+      const result = await this.unit.run(async (manager) => {
+        const change = await work(manager);
+        recorded = await this.recordChange(manager, change.project ?? project, change);
+        return change.result;
+      });
+      if (recorded > 0) this.kick();
+      return result;
+    } finally {
+      // Also after a failure: its COMMIT may have landed unanswered.
+      if (invalidates) await this.generations.bump(project.id);
+    }
   }
 
   onKick(kick: Kick): void {
@@ -56,23 +74,33 @@ export class WebhookOutbox {
   }
 
   /**
-   * Like change(), for a project that does not exist yet: serialises the owner's writes (a row lock
-   * on MySQL) so that counts taken inside the unit stay true until it commits.
+   * Like change(), for a project that does not exist yet (`result` is the new project): serialises
+   * the owner's writes (a row lock on MySQL) so that counts taken inside the unit stay true until it
+   * commits.
    */
-  async changeOwned<T extends ProjectEntity>(userId: number, work: (manager: EntityManager) => Promise<[T, Array<[WebhookEvent, unknown]>]>): Promise<T> {
+  async changeOwned<T extends ProjectEntity>(userId: number, work: (manager: EntityManager) => Promise<ProjectChange<T>>): Promise<T> {
     let recorded = 0;
     const result = await this.unit.run(async (manager) => {
       await writeLocked(manager.createQueryBuilder(UserEntity, 'u').select('u.id').where('u.id = :id', { id: userId })).getOne();
-      const [project, events] = await work(manager);
-      recorded = await this.record(manager, project, events);
-      return project;
+      const change = await work(manager);
+      recorded = await this.recordChange(manager, change.project ?? change.result, change);
+      return change.result;
     });
     if (recorded > 0) this.kick();
     return result;
   }
 
-  /** Records each event; returns how many were written. */
-  async record(manager: EntityManager, project: ProjectEntity, events: Array<[WebhookEvent, unknown]>): Promise<number> {
+  private async recordChange(manager: EntityManager, project: ProjectEntity, change: ProjectChange<unknown>): Promise<number> {
+    await this.audits.record(manager, { owner_id: project.user_id, project_id: project.id }, change.audit);
+    return this.record(manager, project, change.events ?? []);
+  }
+
+  /**
+   * Records each event the project subscribes to (`webhook_events`, while `webhook_enabled`); returns
+   * how many were written.
+   */
+  async record(manager: EntityManager, project: ProjectEntity, all: Array<[WebhookEvent, unknown]>): Promise<number> {
+    const events = project.webhook_enabled === false ? [] : all.filter(([type]) => subscribes(project.webhook_events, type));
     if (!project.webhook_url || events.length === 0) return 0;
     const owner = await manager.findOne(UserEntity, { where: { id: project.user_id }, select: { id: true, webhooks_enabled: true } });
     if (!owner?.webhooks_enabled) return 0;

@@ -56,15 +56,19 @@ export class WebhooksController {
     const project = await this.projects.findAccessible(principal, projectId);
     const delivery = await this.deliveries.findOneBy({ id, project_id: project.id });
     if (!delivery) throw notFound('Webhook delivery');
-    const result = await this.deliveries
-      .createQueryBuilder()
-      .update(WebhookDeliveryEntity)
-      .set({ status: 'pending', next_attempt_at: new Date(), claimed_by: null, claimed_until: null })
-      .where("id = :id AND status <> 'delivering'", { id })
-      .execute();
-    if (result.affected !== 1) throw new ApiError(409, 'The delivery is being attempted right now; try again in a moment.');
-    // Read before waking the dispatcher, so the answer is the queued state, not a race with it.
-    const queued = await this.deliveries.findOneByOrFail({ id });
+    const queued = await this.outbox.change(project, async (manager) => {
+      const before = await manager.findOneByOrFail(WebhookDeliveryEntity, { id });
+      const result = await manager
+        .createQueryBuilder()
+        .update(WebhookDeliveryEntity)
+        .set({ status: 'pending', next_attempt_at: new Date(), claimed_by: null, claimed_until: null })
+        .where("id = :id AND status <> 'delivering'", { id })
+        .execute();
+      if (result.affected !== 1) throw new ApiError(409, 'The delivery is being attempted right now; try again in a moment.');
+      // Read before waking the dispatcher, so the answer is the queued state, not a race with it.
+      const after = await manager.findOneByOrFail(WebhookDeliveryEntity, { id });
+      return { result: after, audit: { action: 'webhook_delivery.retried', before, after } };
+    });
     this.outbox.dispatchSoon();
     return queued;
   }

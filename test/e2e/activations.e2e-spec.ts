@@ -257,6 +257,33 @@ describe('activations', () => {
       expect(expectSuccess(await deactivate(uuid, domain))).toEqual({ deactivated: 0 });
     });
 
+    it('leaves an audit row per activation it deletes, with the actor "license"; one that frees nothing or is refused leaves none', async () => {
+      const { key, project, uuid, domain, license, base } = await setup({ max_subdomains_per_domain: 5 });
+      expectSuccess(await check(uuid, domain));
+      const [own] = (await list(key, base)).data;
+      const res = await deactivate(uuid, domain).set('X-Request-Id', 'self-service-1').set('User-Agent', 'shop-plugin/2.0');
+      expect(expectSuccess(res)).toEqual({ deactivated: 1 });
+      expectSuccess(await deactivate(uuid, domain).set('X-Request-Id', 'self-service-2'));
+      expectError(await deactivate(uuid, '*.bad').set('X-Request-Id', 'self-service-3'), 422);
+      const log = expectSuccess(await api(key).get(`/project/${project.id}/audit-log`)).data;
+      const rows = log.filter((row: { request_id: string }) => row.request_id.startsWith('self-service-'));
+      expect(rows).toEqual([
+        {
+          id: expect.any(Number),
+          action: 'license.deactivated',
+          resource_type: 'license',
+          resource_id: license.id,
+          project_id: project.id,
+          actor: { type: 'license', api_key_id: null, api_key_prefix: null, user_id: null },
+          changes: { activation: [{ id: own.id, domain, host: '' }, null] },
+          request_id: 'self-service-1',
+          ip: '127.0.0.1',
+          user_agent: 'shop-plugin/2.0',
+          created_at: expect.stringMatching(TIMESTAMP),
+        },
+      ]);
+    });
+
     it('takes the domain from X-Service-Domain, else `domain` in the body, else the query — never from Origin', async () => {
       const { uuid, domain, project, key } = await setup();
       const other = (await makeDomain(t, key, project.id, { domain: host('other'), has_paid: true })).domain;

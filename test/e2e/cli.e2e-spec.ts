@@ -66,6 +66,53 @@ describe('admin CLI', () => {
     expect((users.out.users as { email: string }[]).map((u) => u.email)).toContain(email);
   });
 
+  it('makes read-only keys, rolls keys with a grace, and lists the audit log, its own writes included', async () => {
+    const email = `audit-${randomBytes(3).toString('hex')}@example.test`;
+    expect(cli(t, 'users:create', '--email', email).code).toBe(0);
+    const admin = cli(t, 'keys:create', '--email', email, '--name', 'admin');
+    const key = admin.out.key as string;
+    const project = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Audited' }), 201);
+    const other = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Other' }), 201);
+
+    const readOnly = cli(t, 'keys:create', '--email', email, '--project', String(project.id), '--read-only');
+    expect(readOnly.out).toMatchObject({ project_id: project.id, read_only: true });
+    expect(expectError(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', readOnly.out.key as string).send({ name: 'x' }), 403).message).toBe(
+      'This API key is read-only.',
+    );
+
+    const rolled = cli(t, 'keys:roll', '--id', String(readOnly.out.id), '--grace', '0');
+    expect(rolled.code).toBe(0);
+    expect(rolled.lines).toBe(1);
+    expect(rolled.out).toMatchObject({ project_id: project.id, read_only: true, previous_key: { id: readOnly.out.id, rolled_at: expect.any(String) } });
+    expect(rolled.out.key).toMatch(/^lg_/);
+    expectError(await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', readOnly.out.key as string), 403);
+    expectSuccess(await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', rolled.out.key as string));
+    expect(cli(t, 'keys:roll', '--id', String(readOnly.out.id)).out).toEqual({ error: 'This API key has already been rolled: roll its replacement instead.' });
+    expect(cli(t, 'keys:roll', '--id', String(rolled.out.id), '--grace', '604801').out).toEqual({ error: '--grace must be at most 604800' });
+    expect(cli(t, 'keys:roll', '--id', '999999').out).toEqual({ error: 'no API key with id 999999' });
+
+    const all = cli(t, 'audit:list', '--email', email);
+    expect(all.code).toBe(0);
+    expect(all.lines).toBe(1);
+    const events = all.out.events as Array<Record<string, any>>;
+    expect(events.map((e) => e.action)).toEqual(['api_key.rolled', 'api_key.created', 'api_key.created', 'project.created', 'project.created', 'api_key.created']);
+    const [rolledRow, createdRow] = events;
+    for (const row of [rolledRow, createdRow]) expect(row.actor).toEqual({ type: 'cli', api_key_id: null, api_key_prefix: null, user_id: null });
+    expect(rolledRow).toMatchObject({ resource_type: 'api_key', resource_id: readOnly.out.id, project_id: project.id, request_id: null, ip: null, user_agent: null });
+    expect(createdRow).toMatchObject({ resource_id: rolled.out.id, changes: { key: [null, '[redacted]'], read_only: [null, true] } });
+    expect(events[3].actor).toMatchObject({ type: 'api_key', api_key_id: admin.out.id });
+    expect(JSON.stringify(all.out)).not.toContain(key);
+
+    const scoped = cli(t, 'audit:list', '--email', email, '--project', String(project.id), '--limit', '2');
+    expect((scoped.out.events as Array<{ project_id: number }>).map((e) => e.project_id)).toEqual([project.id, project.id]);
+    expect((cli(t, 'audit:list', '--email', email, '--project', String(other.id)).out.events as unknown[]).length).toBe(1);
+    expect(cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out.error).toMatch(/^no user with email stranger@example.test/);
+    cli(t, 'users:create', '--email', 'stranger@example.test');
+    expect(cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out).toEqual({ error: `no project with id ${project.id} owned by stranger@example.test` });
+    expect(cli(t, 'audit:list', '--email', email, '--limit', '0').out).toEqual({ error: '--limit must be at least 1' });
+    expect(cli(t, 'audit:list', '--email', email, '--limit', '1001').out).toEqual({ error: '--limit must be at most 1000' });
+  });
+
   it('exits 1 with a one-line JSON error', () => {
     const dup = cli(t, 'users:create', '--email', 'twice@example.test');
     expect(dup.code).toBe(0);
@@ -90,10 +137,10 @@ describe('admin CLI', () => {
     for (const args of [['help'], ['--help'], ['-h']]) {
       const help = run(t, ...args);
       expect(help.status).toBe(0);
-      for (const command of ['users:create', 'users:list', 'keys:create', 'keys:list', 'keys:revoke']) expect(help.stdout).toContain(command);
+      for (const command of ['users:create', 'users:list', 'keys:create', 'keys:list', 'keys:revoke', 'keys:roll', 'audit:list']) expect(help.stdout).toContain(command);
     }
     const one = run(t, 'keys:create', '--help');
     expect(one.status).toBe(0);
-    expect(one.stdout).toBe('usage: npm run -s cli -- keys:create --email E [--project ID] [--name N] [--expires-at ISO]\n');
+    expect(one.stdout).toBe('usage: npm run -s cli -- keys:create --email E [--project ID] [--name N] [--expires-at ISO] [--read-only]\n');
   });
 });

@@ -168,8 +168,9 @@ describe('foundation: root, envelope, errors, API keys', () => {
       const created = expectSuccess(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'ci', unknown: 'dropped' }), 201);
       expect(created.key).toMatch(/^lg_[A-Za-z0-9_-]{43}$/);
       expect(created.prefix).toBe(created.key.slice(0, 8));
+      expect({ read_only: created.read_only, rolled_at: created.rolled_at }).toEqual({ read_only: false, rolled_at: null });
       expect(Object.keys(created).sort()).toEqual(
-        ['created_at', 'expires_at', 'id', 'key', 'last_used_at', 'name', 'prefix', 'project_id', 'revoked_at', 'updated_at'].sort(),
+        ['created_at', 'expires_at', 'id', 'key', 'last_used_at', 'name', 'prefix', 'project_id', 'read_only', 'revoked_at', 'rolled_at', 'updated_at'].sort(),
       );
       const list = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', created.key));
       expect(list).toHaveLength(2);

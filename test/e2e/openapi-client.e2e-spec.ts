@@ -295,7 +295,25 @@ describe('typed client generated from openapi.json', () => {
     const plaintext: string = scoped.body.data.key;
     expectDocumented('get', '/api/v1/api-keys', await createApiClient(t.url, { apiKey: plaintext })('get', '/api/v1/api-keys', { params: {} }));
     expectDocumented('get', '/api/v1/api-keys', await api('get', '/api/v1/api-keys', { params: {} }));
-    expectDocumented('delete', '/api/v1/api-keys/{id}', await api('delete', '/api/v1/api-keys/{id}', { params: { path: { id: scoped.body.data.id } } }));
+    const rolled = await api('post', '/api/v1/api-keys/{id}/roll', { params: { path: { id: scoped.body.data.id } }, body: { grace_seconds: 60 } });
+    expectDocumented('post', '/api/v1/api-keys/{id}/roll', rolled);
+    if (!rolled.ok) throw new Error(`HTTP ${rolled.status}`);
+    const previousExpiry: string | null = rolled.body.data.previous_key.expires_at;
+    expect({ scope: rolled.body.data.project_id, previous: rolled.body.data.previous_key.id, expires: typeof previousExpiry }).toEqual({
+      scope: project.path.project,
+      previous: scoped.body.data.id,
+      expires: 'string',
+    });
+    expectDocumented('delete', '/api/v1/api-keys/{id}', await api('delete', '/api/v1/api-keys/{id}', { params: { path: { id: rolled.body.data.id } } }));
+
+    // The audit log of the walk so far.
+    const projectLog = await api('get', '/api/v1/project/{project}/audit-log', { params: { ...project, query: { resource_type: 'license' } } });
+    expectDocumented('get', '/api/v1/project/{project}/audit-log', projectLog);
+    if (!projectLog.ok) throw new Error(`HTTP ${projectLog.status}`);
+    const actor: 'api_key' | 'cli' | 'license' = projectLog.body.data.data[0].actor.type;
+    expect({ actor, action: projectLog.body.data.data[0].action }).toEqual({ actor: 'api_key', action: 'license.reactivated' });
+    expectDocumented('get', '/api/v1/audit-log', await api('get', '/api/v1/audit-log', { params: { query: { action: 'api_key.rolled', per_page: 5 } } }));
+    expectDocumented('get', '/api/v1/audit-log', await api('get', '/api/v1/audit-log', { params: { query: { since: 'yesterday' } } }));
 
     // Another owner's key: 403 on the project.
     const stranger = await makeApiKey(t.app, (await makeAccount(t.app)).user);

@@ -20,6 +20,8 @@ const CREATE_KEYS = [
   'name',
   'slug',
   'updated_at',
+  'webhook_enabled',
+  'webhook_events',
   'webhook_url',
 ].sort();
 /** Retrieval (and every other project-returning call) adds locked_at. */
@@ -90,6 +92,8 @@ describe('projects', () => {
         meta: {},
         has_paid: false,
         is_active: true,
+        webhook_events: ['*'],
+        webhook_enabled: true,
       });
       expect(data.slug).toMatch(/^[A-Za-z0-9_-]+$/);
     });

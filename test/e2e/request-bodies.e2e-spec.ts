@@ -63,6 +63,7 @@ describe('request bodies as openapi.json documents them', () => {
     expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
       [
         'POST /api/v1/api-keys',
+        'POST /api/v1/api-keys/{id}/roll',
         'POST /api/v1/project',
         'PATCH /api/v1/project/{project}',
         'PUT /api/v1/project/{project}',
@@ -106,7 +107,8 @@ describe('request bodies as openapi.json documents them', () => {
       ['PATCH', '/api/v1/project/{project}/licenses/{license}', 200, null],
       ['POST', '/api/v1/project/{project}/injectables', 201, 'injectable'],
       ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 200, null],
-      ['POST', '/api/v1/api-keys', 201, null],
+      ['POST', '/api/v1/api-keys', 201, 'id'],
+      ['POST', '/api/v1/api-keys/{id}/roll', 201, null],
       ['POST', '/api/v1/project/{project}/lock', 200, null],
     ] as const;
 
@@ -138,6 +140,7 @@ describe('request bodies as openapi.json documents them', () => {
       ids.license = (await makeLicense(t, key, project.id)).id;
       const injectable = await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'fixture', content: 'x', secret: 's' });
       ids.injectable = injectable.body.data.id;
+      ids.id = (await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'to roll' })).body.data.id;
     });
     afterAll(async () => t.close());
 

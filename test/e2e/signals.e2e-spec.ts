@@ -34,7 +34,7 @@ describe('signals (README "Signals")', () => {
       APP_KEY: randomBytes(32).toString('base64'),
       WEBHOOK_DISPATCHER: 'false',
     };
-    server = spawn(process.execPath, ['--max-old-space-size=384', '--max-semi-space-size=32', MAIN], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, ['--max-old-space-size=384', '--max-semi-space-size=16', MAIN], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout?.on('data', (d) => (output += d));
     server.stderr?.on('data', (d) => (output += d));
     await waitFor(async () => (await fetch(`${url}/api/v1/health/live`)).ok, 30_000);

@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import { CLI_CONTEXT, inAuditContext } from '../../src/audit/audit-context.js';
 import { AuthService, NewUser } from '../../src/auth/auth.service.js';
 import type { UserEntity } from '../../src/auth/user.entity.js';
 
@@ -10,13 +11,13 @@ export async function makeUser(app: INestApplication, overrides: Partial<NewUser
   return app.get(AuthService).createUser({ email: `user-${unique()}@example.test`, ...overrides });
 }
 
-/** An API key for `user`; returns the plaintext to send as X-API-KEY. */
+/** An API key for `user`, made as the admin CLI makes it; returns the plaintext to send as X-API-KEY. */
 export async function makeApiKey(
   app: INestApplication,
   user: UserEntity,
-  options: { project_id?: number | null; expires_at?: Date | null; name?: string } = {},
+  options: { project_id?: number | null; expires_at?: Date | null; name?: string; read_only?: boolean } = {},
 ): Promise<string> {
-  const { plaintext } = await app.get(AuthService).createKey(user, options);
+  const { plaintext } = await inAuditContext(CLI_CONTEXT, () => app.get(AuthService).createKey(user, options));
   return plaintext;
 }
 

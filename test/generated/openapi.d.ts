@@ -68,6 +68,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/api-keys/{id}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll an API key
+         * @description Global key only. A new key of the same name, scope, read_only and expiry replaces this one, whose plaintext `key` is in this answer only; the old key keeps working for grace_seconds (default 86400), then answers 403.
+         */
+        post: operations["ApiKeysController_roll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log of the account
+         * @description A global key reads its owner's rows, a project-scoped key those of its project. Latest first; the filters narrow the list.
+         */
+        get: operations["AuditController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -219,6 +259,26 @@ export interface paths {
         head?: never;
         /** Update a project (only the fields sent) */
         patch: operations["ProjectsController_patch"];
+        trace?: never;
+    };
+    "/api/v1/project/{project}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log of a project
+         * @description Latest first; the filters narrow the list. The rows stay after the resources they name are deleted.
+         */
+        get: operations["AuditController_listProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/project/{project}/domains": {
@@ -616,10 +676,16 @@ export interface components {
         ApiKey: {
             /** Format: date-time */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never. A rolled key stops when its grace period ends
+             */
             expires_at: string | null;
             id: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Kept within a minute
+             */
             last_used_at: string | null;
             name: string;
             /**
@@ -629,15 +695,25 @@ export interface components {
             prefix: string;
             /** @description null: a global key */
             project_id: number | null;
+            /** @description A read-only key may not write */
+            read_only: boolean;
             /** Format: date-time */
             revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was rolled (replaced by a new one)
+             */
+            rolled_at: string | null;
             /** Format: date-time */
             updated_at: string;
         };
         ApiKeyCreated: {
             /** Format: date-time */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never. A rolled key stops when its grace period ends
+             */
             expires_at: string | null;
             id: number;
             /**
@@ -645,7 +721,10 @@ export interface components {
              * @example lg_0123456789abcdefghijABCDEFGHIJ-_0123456789a
              */
             key: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Kept within a minute
+             */
             last_used_at: string | null;
             name: string;
             /**
@@ -655,10 +734,109 @@ export interface components {
             prefix: string;
             /** @description null: a global key */
             project_id: number | null;
+            /** @description A read-only key may not write */
+            read_only: boolean;
             /** Format: date-time */
             revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was rolled (replaced by a new one)
+             */
+            rolled_at: string | null;
             /** Format: date-time */
             updated_at: string;
+        };
+        ApiKeyRolled: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never. A rolled key stops when its grace period ends
+             */
+            expires_at: string | null;
+            id: number;
+            /**
+             * @description The plaintext key, shown once: lg_ + 43 base64url characters
+             * @example lg_0123456789abcdefghijABCDEFGHIJ-_0123456789a
+             */
+            key: string;
+            /**
+             * Format: date-time
+             * @description Kept within a minute
+             */
+            last_used_at: string | null;
+            name: string;
+            /**
+             * @description The first characters of the key, to tell keys apart
+             * @example lg_AbCdE
+             */
+            prefix: string;
+            /** @description The rolled key: it works until its expires_at, then answers 403 */
+            previous_key: components["schemas"]["ApiKey"];
+            /** @description null: a global key */
+            project_id: number | null;
+            /** @description A read-only key may not write */
+            read_only: boolean;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was rolled (replaced by a new one)
+             */
+            rolled_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description Who made the write: an API key (with its owner), the admin CLI, or a license holder */
+        AuditActor: {
+            /** @description The API key; null for the CLI and a license */
+            api_key_id: number | null;
+            /**
+             * @description The first characters of the API key
+             * @example lg_AbCdE
+             */
+            api_key_prefix: string | null;
+            /** @enum {string} */
+            type: "api_key" | "cli" | "license";
+            /** @description The API key's owner; null for the CLI and a license */
+            user_id: number | null;
+        };
+        /** @description One management write, recorded in the same transaction as the change */
+        AuditEvent: {
+            /**
+             * @description A webhook event name, or api_key.created|revoked|rolled, webhook_delivery.retried
+             * @example license.revoked
+             */
+            action: string;
+            actor: components["schemas"]["AuditActor"];
+            /**
+             * @description field → [before, after] of every field the write changed; secrets appear as "[redacted]", payloads never
+             * @example {
+             *       "revoked_at": [
+             *         null,
+             *         "2026-11-23T10:12:00Z"
+             *       ]
+             *     }
+             */
+            changes: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            id: number;
+            /** @example 203.0.113.7 */
+            ip: string | null;
+            /** @description null for an API key of no project */
+            project_id: number | null;
+            /** @description The X-Request-Id of the write; null for the CLI */
+            request_id: string | null;
+            resource_id: number | null;
+            /**
+             * @example license
+             * @enum {string}
+             */
+            resource_type: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery";
+            user_agent: string | null;
         };
         CreateApiKeyDto: {
             /**
@@ -677,6 +855,12 @@ export interface components {
              * @example null
              */
             project_id?: number | null;
+            /**
+             * @description A read-only key reads everything its scope allows; every write answers 403
+             * @default false
+             * @example false
+             */
+            read_only?: boolean;
         };
         CreateDomainDto: {
             /**
@@ -839,6 +1023,23 @@ export interface components {
              * @example acme-shop
              */
             slug?: string | null;
+            /**
+             * @description false: no event is sent (none is written to the outbox), whatever webhook_events says
+             * @default true
+             * @example true
+             */
+            webhook_enabled?: boolean;
+            /**
+             * @description The events the webhook is sent: event types, or ["*"] for every one; null: ["*"]. An unknown type → 422 naming it
+             * @default [
+             *       "*"
+             *     ]
+             * @example [
+             *       "license.created",
+             *       "license.revoked"
+             *     ]
+             */
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -1229,6 +1430,15 @@ export interface components {
              * @example 2025-12-01T10:12:00Z
              */
             updated_at: string;
+            /** @description false: no event is sent */
+            webhook_enabled: boolean;
+            /**
+             * @description The events the webhook is sent; ["*"]: every one
+             * @example [
+             *       "*"
+             *     ]
+             */
+            webhook_events: string[];
             /** Format: uri */
             webhook_url: string | null;
         };
@@ -1263,6 +1473,15 @@ export interface components {
              * @example 2025-12-01T10:12:00Z
              */
             updated_at: string;
+            /** @description false: no event is sent */
+            webhook_enabled: boolean;
+            /**
+             * @description The events the webhook is sent; ["*"]: every one
+             * @example [
+             *       "*"
+             *     ]
+             */
+            webhook_events: string[];
             /** Format: uri */
             webhook_url: string | null;
         };
@@ -1285,6 +1504,14 @@ export interface components {
              * @enum {string}
              */
             status: "error";
+        };
+        RollApiKeyDto: {
+            /**
+             * @description How long the old key keeps working, in seconds from now (0: it stops at once)
+             * @default 86400
+             * @example 3600
+             */
+            grace_seconds?: number;
         };
         /** @description The connectivity answer of GET /api/v1/. */
         RootEnvelope: {
@@ -1513,6 +1740,23 @@ export interface components {
              * @example acme-shop
              */
             slug?: string | null;
+            /**
+             * @description false: no event is sent (none is written to the outbox), whatever webhook_events says
+             * @default true
+             * @example true
+             */
+            webhook_enabled?: boolean;
+            /**
+             * @description The events the webhook is sent: event types, or ["*"] for every one; null: ["*"]. An unknown type → 422 naming it
+             * @default [
+             *       "*"
+             *     ]
+             * @example [
+             *       "license.created",
+             *       "license.revoked"
+             *     ]
+             */
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -2007,6 +2251,275 @@ export interface operations {
             };
         };
     };
+    ApiKeysController_roll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id; anything but a positive integer → 404 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RollApiKeyDto"];
+            };
+        };
+        responses: {
+            /** @description The new key, and the old one with the end of its grace as expires_at */
+            201: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["ApiKeyRolled"];
+                    };
+                };
+            };
+            /** @description Malformed JSON, or a JSON body that is not an object */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or a project-scoped key (this action needs a global key) */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key is revoked, expired, already rolled, or its project was deleted */
+            409: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than MAX_UPLOAD_BYTES */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type: send application/json */
+            415: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    AuditController_list: {
+        parameters: {
+            query?: {
+                /** @description Only this action */
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                /** @description Only this kind of resource */
+                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery";
+                /** @description Only this resource (with resource_type, one resource) */
+                resource_id?: number;
+                /** @description Only rows created at or after this ISO-8601 time (UTC unless it names an offset) */
+                since?: string;
+                /** @description Only rows created at or before this ISO-8601 time */
+                until?: string;
+                /** @description Page size, 1..50; outside → 422 */
+                per_page?: number;
+                /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: {
+                            data: components["schemas"]["AuditEvent"][];
+                            /** @description Pass it back as `cursor` for the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     HealthController_ready: {
         parameters: {
             query?: never;
@@ -2378,7 +2891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -2757,7 +3270,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -3210,6 +3723,133 @@ export interface operations {
             };
         };
     };
+    AuditController_listProject: {
+        parameters: {
+            query?: {
+                /** @description Only this action */
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                /** @description Only this kind of resource */
+                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery";
+                /** @description Only this resource (with resource_type, one resource) */
+                resource_id?: number;
+                /** @description Only rows created at or after this ISO-8601 time (UTC unless it names an offset) */
+                since?: string;
+                /** @description Only rows created at or before this ISO-8601 time */
+                until?: string;
+                /** @description Page size, 1..50; outside → 422 */
+                per_page?: number;
+                /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: {
+                            data: components["schemas"]["AuditEvent"][];
+                            /** @description Pass it back as `cursor` for the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     DomainsController_list: {
         parameters: {
             query?: {
@@ -3255,7 +3895,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -3510,7 +4150,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -4040,7 +4680,7 @@ export interface operations {
             /**
              * @description The domain is not registered under the project
              *
-             *     Invalid, revoked or expired key, or no access to the resource
+             *     Invalid, revoked or expired key, a read-only key on a write, or no access to the resource
              */
             403: {
                 headers: {
@@ -4158,7 +4798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -4414,7 +5054,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -4772,7 +5412,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -5027,7 +5667,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -5533,7 +6173,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -5947,7 +6587,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -6189,7 +6829,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -6392,7 +7032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -6502,7 +7142,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, or no access to the resource */
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { ProjectGenerations } from '../../src/common/cache/generations.js';
+import { RedisService } from '../../src/common/cache/redis.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
-import { makeDomain, makeLicense, uniqueToken } from '../factories/index.js';
+import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
+import { DbProxy } from '../utils/db-proxy.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { api, BASE_ENV, dropRedisKeys, freshnessSuite, ids, owner, prime, read, settle, TIMESTAMP } from '../utils/freshness.js';
-import { TEST_REDIS_URL as REDIS_URL } from '../utils/processes.js';
+import { TEST_REDIS_URL as REDIS_URL, waitFor } from '../utils/processes.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 const redisPrefix = `lgtest:${uniqueToken()}:`;
@@ -86,5 +89,70 @@ describe('two instances sharing the database and Redis', () => {
     await makeDomain(b, key, project.id);
     expect((await read(a, key, licenses)).data[0].title).toBe('Changed in the DB');
     expect((await read(b, key, licenses)).data[0].title).toBe('Changed in the DB');
+  });
+});
+
+/**
+ * Pub/sub delivers at most once: an instance that may have missed a message trusts nothing it cached
+ * in process (common/cache/generations.ts). Each test changes a license behind the API's back (no
+ * message is sent for it), sees the instance still answer from its cache, then breaks the
+ * subscription: from then on the instance answers what the database holds.
+ */
+describe('an instance that may have missed an invalidation', () => {
+  const prefix = `lgtest:${uniqueToken()}:`;
+  let proxy: DbProxy;
+  let t: TestApp;
+  let key = '';
+  let projectId = 0;
+  let domain = '';
+  beforeAll(async () => {
+    // Redis reached through a TCP proxy, to make it hang the way a stopped server does.
+    proxy = await DbProxy.start(REDIS_URL);
+    t = await createTestApp({ ...BASE_ENV, REDIS_URL: proxy.urlFor(REDIS_URL), REDIS_KEY_PREFIX: prefix });
+    key = (await makeAccount(t.app)).key;
+    projectId = (await makeProject(t, key, { has_paid: true })).id;
+    domain = (await makeDomain(t, key, projectId, { has_paid: true })).domain;
+  });
+  afterEach(() => proxy.pass());
+  afterAll(async () => {
+    await proxy.pass();
+    await dropRedisKeys(t, prefix);
+    await t.close();
+    await proxy.close();
+  });
+
+  const check = (uuid: string) => t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain);
+  /** A license answered from this instance's cache, then revoked in the database without a word. */
+  async function cachedThenRevokedBehindItsBack() {
+    // Subscribed (again, after the test before): what is loaded now is kept.
+    await waitFor(async () => t.app.get(ProjectGenerations).current(projectId) !== null, 5000);
+    const l = await makeLicense(t, key, projectId);
+    expect((await check(l.uuid)).status).toBe(200);
+    await t.dataSource.getRepository(LicenseEntity).update({ id: l.id }, { revoked_at: new Date() });
+    expect((await check(l.uuid)).status).toBe(200); // the cache is really used
+    return l;
+  }
+
+  it('its subscriber connection killed: nothing cached before is served', async () => {
+    const l = await cachedThenRevokedBehindItsBack();
+    const client = t.app.get(RedisService).client!;
+    const list = (await client.call('CLIENT', 'LIST')) as string;
+    const subscriber = list.split('\n').find((line) => line.includes(` name=${prefix}generations `));
+    expect(subscriber).toBeDefined();
+    await client.call('CLIENT', 'KILL', 'ID', /id=(\d+)/.exec(subscriber!)![1]);
+    await settle();
+    expect(expectError(await check(l.uuid), 403).message).toBe('This license has been revoked.');
+  });
+
+  it('Redis hanging with its connections open: after half a second nothing cached is trusted, and a write answers within 2 s', async () => {
+    const l = await cachedThenRevokedBehindItsBack();
+    proxy.pause();
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const started = Date.now();
+    expect(expectError(await check(l.uuid), 403).message).toBe('This license has been revoked.');
+    expect(Date.now() - started).toBeLessThan(1000);
+    const write = Date.now();
+    expectSuccess(await api(t, key).patch(`/project/${projectId}`, { description: 'Written while Redis hangs' }));
+    expect(Date.now() - write).toBeLessThan(2000);
   });
 });

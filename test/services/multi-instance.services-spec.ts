@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import request from 'supertest';
+import request, { type Response } from 'supertest';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { freePort, stop, waitFor } from '../utils/processes.js';
 import { createTestDatabase } from '../utils/test-app.js';
@@ -83,13 +83,64 @@ describe('several instances on one database and one Redis', () => {
     expect(after.data).toHaveLength(before.data.length + 1);
   });
 
-  it('a revoke on B is refused on A at the very next call', async () => {
-    const l = await license(0, { title: `revoke-${randomBytes(3).toString('hex')}` });
-    expect(expectSuccess(await check(0, l.uuid)).has_paid).toBe(true);
-    expectSuccess(await http(1).post(`/api/v1/project/${projectId}/licenses/${l.id}/revoke`).set('X-API-KEY', apiKey));
-    expect(expectError(await check(0, l.uuid), 403).message).toMatch(/revoked/);
-    expectSuccess(await http(0).post(`/api/v1/project/${projectId}/licenses/${l.id}/reactivate`).set('X-API-KEY', apiKey));
-    expect((await check(1, l.uuid)).status).toBe(200);
+  /**
+   * How long after a write on B instance A still answers from before it. The write's answer leaves B
+   * after its commit and after B has published it; from then on A is polled as fast as it answers.
+   * Answers A gave to calls sent later than FRESH_MS after that are all fresh, or this fails.
+   */
+  const FRESH_MS = 50;
+  async function staleFor(uuid: string, write: () => Promise<unknown>, fresh: (res: Response) => boolean) {
+    for (let i = 0; i < 2; i++) expect(fresh(await check(0, uuid))).toBe(false); // warm on A, and served from its cache
+    await write();
+    const written = performance.now();
+    let lastStale = -1;
+    let freshInARow = 0;
+    while (freshInARow < 5) {
+      const sent = performance.now() - written;
+      if (fresh(await check(0, uuid))) freshInARow++;
+      else {
+        lastStale = sent;
+        freshInARow = 0;
+      }
+      if (sent > 5000) break;
+    }
+    return lastStale; // -1: the very next call was fresh
+  }
+
+  it(`a write on B reaches A within ${FRESH_MS} ms: revoke, lock, payment flip, delete of a license and of a project`, async () => {
+    const refusal = (message: RegExp) => (res: Response) => res.status === 403 && message.test(res.body.message);
+    const lags: Record<string, number> = {};
+    const revoked = await license(0, { title: `revoke-${randomBytes(3).toString('hex')}` });
+    lags.revoke = await staleFor(revoked.uuid, async () => expectSuccess(await http(1).post(`/api/v1/project/${projectId}/licenses/${revoked.id}/revoke`).set('X-API-KEY', apiKey)), refusal(/revoked/));
+    // The instance that writes sees its write at its very next call.
+    expectSuccess(await http(0).post(`/api/v1/project/${projectId}/licenses/${revoked.id}/reactivate`).set('X-API-KEY', apiKey));
+    expect((await check(0, revoked.uuid)).status).toBe(200);
+    const deleted = await license(0, { title: `delete-${randomBytes(3).toString('hex')}` });
+    lags['license delete'] = await staleFor(deleted.uuid, async () => expectSuccess(await http(1).delete(`/api/v1/project/${projectId}/licenses/${deleted.id}`).set('X-API-KEY', apiKey)), refusal(/^Invalid license key\.$/));
+
+    // A project of its own for the project-wide writes.
+    const other = expectSuccess(await http(0).post('/api/v1/project').set('X-API-KEY', apiKey).send({ name: `Fresh ${randomBytes(3).toString('hex')}`, has_paid: true }), 201);
+    const domain = expectSuccess(await http(1).post(`/api/v1/project/${other.id}/domains`).set('X-API-KEY', apiKey).send({ domain: 'multi.example.com', has_paid: true }), 201);
+    const make = async () => expectSuccess(await http(0).post(`/api/v1/project/${other.id}/licenses`).set('X-API-KEY', apiKey).send({ title: `f-${randomBytes(3).toString('hex')}` }), 201);
+    const paidFalse = (res: Response) => res.status === 200 && res.body.data.has_paid === false;
+    const flipped = await make();
+    lags['payment flip'] = await staleFor(flipped.uuid, async () => expectSuccess(await http(1).patch(`/api/v1/project/${other.id}/domains/${domain.id}`).set('X-API-KEY', apiKey).send({ has_paid: false })), paidFalse);
+    const locked = await make();
+    const back = async () => expectSuccess(await http(1).patch(`/api/v1/project/${other.id}/domains/${domain.id}`).set('X-API-KEY', apiKey).send({ has_paid: true }));
+    await back();
+    lags.lock = await staleFor(locked.uuid, async () => expectSuccess(await http(1).post(`/api/v1/project/${other.id}/lock`).set('X-API-KEY', apiKey).send({})), refusal(/^Project is locked\.$/));
+    expectSuccess(await http(1).post(`/api/v1/project/${other.id}/unlock`).set('X-API-KEY', apiKey));
+    lags['project delete'] = await staleFor(locked.uuid, async () => expectSuccess(await http(1).delete(`/api/v1/project/${other.id}`).set('X-API-KEY', apiKey)), refusal(/no longer exists/));
+
+    console.log(`stale on the other instance after the write's answer, ms (-1: the very next call was fresh): ${JSON.stringify(lags)}`);
+    for (const lag of Object.values(lags)) expect(lag).toBeLessThanOrEqual(FRESH_MS);
+    // And measured inside A, from the commit on B to A applying it: every one within the bound.
+    const metrics = await (await fetch(`${urls[0]}/metrics`)).text();
+    const bucket = (le: string) => Number(new RegExp(`^licensegate_cache_invalidation_delay_seconds_bucket\\{le="${le}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    const count = Number(/^licensegate_cache_invalidation_delay_seconds_count (\d+)$/m.exec(metrics)?.[1]);
+    console.log(`A applied ${count} invalidations: ${bucket('0.001')} within 1 ms, ${bucket('0.005')} within 5 ms, ${bucket('0.05')} within 50 ms`);
+    expect(count).toBeGreaterThanOrEqual(6);
+    expect(bucket('0.05')).toBe(count);
   });
 
   it('60 parallel checks split over both instances on a daily limit of 20 give exactly 20 successes', async () => {

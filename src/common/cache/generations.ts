@@ -1,89 +1,245 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { RedisService } from './redis.js';
+import { randomBytes } from 'node:crypto';
+import { invalidationDelay } from '../../metrics/metrics.js';
+import { RedisService, within } from './redis.js';
 
 /*
  * Cache generations: how every cache of this service stays fresh (docs/architecture.md#caches-and-generations).
  *
  * Each project has a generation, a number that every write to the project (or to anything in it:
- * domains, licenses, injectables, its webhook settings) bumps right after it commits. A cached value
- * that depends on a project's rows is kept together with the generation it was loaded under, and
- * served only while that generation is still the current one: the first read after a write reloads.
+ * domains, licenses, injectables, activations, its webhook settings) bumps right after it commits. A
+ * cached value that depends on a project's rows is kept together with the generation it was loaded
+ * under, and served only while that generation is still the current one: the first read after a
+ * write reloads.
  *
  * The one rule every cache follows: read the generation BEFORE the rows. A write that commits while
  * a load is under way bumps the generation after its commit; the load, which may have read the rows
  * from before the write, is then filed under a generation that is already stale and never served.
  * Reading the generation after the rows would file pre-write rows under the post-write generation.
  *
- * Where the generation lives: in this process without Redis; with REDIS_URL in Redis, so that a write
- * on one instance makes every instance's caches stale. While Redis cannot be reached the generation is
- * unknown (null): callers skip their cache and read the database. A bump Redis did not take, or an
- * outage, makes the instance bump a global epoch (part of every generation) at its first answer from
- * Redis again, so nothing cached before the failure is ever served after it.
+ * Who bumps: every write under /project/{project} (InvalidateOnWriteInterceptor, cache/read-cache.ts,
+ * which also bumps after a write that failed, in case its COMMIT landed unanswered) and every change
+ * recorded through WebhookOutbox.change(project, …), wherever it is routed. A new kind of write that
+ * takes either way needs nothing more.
  *
- * Users: the read cache of the management reads (cache/read-cache.ts: the generation is part of the
- * key in a store shared by every instance), the runtime lookups (payments/runtime-lookup.service.ts)
- * and the runtime's payload pages (injectables/injectables.service.ts), the last two in process with
- * ProjectScopedCache below, and the activations the counters remember (payments/counters.service.ts:
- * kept under the generation of the runtime entry they were recorded for).
+ * Two kinds of generation, for two kinds of cache:
+ *
+ * - current(project), for caches in this process (the runtime lookups, payload pages, activations):
+ *   answered from memory, without any I/O, so a warm runtime call touches neither the database nor
+ *   Redis. Without Redis this process sees every write itself. With REDIS_URL, a bump is published on
+ *   a Redis channel (INCR and PUBLISH in one script, after the commit) and every instance, subscribed
+ *   on a connection of its own, bumps its copy when the message arrives: other instances see a write
+ *   as soon as the message reaches them (docs/decisions.md#caching gives the bound we measure), the
+ *   writing instance at once (it bumps its copy before publishing).
+ *
+ *   Pub/sub delivers at most once, so an instance trusts its copy only while it is sure it missed
+ *   nothing: from the moment its subscription is confirmed, and while the connection answers. When
+ *   the subscriber connection closes (Redis stopped, restarted, the connection was killed) current()
+ *   answers null at once and callers read the database; when it is subscribed again every project
+ *   starts a new generation (a floor above every number handed out before), so nothing cached before
+ *   the gap is served after it. A ping on the subscriber connection every PING_MS proves it still
+ *   delivers: Redis answers a ping after every message published before it, so while an answer is
+ *   more than LEASE_MS late (a Redis that hangs without closing anything) nothing is trusted either,
+ *   and once it comes every message before it has been applied. A bump this instance could not
+ *   publish within BUMP_DEADLINE_MS (its command connection failed while the subscriber stayed up) is
+ *   made good as soon as Redis answers it: it then publishes a message that makes every instance drop
+ *   everything.
+ *
+ * - shared(project), for the management read cache, whose entries live in Redis and are shared by
+ *   every instance (cache/read-cache.ts): the number Redis keeps (gen:<project>, plus a global epoch
+ *   that is bumped after a failure), read with the cached value, one round trip each.
  */
 
+/** How often the subscriber connection is pinged, and how late its answer may be before nothing cached is trusted. */
+const PING_MS = 100;
+const LEASE_MS = 500;
+/** How long a write waits, at most, for its bump to be published while the subscriber is up (and any call for Redis). */
+const BUMP_DEADLINE_MS = 1000;
+
+// One round trip: bump the shared number (gen:<project>, or gen:epoch after a failure) and tell every instance.
+const INCR_AND_PUBLISH = `redis.call('INCR', KEYS[1]) return redis.call('PUBLISH', KEYS[2], ARGV[1])`;
+
 @Injectable()
-export class ProjectGenerations {
-  private readonly local = new Map<number, number>();
+export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('ProjectGenerations');
-  private sawOutage = false;
+  /** Stamps come from one clock: every change takes the next number, so none is ever handed out twice. */
+  private clock = 0;
+  /** Every project's generation is at least this; raised when what this process knew can no longer be trusted. */
+  private floor = 0;
+  private readonly changedAt = new Map<number, number>();
+  /** Without Redis this process sees every write; with it, see `trust()`. */
+  private trusted: boolean;
+  private subscriber: Redis | null = null;
+  private subscribed = false;
+  /** When the unanswered ping on the subscriber connection was sent (0: none is). */
+  private pingSentAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  /** A bump, or this instance's view of Redis, failed: make every instance drop everything at Redis's next answer. */
+  private mustRecover = false;
+  private recovering: Promise<void> | null = null;
+  /** This instance's messages are told apart from the others' (it bumped its own copy already). */
+  private readonly instance = randomBytes(6).toString('hex');
+  private readonly channel: string;
+  private firstTrust: () => void = () => undefined;
 
-  constructor(private readonly redis: RedisService) {}
-
-  /**
-   * The current generation when this process alone keeps it (no Redis), without waiting; undefined
-   * when it must be asked with get().
-   */
-  known(projectId: number): string | undefined {
-    return this.redis.client ? undefined : String(this.local.get(projectId) ?? 0);
+  constructor(private readonly redis: RedisService) {
+    this.trusted = redis.client === null;
+    this.channel = redis.key('generations');
   }
 
-  /** The current generation, or null when it cannot be known (Redis down): do not use the cache then. */
-  async get(projectId: number): Promise<string | null> {
+  /**
+   * The project's generation as this process knows it, without waiting; null while it cannot be
+   * trusted (with Redis: not subscribed, or the subscription silent for LEASE_MS). Null means: do not
+   * serve from the cache, and do not keep what you load.
+   */
+  current(projectId: number): number | null {
+    if (!this.trusted) return null;
+    const changed = this.changedAt.get(projectId);
+    return changed !== undefined && changed > this.floor ? changed : this.floor;
+  }
+
+  /** The generation kept in Redis for caches that live there (cache/read-cache.ts); null when Redis does not answer. */
+  async shared(projectId: number): Promise<string | null> {
     const client = this.redis.client;
-    if (!client) return String(this.local.get(projectId) ?? 0);
+    if (!client) return String(this.current(projectId));
     try {
-      if (this.sawOutage) {
-        // First answer after a failure (the connection dropped, or a bump was refused while it stayed
-        // up): bump the epoch before trusting anything cached.
-        await client.incr(this.redis.key('gen:epoch'));
-        this.sawOutage = false;
-        this.logger.warn('Redis answers again: bumped the cache epoch, so nothing cached before the failure is served');
-      }
-      const [epoch, generation] = await client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`));
+      if (this.mustRecover) await this.recover(client);
+      const [epoch, generation] = await within(BUMP_DEADLINE_MS, client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`)));
       return `${epoch ?? 0}.${generation ?? 0}`;
     } catch {
-      this.sawOutage = true;
+      this.mustRecover = true;
       return null;
     }
   }
 
+  /** Call after a write to the project has committed (or may have). */
   async bump(projectId: number): Promise<void> {
-    this.local.set(projectId, (this.local.get(projectId) ?? 0) + 1);
+    this.changedAt.set(projectId, ++this.clock);
     const client = this.redis.client;
-    if (!client) return;
-    try {
-      await client.incr(this.redis.key(`gen:${projectId}`));
-    } catch (error) {
-      this.sawOutage = true;
-      this.logger.warn(`could not bump generation of project ${projectId}: ${(error as Error).message}`);
+    // Without Redis, or when every instance is to drop everything as soon as Redis answers anyway.
+    if (!client || this.mustRecover) return;
+    const deadline = Date.now() + BUMP_DEADLINE_MS;
+    for (;;) {
+      try {
+        const keys = [this.redis.key(`gen:${projectId}`), this.channel];
+        await within(deadline - Date.now(), client.eval(INCR_AND_PUBLISH, 2, ...keys, `${this.instance} ${projectId} ${Date.now()}`));
+        return;
+      } catch (error) {
+        // Our subscriber is up, so others may be listening: their copies are stale until we are heard.
+        // A command connection that dropped alone comes back within a few hundred ms.
+        if (this.subscribed && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          continue;
+        }
+        this.mustRecover = true;
+        this.logger.warn(`could not bump generation of project ${projectId}: ${(error as Error).message}`);
+        return;
+      }
     }
   }
-}
 
+  async onModuleInit(): Promise<void> {
+    const client = this.redis.client;
+    if (!client) return;
+    const subscriber = client.duplicate({ autoResubscribe: false, connectionName: this.redis.key('generations') });
+    this.subscriber = subscriber;
+    subscriber.on('error', () => undefined); // RedisService logs the state of Redis; this connection follows it
+    subscriber.on('close', () => this.distrust());
+    subscriber.on('ready', () => void this.subscribe(subscriber));
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.channel) this.apply(message);
+    });
+    this.timer = setInterval(() => this.tick(), PING_MS);
+    this.timer.unref();
+    // The first requests are answered from the database until the subscription is confirmed.
+    await new Promise<void>((resolve) => {
+      this.firstTrust = resolve;
+      setTimeout(resolve, 3000).unref();
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.trusted = this.redis.client === null;
+    await this.subscriber?.quit().catch(() => undefined);
+  }
+
+  private async subscribe(subscriber: Redis): Promise<void> {
+    try {
+      await subscriber.subscribe(this.channel);
+    } catch {
+      return; // the connection failed again; its next 'ready' tries again
+    }
+    // Messages published before the subscription may have been missed: start over.
+    this.forgetAll();
+    this.subscribed = true;
+    this.pingSentAt = 0;
+    this.trusted = true;
+    this.firstTrust();
+  }
+
+  private distrust(): void {
+    this.subscribed = false;
+    this.trusted = false;
+    this.pingSentAt = 0;
+  }
+
+  /** Every project gets a generation above any handed out so far. */
+  private forgetAll(): void {
+    this.floor = ++this.clock;
+    this.changedAt.clear();
+  }
+
+  /** `<instance> <project> <sent at>`, or `<instance> * <sent at>` for every project. */
+  private apply(message: string): void {
+    const [from, what, sentAt] = message.split(' ');
+    if (what === '*') this.forgetAll();
+    else if (from !== this.instance) this.changedAt.set(Number(what), ++this.clock);
+    const delay = Date.now() - Number(sentAt);
+    if (delay >= 0) invalidationDelay.observe(delay / 1000);
+  }
+
+  private tick(): void {
+    const subscriber = this.subscriber;
+    const client = this.redis.client;
+    if (this.mustRecover && client?.status === 'ready' && !this.recovering) {
+      this.recovering = this.recover(client)
+        .catch(() => undefined)
+        .finally(() => (this.recovering = null));
+    }
+    if (!subscriber || !this.subscribed) return;
+    if (this.pingSentAt !== 0) {
+      if (Date.now() - this.pingSentAt > LEASE_MS) this.trusted = false;
+      return;
+    }
+    const sentAt = Date.now();
+    this.pingSentAt = sentAt;
+    subscriber.ping().then(
+      () => {
+        if (this.pingSentAt !== sentAt) return;
+        // Every message published before this ping has been applied: what we hold is current again.
+        this.pingSentAt = 0;
+        this.trusted = this.subscribed;
+      },
+      () => undefined, // the connection failed: 'close' distrusts
+    );
+  }
+
+  private async recover(client: Redis): Promise<void> {
+    await within(BUMP_DEADLINE_MS, client.eval(INCR_AND_PUBLISH, 2, this.redis.key('gen:epoch'), this.channel, `${this.instance} * ${Date.now()}`));
+    this.mustRecover = false;
+    this.logger.warn('Redis answers again: every instance drops what it cached, so nothing cached before the failure is served');
+  }
+}
 
 /**
  * A bounded in-process cache of values that each depend on one project's rows, kept with the
  * generation read before they were loaded and served only while it is current.
  */
 export class ProjectScopedCache<K extends {}, V extends {}> {
-  private readonly lru: LRUCache<K, { generation: string; value: V }>;
+  private readonly lru: LRUCache<K, { generation: number; value: V }>;
 
   constructor(
     private readonly generations: ProjectGenerations,
@@ -98,7 +254,7 @@ export class ProjectScopedCache<K extends {}, V extends {}> {
 
   /** The value for `key` of `projectId`'s rows: cached while current, else loaded (and kept when the generation is known). */
   async get(projectId: number, key: K, load: () => Promise<V>): Promise<V> {
-    const generation = this.generations.known(projectId) ?? (await this.generations.get(projectId));
+    const generation = this.generations.current(projectId);
     const cached = generation === null ? undefined : this.lru.get(key);
     if (cached && cached.generation === generation) return cached.value;
     const value = await load();

@@ -7,41 +7,65 @@ import { ProjectGenerations } from './generations.js';
 import { InvalidateOnWriteInterceptor } from './read-cache.js';
 import type { RedisService } from './redis.js';
 
-/** A Redis stand-in: a map of counters, and a switch that makes INCR fail while "connected". */
+/** A Redis stand-in: counters bumped by the scripts' INCR, what they PUBLISH, and a switch that makes writes fail while "connected". */
 function fakeRedis() {
   const store = new Map<string, number>();
-  const state = { failIncr: false };
+  const published: string[] = [];
+  const state = { failWrites: false };
   const client = {
-    incr: async (key: string) => {
-      if (state.failIncr) throw new Error('READONLY You can not write against a read only replica.');
-      store.set(key, (store.get(key) ?? 0) + 1);
-      return store.get(key);
+    status: 'ready',
+    // Both scripts INCR KEYS[1] and PUBLISH ARGV[1] on KEYS[2].
+    eval: async (_script: string, _keys: number, counter: string, _channel: string, message: string) => {
+      if (state.failWrites) throw new Error('READONLY You can not write against a read only replica.');
+      store.set(counter, (store.get(counter) ?? 0) + 1);
+      published.push(message.split(' ').slice(1, 2).join(''));
+      return 0;
     },
     mget: async (...keys: string[]) => keys.map((k) => (store.has(k) ? String(store.get(k)) : null)),
   };
   const redis = { client, key: (name: string) => `t:${name}` } as unknown as RedisService;
-  return { redis, state };
+  return { redis, state, published };
 }
 
 describe('ProjectGenerations with Redis', () => {
-  it('never hands out a pre-failure generation after a bump Redis refused while connected, and says so', async () => {
+  it('never hands out a pre-failure shared generation after a bump Redis refused while connected, and says so', async () => {
     const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const { redis, state } = fakeRedis();
+    const { redis, state, published } = fakeRedis();
     const generations = new ProjectGenerations(redis);
-    const before = await generations.get(7);
-    state.failIncr = true;
+    const before = await generations.shared(7);
+    state.failWrites = true;
     await generations.bump(7); // the write committed, but its bump was refused
-    state.failIncr = false;
-    const after = await generations.get(7);
+    state.failWrites = false;
+    const after = await generations.shared(7);
     expect(after).not.toBeNull();
     expect(after).not.toBe(before);
     // Once bumped, the generation is stable again until the next write.
-    expect(await generations.get(7)).toBe(after);
+    expect(await generations.shared(7)).toBe(after);
+    // Every instance was told to drop everything it cached ('*'), since none heard of project 7's write.
+    expect(published).toEqual(['*']);
     expect(warned.mock.calls.map(([message]) => message)).toEqual([
       'could not bump generation of project 7: READONLY You can not write against a read only replica.',
-      'Redis answers again: bumped the cache epoch, so nothing cached before the failure is served',
+      'Redis answers again: every instance drops what it cached, so nothing cached before the failure is served',
     ]);
     warned.mockRestore();
+  });
+
+  it('trusts nothing cached in process until its subscription is confirmed', () => {
+    const generations = new ProjectGenerations(fakeRedis().redis);
+    expect(generations.current(7)).toBeNull();
+  });
+});
+
+describe('ProjectGenerations without Redis', () => {
+  it('answers from memory, and a bump makes the project, and only it, stale at once', async () => {
+    const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
+    const seven = generations.current(7);
+    const eight = generations.current(8);
+    expect(seven).not.toBeNull();
+    await generations.bump(7);
+    expect(generations.current(7)).not.toBe(seven);
+    expect(generations.current(8)).toBe(eight);
+    expect(generations.current(7)).toBe(generations.current(7));
   });
 });
 

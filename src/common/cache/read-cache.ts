@@ -44,7 +44,7 @@ export class ReadCacheInterceptor implements NestInterceptor {
     const principal = req.principal;
     // The generation is read before the database: a write that lands meanwhile bumps it, so what
     // this read stores is filed under a generation nobody asks for any more.
-    return from(this.generations.get(projectId)).pipe(
+    return from(this.generations.shared(projectId)).pipe(
       switchMap((generation) => {
         if (generation === null) return next.handle();
         const key = `read:${projectId}:${generation}:${principal.key.id}:${req.originalUrl}`;

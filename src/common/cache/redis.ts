@@ -52,3 +52,12 @@ export class RedisService implements OnModuleInit, OnApplicationShutdown {
     await this.client?.quit().catch(() => undefined);
   }
 }
+
+/** `promise`, or a rejection after `ms`: a Redis that hangs without closing its connection must not hang a caller. */
+export function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('Redis did not answer in time')), Math.max(0, ms));
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

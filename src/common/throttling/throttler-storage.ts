@@ -1,7 +1,8 @@
-import { Logger } from '@nestjs/common';
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { within } from '../cache/redis.js';
 
 interface Record_ {
   totalHits: number;
@@ -45,48 +46,219 @@ export class MemoryThrottlerStorage implements ThrottlerStorage {
 
 }
 
-// One round trip: count the hit, start the window on the first one, block past the limit.
-const SCRIPT = `
-local hits = redis.call('INCR', KEYS[1])
-if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-local blocked = redis.call('PTTL', KEYS[2])
-if blocked <= 0 and hits > tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[2], '1', 'PX', ARGV[3])
-  blocked = tonumber(ARGV[3])
-end
-return {hits, ttl, blocked}
-`;
-
 /**
- * Throttle counters in Redis, shared by every instance. While Redis is unreachable the
- * counters fall back to this process, with a logged warning, rather than failing the request.
+ * Rate limits shared by every instance through Redis, without a round trip per call (the method and
+ * its bound: docs/decisions.md#rate-limits).
+ *
+ * Each instance decides alone while it is far from the limit, and tells Redis what it admitted a few
+ * times a second; Redis adds up every instance's counts and answers the window's total, which is all
+ * an instance knows of the others. An instance admits a call by itself only while
+ *   - fewer than `slack` (a twentieth of the limit) of its admissions are not yet counted in Redis, and
+ *   - the total Redis last answered, plus those, is below the limit;
+ * otherwise the call is counted in Redis first and its place in the total decides it, exactly as if
+ * every call went to Redis (which is what happens for limits under 20, where the slack is 0).
+ *
+ * Bound: once Redis's total reaches the limit, an instance can still admit at most the `slack` calls
+ * not yet counted there before its next answer from Redis tells it the window is spent; so a window
+ * admits at most limit - 1 + N × slack calls over N instances: 10 % over at 2 instances, and exactly
+ * the limit on one. It never refuses a call before the limit is reached.
+ *
+ * While Redis is unreachable the counters fall back to this process, with a logged warning, rather
+ * than failing the request.
  */
-export class RedisThrottlerStorage implements ThrottlerStorage {
+export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
   private readonly logger = new Logger('Throttler');
   private readonly fallback = new MemoryThrottlerStorage();
+  private readonly windows = new LRUCache<string, SharedWindow>({ max: WINDOWS });
+  /** Windows with admissions or calls Redis has not heard of yet. */
+  private readonly dirty = new Set<SharedWindow>();
+  private flushing: Promise<void> | null = null;
+  private again = false;
   private warned = false;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    this.timer = setInterval(() => {
+      if (this.dirty.size > 0) this.flushSoon();
+    }, SYNC_MS);
+    this.timer.unref();
+  }
+
+  // Nest calls it: the throttler module provides the storage it is given.
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Record_> {
+    if (this.redis.status !== 'ready') return this.fallbackFor(key, ttl, limit, blockDuration, 'Redis is not connected');
+    const now = Date.now();
+    const k = `${this.prefix}throttle:${name}:${key}`;
+    let w = this.windows.get(k);
+    if (!w || (w.resetAt <= now && w.blockedUntil <= now)) {
+      w = { key: k, ttl, limit, blockDuration, resetAt: now + ttl, total: 0, unsent: 0, sent: 0, waiting: [], deciding: 0, blockedUntil: 0 };
+      this.windows.set(k, w);
+    }
+    if (w.blockedUntil > now) return blocked(w, now);
+    const slack = Math.floor(limit / SLACK_DIVISOR);
+    const uncounted = w.unsent + w.sent;
+    if (uncounted < slack && w.total + uncounted + w.deciding < limit) {
+      w.unsent++;
+      this.dirty.add(w);
+      // Half the slack used: tell Redis now rather than at the next tick, so calls rarely wait.
+      if (uncounted + 1 >= slack / 2) this.flushSoon();
+      return { totalHits: w.total + uncounted + 1, timeToExpire: secondsUntil(w.resetAt, now), isBlocked: false, timeToBlockExpire: 0 };
+    }
+    // Near the limit (by what this instance knows): Redis counts the call, and its place decides.
+    w.deciding++;
+    const admitted = await new Promise<boolean | null>((resolve) => {
+      w.waiting.push(resolve);
+      this.dirty.add(w);
+      this.flushSoon();
+    }).finally(() => w.deciding--);
+    if (admitted === null) return this.fallbackFor(key, ttl, limit, blockDuration, 'Redis did not answer');
+    const at = Date.now();
+    return admitted
+      ? { totalHits: w.total, timeToExpire: secondsUntil(w.resetAt, at), isBlocked: false, timeToBlockExpire: 0 }
+      : blocked(w, at);
+  }
+
+  private fallbackFor(key: string, ttl: number, limit: number, blockDuration: number, why: string): Promise<Record_> {
+    if (!this.warned) this.logger.warn(`Redis unavailable for rate limits, counting in this process: ${why}`);
+    this.warned = true;
+    return this.fallback.increment(key, ttl, limit, blockDuration);
+  }
+
+  /** One flush at a time; calls that arrive meanwhile go in the next one, right after. */
+  private flushSoon(): void {
+    if (this.flushing) {
+      this.again = true;
+      return;
+    }
+    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.flush())
+      .finally(() => {
+        this.flushing = null;
+        if (this.again) {
+          this.again = false;
+          this.flushSoon();
+        }
+      });
+  }
+
+  private async flush(): Promise<void> {
+    const windows = [...this.dirty];
+    this.dirty.clear();
+    const batches: Array<Promise<void>> = [];
+    for (let i = 0; i < windows.length; i += BATCH) batches.push(this.send(windows.slice(i, i + BATCH)));
+    await Promise.all(batches);
+  }
+
+  /** Adds each window's new calls to Redis in one script, and settles the calls that wait on it. */
+  private async send(windows: SharedWindow[]): Promise<void> {
+    const taken = windows.map((w) => {
+      const take = { admitted: w.unsent, waiting: w.waiting.splice(0) };
+      w.unsent = 0;
+      w.sent += take.admitted;
+      return take;
+    });
+    const keys: string[] = [];
+    const args: Array<number> = [];
+    windows.forEach((w, i) => {
+      keys.push(w.key, `${w.key}:blocked`);
+      args.push(taken[i].admitted + taken[i].waiting.length, w.ttl, w.limit, w.blockDuration);
+    });
+    let replies: number[];
     try {
-      const k = `${this.prefix}throttle:${name}:${key}`;
-      const [hits, ttlMs, blockedMs] = (await this.redis.eval(SCRIPT, 2, k, `${k}:blocked`, ttl, limit, blockDuration)) as [number, number, number];
-      this.warned = false;
-      return {
-        totalHits: hits,
-        timeToExpire: Math.max(0, Math.ceil(ttlMs / 1000)),
-        isBlocked: blockedMs > 0,
-        timeToBlockExpire: blockedMs > 0 ? Math.ceil(blockedMs / 1000) : 0,
-      };
+      replies = (await within(SYNC_DEADLINE_MS, this.redis.eval(SYNC, keys.length, ...keys, ...args))) as number[];
     } catch (error) {
+      windows.forEach((w, i) => {
+        w.sent -= taken[i].admitted; // admitted already: Redis will not hear of them
+        for (const resolve of taken[i].waiting) resolve(null);
+      });
       if (!this.warned) this.logger.warn(`Redis unavailable for rate limits, counting in this process: ${(error as Error).message}`);
       this.warned = true;
-      return this.fallback.increment(key, ttl, limit, blockDuration);
+      return;
     }
+    this.warned = false;
+    const now = Date.now();
+    windows.forEach((w, i) => {
+      const [total, ttlMs, blockedMs, wasBlocked] = replies.slice(i * 4, i * 4 + 4);
+      w.sent -= taken[i].admitted;
+      w.total = total;
+      if (ttlMs > 0) w.resetAt = now + ttlMs;
+      if (blockedMs > 0) w.blockedUntil = now + blockedMs;
+      // The waiting calls are the last of this batch's hits, in the order they came.
+      const first = total - taken[i].waiting.length + 1;
+      taken[i].waiting.forEach((resolve, j) => resolve(wasBlocked === 0 && first + j <= w.limit));
+    });
   }
 }
+
+/** A window of one key as this instance knows it. */
+interface SharedWindow {
+  key: string;
+  ttl: number;
+  limit: number;
+  blockDuration: number;
+  resetAt: number;
+  /** The total of every instance's calls, as Redis last answered it. */
+  total: number;
+  /** Admitted here, not yet sent to Redis. */
+  unsent: number;
+  /** Admitted here, sent to Redis, not yet answered. */
+  sent: number;
+  /** Calls near the limit, to be counted in Redis before they are decided (true: admitted; null: Redis failed). */
+  waiting: Array<(admitted: boolean | null) => void>;
+  /** Calls waiting for Redis's decision, sent or not: they may take the last places. */
+  deciding: number;
+  blockedUntil: number;
+}
+
+/** The slack of a limit: a twentieth, the calls an instance may admit that Redis has not counted yet. */
+const SLACK_DIVISOR = 20;
+/** How often an instance tells Redis what it admitted (sooner when half its slack is used). */
+const SYNC_MS = 200;
+/** A Redis that does not answer within this is taken as away: the waiting calls are counted in process. */
+const SYNC_DEADLINE_MS = 1000;
+/** Windows per script call. */
+const BATCH = 500;
+
+const secondsUntil = (at: number, now: number) => Math.max(0, Math.ceil((at - now) / 1000));
+const blocked = (w: SharedWindow, now: number): Record_ => ({
+  totalHits: w.total + w.unsent + w.sent,
+  timeToExpire: secondsUntil(w.resetAt, now),
+  isBlocked: true,
+  timeToBlockExpire: secondsUntil(w.blockedUntil, now),
+});
+
+// For each window (KEYS: counter, block marker; ARGV: calls, ttl ms, limit, block ms): add the calls,
+// start the window on its first ones, block past the limit; answer total, ms left, ms blocked, and
+// whether it was blocked before these calls.
+const SYNC = `
+local out = {}
+for w = 0, #KEYS / 2 - 1 do
+  local counter, marker = KEYS[w * 2 + 1], KEYS[w * 2 + 2]
+  local n, ttl, limit, block = tonumber(ARGV[w * 4 + 1]), tonumber(ARGV[w * 4 + 2]), tonumber(ARGV[w * 4 + 3]), tonumber(ARGV[w * 4 + 4])
+  local blocked = redis.call('PTTL', marker)
+  local was = 0
+  if blocked > 0 then was = 1 else blocked = 0 end
+  local hits = redis.call('INCRBY', counter, n)
+  local left = redis.call('PTTL', counter)
+  if left < 0 then
+    redis.call('PEXPIRE', counter, ttl)
+    left = ttl
+  end
+  if blocked == 0 and hits > limit then
+    redis.call('SET', marker, '1', 'PX', block)
+    blocked = block
+  end
+  out[#out + 1] = hits
+  out[#out + 1] = left
+  out[#out + 1] = blocked
+  out[#out + 1] = was
+end
+return out
+`;

@@ -5,7 +5,7 @@ import { licenseKey, OVERSIZED_KEY } from '../http/license-key.js';
 import { AppConfig } from '../../config/app-config.js';
 import { sha256Hex } from '../crypto/crypto.js';
 import { RedisService } from '../cache/redis.js';
-import { MemoryThrottlerStorage, RedisThrottlerStorage } from './throttler-storage.js';
+import { MemoryThrottlerStorage, SharedThrottlerStorage } from './throttler-storage.js';
 
 /** Route classes (docs/decisions.md#rate-limits); each route is counted by its own class only. */
 export type RouteClass = 'root' | 'api' | 'runtime';
@@ -57,6 +57,6 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
   ];
   return {
     throttlers: throttlers.map((throttler) => ({ ...throttler, generateKey: perClass })),
-    storage: redis.client ? new RedisThrottlerStorage(redis.client, redis.prefix) : new MemoryThrottlerStorage(),
+    storage: redis.client ? new SharedThrottlerStorage(redis.client, redis.prefix) : new MemoryThrottlerStorage(),
   };
 }

@@ -1,6 +1,28 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { IsOptional, IsString, Matches, ValidateBy, ValidateIf } from 'class-validator';
 import { MaxChars, MetaObject, OptionalBoolean, OptionalString, OptionalUrl, RequiredString } from '../../common/http/validators.js';
+import { ALL_EVENTS, WEBHOOK_EVENTS } from '../../webhooks/webhook-events.js';
+
+const KNOWN_EVENTS = new Set<unknown>(WEBHOOK_EVENTS);
+
+/** Why a `webhook_events` value is refused, naming every unknown event type; null when it is fine. */
+export function webhookEventsProblem(value: unknown): string | null {
+  if (!Array.isArray(value)) return 'The webhook events field must be an array of event types, or ["*"].';
+  if (value.includes(ALL_EVENTS)) return value.length === 1 ? null : 'The webhook events field must be ["*"] alone, or a list of event types without "*".';
+  const unknown = value.filter((type) => !KNOWN_EVENTS.has(type)).map((type) => (typeof type === 'string' ? type : JSON.stringify(type)));
+  return unknown.length === 0 ? null : `The webhook events field contains unknown event types: ${[...new Set(unknown)].join(', ')}.`;
+}
+
+/** `webhook_events`: ["*"] or known event types; null stores the default, ["*"]. */
+const WebhookEventList = () =>
+  applyDecorators(
+    ValidateIf((_, value) => value !== null && value !== undefined),
+    ValidateBy({
+      name: 'webhookEvents',
+      validator: { validate: (value: unknown) => webhookEventsProblem(value) === null, defaultMessage: (args) => webhookEventsProblem(args?.value) ?? '' },
+    }),
+  );
 
 /** A project's fields. The same rules serve create, PATCH (every field optional) and PUT. */
 export class CreateProjectDto {
@@ -30,6 +52,21 @@ export class CreateProjectDto {
   @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned', writeOnly: true })
   @OptionalString('webhook_secret', 255)
   webhook_secret?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    nullable: true,
+    items: { type: 'string', enum: [ALL_EVENTS, ...WEBHOOK_EVENTS] },
+    default: [ALL_EVENTS],
+    example: ['license.created', 'license.revoked'],
+    description: 'The events the webhook is sent: event types, or ["*"] for every one; null: ["*"]. An unknown type → 422 naming it',
+  })
+  @WebhookEventList()
+  webhook_events?: string[] | null;
+
+  @ApiPropertyOptional({ default: true, example: true, description: 'false: no event is sent (none is written to the outbox), whatever webhook_events says' })
+  @OptionalBoolean('webhook_enabled')
+  webhook_enabled?: boolean;
 
   @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: 'https://acme.example/logo.png' })
   @OptionalUrl('logo_url')

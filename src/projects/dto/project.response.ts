@@ -21,6 +21,12 @@ export class ProjectResponse {
   @ApiProperty({ type: 'string', format: 'uri', nullable: true })
   webhook_url: string | null;
 
+  @ApiProperty({ type: 'array', items: { type: 'string' }, example: ['*'], description: 'The events the webhook is sent; ["*"]: every one' })
+  webhook_events: string[];
+
+  @ApiProperty({ description: 'false: no event is sent' })
+  webhook_enabled: boolean;
+
   @ApiProperty({ type: 'string', format: 'uri', nullable: true })
   logo_url: string | null;
 

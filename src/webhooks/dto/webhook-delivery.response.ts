@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { WEBHOOK_EVENTS } from '../webhook-outbox.service.js';
+import { WEBHOOK_EVENTS } from '../webhook-events.js';
 
 @ApiSchema({ name: 'WebhookAttempt' })
 export class WebhookAttemptResponse {

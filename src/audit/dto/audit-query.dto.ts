@@ -1,0 +1,49 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsDate, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { CursorQueryDto } from '../../database/pagination.js';
+import { AUDIT_ACTIONS, RESOURCE_TYPES } from '../audit-log.service.js';
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** An ISO-8601 date or date-time (UTC unless it names an offset); anything else stays as sent, for IsDate to refuse. */
+const isoDate = ({ value }: { value: unknown }) => {
+  if (typeof value !== 'string') return value;
+  const match = ISO_8601.exec(value);
+  if (!match) return value;
+  const date = new Date(value.includes('T') && !match[1] ? `${value}Z` : value);
+  return Number.isNaN(date.getTime()) ? value : date;
+};
+
+/** The audit log's filters, besides per_page and cursor; every one narrows the list. */
+export class AuditQueryDto extends CursorQueryDto {
+  @ApiPropertyOptional({ enum: AUDIT_ACTIONS, description: 'Only this action' })
+  @IsOptional()
+  @IsIn(AUDIT_ACTIONS, { message: 'The selected action is invalid: use a webhook event name, api_key.created, api_key.revoked, api_key.rolled or webhook_delivery.retried.' })
+  action?: string;
+
+  @ApiPropertyOptional({ enum: RESOURCE_TYPES, description: 'Only this kind of resource' })
+  @IsOptional()
+  @IsIn(RESOURCE_TYPES, { message: `The selected resource type is invalid: use one of ${RESOURCE_TYPES.join(', ')}.` })
+  resource_type?: string;
+
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'Only this resource (with resource_type, one resource)' })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value))
+  @IsInt({ message: 'The resource id field must be an integer.' })
+  @Min(1, { message: 'The resource id field must be at least 1.' })
+  @Max(2_147_483_647, { message: 'The resource id field must not be greater than 2147483647.' })
+  resource_id?: number;
+
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', example: '2026-11-01T00:00:00Z', description: 'Only rows created at or after this ISO-8601 time (UTC unless it names an offset)' })
+  @IsOptional()
+  @Transform(isoDate)
+  @IsDate({ message: 'The since field must be an ISO-8601 date or date-time.' })
+  since?: Date;
+
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', example: '2026-11-30T23:59:59Z', description: 'Only rows created at or before this ISO-8601 time' })
+  @IsOptional()
+  @Transform(isoDate)
+  @IsDate({ message: 'The until field must be an ISO-8601 date or date-time.' })
+  until?: Date;
+}

@@ -1,0 +1,38 @@
+/** Every event a project's webhook may be sent (docs/decisions.md#webhooks); what `webhook_events` subscribes to. */
+export const WEBHOOK_EVENTS = [
+  'project.created',
+  'project.updated',
+  'project.deleted',
+  'project.paid',
+  'project.unpaid',
+  'project.locked',
+  'project.unlocked',
+  'domain.created',
+  'domain.updated',
+  'domain.deleted',
+  'domain.paid',
+  'domain.unpaid',
+  'license.created',
+  'license.updated',
+  'license.deleted',
+  'license.revoked',
+  'license.reactivated',
+  'license.usage_limit_reached',
+  'license.deactivated',
+  'license.domain_limit_reached',
+  'license.expiring',
+  'license.expired',
+  'injectable.created',
+  'injectable.updated',
+  'injectable.deleted',
+] as const;
+
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** `webhook_events` that subscribe to every event, the default. */
+export const ALL_EVENTS = '*';
+
+/** Whether a project subscribed to `events` (null: never set, i.e. the default) is sent `type`. */
+export function subscribes(events: readonly string[] | null | undefined, type: string): boolean {
+  return !events || events.includes(ALL_EVENTS) || events.includes(type);
+}
