@@ -4,6 +4,9 @@
 //                  --redis-url URL --pair-rounds 3 --no-redis-pair]
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
 //                  (see soak() below).
+// npm run bench -- --baseline DIR [--rounds 3] [--only has-paid]: the runtime scenarios of this build and of
+//                  another build of the service (DIR: a checkout with its own dist/, e.g. the commit before a
+//                  change), on one seeded database, in alternating rounds (see compare() below).
 //
 // Seeds a database with the service's own entities and crypto, starts the built server, and drives
 // it with autocannon. Prints req/s, p50, p99 and the server's peak RSS for each scenario, and each
@@ -16,7 +19,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import 'reflect-metadata';
 
 const args = process.argv.slice(2);
@@ -44,6 +47,8 @@ const opts = {
   mysqlUrl: flag('mysql-url', process.env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test'),
   soak: Number(flag('soak', 0)),
   svg: flag('svg', null),
+  baseline: flag('baseline', null),
+  rounds: Number(flag('rounds', 3)),
 };
 
 const dist = (p) => new URL(`../dist/src/${p}`, import.meta.url).href;
@@ -163,8 +168,11 @@ const startFlags = () => {
   return script.split(' ').filter((word) => word.startsWith('--'));
 };
 
-function startServer(url, port, extraEnv = {}) {
-  const child = spawn(process.execPath, [...startFlags(), 'dist/src/main.js'], {
+/** The built server of this checkout, or of another one (`root`: a directory with its own dist/). */
+function startServer(url, port, extraEnv = {}, root = null) {
+  const main = root ? join(root, 'dist/src/main.js') : 'dist/src/main.js';
+  const child = spawn(process.execPath, [...startFlags(), main], {
+    ...(root ? { cwd: root } : {}),
     env: {
       ...process.env,
       NODE_ENV: 'production',
@@ -210,7 +218,17 @@ const serverRss = (pid) => {
   return [pid, ...children].reduce((sum, p) => sum + peakRss(p), 0);
 };
 
-async function drive(port, scenario, warmup) {
+/** CPU seconds (user + system) the process has used so far, from /proc (Linux; clock ticks of 10 ms). */
+const cpuSeconds = (pid) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+};
+
+async function drive(port, scenario, warmup, pid = null) {
   // Every request is built once, before the run: autocannon renders a static request to bytes a
   // single time and then only cycles through them, so the load generator (which shares the cores
   // with the server) costs the same per request in every scenario. A per-request setupRequest
@@ -231,8 +249,11 @@ async function drive(port, scenario, warmup) {
   const rotating = [{ ...requests[0], setupRequest: (req) => ({ ...req, headers: requests[next++ % requests.length].headers }) }];
   if (requests.length > 1) await autocannon({ ...base, requests: rotating, amount: requests.length });
   await autocannon({ ...base, requests: rotating, duration: warmup });
+  // The server's CPU time per answer: unlike req/s, it does not move when other tenants take the cores.
+  const cpuBefore = pid === null ? NaN : cpuSeconds(pid);
   const result = await autocannon({ ...base, requests, duration: opts.duration });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+  const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, cpuUs };
 }
 
 /**
@@ -241,14 +262,14 @@ async function drive(port, scenario, warmup) {
  * taken against the mean of the GET / runs just before and just after it, not against one run
  * made minutes earlier. Re-measurements of GET / warm up for 1 s (the server is already warm).
  */
-async function runScenarios(url, seedInfo, list, port) {
-  const server = startServer(url, port);
+async function runScenarios(url, seedInfo, list, port, root = null) {
+  const server = startServer(url, port, {}, root);
   try {
     await waitReady(port);
     const [rootScenario, ...rest] = list;
     const measure = async (scenario, warmup) => {
-      const r = await drive(port, scenario, warmup);
-      log(`${scenario.name}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms${r.non2xx ? ` non2xx ${r.non2xx}` : ''}`);
+      const r = await drive(port, scenario, warmup, opts.workers > 1 ? null : server.pid);
+      log(`${scenario.name}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms server CPU ${r.cpuUs.toFixed(0)} µs/req${r.non2xx ? ` non2xx ${r.non2xx}` : ''}`);
       return { name: scenario.name, ...r, rss: serverRss(server.pid) };
     };
     let before = await measure(rootScenario, opts.warmup);
@@ -295,9 +316,9 @@ function scenarios(info) {
 }
 
 function table(rows) {
-  const lines = ['| scenario | req/s | p50 ms | p99 ms | peak RSS MB | GET / around it, req/s | × GET / |', '|---|---:|---:|---:|---:|---:|---:|'];
+  const lines = ['| scenario | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MB | GET / around it, req/s | × GET / |', '|---|---:|---:|---:|---:|---:|---:|---:|'];
   for (const r of rows) {
-    lines.push(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.rss.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`);
+    lines.push(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Number.isFinite(r.cpuUs) ? r.cpuUs.toFixed(0) : '–'} | ${r.rss.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`);
   }
   return lines.join('\n');
 }
@@ -514,8 +535,69 @@ function soakChart(rows, title) {
   return parts.join('\n');
 }
 
+/**
+ * --baseline DIR: this build against another build of the service (DIR holds its own dist/, built from
+ * the commit to compare with), on one database seeded by this build, so both serve the same rows.
+ * Each round starts each build's server afresh and measures GET / and the runtime scenarios (--only
+ * narrows them) as runScenarios does, each against GET / right before and after it; the order of the
+ * two builds alternates from round to round, so the VM's drift does not favour one. Prints every run
+ * and, per scenario, each build's median ratio to GET / and median server CPU time per answer, and the
+ * changes. On a shared machine the CPU time per answer is the steadier of the two: other tenants slow
+ * the server down, they do not make it do more work per answer.
+ */
+async function compare(baseline, port) {
+  if (!existsSync(join(baseline, 'dist/src/main.js'))) {
+    console.error(`--baseline ${baseline}: no dist/src/main.js there (build it first)`);
+    process.exit(1);
+  }
+  const db = await createDatabase('compare');
+  try {
+    const info = await seed(db.url, opts);
+    const list = scenarios(info)
+      .slice(0, 4)
+      .filter((s, i) => i === 0 || !opts.only || s.name.includes(opts.only));
+    const builds = [
+      { name: 'baseline', root: baseline },
+      { name: 'this build', root: null },
+    ];
+    const runs = [];
+    for (let round = 1; round <= opts.rounds; round++) {
+      const order = round % 2 === 1 ? builds : [...builds].reverse();
+      for (const build of order) {
+        log(`round ${round}: ${build.name}`);
+        const [, ...rows] = await runScenarios(db.url, info, list, port, build.root);
+        for (const row of rows) runs.push({ round, build: build.name, ...row });
+      }
+    }
+    console.log(`\nbaseline: ${baseline}; ${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.rounds} rounds\n`);
+    console.log('| round | build | scenario | req/s | p50 ms | p99 ms | server CPU µs/req | GET / around it, req/s | × GET / |\n|---:|---|---|---:|---:|---:|---:|---:|---:|');
+    for (const r of runs) {
+      console.log(`| ${r.round} | ${r.build} | ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.cpuUs.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`);
+    }
+    // Medians: one round caught in a slow phase of the VM moves a mean, not a median.
+    console.log('\n| scenario | baseline × GET / | this build × GET / | change | baseline CPU µs/req | this build CPU µs/req | change |\n|---|---:|---:|---:|---:|---:|---:|');
+    const pct = (before, after) => `${after >= before ? '+' : ''}${((after / before - 1) * 100).toFixed(1)} %`;
+    for (const scenario of list.slice(1)) {
+      const of = (build, value) => median(runs.filter((r) => r.build === build && r.name === scenario.name).map(value));
+      const [ratioBefore, ratioAfter] = [of('baseline', (r) => r.rps / r.root), of('this build', (r) => r.rps / r.root)];
+      const [cpuBefore, cpuAfter] = [of('baseline', (r) => r.cpuUs), of('this build', (r) => r.cpuUs)];
+      console.log(
+        `| ${scenario.name} | ${ratioBefore.toFixed(2)} | ${ratioAfter.toFixed(2)} | ${pct(ratioBefore, ratioAfter)} | ${cpuBefore.toFixed(0)} | ${cpuAfter.toFixed(0)} | ${pct(cpuBefore, cpuAfter)} |`,
+      );
+    }
+  } finally {
+    await db.drop();
+  }
+}
+
 if (opts.soak > 0) {
   await soak(opts.soak, port);
+  process.exit(0);
+}
+
+if (opts.baseline) {
+  console.log(`LicenseGate bench, this build against ${opts.baseline} — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
+  await compare(resolve(opts.baseline), port);
   process.exit(0);
 }
 

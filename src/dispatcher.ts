@@ -5,8 +5,9 @@ import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
 
 /**
- * The webhook dispatcher on its own, without the HTTP server (`npm run dispatcher`). Any number of
- * these may run beside the service instances: rows are claimed atomically (docs/decisions.md#webhooks).
+ * The webhook dispatcher on its own, without the HTTP server (`npm run dispatcher`), with the expiry
+ * scheduler that runs wherever the dispatcher does. Any number of these may run beside the service
+ * instances: rows and notices are claimed atomically (docs/decisions.md#webhooks).
  */
 async function main(): Promise<void> {
   loadEnvFile();

@@ -1,12 +1,12 @@
 /**
- * The runtime client: license-key calls only (has-paid, the injectable stream), over
+ * The runtime client: license-key calls only (has-paid, the injectable stream, deactivation), over
  * `globalThis.fetch` or a fetch passed in.
  */
 import { importPublicKey, PublicKeyInput, sha256Hex } from './crypto.js';
 import { FieldErrors, LicenseGateError } from './errors.js';
 import { memoryStore, TokenStore } from './offline.js';
 import { answerProblem, newNonce, normalizeDomain, openOfflineToken, OfflineTokenPayload } from './signed.js';
-import type { HasPaidResult, PaidInjectable, StreamInjectable } from './types.js';
+import type { DeactivateResult, HasPaidResult, PaidInjectable, StreamInjectable } from './types.js';
 import { KeyHandle, utf8 } from './webcrypto.js';
 
 /** What the client needs of a fetch response; the platform `Response` fits. */
@@ -77,6 +77,15 @@ export interface HasPaidOptions {
   domain?: string;
 }
 
+export interface DeactivateOptions {
+  /**
+   * The host to deactivate. Defaults to the client's `domain`, then (in a browser) the page's host
+   * name. The service deactivates exactly this host: the registered domain's own activation, or the
+   * subdomain's.
+   */
+  domain?: string;
+}
+
 export interface StreamOptions {
   /** Page size, 1–50 (the service's default is 50). */
   perPage?: number;
@@ -90,6 +99,12 @@ export interface LicenseGateClient {
    * offline mode answers from a stored token when the service cannot be reached.
    */
   hasPaid(options?: HasPaidOptions): Promise<HasPaidResult>;
+  /**
+   * `POST /license/deactivate`: frees the slot this license holds for a host (before moving a site
+   * to another domain, say) → `{ deactivated }`, the number of activations deleted (0 when there
+   * were none). At most a few a day per license (429, `retryAfter` set, past them).
+   */
+  deactivate(options?: DeactivateOptions): Promise<DeactivateResult>;
   /** Every item of every page of `GET /injectable/stream`, following `next_cursor`. */
   streamInjectables(options?: StreamOptions): AsyncIterable<StreamInjectable>;
   /**
@@ -378,6 +393,13 @@ class Client implements LicenseGateClient {
       throw failure;
     }
     return { hasPaid: true, isTestLicense: payload.is_test_license, redirectUrl: null, injectables: [], offline: true, expiresAt: new Date(payload.exp * 1000) };
+  }
+
+  async deactivate(options: DeactivateOptions = {}): Promise<DeactivateResult> {
+    const page = (globalThis as unknown as { location?: { hostname?: string } }).location?.hostname;
+    const data = await this.call('POST', '/license/deactivate', {}, options.domain || this.domain || page || undefined);
+    const d = isObject(data) ? data : {};
+    return { deactivated: typeof d.deactivated === 'number' ? d.deactivated : 0 };
   }
 
   async *streamInjectables(options: StreamOptions = {}): AsyncGenerator<StreamInjectable, void, undefined> {

@@ -65,6 +65,12 @@ export interface HasPaidResult {
   expiresAt: Date | null;
 }
 
+/** The answer of `client.deactivate()`. */
+export interface DeactivateResult {
+  /** Activations of the host that were deleted: 0 when the license had none there. */
+  deactivated: number;
+}
+
 /** `GET /project/{id}/signing-key` data; either key form is enough. */
 export interface SigningKey {
   algorithm?: string;

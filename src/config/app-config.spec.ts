@@ -21,6 +21,9 @@ describe('loadConfig', () => {
     expect(config.env.WEBHOOK_CONCURRENCY_PER_HOST).toBe(4);
     expect(config.env.WEBHOOK_DNS_TIMEOUT_MS).toBe(2000);
     expect(config.env.COUNTRY_HEADER).toBe('CF-IPCountry');
+    expect(config.env.SELF_DEACTIVATIONS_PER_DAY).toBe(3);
+    expect(config.env.LICENSE_EXPIRY_NOTICE_DAYS).toBe(7);
+    expect(config.env.LICENSE_EXPIRY_POLL_MS).toBe(60_000);
     expect(config.appKey).toEqual(Buffer.from(KEY, 'base64'));
   });
 
@@ -43,6 +46,9 @@ describe('loadConfig', () => {
     ['WEBHOOK_CONCURRENCY', '0'],
     ['WEBHOOK_CONCURRENCY_PER_HOST', 'four'],
     ['WEBHOOK_DNS_TIMEOUT_MS', '10'],
+    ['SELF_DEACTIVATIONS_PER_DAY', '-1'],
+    ['LICENSE_EXPIRY_NOTICE_DAYS', 'week'],
+    ['LICENSE_EXPIRY_POLL_MS', '10'],
   ])('stops with one line naming %s for %p', (key, value) => {
     let error: unknown;
     try {

@@ -115,6 +115,17 @@ export class EnvironmentVariables {
   @Transform(toInt) @IsInt() @Min(50) @Max(60000)
   WEBHOOK_DNS_TIMEOUT_MS = 2000;
 
+  /** Successful self-service deactivations (POST /license/deactivate) per license and UTC day; 0 turns them off. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(1000)
+  SELF_DEACTIVATIONS_PER_DAY = 3;
+
+  /** license.expiring is sent this many days before a license's expires_at (0: only license.expired). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(365)
+  LICENSE_EXPIRY_NOTICE_DAYS = 7;
+
+  /** How often the scheduler that sends license.expiring / license.expired looks for due licenses. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(3_600_000)
+  LICENSE_EXPIRY_POLL_MS = 60_000;
   /** Audit rows older than this many days are pruned, hourly; 0 keeps every row. */
   @Transform(toInt) @IsInt() @Min(0) @Max(36500)
   AUDIT_RETENTION_DAYS = 365;

@@ -12,6 +12,7 @@ import { Injectables1732000000002 } from './migrations/1732000000002-Injectables
 import { Webhooks1732000000003 } from './migrations/1732000000003-Webhooks.js';
 import { WebhookTargetHost1732000000004 } from './migrations/1732000000004-WebhookTargetHost.js';
 import { UsageFlushes1732000000005 } from './migrations/1732000000005-UsageFlushes.js';
+import { Activations1732000000006 } from './migrations/1732000000006-Activations.js';
 import { OfflineGraceHours1732000000007 } from './migrations/1732000000007-OfflineGraceHours.js';
 import { AuditLog1732000000008 } from './migrations/1732000000008-AuditLog.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
@@ -25,6 +26,7 @@ export const migrations = [
   Webhooks1732000000003,
   WebhookTargetHost1732000000004,
   UsageFlushes1732000000005,
+  Activations1732000000006,
   OfflineGraceHours1732000000007,
   AuditLog1732000000008,
 ];

@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
 /** Successful runtime checks of a license on one UTC day. */
@@ -15,7 +15,10 @@ export class LicenseUsageEntity {
   count: number;
 }
 
-/** A (registered domain, host) pair a license has been used from. */
+/**
+ * A (registered domain, host) pair a license has been used from: what max_domains (the rows with host
+ * '') and max_subdomains_per_domain (the others) count (docs/decisions.md#activations).
+ */
 @Entity('license_activations')
 export class LicenseActivationEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
@@ -32,6 +35,11 @@ export class LicenseActivationEntity {
   host: string;
 
   @IsoTimestamp()
-  @CreateDateColumn({ type: 'datetime' })
-  created_at: Date;
+  @Column({ type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
+  first_seen_at: Date;
+
+  /** Kept within a minute of the last call, written in batches (payments/counters.service.ts). */
+  @IsoTimestamp()
+  @Column({ type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
+  last_seen_at: Date;
 }

@@ -2,6 +2,8 @@ import { Exclude } from 'class-transformer';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
+export type ExpiryNotice = 'expiring' | 'expired';
+
 @Entity('licenses')
 @Unique('uq_licenses_project_title', ['project_id', 'title'])
 export class LicenseEntity {
@@ -65,6 +67,14 @@ export class LicenseEntity {
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   revoked_at: Date | null;
+
+  /**
+   * The last expiry notice sent for the current expires_at: null, 'expiring' or 'expired'. Claimed by
+   * LicenseLifecycle with a conditional update; reset when expires_at changes. Never returned.
+   */
+  @Exclude()
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  expiry_notice: ExpiryNotice | null;
 
   @IsoTimestamp()
   @CreateDateColumn({ type: 'datetime' })

@@ -4,15 +4,19 @@ import { AuthModule } from '../auth/auth.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { ActivationsController } from './activations.controller.js';
+import { ActivationsService } from './activations.service.js';
+import { LicenseLifecycle } from './license-lifecycle.service.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
 import { LicenseEntity } from './license.entity.js';
 import { LicensesController } from './licenses.controller.js';
 import { LicensesService } from './licenses.service.js';
 
+/** Licenses, their activations, and the scheduler of their expiry notices. */
 @Module({
   imports: [TypeOrmModule.forFeature([LicenseEntity, LicenseUsageEntity, LicenseActivationEntity]), AuthModule, ProjectsModule, DomainsModule, WebhookOutboxModule],
-  controllers: [LicensesController],
-  providers: [LicensesService],
-  exports: [LicensesService],
+  controllers: [LicensesController, ActivationsController],
+  providers: [LicensesService, ActivationsService, LicenseLifecycle],
+  exports: [LicensesService, ActivationsService],
 })
 export class LicensesModule {}

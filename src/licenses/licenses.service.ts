@@ -121,10 +121,16 @@ export class LicensesService {
    * ownership are checked (403); writes are then refused while the project is locked (docs/decisions.md#projects).
    */
   async findAccessible(principal: ApiPrincipal, projectId: number, licenseId: number, options: { write?: boolean } = {}) {
+    const found = await this.findInProject(projectId, licenseId);
+    assertAccess(principal, found.project, options);
+    return found;
+  }
+
+  /** The project and its license, 404 when either is missing. No access check: the caller makes it after its own 404s. */
+  async findInProject(projectId: number, licenseId: number): Promise<{ project: ProjectEntity; license: LicenseEntity }> {
     const project = await this.projects.findOr404(projectId);
     const license = await this.licenses.findOneBy({ id: licenseId, project_id: project.id });
     if (!license) throw notFound('License');
-    assertAccess(principal, project, options);
     return { project, license };
   }
 
@@ -174,7 +180,10 @@ export class LicensesService {
       if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
       // (After the pinned domain's lock, the order every write that takes both follows.)
       const before = await lockedRow(manager, LicenseEntity, license.id);
-      await manager.update(LicenseEntity, { id: license.id }, fields as QueryDeepPartialEntity<LicenseEntity>);
+      // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
+      const newDate = fields.expires_at !== undefined && fields.expires_at?.getTime() !== before.expires_at?.getTime();
+      const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = newDate ? { ...fields, expiry_notice: null } : fields;
+      await manager.update(LicenseEntity, { id: license.id }, write as QueryDeepPartialEntity<LicenseEntity>);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
       return { result: after, events: [['license.updated', after]], audit: { action: 'license.updated', before, after } };
     });
@@ -207,6 +216,8 @@ export class LicensesService {
       await manager.delete(LicenseEntity, { id: license.id });
       await manager.delete(LicenseUsageEntity, { license_id: license.id });
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
+      await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
+      await manager.query('DELETE FROM license_limit_notices WHERE license_id = ?', [license.id]);
       return { result: undefined, events: [['license.deleted', before]], audit: { action: 'license.deleted', before, after: null } };
     });
   }
@@ -219,7 +230,7 @@ export class LicensesService {
     const activations = await this.activations.find({ where: { license_id: license.id }, order: { id: 'ASC' } });
     const domains = new Map<string, { domain: string; activated_at: Date; subdomains: string[] }>();
     for (const a of activations) {
-      const entry = domains.get(a.domain) ?? { domain: a.domain, activated_at: a.created_at, subdomains: [] };
+      const entry = domains.get(a.domain) ?? { domain: a.domain, activated_at: a.first_seen_at, subdomains: [] };
       if (a.host) entry.subdomains.push(a.host);
       domains.set(a.domain, entry);
     }

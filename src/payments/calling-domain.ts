@@ -64,6 +64,26 @@ export function callingDomain(req: Request, configDomain?: unknown): CallingDoma
   return found;
 }
 
+/**
+ * The domain a request names itself — X-Service-Domain, else `domain` in the body, else in the query —
+ * as sent (any JSON value for the body), or undefined when none is named. No Origin or Referer: a
+ * deactivation names what it frees (docs/decisions.md#activations).
+ */
+export function namedDomain(req: Request): unknown {
+  const header = req.headers['x-service-domain'];
+  const sent = Array.isArray(header) ? header[0] : header;
+  if (usable(sent)) return sent;
+  const body = (req.body as { domain?: unknown } | undefined)?.domain;
+  if (body !== undefined && body !== null && body !== '') return body;
+  const query = req.query?.domain;
+  return query === undefined || query === '' ? undefined : query;
+}
+
+/** A named domain normalised as stored domains are (a URL or host:port reduced to the host); null when it is no host name. */
+export function hostName(raw: string): string | null {
+  return resolve(raw).host;
+}
+
 /** The registered domain `host` belongs to: itself or its nearest registered parent. */
 export function findRegistered<T>(domains: Map<string, T>, host: string): T | undefined {
   for (let name = host; ; ) {

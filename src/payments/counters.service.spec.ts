@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { ProjectGenerations } from '../common/cache/generations.js';
 import type { RedisService } from '../common/cache/redis.js';
@@ -33,7 +33,7 @@ describe('CountersService activations', () => {
   afterAll(async () => ds.destroy());
 
   const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
-  const counters = () => new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit), generations), generations);
+  const counters = (known = generations) => new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit), known), known);
   /** A license with these limits (only what the counters read). */
   const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({
     id,
@@ -43,6 +43,11 @@ describe('CountersService activations', () => {
     max_usage_per_day,
   });
   const project = { id: 1, webhook_url: null } as ProjectEntity;
+  /** What activate() is given: the license and its project. */
+  const at = (l: ReturnType<typeof license>) => ({ license: l, project });
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   const activations = async (licenseId: number) =>
     ds.query('SELECT domain, host FROM license_activations WHERE license_id = ? ORDER BY host', [licenseId]);
@@ -50,7 +55,7 @@ describe('CountersService activations', () => {
   it('records a burst of first calls from one place with one insert per activation', async () => {
     const service = counters();
     statements.length = 0;
-    const answers = await Promise.all(Array.from({ length: 25 }, () => service.activate(license(1), 'shop.example', 'www.shop.example')));
+    const answers = await Promise.all(Array.from({ length: 25 }, () => service.activate(at(license(1)), 'shop.example', 'www.shop.example')));
     expect(answers).toEqual(Array(25).fill('ok'));
     expect(statements.filter((sql) => /^INSERT INTO license_activations/.test(sql))).toHaveLength(2); // the domain and the host
     expect(await activations(1)).toEqual([
@@ -59,36 +64,36 @@ describe('CountersService activations', () => {
     ]);
     // Known now: answered without the database.
     statements.length = 0;
-    expect(await service.activate(license(1), 'shop.example', 'www.shop.example')).toBe('ok');
+    expect(await service.activate(at(license(1)), 'shop.example', 'www.shop.example')).toBe('ok');
     expect(statements).toHaveLength(0);
   });
 
   it('gives every call of a refused burst the refusal, and keeps the limit', async () => {
     const service = counters();
-    expect(await service.activate(license(2, 1), 'one.example', '')).toBe('ok');
-    const answers = await Promise.all(Array.from({ length: 10 }, () => service.activate(license(2, 1), 'two.example', '')));
+    expect(await service.activate(at(license(2, 1)), 'one.example', '')).toBe('ok');
+    const answers = await Promise.all(Array.from({ length: 10 }, () => service.activate(at(license(2, 1)), 'two.example', '')));
     expect(answers).toEqual(Array(10).fill('max_domains'));
     expect(await activations(2)).toEqual([{ domain: 'one.example', host: '' }]);
     // A refusal is not remembered: the next call asks again (the limit may have been raised).
-    expect(await service.activate(license(2, 2), 'two.example', '')).toBe('ok');
+    expect(await service.activate(at(license(2, 2)), 'two.example', '')).toBe('ok');
   });
 
   it('different places racing for the last slot: exactly one gets it', async () => {
     const service = counters();
-    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => service.activate(license(3, 1), `${d}.example`, '')));
+    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => service.activate(at(license(3, 1)), `${d}.example`, '')));
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
     expect(await activations(3)).toHaveLength(1);
   });
 
   it('forgets the activations it remembered once the project is written to (a freed slot is free at once)', async () => {
     const service = counters();
-    expect(await service.activate(license(4, 1), 'one.example', '')).toBe('ok');
+    expect(await service.activate(at(license(4, 1)), 'one.example', '')).toBe('ok');
     // The activation is freed by a write that commits, then bumps the project's generation.
     await ds.query('DELETE FROM license_activations WHERE license_id = ?', [4]);
     await generations.bump(1);
-    expect(await service.activate(license(4, 1), 'two.example', '')).toBe('ok');
+    expect(await service.activate(at(license(4, 1)), 'two.example', '')).toBe('ok');
     // The first place is not let in from memory: the only slot is taken now.
-    expect(await service.activate(license(4, 1), 'one.example', '')).toBe('max_domains');
+    expect(await service.activate(at(license(4, 1)), 'one.example', '')).toBe('max_domains');
     expect(await activations(4)).toEqual([{ domain: 'two.example', host: '' }]);
   });
 
@@ -105,5 +110,59 @@ describe('CountersService activations', () => {
     expect(statements.filter((sql) => /^INSERT INTO license_usage/.test(sql))).toHaveLength(3);
     const rows = await ds.query('SELECT license_id, count FROM license_usage WHERE license_id >= 1000 ORDER BY license_id');
     expect(rows.map((r: { license_id: number; count: number }) => [r.license_id, r.count])).toEqual(ids.map((id) => [id, (id % 3) + 1]));
+  });
+
+  it('remembers nothing while the generation cannot be trusted (Redis away): every call asks the database', async () => {
+    // With a Redis client but no confirmed subscription, current() is null.
+    const untrusted = new ProjectGenerations({ client: {}, key: (name: string) => name } as unknown as RedisService);
+    expect(untrusted.current(1)).toBeNull();
+    const service = counters(untrusted);
+    expect(await service.activate(at(license(5)), 'away.example', '')).toBe('ok');
+    statements.length = 0;
+    expect(await service.activate(at(license(5)), 'away.example', '')).toBe('ok');
+    expect(statements.filter((sql) => /FROM license_activations/.test(sql)).length).toBeGreaterThan(0);
+  });
+
+  it('writes last_seen_at in one statement per flush, at most once per activation every 30 s, never moving it back', async () => {
+    const service = counters();
+    const seen = async (licenseId: number) =>
+      (await ds.query('SELECT host, last_seen_at FROM license_activations WHERE license_id = ? ORDER BY host', [licenseId])) as Array<{ host: string; last_seen_at: string }>;
+    for (const id of [6, 7]) expect(await service.activate(at(license(id)), 'seen.example', 'www.seen.example')).toBe('ok');
+    await ds.query("UPDATE license_activations SET last_seen_at = '2020-01-01 00:00:00' WHERE license_id IN (6, 7)");
+    await service.flush(); // what recording them marked
+    const start = Date.now();
+    const clock = jest.spyOn(Date, 'now');
+    // Within 30 s of the last mark: nothing to write.
+    clock.mockReturnValue(start + 29_000);
+    expect(await service.activate(at(license(6)), 'seen.example', 'www.seen.example')).toBe('ok');
+    statements.length = 0;
+    await service.flush();
+    expect(statements.filter((sql) => sql.startsWith('UPDATE license_activations'))).toHaveLength(0);
+    // 31 s on: both licenses' domain and subdomain rows in one statement.
+    clock.mockReturnValue(start + 31_000);
+    for (const id of [6, 7]) expect(await service.activate(at(license(id)), 'seen.example', 'www.seen.example')).toBe('ok');
+    await service.flush();
+    expect(statements.filter((sql) => sql.startsWith('UPDATE license_activations'))).toHaveLength(1);
+    const expected = new Date(start + 31_000).toISOString().slice(0, 19).replace('T', ' ');
+    for (const id of [6, 7]) expect((await seen(id)).map((r) => r.last_seen_at)).toEqual([expected, expected]);
+    // A later time written by another instance stays.
+    await ds.query("UPDATE license_activations SET last_seen_at = '2999-01-01 00:00:00' WHERE license_id = 6");
+    clock.mockReturnValue(start + 62_000);
+    expect(await service.activate(at(license(6)), 'seen.example', '')).toBe('ok');
+    await service.flush();
+    expect((await seen(6)).map((r) => r.last_seen_at)).toEqual(['2999-01-01 00:00:00', '2999-01-01 00:00:00']);
+  });
+
+  it('records the first refusal of a place per day once, and then asks nothing more of the outbox', async () => {
+    const service = counters();
+    expect(await service.activate(at(license(8, 0)), 'full.example', 'a.full.example')).toBe('max_domains');
+    const notices = () => ds.query('SELECT license_id, domain, host FROM license_limit_notices WHERE license_id = 8');
+    expect(await notices()).toEqual([{ license_id: 8, domain: 'full.example', host: 'a.full.example' }]);
+    statements.length = 0;
+    expect(await service.activate(at(license(8, 0)), 'full.example', 'a.full.example')).toBe('max_domains');
+    expect(statements.filter((sql) => /license_limit_notices/.test(sql))).toHaveLength(0);
+    // Another instance (a fresh service) meets the row and records nothing twice.
+    expect(await counters().activate(at(license(8, 0)), 'full.example', 'a.full.example')).toBe('max_domains');
+    expect(await notices()).toHaveLength(1);
   });
 });

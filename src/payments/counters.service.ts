@@ -16,6 +16,21 @@ export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 /** What the counters read of a license. */
 type CountedLicense = Pick<LicenseEntity, 'id' | 'project_id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'>;
 
+/** An activation's license, and its project (for the limit's event). */
+export interface ActivationContext {
+  license: CountedLicense;
+  project: ProjectEntity;
+}
+
+/** An activation this process has seen recorded, under `generation`; `seen`: when its last_seen_at was last marked. */
+interface KnownActivation {
+  generation: number;
+  seen: number;
+}
+
+/** last_seen_at is marked at most this often per activation and process, and written within a second: within a minute of the truth. */
+const SEEN_EVERY_MS = 30_000;
+
 /** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
 const FLUSH_CHUNK = 200;
 const FLUSH_MS = 1000;
@@ -43,7 +58,8 @@ const CONTENDED = { attempts: 10, retryable: isTransient };
  * Calls of licenses without a daily limit are counted in memory and added to the database once a
  * second, so that unlimited licenses never serialise on a row. While the database is away the counts
  * stay in memory and are written once it is back; a flush whose COMMIT went unanswered is sent again
- * under the same id, so it is counted once whether or not the first one landed.
+ * under the same id, so it is counted once whether or not the first one landed. The same flush writes
+ * the activations' last_seen_at (docs/decisions.md#activations).
  */
 @Injectable()
 export class CountersService implements OnModuleInit, OnApplicationShutdown {
@@ -54,8 +70,12 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * (common/cache/generations.ts): a repeat call from the same place asks nothing of the database
    * until a write to the project (one that frees an activation, say) makes them stale.
    */
-  private readonly knownActivations = new LRUCache<string, number>({ max: 200_000 });
+  private readonly knownActivations = new LRUCache<string, KnownActivation>({ max: 200_000 });
   private readonly recording = new Map<string, Promise<Activation>>();
+  /** Activations seen since the last flush (key as in knownActivations → ms), for last_seen_at. */
+  private seen = new Map<string, number>();
+  /** Places whose license.domain_limit_reached of the day is recorded. */
+  private readonly noticed = new LRUCache<string, true>({ max: 50_000 });
   private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
   /** A batch whose COMMIT got no answer: it may be stored or not, until sent again. */
@@ -63,6 +83,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private flushing: Promise<void> | null = null;
   private flushFailing = false;
   private pruned = 0;
+  private prunedDays = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -140,50 +161,70 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Records that the license was used from `host` under the registered `domain` ('' host = the domain
-   * itself). A new domain past `maxDomains`, or a new subdomain past `maxSubdomains`, is refused.
+   * itself). A new domain past `max_domains`, or a new subdomain past `max_subdomains_per_domain`, is
+   * refused, and the first refusal of the day for that place is announced (license.domain_limit_reached).
+   *
+   * Activations this process has seen recorded are remembered with the project's generation read before
+   * (common/cache/generations.ts): a deactivation bumps it, on every instance, so from the next call on
+   * every instance asks the database again and a freed slot is free at once. While the generation
+   * cannot be trusted (null) nothing is remembered.
    */
-  async activate(license: CountedLicense, domain: string, host: string): Promise<Activation> {
+  async activate(entry: ActivationContext, domain: string, host: string): Promise<Activation> {
+    const { license } = entry;
     const domainKey = `${license.id}\u0000${domain}\u0000`;
     const generation = this.generations.current(license.project_id);
-    const known = (key: string) => generation !== null && this.knownActivations.get(key) === generation;
     // Recorded before by this process, and nothing changed in the project since: nothing to ask the database.
-    if (known(domainKey) && (host === '' || known(domainKey + host))) return 'ok';
+    if (generation !== null) {
+      const known = this.knownActivations.get(domainKey);
+      if (known !== undefined && known.generation === generation) {
+        if (host === '') {
+          this.touch(domainKey, known);
+          return 'ok';
+        }
+        const knownHost = this.knownActivations.get(domainKey + host);
+        if (knownHost !== undefined && knownHost.generation === generation) {
+          this.touch(domainKey, known);
+          this.touch(domainKey + host, knownHost);
+          return 'ok';
+        }
+      }
+    }
     // Concurrent first calls from one place (a new license on a busy site) share one recording: the
     // same activation can only have one outcome, and the database sees one insert, not a burst of
-    // racing inserts and unique violations.
-    const key = domainKey + host;
+    // racing inserts and unique violations. Only calls of one generation share: a call that began after
+    // a deactivation must not take the answer of a recording that began before it.
+    const key = `${generation}\u0000${domainKey}${host}`;
     const pending = this.recording.get(key);
     if (pending) return pending;
-    const remember = (k: string) => (generation === null ? undefined : this.knownActivations.set(k, generation));
-    const recording = this.record(license, domain, host, domainKey, known, remember).finally(() => this.recording.delete(key));
+    const recording = this.record(entry, domain, host, domainKey, generation).finally(() => this.recording.delete(key));
     this.recording.set(key, recording);
     return recording;
   }
 
-  private async record(
-    license: CountedLicense,
-    domain: string,
-    host: string,
-    domainKey: string,
-    known: (key: string) => boolean,
-    remember: (key: string) => void,
-  ): Promise<Activation> {
+  private async record(entry: ActivationContext, domain: string, host: string, domainKey: string, generation: number | null): Promise<Activation> {
+    const { license } = entry;
+    const known = (key: string) => generation !== null && this.knownActivations.get(key)?.generation === generation;
+    // A row found (not inserted) was last seen at some earlier time: this call is a sighting to write.
+    const remember = (key: string, recorded: 'inserted' | 'existed') => {
+      if (recorded === 'existed') this.seen.set(key, Date.now());
+      if (generation !== null) this.knownActivations.set(key, { generation, seen: Date.now() });
+    };
     if (!known(domainKey)) {
-      const ok = await this.insertIf(
+      const recorded = await this.insertIf(
         license.id,
         domain,
         '',
-        license.max_domains === null ? null : 'SELECT COUNT(DISTINCT domain) FROM license_activations WHERE license_id = ?',
+        license.max_domains === null ? null : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND host = ''",
         [license.id],
         license.max_domains,
       );
-      if (!ok) return 'max_domains';
-      remember(domainKey);
+      if (!recorded) return this.refused(entry, 'max_domains', domain, host);
+      remember(domainKey, recorded);
     }
     if (host === '') return 'ok';
     const hostKey = domainKey + host;
     if (known(hostKey)) return 'ok';
-    const ok = await this.insertIf(
+    const recorded = await this.insertIf(
       license.id,
       domain,
       host,
@@ -191,9 +232,61 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       [license.id, domain],
       license.max_subdomains_per_domain,
     );
-    if (!ok) return 'max_subdomains';
-    remember(hostKey);
+    if (!recorded) return this.refused(entry, 'max_subdomains', domain, host);
+    remember(hostKey, recorded);
     return 'ok';
+  }
+
+  /**
+   * Marks a known activation seen now when its last_seen_at was last set SEEN_EVERY_MS ago or more:
+   * the flush writes it. A busy activation costs one row in one batched statement every half minute.
+   */
+  private touch(key: string, known: KnownActivation): void {
+    const now = Date.now();
+    if (now - known.seen < SEEN_EVERY_MS) return;
+    known.seen = now;
+    this.seen.set(key, now);
+  }
+
+  /**
+   * Announces license.domain_limit_reached for the first refusal of a license for a place on a UTC day:
+   * a row in license_limit_notices claims it, in the unit that records the event, so racing refusals on
+   * any number of instances announce it once. Remembered in process afterwards, so a site hammering
+   * at the limit costs no write per call. The refusal is answered whatever becomes of the notice.
+   */
+  private async refused(entry: ActivationContext, outcome: Exclude<Activation, 'ok'>, domain: string, host: string): Promise<Activation> {
+    const { license, project } = entry;
+    const day = utcDay();
+    const key = `${day}\u0000${license.id}\u0000${domain}\u0000${host}`;
+    if (this.noticed.has(key)) return outcome;
+    const event = {
+      license_id: license.id,
+      project_id: project.id,
+      limit: outcome === 'max_domains' ? 'max_domains' : 'max_subdomains_per_domain',
+      domain,
+      host,
+    };
+    try {
+      await this.outbox.change(
+        project,
+        async (manager) => {
+          try {
+            await this.run('INSERT INTO license_limit_notices (license_id, day, domain, host) VALUES (?, ?, ?, ?)', [license.id, day, domain, host], manager);
+          } catch (error) {
+            // Announced already, by this call's twin here or on another instance.
+            if (isUniqueViolation(error)) return { result: undefined };
+            throw error;
+          }
+          // A runtime notice, not a management write: no audit row.
+          return { result: undefined, events: [['license.domain_limit_reached', event]] };
+        },
+        { invalidates: false }, // a notice is in no cache
+      );
+      this.noticed.set(key, true);
+    } catch (error) {
+      this.logger.warn({ db: databaseFailure(error) }, 'license.domain_limit_reached could not be recorded; the next refusal tries again');
+    }
+    return outcome;
   }
 
   /**
@@ -208,6 +301,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async flushAll(): Promise<void> {
+    await this.writeSeen();
+    await this.pruneDays();
     if (this.unsettled) {
       if (!(await this.write(this.unsettled))) return;
       this.unsettled = null;
@@ -216,6 +311,55 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const batch: FlushBatch = { id: randomUUID(), counts: [...this.pending] };
     this.pending.clear();
     await this.write(batch);
+  }
+
+  /**
+   * The per-day rows of the self-service allowance and of the limit notices matter only for their day:
+   * those before yesterday (instances' clocks may differ a little) go, every 10 minutes.
+   */
+  private async pruneDays(): Promise<void> {
+    if (Date.now() - this.prunedDays < PRUNE_EVERY_MS) return;
+    this.prunedDays = Date.now();
+    const yesterday = utcDay(new Date(Date.now() - 86_400_000));
+    try {
+      await this.dataSource.query('DELETE FROM license_limit_notices WHERE day < ?', [yesterday]);
+      await this.dataSource.query('DELETE FROM license_deactivations WHERE day < ?', [yesterday]);
+    } catch {
+      // The database is away: the next round, in 10 minutes, prunes what is left.
+    }
+  }
+
+  /**
+   * Sets last_seen_at of the activations seen since the last flush: one statement per second of
+   * sightings and 200 activations, never moving a value back (another instance may have written a
+   * later one). Nothing to settle: writing a sighting twice changes nothing, so what failed is simply
+   * kept for the next flush. A deleted activation stays deleted (an UPDATE creates no row).
+   */
+  private async writeSeen(): Promise<void> {
+    if (this.seen.size === 0) return;
+    const batch = this.seen;
+    this.seen = new Map();
+    const bySecond = new Map<string, string[]>();
+    for (const [key, at] of batch) {
+      const second = sqlDatetime(new Date(at));
+      const keys = bySecond.get(second);
+      if (keys) keys.push(key);
+      else bySecond.set(second, [key]);
+    }
+    try {
+      for (const [second, keys] of bySecond) {
+        for (let i = 0; i < keys.length; i += FLUSH_CHUNK) {
+          const chunk = keys.slice(i, i + FLUSH_CHUNK).map((key) => key.split('\u0000'));
+          const places = chunk.map(() => '(license_id = ? AND domain = ? AND host = ?)').join(' OR ');
+          const params = chunk.flatMap(([licenseId, domain, host]) => [Number(licenseId), domain, host]);
+          await this.dataSource.query(`UPDATE license_activations SET last_seen_at = ? WHERE last_seen_at < ? AND (${places})`, [second, second, ...params]);
+        }
+      }
+    } catch (error) {
+      for (const [key, at] of batch) if ((this.seen.get(key) ?? 0) < at) this.seen.set(key, at);
+      if (!this.flushFailing) this.logger.warn({ db: databaseFailure(error) }, 'last_seen_at could not be written: kept in memory until the database answers');
+      this.flushFailing = true;
+    }
   }
 
   /** Writes the batch (or learns that it was written before); false when it must be sent again later. */
@@ -265,11 +409,21 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     return [sql, params];
   }
 
-  /** Inserts the activation unless it exists; with a limit, only while `countSql` is below it. */
-  private async insertIf(licenseId: number, domain: string, host: string, countSql: string | null, countParams: unknown[], max: number | null) {
+  /**
+   * Inserts the activation unless it exists; with a limit, only while `countSql` is below it. Answers
+   * 'inserted' (its last_seen_at is now), 'existed', or null when the limit refused it.
+   */
+  private async insertIf(
+    licenseId: number,
+    domain: string,
+    host: string,
+    countSql: string | null,
+    countParams: unknown[],
+    max: number | null,
+  ): Promise<'inserted' | 'existed' | null> {
     const exists = async () =>
       (await this.dataSource.query('SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?', [licenseId, domain, host])).length > 0;
-    if (await exists()) return true;
+    if (await exists()) return 'existed';
     const dual = this.mysql ? ' FROM DUAL' : '';
     return retrying(async () => {
       try {
@@ -280,12 +434,13 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
                 `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${countSql}) < ?`,
                 [licenseId, domain, host, ...countParams, max],
               );
+        if (inserted > 0) return 'inserted';
         // Nothing inserted: over the limit — unless a racing call for this very activation took the
         // slot first, in which case the slot is ours too.
-        return inserted > 0 || (await exists());
+        return (await exists()) ? 'existed' : null;
       } catch (error) {
         // Another call recorded the same activation first: it exists, which is all we need.
-        if (isUniqueViolation(error)) return true;
+        if (isUniqueViolation(error)) return 'existed';
         throw error;
       }
     }, CONTENDED);

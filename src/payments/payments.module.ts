@@ -8,18 +8,19 @@ import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { AnswerSigning } from './answer-signing.js';
 import { CountersService } from './counters.service.js';
 import { InjectableStreamController } from './injectable-stream.controller.js';
+import { LicenseDeactivationController } from './license-deactivation.controller.js';
 import { LicenseKeyGuard } from './license-key.guard.js';
 import { PaymentsController } from './payments.controller.js';
 import { PaymentsService } from './payments.service.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 
 /**
- * The runtime checks a license key makes: "has it been paid" (not a payment processor), the
- * injectable stream, and what they rest on (the license lookups, usage counters and activations).
+ * The runtime calls a license key makes: "has it been paid" (not a payment processor), the
+ * injectable stream, self-service deactivation, and what they rest on (the license lookups, usage counters and activations).
  */
 @Module({
   imports: [AuthModule, ProjectsModule, DomainsModule, LicensesModule, InjectablesModule, WebhookOutboxModule],
-  controllers: [PaymentsController, InjectableStreamController],
+  controllers: [PaymentsController, InjectableStreamController, LicenseDeactivationController],
   providers: [PaymentsService, CountersService, RuntimeLookupService, LicenseKeyGuard, AnswerSigning],
   exports: [LicenseKeyGuard, AnswerSigning],
 })

@@ -99,17 +99,7 @@ export class PaymentsService {
     const { license, project } = entry;
     /** The host the answer is for, as an offline token names it (null for check_project). */
     let evaluated: string | null = null;
-
-    if (license.allowed_ips && !this.ipAllowed(license.allowed_ips, req.ip ?? '')) {
-      throw runtimeRefusal(403, 'Your IP address is not allowed to use this license.', project);
-    }
-    if (license.allowed_countries) {
-      const sent = req.headers[this.countryHeader];
-      const country = (Array.isArray(sent) ? sent[0] : sent)?.trim().toUpperCase();
-      if (!country || !license.allowed_countries.split(',').includes(country)) {
-        throw runtimeRefusal(403, 'Requests from your country are not allowed for this license.', project);
-      }
-    }
+    this.assertPlaceAllowed(entry, req);
 
     let hasPaid: boolean;
     if (options.action === 'check_project') {
@@ -138,7 +128,7 @@ export class PaymentsService {
         counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
       }
       if (counted) {
-        const outcome = await this.counters.activate(license, counted.domain.domain, counted.host);
+        const outcome = await this.counters.activate(entry, counted.domain.domain, counted.host);
         if (outcome === 'max_domains') {
           throw runtimeRefusal(403, `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`, project);
         }
@@ -158,6 +148,20 @@ export class PaymentsService {
     countAnswer(hasPaid);
     const grant = options.include?.token ? { license, keySha256: (licenseKey(req) as SentLicenseKey).hash, domain: evaluated } : undefined;
     return { ...(await this.answer(project, hasPaid, options, grant)), is_test_license: license.is_test_license };
+  }
+
+  /** allowed_ips, then allowed_countries: 403 saying which refused the caller. */
+  assertPlaceAllowed({ license, project }: RuntimeEntry & { project: ProjectEntity }, req: Request): void {
+    if (license.allowed_ips && !this.ipAllowed(license.allowed_ips, req.ip ?? '')) {
+      throw runtimeRefusal(403, 'Your IP address is not allowed to use this license.', project);
+    }
+    if (license.allowed_countries) {
+      const sent = req.headers[this.countryHeader];
+      const country = (Array.isArray(sent) ? sent[0] : sent)?.trim().toUpperCase();
+      if (!country || !license.allowed_countries.split(',').includes(country)) {
+        throw runtimeRefusal(403, 'Requests from your country are not allowed for this license.', project);
+      }
+    }
   }
 
   /** The check of a project read with an API key: the same domain rules, no license limits. */

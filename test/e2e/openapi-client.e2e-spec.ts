@@ -199,6 +199,30 @@ describe('typed client generated from openapi.json', () => {
       await api('get', '/api/v1/project/{project}/licenses/{license}/usage', { params: licensePath }),
     );
 
+    // Activations: listed, one deleted by the vendor, one deactivated by the license holder.
+    const activations = await api('get', '/api/v1/project/{project}/licenses/{license}/activations', { params: { ...licensePath, query: { per_page: 1 } } });
+    expectDocumented('get', '/api/v1/project/{project}/licenses/{license}/activations', activations);
+    if (!activations.ok) throw new Error(`HTTP ${activations.status}`);
+    const [first] = activations.body.data.data;
+    expect([first.domain, first.host]).toEqual(['shop.example.com', '']);
+    const activationPath = { path: { ...licensePath.path, activation: first.id } };
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/licenses/{license}/activations/{activation}',
+      await api('delete', '/api/v1/project/{project}/licenses/{license}/activations/{activation}', { params: activationPath }),
+    );
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/licenses/{license}/activations/{activation}',
+      await api('delete', '/api/v1/project/{project}/licenses/{license}/activations/{activation}', { params: activationPath }),
+    );
+    const deactivated = await runtime('post', '/api/v1/license/deactivate', { params: { header: { 'X-Service-Domain': 'www.shop.example.com' } } });
+    expectDocumented('post', '/api/v1/license/deactivate', deactivated);
+    if (!deactivated.ok) throw new Error(`HTTP ${deactivated.status}`);
+    const count: number = deactivated.body.data.deactivated;
+    expect(count).toBe(1);
+    expectDocumented('post', '/api/v1/license/deactivate', await runtime('post', '/api/v1/license/deactivate', { params: {}, body: { domain: '*.shop.example.com' } }));
+
     // Injectables: JSON, multipart (not expressible with fetch's typed body here), stream, paid-only items.
     const snippet = await api('post', '/api/v1/project/{project}/injectables', {
       params: project,

@@ -239,6 +239,42 @@ describe('@licensegate/sdk against the running service', () => {
     expect(err.isRetryable).toBe(true);
   });
 
+  it('deactivate frees the slot of the client\'s domain (or the one given), answers { deactivated }, and refuses like the service', async () => {
+    const s = await setup({ has_paid: true }, { max_domains: 1 });
+    const first = await makeDomain(t, s.key, s.project.id, { has_paid: true });
+    const second = await makeDomain(t, s.key, s.project.id, { has_paid: true });
+    const client = createClient({ baseUrl: base, licenseKey: s.license.uuid, domain: first.domain });
+    expect((await client.hasPaid()).hasPaid).toBe(true);
+    const full = await caught(client.hasPaid({ domain: second.domain }));
+    expect(full).toMatchObject({ status: 403, message: 'This license has reached its limit of 1 domain.', redirectUrl: REDIRECT });
+
+    expect(await client.deactivate()).toEqual({ deactivated: 1 });
+    expect((await client.hasPaid({ domain: second.domain })).hasPaid).toBe(true);
+    expect(await client.deactivate()).toEqual({ deactivated: 0 });
+    expect(await client.deactivate({ domain: `https://${second.domain}/` })).toEqual({ deactivated: 1 });
+
+    // Not a host name, or none at all (Node has no page to take one from): 422 on domain.
+    const bad = await caught(client.deactivate({ domain: '*.example.com' }));
+    expect(bad).toMatchObject({ status: 422, isRefusal: false });
+    expect(bad.errors).toEqual({ domain: ['The domain must be a host name such as shop.example.com (not an IP address, a wildcard or anything else).'] });
+    const none = await caught(createClient({ baseUrl: base, licenseKey: s.license.uuid }).deactivate());
+    expect(none.status).toBe(422);
+    expect(Object.keys(none.errors ?? {})).toEqual(['domain']);
+
+    // The day's allowance: 3 that free something (2 taken above), then 429 with retryAfter.
+    expect((await client.hasPaid()).hasPaid).toBe(true);
+    expect(await client.deactivate()).toEqual({ deactivated: 1 });
+    expect((await client.hasPaid()).hasPaid).toBe(true);
+    const spent = await caught(client.deactivate());
+    expect(spent).toMatchObject({ status: 429, isRetryable: true });
+    expect(spent.message).toBe('This license has used its 3 self-service deactivations for today; more are possible after midnight UTC.');
+    expect(spent.retryAfter).toBeGreaterThan(0);
+    expect(spent.retryAfter).toBeLessThanOrEqual(86_400);
+
+    expectSuccess(await api(s.key).post(`/project/${s.project.id}/licenses/${s.license.id}/revoke`));
+    expect(await caught(client.deactivate())).toMatchObject({ status: 403, message: 'This license has been revoked.', redirectUrl: REDIRECT, isRefusal: true });
+  });
+
   it('a service that is not there → status 0', async () => {
     const err = await caught(createClient({ baseUrl: 'http://127.0.0.1:9/api/v1', licenseKey: 'x' }).hasPaid());
     expect(err.status).toBe(0);

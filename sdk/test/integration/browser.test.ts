@@ -160,6 +160,7 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
     // Signed answers verified with WebCrypto, across origins (the signature headers are exposed).
     expect(results.signedAnswers).toEqual({ value: { hasPaid: true, offline: false, otherKey: 'bad_signature' } });
     expect([...results.stream.value].sort()).toEqual([...s.injectables.map((i) => i.slug), s.freeSlug].sort());
+    expect(results.deactivate).toEqual({ value: { deactivated: 1 } });
     expect(results.wrongSecret.error).toMatchObject({
       isLicenseGateError: false,
       name: 'DecryptionError',

@@ -97,6 +97,7 @@ describe('the packed SDK, installed from its tarball', () => {
         value: { hasPaid: true, items: s.injectables.map((i) => ({ ...i, verified: true, verifiedWithPem: true, verifiedAsOtherProject: false })) },
       });
       expect([...results[entry].stream.value].sort()).toEqual([...s.injectables.map((i) => i.slug), s.freeSlug].sort());
+      expect(results[entry].deactivate).toEqual({ value: { deactivated: 1 } });
       expect(results[entry].wrongSecret.error).toMatchObject({ name: 'DecryptionError' });
       expect(results[entry].signedAnswers).toEqual({ value: { hasPaid: true, offline: false, otherKey: 'bad_signature' } });
     }

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { WEBHOOK_EVENTS } from '../webhook-events.js';
 
 @ApiSchema({ name: 'WebhookAttempt' })
 export class WebhookAttemptResponse {
@@ -41,10 +42,17 @@ export class WebhookDeliveryResponse {
   @ApiProperty({ description: 'Also the webhook-id header, the same on every retry' })
   event_id: string;
 
-  @ApiProperty({ example: 'license.created' })
+  @ApiProperty({ enum: WEBHOOK_EVENTS, example: 'license.created' })
   type: string;
 
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The JSON body sent' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      'The JSON body sent: {id, type, timestamp, data}. `data` is the resource as the API returns it, except for license.usage_limit_reached ' +
+      '{license_id, project_id, max_usage_per_day, day}, license.deactivated (LicenseDeactivatedEvent) and license.domain_limit_reached ' +
+      '(LicenseDomainLimitReachedEvent); license.expiring and license.expired carry the License.',
+  })
   payload: Record<string, unknown>;
 
   @ApiProperty({ enum: ['pending', 'delivering', 'succeeded', 'failed'] })

@@ -1,0 +1,219 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { createServer, IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { LicenseLifecycle } from '../../src/licenses/license-lifecycle.service.js';
+import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
+import { apiAs } from '../utils/api.js';
+import { expectError, expectSuccess } from '../utils/envelope.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
+
+/** The receiver is on 127.0.0.1; deliveries are polled every 100 ms. */
+const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '100', THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000' };
+const DAY_MS = 86_400_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Event {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, any>;
+}
+
+/** A webhook receiver that verifies every delivery's Standard Webhooks signature and keeps the events. */
+async function receiver(secret: string) {
+  const events: Event[] = [];
+  const problems: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      try {
+        events.push(new Webhook(secret).verify(body, req.headers as IncomingHttpHeaders as Record<string, string>) as Event);
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    events,
+    problems,
+    of: (type: string) => events.filter((e) => e.type === type),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+type Receiver = Awaited<ReturnType<typeof receiver>>;
+
+async function waitFor<T>(probe: () => T | undefined | false, what: string, ms = 10_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+describe('activation and lifecycle webhooks', () => {
+  let t: TestApp;
+  const receivers: Receiver[] = [];
+  beforeAll(async () => {
+    t = await createTestApp(ENV);
+  });
+  afterEach(async () => {
+    for (const rx of receivers.splice(0)) await rx.close();
+  });
+  afterAll(async () => t.close());
+
+  /** An owner, a paid project sending its webhooks to a fresh receiver, one paid domain, a license with `license` settings. */
+  async function setup(license: Record<string, unknown> = {}) {
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const rx = await receiver(secret);
+    receivers.push(rx);
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true, webhook_url: rx.url, webhook_secret: secret });
+    const domain = (await makeDomain(t, key, project.id, { domain: `shop-${uniqueToken()}.example.com`, has_paid: true })).domain as string;
+    const l = await makeLicense(t, key, project.id, license);
+    await waitFor(() => rx.of('license.created').length === 1, 'license.created');
+    return { rx, key, project, domain, license: l, uuid: l.uuid as string };
+  }
+  const api = (key: string) => apiAs(t, key);
+  const check = (uuid: string, domain: string) => t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain);
+
+  it('license.deactivated for a vendor delete (by api_key) and a self-service one (by license), one per activation', async () => {
+    const { rx, key, project, domain, license, uuid } = await setup();
+    expectSuccess(await check(uuid, domain));
+    expectSuccess(await check(uuid, `www.${domain}`));
+    const base = `/project/${project.id}/licenses/${license.id}/activations`;
+    const [own, sub] = expectSuccess(await api(key).get(base)).data;
+    expectSuccess(await api(key).delete(`${base}/${sub.id}`));
+    expectSuccess(await t.http().post('/api/v1/license/deactivate').set('X-LICENSE-KEY', uuid).send({ domain }));
+    expect(own.host).toBe('');
+    const events = await waitFor(() => rx.of('license.deactivated').length === 2 && rx.of('license.deactivated'), 'two license.deactivated');
+    expect(events.map((e) => e.data)).toEqual([
+      { license_id: license.id, project_id: project.id, domain, host: `www.${domain}`, by: 'api_key' },
+      { license_id: license.id, project_id: project.id, domain, host: '', by: 'license' },
+    ]);
+    // A refused or empty deactivation sends nothing.
+    expectError(await api(key).delete(`${base}/${sub.id}`), 404);
+    expect(expectSuccess(await t.http().post('/api/v1/license/deactivate').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain))).toEqual({ deactivated: 0 });
+    await sleep(400);
+    expect(rx.of('license.deactivated')).toHaveLength(2);
+    expect(rx.problems).toEqual([]);
+  });
+
+  it('license.domain_limit_reached once per license, place and UTC day, however many refusals (also racing ones)', async () => {
+    const { rx, key, project, domain, license, uuid } = await setup({ max_domains: 1, max_subdomains_per_domain: 0 });
+    const b = (await makeDomain(t, key, project.id, { domain: `b-${uniqueToken()}.example.com`, has_paid: true })).domain;
+    const c = (await makeDomain(t, key, project.id, { domain: `c-${uniqueToken()}.example.com`, has_paid: true })).domain;
+    expectSuccess(await check(uuid, domain));
+    for (let i = 0; i < 3; i++) expectError(await check(uuid, b), 403);
+    const racing = await Promise.all(Array.from({ length: 10 }, () => check(uuid, c)));
+    expect(racing.every((r) => r.status === 403)).toBe(true);
+    expect(expectError(await check(uuid, `www.${domain}`), 403).message).toBe(`This license has reached its limit of 0 subdomains for ${domain}.`);
+    expectError(await check(uuid, `www.${domain}`), 403);
+    await waitFor(() => rx.of('license.domain_limit_reached').length >= 3, 'three license.domain_limit_reached');
+    await sleep(400);
+    const reached = rx.of('license.domain_limit_reached').map((e) => e.data);
+    expect(reached).toHaveLength(3);
+    expect(reached).toEqual(
+      expect.arrayContaining([
+        { license_id: license.id, project_id: project.id, limit: 'max_domains', domain: b, host: '' },
+        { license_id: license.id, project_id: project.id, limit: 'max_domains', domain: c, host: '' },
+        { license_id: license.id, project_id: project.id, limit: 'max_subdomains_per_domain', domain, host: `www.${domain}` },
+      ]),
+    );
+    expect(rx.problems).toEqual([]);
+  });
+
+  it('license.expiring LICENSE_EXPIRY_NOTICE_DAYS (7) before expires_at and license.expired once it passed, each once; a new expires_at is announced again', async () => {
+    const lifecycle = t.app.get(LicenseLifecycle);
+    const expiresAt = new Date(Math.ceil((Date.now() + 10 * DAY_MS) / 1000) * 1000);
+    const { rx, key, project, license } = await setup({ expires_at: expiresAt.toISOString() });
+    const revoked = await makeLicense(t, key, project.id, { expires_at: expiresAt.toISOString() });
+    expectSuccess(await api(key).post(`/project/${project.id}/licenses/${revoked.id}/revoke`));
+    const far = await makeLicense(t, key, project.id, { expires_at: new Date(Date.now() + 30 * DAY_MS).toISOString() });
+    const mine = () => rx.events.filter((e) => e.type.startsWith('license.expir') && e.data.id === license.id);
+    const at = (ms: number) => new Date(expiresAt.getTime() + ms);
+
+    await lifecycle.tick(at(-7 * DAY_MS - 60_000)); // more than 7 days before: nothing
+    await lifecycle.tick(at(-7 * DAY_MS + 60_000));
+    await lifecycle.tick(at(-6 * DAY_MS));
+    await waitFor(() => mine().length === 1, 'license.expiring');
+    await lifecycle.tick(at(-1000)); // still before: nothing more
+    await lifecycle.tick(at(1000));
+    await lifecycle.tick(at(60_000));
+    await waitFor(() => mine().length === 2, 'license.expired');
+    await sleep(400);
+    expect(mine().map((e) => e.type)).toEqual(['license.expiring', 'license.expired']);
+    for (const e of mine()) expect(e.data).toMatchObject({ id: license.id, project_id: project.id, expires_at: expiresAt.toISOString().replace('.000Z', 'Z') });
+    expect(mine()[0].data).not.toHaveProperty('expiry_notice');
+    // Neither the revoked license nor the one expiring in 30 days said anything.
+    expect(rx.events.filter((e) => [revoked.id, far.id].includes(e.data.id) && e.type.startsWith('license.expir'))).toEqual([]);
+
+    // Renewed: the new date is announced in its turn; the notice bookkeeping does not touch updated_at.
+    const before = expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}`));
+    const renewed = new Date(expiresAt.getTime() + 365 * DAY_MS);
+    await lifecycle.tick(at(120_000));
+    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}`)).updated_at).toBe(before.updated_at);
+    expectSuccess(await api(key).patch(`/project/${project.id}/licenses/${license.id}`, { expires_at: renewed.toISOString() }));
+    await lifecycle.tick(new Date(renewed.getTime() - 3 * DAY_MS));
+    await lifecycle.tick(new Date(renewed.getTime() + 1000));
+    await waitFor(() => mine().length === 4, 'the renewed date announced');
+    expect(mine().map((e) => e.type)).toEqual(['license.expiring', 'license.expired', 'license.expiring', 'license.expired']);
+    expect(rx.problems).toEqual([]);
+  });
+
+  it('a license already past expires_at when first seen gets license.expired only', async () => {
+    const lifecycle = t.app.get(LicenseLifecycle);
+    // Beyond the week, so the scheduler running on the real clock has nothing to say about it meanwhile.
+    const expiresAt = new Date(Date.now() + 8 * DAY_MS);
+    const { rx, license } = await setup({ expires_at: expiresAt.toISOString() });
+    await lifecycle.tick(new Date(expiresAt.getTime() + 5000));
+    await waitFor(() => rx.events.some((e) => e.type === 'license.expired' && e.data.id === license.id), 'license.expired');
+    await sleep(300);
+    expect(rx.events.filter((e) => e.data.id === license.id && e.type.startsWith('license.expir')).map((e) => e.type)).toEqual(['license.expired']);
+  });
+
+  it('racing schedulers claim each notice once', async () => {
+    const lifecycle = t.app.get(LicenseLifecycle);
+    const { rx, key, project } = await setup();
+    const expiresAt = new Date(Date.now() + 9 * DAY_MS);
+    const licenses: Array<Record<string, any>> = [];
+    for (let i = 0; i < 5; i++) licenses.push(await makeLicense(t, key, project.id, { expires_at: expiresAt.toISOString() }));
+    const claimed = await Promise.all(Array.from({ length: 4 }, () => lifecycle.tick(new Date(expiresAt.getTime() - DAY_MS))));
+    const ours = () => rx.events.filter((e) => e.type === 'license.expiring' && licenses.some((l) => l.id === e.data.id));
+    await waitFor(() => ours().length >= 5, 'five license.expiring');
+    await sleep(300);
+    expect(ours()).toHaveLength(5);
+    expect(claimed.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('the expiry scheduler on its own clock (LICENSE_EXPIRY_POLL_MS=200)', () => {
+  it('sends license.expiring at once for a license expiring within the week, then license.expired when it passes', async () => {
+    const t = await createTestApp({ ...ENV, LICENSE_EXPIRY_POLL_MS: '200' });
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const rx = await receiver(secret);
+    try {
+      const { key } = await makeAccount(t.app);
+      const project = await makeProject(t, key, { webhook_url: rx.url, webhook_secret: secret });
+      const license = await makeLicense(t, key, project.id, { expires_at: new Date(Date.now() + 2500).toISOString() });
+      const types = () => rx.events.filter((e) => e.data.id === license.id && e.type.startsWith('license.expir')).map((e) => e.type);
+      await waitFor(() => types().length === 1, 'license.expiring', 5000);
+      expect(types()).toEqual(['license.expiring']);
+      await waitFor(() => types().length === 2, 'license.expired', 8000);
+      await sleep(600);
+      expect(types()).toEqual(['license.expiring', 'license.expired']);
+      expect(rx.problems).toEqual([]);
+    } finally {
+      await t.close();
+      await rx.close();
+    }
+  });
+});
