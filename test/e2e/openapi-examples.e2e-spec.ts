@@ -65,7 +65,12 @@ describe('error examples of openapi.json, provoked against the app', () => {
     const injectable = await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'fixture', content: 'x', secret: 's' });
     expect(injectable.status).toBe(201);
     licenseKey = license.uuid;
-    return { project: project.id, domain: domain.id, license: license.id, injectable: injectable.body.data.id };
+    // One use of the license from the domain: its activation, for the activation routes' examples.
+    const used = await t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', license.uuid).set('X-Service-Domain', domain.domain);
+    expect(used.status).toBe(200);
+    const activations = await t.http().get(`/api/v1/project/${project.id}/licenses/${license.id}/activations`).set('X-API-KEY', key);
+    expect(activations.body.data.data).toHaveLength(1);
+    return { project: project.id, domain: domain.id, license: license.id, injectable: injectable.body.data.id, activation: activations.body.data.data[0].id };
   }
 
   beforeAll(async () => {

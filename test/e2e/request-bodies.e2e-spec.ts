@@ -106,6 +106,8 @@ describe('request bodies as openapi.json documents them', () => {
       ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 'json', 200, null],
       // The license just made, from the domain just registered: paid, as the examples set them.
       ['POST', '/api/v1/project/has-paid', 'json', 200, null],
+      // The slot that check took, freed by the license holder.
+      ['POST', '/api/v1/license/deactivate', 'json', 200, null],
       ['POST', '/api/v1/api-keys', 'json', 201, 'id'],
       ['POST', '/api/v1/api-keys/{id}/roll', 'json', 201, null],
       ['POST', '/api/v1/project/{project}/lock', 'json', 200, null],
@@ -156,6 +158,7 @@ describe('request bodies as openapi.json documents them', () => {
           if (names) ids[names] = res.body.data.id;
           if (names === 'license') licenseKey = res.body.data.uuid;
           if (path === '/api/v1/project/has-paid') expect(res.body.data.has_paid).toBe(true);
+          if (path === '/api/v1/license/deactivate') expect(res.body.data.deactivated).toBe(1);
         });
       });
     }
