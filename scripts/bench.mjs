@@ -574,11 +574,16 @@ async function compare(baseline, port) {
     for (const r of runs) {
       console.log(`| ${r.round} | ${r.build} | ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.cpuUs.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`);
     }
-    // Medians: one round caught in a slow phase of the VM moves a mean, not a median.
+    // Medians (of an even count, the mean of the middle two): one round caught in a slow phase of the VM moves a mean, not a median.
+    const middle = (values) => {
+      const sorted = [...values].sort((a, b) => a - b);
+      const half = Math.floor(sorted.length / 2);
+      return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
+    };
     console.log('\n| scenario | baseline × GET / | this build × GET / | change | baseline CPU µs/req | this build CPU µs/req | change |\n|---|---:|---:|---:|---:|---:|---:|');
     const pct = (before, after) => `${after >= before ? '+' : ''}${((after / before - 1) * 100).toFixed(1)} %`;
     for (const scenario of list.slice(1)) {
-      const of = (build, value) => median(runs.filter((r) => r.build === build && r.name === scenario.name).map(value));
+      const of = (build, value) => middle(runs.filter((r) => r.build === build && r.name === scenario.name).map(value));
       const [ratioBefore, ratioAfter] = [of('baseline', (r) => r.rps / r.root), of('this build', (r) => r.rps / r.root)];
       const [cpuBefore, cpuAfter] = [of('baseline', (r) => r.cpuUs), of('this build', (r) => r.cpuUs)];
       console.log(
