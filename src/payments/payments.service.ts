@@ -16,7 +16,6 @@ import type { LicenseEntity } from '../licenses/license.entity.js';
 import { licenseKey, SentLicenseKey } from '../common/http/license-key.js';
 import { AnswerSigning } from './answer-signing.js';
 import { offlineToken } from './offline-token.js';
-import { KeyObject } from 'node:crypto';
 
 /** What `include` asked for: `injectables`, `token`, or both, comma-separated. */
 export interface Include {
@@ -187,8 +186,7 @@ export class PaymentsService {
   /** An offline token for a paid answer, valid for the project's offline_grace_hours. */
   private async token(project: ProjectEntity, grant: TokenGrant): Promise<string> {
     const iat = Math.floor(Date.now() / 1000);
-    const known = this.signing.keyOf(project);
-    return offlineToken(known instanceof KeyObject ? known : await known, {
+    return offlineToken(await this.signing.keyOf(project), {
       project_id: project.id,
       license_id: grant.license.id,
       key_sha256: grant.keySha256,

@@ -43,7 +43,6 @@ export class MemoryThrottlerStorage implements ThrottlerStorage {
       timeToBlockExpire: blocked ? Math.ceil((w.blockedUntil - now) / 1000) : 0,
     };
   }
-
 }
 
 /**
