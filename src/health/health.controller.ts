@@ -22,6 +22,9 @@ export class HealthController {
   /** Redis, when configured: the service still answers without it (from the database), but is degraded. */
   private async redisCheck() {
     const check = this.indicators.check('redis');
+    const status = this.redis.client?.status;
+    // Down at start-up or since: say so, rather than what ioredis answers a command it cannot send.
+    if (status !== 'ready') return check.down({ message: `Redis is not connected (${status}).` });
     try {
       await Promise.race([
         this.redis.client?.ping(),

@@ -97,6 +97,39 @@ describe('start-up', () => {
     }
   }, 90_000);
 
+  it('REDIS_URL set and nothing answering there: starts, warns once, answers from the database, and readiness says Redis is down', async () => {
+    const port = await freePort();
+    const server = start(dir, { PORT: String(port), REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    try {
+      await waitFor(async () => server.out().includes('LicenseGate is listening'), 60_000);
+      const warnings = server
+        .out()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { level: number; msg: string })
+        .filter((l) => l.level >= 40)
+        .map((l) => l.msg);
+      expect(warnings).toEqual([expect.stringMatching(/^Redis unavailable: connect ECONNREFUSED 127\.0\.0\.1:\d+$/), 'Redis is not reachable yet: answering from the database meanwhile']);
+      const refused = await fetch(`http://127.0.0.1:${port}/api/v1/project/has-paid`, { method: 'POST', headers: { 'X-LICENSE-KEY': 'no-such-key' } });
+      expect({ status: refused.status, body: await refused.json() }).toEqual({
+        status: 403,
+        body: { status: 'error', message: 'Invalid license key.', data: { redirect_url: null }, errors: null },
+      });
+      const ready = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+      const body = (await ready.json()) as { message: string; data: { error: { redis: { status: string; message: string } } } };
+      expect(ready.status).toBe(503);
+      expect(body.message).toBe('Service unavailable.');
+      expect(body.data.error.redis).toEqual({ status: 'down', message: expect.stringMatching(/^Redis is not connected \((connecting|reconnecting)\)\.$/) });
+      expect((await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).status).toBe(200);
+      // Still up well after the first reconnection attempts, and no stack trace anywhere.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(server.child.exitCode).toBeNull();
+      expect(server.err()).toBe('');
+    } finally {
+      await stop(server.child);
+    }
+  }, 90_000);
+
   it('a port in use: one line that says what to do, exit code 1, no stack trace', async () => {
     const port = await freePort();
     const holder = await holdPort(port);

@@ -1,5 +1,4 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../../config/app-config.js';
 
@@ -39,8 +38,17 @@ export class RedisService implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const client = this.client;
     if (!client || client.status === 'ready') return;
-    const timeout = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
-    await Promise.race([once(client, 'ready').then(() => undefined), timeout]);
+    // Not events.once: it rejects on the first 'error', and a Redis that is down at start-up must not
+    // stop the service (the 'error' handler above reports it; ioredis keeps reconnecting).
+    let ready = () => undefined as void;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      ready = resolve;
+      client.once('ready', ready);
+      timer = setTimeout(resolve, 3000);
+    });
+    client.off('ready', ready);
+    clearTimeout(timer);
     if ((client.status as string) !== 'ready') this.logger.warn('Redis is not reachable yet: answering from the database meanwhile');
   }
 
