@@ -93,9 +93,9 @@ export class ActivationsService {
           .where('a.license_id = :license', { license: license.id })
           .andWhere(new Brackets((w) => w.where("a.domain = :host AND a.host = ''", { host }).orWhere('a.host = :host', { host }))),
       ).getMany();
-      // Nothing deleted: nothing to audit (a write that changed nothing leaves no row).
-      if (rows.length === 0) return { result: { deactivated: 0 }, audit: [] };
-      if (!(await this.takeSelfDeactivation(manager, license.id))) return { result: 'allowance_used', audit: [] };
+      // Nothing deleted: nothing to audit (a write that changed nothing leaves no row) and no cache to drop.
+      if (rows.length === 0) return { result: { deactivated: 0 }, audit: [], unchanged: true };
+      if (!(await this.takeSelfDeactivation(manager, license.id))) return { result: 'allowance_used', audit: [], unchanged: true };
       await manager.delete(LicenseActivationEntity, { id: In(rows.map((row) => row.id)) });
       return {
         result: { deactivated: rows.length },
@@ -109,7 +109,6 @@ export class ActivationsService {
   /** One of today's self-service deactivations, by conditional statements (exact under races); false when none is left. */
   private async takeSelfDeactivation(manager: EntityManager, licenseId: number): Promise<boolean> {
     const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
-    if (max <= 0) return false;
     const day = utcDay();
     const run = async (sql: string, params: unknown[]) => Number((await manager.queryRunner!.query(sql, params, true)).affected ?? 0);
     const bump = () => run('UPDATE license_deactivations SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?', [licenseId, day, max]);

@@ -64,10 +64,11 @@ export class LicenseDeactivationController {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
     const host = deactivationHost(req);
     this.payments.assertPlaceAllowed(runtime, req);
+    const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
+    // Turned off: refused before any transaction or row lock.
+    if (max === 0) throw runtimeRefusal(403, 'Self-service deactivation is turned off on this service; ask the vendor to free the slot.', runtime.project);
     const answer = await this.activations.deactivateHost(runtime.project, runtime.license, host);
     if (answer === 'allowance_used') {
-      const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
-      if (max === 0) throw runtimeRefusal(403, 'Self-service deactivation is turned off on this service; ask the vendor to free the slot.', runtime.project);
       const message = `This license has used its ${max} self-service deactivation${max === 1 ? '' : 's'} for today; more are possible after midnight UTC.`;
       throw new ApiError(429, message, null, null, { 'Retry-After': String(secondsToUtcMidnight()) });
     }

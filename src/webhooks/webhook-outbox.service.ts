@@ -16,13 +16,15 @@ export type { WebhookEvent } from './webhook-events.js';
 /**
  * What a change in a project did: its result, the webhook events it announces, the project as the
  * change left it when it changed the project itself (its webhook settings may have just changed),
- * and, for a management write, its audit row (docs/architecture.md#the-audit-log).
+ * and, for a management write, its audit row (docs/architecture.md#the-audit-log). `unchanged`: it
+ * found nothing to write and wrote nothing, so no cache is made stale.
  */
 export interface ProjectChange<T> {
   result: T;
   events?: Array<[WebhookEvent, unknown]>;
   project?: ProjectEntity;
   audit?: Audit | Audit[];
+  unchanged?: true;
 }
 
 /** Wakes the in-process dispatcher after a commit; set by the dispatcher when it runs here. */
@@ -47,7 +49,9 @@ export class WebhookOutbox {
    * Runs a change and records, in one unit of work (one transaction), its audit row and the events
    * it returns, then makes the project's cached rows stale on every instance
    * (common/cache/generations.ts) and wakes the dispatcher. `work` gets the unit's EntityManager.
-   * `invalidates: false` for a change no cache holds (a usage count), which leaves the caches alone.
+   * `invalidates: false` for a change no cache holds (a usage count), which leaves the caches alone;
+   * a change that answers `unchanged` leaves them alone too. Both matter on the runtime routes, where
+   * a license holder could otherwise make every instance drop the project's cached answers at will.
    */
   async change<T>(
     project: ProjectEntity,
@@ -55,9 +59,11 @@ export class WebhookOutbox {
     { invalidates = true }: { invalidates?: boolean } = {},
   ): Promise<T> {
     let recorded = 0;
+    let unchanged = false;
     try {
       const result = await this.unit.run(async (manager) => {
         const change = await work(manager);
+        unchanged = change.unchanged === true;
         recorded = await this.recordChange(manager, change.project ?? project, change);
         return change.result;
       });
@@ -65,7 +71,7 @@ export class WebhookOutbox {
       return result;
     } finally {
       // Also after a failure: its COMMIT may have landed unanswered.
-      if (invalidates) await this.generations.bump(project.id);
+      if (invalidates && !unchanged) await this.generations.bump(project.id);
     }
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
 import { DataSource, DataSourceOptions } from 'typeorm';
+import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { migrations } from '../../src/database/entities.js';
 import { Activations1732000000006 } from '../../src/database/migrations/1732000000006-Activations.js';
@@ -352,6 +353,31 @@ describe('activations', () => {
       expectSuccess(await api(key).delete(`${base}/${row.id}`));
     });
 
+    it('drops the project\'s cached answers only when it frees something: a holder calling it in a loop cannot', async () => {
+      const { key, project, uuid } = await setup();
+      const generations = t.app.get(ProjectGenerations);
+      const swap = async () => {
+        const d = (await makeDomain(t, key, project.id, { domain: host('gen'), has_paid: true })).domain;
+        expectSuccess(await check(uuid, d));
+        return d;
+      };
+      const hosts = [await swap(), await swap(), await swap(), await swap()];
+      const warm = generations.current(project.id);
+      expect(warm).not.toBeNull();
+      for (let i = 0; i < 5; i++) expect(expectSuccess(await deactivate(uuid, host('never')))).toEqual({ deactivated: 0 });
+      expect(generations.current(project.id)).toBe(warm);
+      // Freeing a slot is a change every instance must see.
+      expect(expectSuccess(await deactivate(uuid, hosts[0]))).toEqual({ deactivated: 1 });
+      const freed = generations.current(project.id);
+      expect(freed).toBeGreaterThan(warm as number);
+      expect(expectSuccess(await deactivate(uuid, hosts[1]))).toEqual({ deactivated: 1 });
+      expect(expectSuccess(await deactivate(uuid, hosts[2]))).toEqual({ deactivated: 1 });
+      const used = generations.current(project.id);
+      // Past the allowance: refused, and nothing dropped.
+      for (let i = 0; i < 5; i++) expect(expectError(await deactivate(uuid, hosts[3]), 429).message).toBe('This license has used its 3 self-service deactivations for today; more are possible after midnight UTC.');
+      expect(generations.current(project.id)).toBe(used);
+    });
+
     it('racing deactivations of different hosts never exceed the allowance', async () => {
       const { key, project, uuid } = await setup();
       const hosts: string[] = [];
@@ -384,8 +410,9 @@ describe('activations with SELF_DEACTIVATIONS_PER_DAY set', () => {
       const refused = expectError(await run('/license/deactivate', b), status);
       expect(refused.message).toBe(message);
       if (status === 403) expect(refused.data).toEqual({ redirect_url: REDIRECT });
-      // Nothing to free is still answered.
-      expect(expectSuccess(await run('/license/deactivate', `never.${a}`))).toEqual({ deactivated: 0 });
+      // Nothing to free is still answered while self-service is on; off, every call is refused alike.
+      if (perDay === '1') expect(expectSuccess(await run('/license/deactivate', `never.${a}`))).toEqual({ deactivated: 0 });
+      else expect(expectError(await run('/license/deactivate', `never.${a}`), 403).message).toBe(message);
     } finally {
       await t.close();
     }
