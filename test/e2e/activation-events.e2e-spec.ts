@@ -169,6 +169,27 @@ describe('activation and lifecycle webhooks', () => {
     expect(rx.problems).toEqual([]);
   });
 
+  it('saving a license unchanged, its expires_at sent with milliseconds or as returned, announces nothing again', async () => {
+    const lifecycle = t.app.get(LicenseLifecycle);
+    // Beyond the week (the scheduler on the real clock says nothing meanwhile), with a fraction of a second.
+    const sent = new Date(Math.floor((Date.now() + 8 * DAY_MS) / 1000) * 1000 + 600).toISOString();
+    const { rx, key, project, license } = await setup({ expires_at: sent });
+    const path = `/project/${project.id}/licenses/${license.id}`;
+    const notices = () => rx.events.filter((e) => e.type.startsWith('license.expir') && e.data.id === license.id).map((e) => e.type);
+    // Stored and returned in whole seconds, the same on both databases (MySQL would round, SQLite keep the fraction).
+    expect(license.expires_at).toBe(sent.replace(/\.\d{3}Z$/, 'Z'));
+    const expiresAt = new Date(license.expires_at);
+    await lifecycle.tick(new Date(expiresAt.getTime() - 6 * DAY_MS));
+    await waitFor(() => notices().length === 1, 'license.expiring');
+    // A dashboard saving the form as it was read, then a client re-sending what it first sent.
+    expectSuccess(await api(key).patch(path, { title: license.title, expires_at: license.expires_at }));
+    expectSuccess(await api(key).put(path, { title: license.title, expires_at: sent }));
+    expect(expectSuccess(await api(key).get(path)).expires_at).toBe(license.expires_at);
+    await lifecycle.tick(new Date(expiresAt.getTime() - 5 * DAY_MS));
+    await sleep(400);
+    expect(notices()).toEqual(['license.expiring']);
+  });
+
   it('a license already past expires_at when first seen gets license.expired only', async () => {
     const lifecycle = t.app.get(LicenseLifecycle);
     // Beyond the week, so the scheduler running on the real clock has nothing to say about it meanwhile.
