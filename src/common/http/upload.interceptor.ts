@@ -2,6 +2,7 @@ import { CallHandler, ExecutionContext, mixin, NestInterceptor, PayloadTooLargeE
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
+import type { Writable } from 'node:stream';
 import type { FieldErrors } from './envelope.js';
 import { ValidationFailed } from './errors.js';
 import { label } from './validators.js';
@@ -53,4 +54,27 @@ export function UploadInterceptor(field: string): Type<NestInterceptor> {
     }
   }
   return mixin(Upload);
+}
+
+/** Room for a multipart body's fields other than its payload (slug, title, secret, meta, …) and its framing. */
+const OTHER_FIELDS_BYTES = 256 * 1024;
+
+/**
+ * multer's streamHandler, stopping a multipart body at one payload (maxBytes) and OTHER_FIELDS_BYTES:
+ * multer limits each field and file, not their sum, so many fields each under the limit would all be
+ * held in memory. Past the sum, the parse fails with 413 and the rest of the body is drained.
+ */
+export function boundedMultipart(maxBytes: number) {
+  const total = maxBytes + OTHER_FIELDS_BYTES;
+  return (req: NodeJS.ReadableStream, busboy: Writable) => {
+    let received = 0;
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= total) return;
+      req.removeListener('data', count);
+      busboy.destroy(new PayloadTooLargeException(`The multipart body is larger than MAX_UPLOAD_BYTES (${maxBytes} bytes) and 256 KiB for the other fields.`));
+    };
+    req.on('data', count);
+    req.pipe(busboy);
+  };
 }
