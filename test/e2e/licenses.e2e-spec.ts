@@ -283,6 +283,8 @@ describe('licenses', () => {
         ['2096-02-29', '2096-02-29T00:00:00Z'],
         ['2099-12-31T23:59:59+01:00', '2099-12-31T22:59:59Z'],
         ['2099-04-30T10:00:00.250Z', '2099-04-30T10:00:00Z'],
+        ['2099', '2099-01-01T00:00:00Z'],
+        ['2099-06', '2099-06-01T00:00:00Z'],
       ]) {
         expect(expectSuccess(await api(key).post(base, { title: `ok-${uniqueToken()}`, expires_at: sent }), 201).expires_at).toBe(stored);
       }

@@ -40,8 +40,8 @@ const FutureDate = (field: string) =>
     },
   });
 
-// An ISO-8601 date, optionally with a time and an offset: 2099-12-31, 2099-12-31T23:59:59.5+01:00.
-const ISO_DATE = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+// An ISO-8601 date, optionally with a time and an offset (2099-12-31, 2099-12-31T23:59:59.5+01:00), or a year or month (2099, 2099-06).
+const ISO_DATE = /^([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$/i;
 
 /**
  * The string as a date, or an invalid Date. Only ISO-8601 is read: JavaScript's Date also reads
@@ -51,7 +51,7 @@ const ISO_DATE = /^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(
 export function parseIsoDate(value: string): Date {
   const match = ISO_DATE.exec(value.trim());
   if (!match) return new Date(NaN);
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const [year, month, day] = [Number(match[1]), Number(match[2] ?? 1), Number(match[3] ?? 1)];
   const first = new Date(0);
   first.setUTCFullYear(year, month - 1, day);
   if (month < 1 || month > 12 || day < 1 || first.getUTCMonth() !== month - 1 || first.getUTCDate() !== day) return new Date(NaN);
