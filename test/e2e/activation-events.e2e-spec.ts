@@ -107,6 +107,41 @@ describe('activation and lifecycle webhooks', () => {
     expect(rx.problems).toEqual([]);
   });
 
+  it('deleting or renaming a registered domain frees the activations of its old name (license.deactivated), so a license can take a new domain', async () => {
+    const { rx, key, project, domain, license, uuid } = await setup({ max_domains: 1, max_subdomains_per_domain: 1 });
+    const other = await makeLicense(t, key, project.id, { max_domains: 1 });
+    const renamed = await makeDomain(t, key, project.id, { domain: `old-${uniqueToken()}.example.com`, has_paid: true });
+    const moved = `new-${uniqueToken()}.example.com`;
+    const fresh = (await makeDomain(t, key, project.id, { domain: `fresh-${uniqueToken()}.example.com`, has_paid: true })).domain;
+    expectSuccess(await check(uuid, domain));
+    expectSuccess(await check(uuid, `www.${domain}`));
+    expectSuccess(await check(other.uuid, renamed.domain));
+    expectError(await check(uuid, fresh), 403);
+    expectError(await check(other.uuid, fresh), 403);
+
+    const domains = expectSuccess(await api(key).get(`/project/${project.id}/domains`)).data as Array<{ id: number; domain: string }>;
+    expectSuccess(await api(key).delete(`/project/${project.id}/domains/${domains.find((d) => d.domain === domain)!.id}`));
+    expectSuccess(await api(key).patch(`/project/${project.id}/domains/${renamed.id}`, { domain: moved }));
+
+    // The slots the old names held are free: each license takes a domain it was refused before.
+    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}/activations`)).data).toEqual([]);
+    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data).toEqual([]);
+    expectSuccess(await check(uuid, fresh));
+    expectSuccess(await check(other.uuid, moved));
+    const events = await waitFor(() => rx.of('license.deactivated').length === 3 && rx.of('license.deactivated'), 'three license.deactivated');
+    expect(events.map((e) => e.data)).toEqual([
+      { license_id: license.id, project_id: project.id, domain, host: '', by: 'api_key' },
+      { license_id: license.id, project_id: project.id, domain, host: `www.${domain}`, by: 'api_key' },
+      { license_id: other.id, project_id: project.id, domain: renamed.domain, host: '', by: 'api_key' },
+    ]);
+    // A write that keeps the name (a flag) frees nothing.
+    expectSuccess(await api(key).patch(`/project/${project.id}/domains/${renamed.id}`, { domain: moved.toUpperCase(), has_paid: true }));
+    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data.map((a: any) => a.domain)).toEqual([moved]);
+    await sleep(300);
+    expect(rx.of('license.deactivated')).toHaveLength(3);
+    expect(rx.problems).toEqual([]);
+  });
+
   it('license.domain_limit_reached once per license, place and UTC day, however many refusals (also racing ones)', async () => {
     const { rx, key, project, domain, license, uuid } = await setup({ max_domains: 1, max_subdomains_per_domain: 0 });
     const b = (await makeDomain(t, key, project.id, { domain: `b-${uniqueToken()}.example.com`, has_paid: true })).domain;
