@@ -570,6 +570,10 @@ describe('injectables', () => {
       const res = await api(ctx.key).put(`${ctx.base}/${before.id}`, { slug: null, type: null, mode: null, title: 'Not applied' });
       expectError(res, 422, ['slug', 'type', 'mode']);
       expect(await get(ctx, before.id)).toEqual(before);
+      // content null with a secret: there is nothing to encrypt (it was a 500).
+      const content = await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: null, secret: newSecret() });
+      expect({ status: content.status, errors: content.body.errors }).toEqual({ status: 422, errors: { content: ['The content field cannot be null.'] } });
+      expect(await get(ctx, before.id)).toEqual(before);
     });
 
     it('title-only update (JSON and multipart) keeps content, hash and signature; 200 with the injectable', async () => {
