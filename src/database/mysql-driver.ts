@@ -126,6 +126,10 @@ class GuardedPool {
     pool.getConnection = (callback) => this.acquire(callback);
     pool.on('connection', (connection) => {
       this.answered.set(connection, Date.now());
+      // Timestamps are read back as UTC (timezone 'Z'), so the server writes its own (DEFAULT
+      // CURRENT_TIMESTAMP: created_at, updated_at, first_seen_at) in UTC too, whatever its time zone.
+      // Queued ahead of any statement on the connection; a failure shows in the statement after it.
+      connection.query("SET time_zone = '+00:00'", () => undefined);
       this.guard(connection);
     });
   }

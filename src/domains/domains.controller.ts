@@ -82,7 +82,11 @@ export class DomainsController {
   }
 
   @Delete(':domain')
-  @ApiOperation({ summary: 'Delete a domain', description: 'A domain that licenses are pinned to cannot be deleted (422 on `domain`, with the count).' })
+  @ApiOperation({
+    summary: 'Delete a domain',
+    description:
+      'A domain that licenses are pinned to cannot be deleted (422 on `domain`, with the count). The licenses\' activations of it are deleted with it (license.deactivated each), freeing their slots; so are those of the old name when a domain is renamed.',
+  })
   @ApiIdParam('domain', 'Domain id')
   @ApiEnvelope(null, { description: 'Deleted; data is null' })
   @ApiErrors(FORBIDDEN.write, { status: 422, description: 'Licenses are pinned to the domain', field: 'domain', message: 'The domain cannot be deleted: 2 licenses are pinned to it.' })

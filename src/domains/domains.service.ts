@@ -6,6 +6,8 @@ import { lockedRow, writeLocked } from '../database/unit-of-work.js';
 import { normalizeDomain } from '../common/net/domain-name.js';
 import { DOMAIN_TAKEN, fieldError, notFound } from '../common/http/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
+import type { Audit } from '../audit/audit-log.service.js';
+import { LicenseActivationEntity } from '../licenses/license-usage.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { DomainEntity } from './domain.entity.js';
@@ -83,7 +85,8 @@ export class DomainsService {
       const after = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
       const events: Array<[WebhookEvent, unknown]> = [['domain.updated', after]];
       if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
-      return { result: after, events, audit: { action: 'domain.updated', before, after } };
+      const freed = after.domain !== before.domain ? await freeActivations(manager, project.id, before.domain) : { events: [], audit: [] };
+      return { result: after, events: [...events, ...freed.events], audit: [{ action: 'domain.updated', before, after }, ...freed.audit] };
     });
   }
 
@@ -98,7 +101,12 @@ export class DomainsService {
         throw fieldError('domain', `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`);
       }
       await manager.delete(DomainEntity, { id: domain.id });
-      return { result: undefined, events: [['domain.deleted', before]], audit: { action: 'domain.deleted', before, after: null } };
+      const freed = await freeActivations(manager, project.id, before.domain);
+      return {
+        result: undefined,
+        events: [['domain.deleted', before], ...freed.events],
+        audit: [{ action: 'domain.deleted', before, after: null }, ...freed.audit],
+      };
     });
   }
 
@@ -107,6 +115,36 @@ export class DomainsService {
     if (!name) throw fieldError('domain', DOMAIN_INVALID);
     return name;
   }
+}
+
+/**
+ * Deletes the project's activations of a registered domain name that is going (deleted, or renamed):
+ * the name can never be used again, so the max_domains and max_subdomains_per_domain slots it holds
+ * are freed, as a vendor's delete of each activation would (license.deactivated, by api_key;
+ * docs/decisions.md#activations). The project's generation, bumped after the commit, tells every
+ * instance's runtime path.
+ */
+async function freeActivations(manager: EntityManager, projectId: number, name: string): Promise<{ events: Array<[WebhookEvent, unknown]>; audit: Audit[] }> {
+  const rows = await writeLocked(
+    manager
+      .createQueryBuilder(LicenseActivationEntity, 'a')
+      .innerJoin(LicenseEntity, 'l', 'l.id = a.license_id')
+      .where('l.project_id = :projectId', { projectId })
+      .andWhere('a.domain = :name', { name })
+      .orderBy('a.id', 'ASC'),
+  ).getMany();
+  if (rows.length === 0) return { events: [], audit: [] };
+  await manager.delete(LicenseActivationEntity, rows.map((row) => row.id));
+  return {
+    events: rows.map((row) => ['license.deactivated', { license_id: row.license_id, project_id: projectId, domain: row.domain, host: row.host, by: 'api_key' }]),
+    audit: rows.map((row) => ({
+      action: 'license.deactivated',
+      resource_id: row.license_id,
+      before: null,
+      after: null,
+      also: { activation: [{ id: row.id, domain: row.domain, host: row.host }, null] },
+    })),
+  };
 }
 
 /** One statement, so the project never has two primaries or a half-done switch. */

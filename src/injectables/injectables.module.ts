@@ -3,6 +3,7 @@ import { MulterModule } from '@nestjs/platform-express';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { AppConfig } from '../config/app-config.js';
+import { boundedMultipart } from '../common/http/upload.interceptor.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
 import { InjectableEntity } from './injectable.entity.js';
@@ -22,6 +23,8 @@ import { InjectablesService } from './injectables.service.js';
         // File names arrive as UTF-8 from browsers and HTTP clients; multer assumes latin1 otherwise.
         defParamCharset: 'utf8',
         limits: { fileSize: config.env.MAX_UPLOAD_BYTES, fieldSize: config.env.MAX_UPLOAD_BYTES, files: 1 },
+        // Each limit above is per part: the body as a whole stops at one payload and the other fields.
+        streamHandler: boundedMultipart(config.env.MAX_UPLOAD_BYTES),
       }),
     }),
   ],

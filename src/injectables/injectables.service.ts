@@ -78,10 +78,10 @@ function updateErrors(current: InjectableEntity, dto: UpdateInjectableDto, file?
   const type = dto.type ?? current.type;
   const newPayload = file !== undefined || dto.content !== undefined;
   const errors: FieldErrors = {};
-  // Optional, but never null: these columns always hold a value.
-  for (const field of ['slug', 'type', 'mode'] as const) if (dto[field] === null) errors[field] = [`The ${field} field cannot be null.`];
+  // Optional, but never null: these columns always hold a value (and content null has nothing to encrypt).
+  for (const field of ['slug', 'type', 'mode', 'content'] as const) if (dto[field] === null) errors[field] = [`The ${field} field cannot be null.`];
   if (type === 'file') {
-    if (dto.content !== undefined) errors.content = ['The content field cannot be used with type file: upload a file instead.'];
+    if (dto.content !== undefined && dto.content !== null) errors.content = ['The content field cannot be used with type file: upload a file instead.'];
     else if (current.type !== 'file' && !file) errors.file = ['The file field is required when switching to type file.'];
   } else {
     if (file) errors.file = ['A file can only be uploaded when the type is file.'];

@@ -254,6 +254,7 @@ export class LicensesService {
   private async resolve(project: ProjectEntity, base: LicenseFields, dto: UpdateLicenseDto, self?: number): Promise<LicenseFields> {
     const out: LicenseFields = { ...base };
     for (const field of sentOptionalFields(dto)) (out as Record<string, unknown>)[field] = dto[field];
+    out.expires_at = wholeSecond(out.expires_at);
     const errors: FieldErrors = {};
     const title = out.title;
     const sameTitle = await this.licenses.findOneBy({ project_id: project.id, title });
@@ -277,6 +278,15 @@ export class LicensesService {
     if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
     return out;
   }
+}
+
+/**
+ * expires_at in whole seconds, as it is returned: MySQL's DATETIME would round a fraction and SQLite
+ * keep it, and a date saved back as it was read would then differ from the stored one and be
+ * announced again (license.expiring, license-lifecycle.service.ts).
+ */
+function wholeSecond(date: Date | null): Date | null {
+  return date === null ? null : new Date(Math.floor(date.getTime() / 1000) * 1000);
 }
 
 function pickFields(license: LicenseFields): LicenseFields {

@@ -107,6 +107,41 @@ describe('activation and lifecycle webhooks', () => {
     expect(rx.problems).toEqual([]);
   });
 
+  it('deleting or renaming a registered domain frees the activations of its old name (license.deactivated), so a license can take a new domain', async () => {
+    const { rx, key, project, domain, license, uuid } = await setup({ max_domains: 1, max_subdomains_per_domain: 1 });
+    const other = await makeLicense(t, key, project.id, { max_domains: 1 });
+    const renamed = await makeDomain(t, key, project.id, { domain: `old-${uniqueToken()}.example.com`, has_paid: true });
+    const moved = `new-${uniqueToken()}.example.com`;
+    const fresh = (await makeDomain(t, key, project.id, { domain: `fresh-${uniqueToken()}.example.com`, has_paid: true })).domain;
+    expectSuccess(await check(uuid, domain));
+    expectSuccess(await check(uuid, `www.${domain}`));
+    expectSuccess(await check(other.uuid, renamed.domain));
+    expectError(await check(uuid, fresh), 403);
+    expectError(await check(other.uuid, fresh), 403);
+
+    const domains = expectSuccess(await api(key).get(`/project/${project.id}/domains`)).data as Array<{ id: number; domain: string }>;
+    expectSuccess(await api(key).delete(`/project/${project.id}/domains/${domains.find((d) => d.domain === domain)!.id}`));
+    expectSuccess(await api(key).patch(`/project/${project.id}/domains/${renamed.id}`, { domain: moved }));
+
+    // The slots the old names held are free: each license takes a domain it was refused before.
+    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}/activations`)).data).toEqual([]);
+    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data).toEqual([]);
+    expectSuccess(await check(uuid, fresh));
+    expectSuccess(await check(other.uuid, moved));
+    const events = await waitFor(() => rx.of('license.deactivated').length === 3 && rx.of('license.deactivated'), 'three license.deactivated');
+    expect(events.map((e) => e.data)).toEqual([
+      { license_id: license.id, project_id: project.id, domain, host: '', by: 'api_key' },
+      { license_id: license.id, project_id: project.id, domain, host: `www.${domain}`, by: 'api_key' },
+      { license_id: other.id, project_id: project.id, domain: renamed.domain, host: '', by: 'api_key' },
+    ]);
+    // A write that keeps the name (a flag) frees nothing.
+    expectSuccess(await api(key).patch(`/project/${project.id}/domains/${renamed.id}`, { domain: moved.toUpperCase(), has_paid: true }));
+    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data.map((a: any) => a.domain)).toEqual([moved]);
+    await sleep(300);
+    expect(rx.of('license.deactivated')).toHaveLength(3);
+    expect(rx.problems).toEqual([]);
+  });
+
   it('license.domain_limit_reached once per license, place and UTC day, however many refusals (also racing ones)', async () => {
     const { rx, key, project, domain, license, uuid } = await setup({ max_domains: 1, max_subdomains_per_domain: 0 });
     const b = (await makeDomain(t, key, project.id, { domain: `b-${uniqueToken()}.example.com`, has_paid: true })).domain;
@@ -167,6 +202,27 @@ describe('activation and lifecycle webhooks', () => {
     await waitFor(() => mine().length === 4, 'the renewed date announced');
     expect(mine().map((e) => e.type)).toEqual(['license.expiring', 'license.expired', 'license.expiring', 'license.expired']);
     expect(rx.problems).toEqual([]);
+  });
+
+  it('saving a license unchanged, its expires_at sent with milliseconds or as returned, announces nothing again', async () => {
+    const lifecycle = t.app.get(LicenseLifecycle);
+    // Beyond the week (the scheduler on the real clock says nothing meanwhile), with a fraction of a second.
+    const sent = new Date(Math.floor((Date.now() + 8 * DAY_MS) / 1000) * 1000 + 600).toISOString();
+    const { rx, key, project, license } = await setup({ expires_at: sent });
+    const path = `/project/${project.id}/licenses/${license.id}`;
+    const notices = () => rx.events.filter((e) => e.type.startsWith('license.expir') && e.data.id === license.id).map((e) => e.type);
+    // Stored and returned in whole seconds, the same on both databases (MySQL would round, SQLite keep the fraction).
+    expect(license.expires_at).toBe(sent.replace(/\.\d{3}Z$/, 'Z'));
+    const expiresAt = new Date(license.expires_at);
+    await lifecycle.tick(new Date(expiresAt.getTime() - 6 * DAY_MS));
+    await waitFor(() => notices().length === 1, 'license.expiring');
+    // A dashboard saving the form as it was read, then a client re-sending what it first sent.
+    expectSuccess(await api(key).patch(path, { title: license.title, expires_at: license.expires_at }));
+    expectSuccess(await api(key).put(path, { title: license.title, expires_at: sent }));
+    expect(expectSuccess(await api(key).get(path)).expires_at).toBe(license.expires_at);
+    await lifecycle.tick(new Date(expiresAt.getTime() - 5 * DAY_MS));
+    await sleep(400);
+    expect(notices()).toEqual(['license.expiring']);
   });
 
   it('a license already past expires_at when first seen gets license.expired only', async () => {

@@ -436,6 +436,27 @@ describe('injectables', () => {
       expect(await listAll(ctx)).toEqual([]);
     });
 
+    it('refuses a multipart body of many fields, each under MAX_UPLOAD_BYTES, once it outgrows one payload: 413, stores nothing', async () => {
+      const ctx = await setup();
+      // Each field alone is within the limit; together they would all be held in memory.
+      const fields: Record<string, string> = { slug: `many-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'x' };
+      for (let i = 0; i < 40; i++) fields[`pad${i}`] = 'y'.repeat(MAX_UPLOAD_BYTES - 100);
+      const res = await api(ctx.key).form('post', ctx.base, fields);
+      expect({ status: res.status, message: res.body.message }).toEqual({ status: 413, message: `The multipart body is larger than MAX_UPLOAD_BYTES (${MAX_UPLOAD_BYTES} bytes) and 256 KiB for the other fields.` });
+      expectError(res, 413);
+      expect(await listAll(ctx)).toEqual([]);
+      // A payload of MAX_UPLOAD_BYTES with every other field at its longest still fits.
+      const full = await api(ctx.key).form('post', ctx.base, {
+        slug: `f${'x'.repeat(254)}`,
+        title: 't'.repeat(255),
+        target_path: 'p'.repeat(1024),
+        secret: 's'.repeat(1024),
+        meta: JSON.stringify({ k: 'é'.repeat(16_000) }),
+        content: 'c'.repeat(MAX_UPLOAD_BYTES),
+      });
+      expect(full.status).toBe(201);
+    });
+
     it('answers 422 with the named field for every invalid create, and stores nothing', async () => {
       const ctx = await setup();
       const ok = () => ({ slug: `ok-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'hello' });
@@ -548,6 +569,10 @@ describe('injectables', () => {
       const { data: before } = await create(ctx);
       const res = await api(ctx.key).put(`${ctx.base}/${before.id}`, { slug: null, type: null, mode: null, title: 'Not applied' });
       expectError(res, 422, ['slug', 'type', 'mode']);
+      expect(await get(ctx, before.id)).toEqual(before);
+      // content null with a secret: there is nothing to encrypt (it was a 500).
+      const content = await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: null, secret: newSecret() });
+      expect({ status: content.status, errors: content.body.errors }).toEqual({ status: 422, errors: { content: ['The content field cannot be null.'] } });
       expect(await get(ctx, before.id)).toEqual(before);
     });
 

@@ -261,6 +261,35 @@ describe('licenses', () => {
       expect(dateOnly.expires_at).toMatch(/^2099-01-0[12]T/);
     });
 
+    it('expires_at naming a day the month does not have, or not ISO-8601, is refused, never moved to another day', async () => {
+      const { user, key, project, base } = await setup();
+      // JavaScript's Date reads 2099-02-30 as 2099-03-02, and "Feb 30 2099" in the server's time zone.
+      const cases = ['2099-02-30', '2099-02-29T12:00:00Z', '2099-04-31T00:00:00+02:00', '2099-06-31 10:00', 'Feb 30 2099', '2099/03/01', '12/01/2099'];
+      for (const expires_at of cases) {
+        const res = await api(key).post(base, { title: `odd-${uniqueToken()}`, expires_at });
+        expect({ expires_at, status: res.status, errors: res.body.errors }).toEqual({
+          expires_at,
+          status: 422,
+          errors: { expires_at: ['The expires at field must be a valid date.'] },
+        });
+      }
+      expect((await freshList(user, base)).data).toEqual([]);
+      const license = await makeLicense(t, key, project.id, { title: 'Kept', expires_at: '2099-01-01T00:00:00Z' });
+      const patch = await api(key).patch(`${base}/${license.id}`, { expires_at: '2099-02-30T00:00:00Z' });
+      expect({ status: patch.status, errors: patch.body.errors }).toEqual({ status: 422, errors: { expires_at: ['The expires at field must be a valid date.'] } });
+      expect(expectSuccess(await api(key).get(`${base}/${license.id}`)).expires_at).toBe('2099-01-01T00:00:00Z');
+      // Real days, leap days and ISO forms with offsets are taken as before.
+      for (const [sent, stored] of [
+        ['2096-02-29', '2096-02-29T00:00:00Z'],
+        ['2099-12-31T23:59:59+01:00', '2099-12-31T22:59:59Z'],
+        ['2099-04-30T10:00:00.250Z', '2099-04-30T10:00:00Z'],
+        ['2099', '2099-01-01T00:00:00Z'],
+        ['2099-06', '2099-06-01T00:00:00Z'],
+      ]) {
+        expect(expectSuccess(await api(key).post(base, { title: `ok-${uniqueToken()}`, expires_at: sent }), 201).expires_at).toBe(stored);
+      }
+    });
+
     it('expires_at past year 9999 is refused, never stored truncated nor a 500', async () => {
       const { user, key, base } = await setup();
       for (const expires_at of ['+275760-09-13T00:00:00Z', '+010000-01-01T00:00:00Z']) {

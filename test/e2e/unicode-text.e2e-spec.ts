@@ -78,6 +78,58 @@ describe('text that is not valid Unicode is refused, never stored as U+FFFD', ()
     expect(expectSuccess(await apiAs(t, key).get(`/project/${p.id}/injectables`)).data).toEqual([]);
   });
 
+  it('multipart: a text field or a file name whose bytes are not UTF-8 → 422 naming it; nothing stored or changed', async () => {
+    const { key } = await makeAccount(t.app);
+    const api = apiAs(t, key);
+    const p = await makeProject(t, key);
+    const inj = expectSuccess(await api.post(`/project/${p.id}/injectables`, { slug: 'kept', title: 'Kept', content: 'x', secret: 's' }), 201);
+    const boundary = 'lgBoundary';
+    /** A multipart body built from raw bytes (supertest would re-encode them). */
+    const multipart = (parts: Array<{ name: string; value: Buffer; filename?: Buffer }>) =>
+      Buffer.concat([
+        ...parts.flatMap(({ name, value, filename }) => [
+          Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"`),
+          ...(filename ? [Buffer.from('; filename="'), filename, Buffer.from('"\r\nContent-Type: application/octet-stream')] : []),
+          Buffer.from('\r\n\r\n'),
+          value,
+          Buffer.from('\r\n'),
+        ]),
+        Buffer.from(`--${boundary}--\r\n`),
+      ]);
+    const send = async (method: 'POST' | 'PUT', path: string, body: Buffer) => {
+      const res = await fetch(`${t.url}/api/v1${path}`, { method, headers: { 'X-API-KEY': key, 'Content-Type': `multipart/form-data; boundary=${boundary}` }, body });
+      return { status: res.status, body: (await res.json()) as { message: string; errors: unknown } };
+    };
+    const text = (s: string) => Buffer.from(s, 'utf8');
+    const latin1 = Buffer.from('Caf\xe9', 'latin1'); // "Café" as Latin-1: 0xe9 alone is not UTF-8
+    const notUtf8 = (field: string) => `The ${field} must be valid UTF-8 text (it contains bytes that are not UTF-8, or the replacement character U+FFFD).`;
+
+    const created = await send('POST', `/project/${p.id}/injectables`, multipart([
+      { name: 'slug', value: text('fresh') },
+      { name: 'secret', value: text('s') },
+      { name: 'title', value: latin1 },
+      { name: 'content', value: Buffer.concat([text('<b>'), latin1, text('</b>')]) },
+    ]));
+    expect(created).toEqual({
+      status: 422,
+      body: expect.objectContaining({ message: `${notUtf8('title field')} (and 1 more error)`, errors: { title: [notUtf8('title field')], content: [notUtf8('content field')] } }),
+    });
+    const file = await send('POST', `/project/${p.id}/injectables`, multipart([
+      { name: 'slug', value: text('file') },
+      { name: 'secret', value: text('s') },
+      { name: 'file', value: text('payload'), filename: Buffer.from('r\xe9sum\xe9.txt', 'latin1') },
+    ]));
+    expect(file).toEqual({ status: 422, body: expect.objectContaining({ errors: { file: [notUtf8('file name')] } }) });
+    const updated = await send('PUT', `/project/${p.id}/injectables/${inj.id}`, multipart([{ name: 'title', value: latin1 }]));
+    expect(updated).toEqual({ status: 422, body: expect.objectContaining({ errors: { title: [notUtf8('title field')] } }) });
+
+    expect(expectSuccess(await api.get(`/project/${p.id}/injectables`)).data.map((x: any) => x.slug)).toEqual(['kept']);
+    expect(expectSuccess(await api.get(`/project/${p.id}/injectables/${inj.id}`)).title).toBe('Kept');
+    // Valid UTF-8, non-ASCII included, is taken as sent.
+    const fine = await send('PUT', `/project/${p.id}/injectables/${inj.id}`, multipart([{ name: 'title', value: text('Café ☕ 😀') }]));
+    expect({ status: fine.status, title: (fine.body as any).data?.title }).toEqual({ status: 200, title: 'Café ☕ 😀' });
+  });
+
   it('the runtime check refuses one in its body too', async () => {
     const res = await t.http().post('/api/v1/project/has-paid').send({ license: `lic${LONE_HIGH}` });
     expect({ status: res.status, errors: res.body.errors }).toEqual({ status: 422, errors: { license: [unpaired('license')] } });

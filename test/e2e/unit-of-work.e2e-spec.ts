@@ -39,6 +39,23 @@ describe('units of work on the real database', () => {
     // MariaDB rolled one of them back as the deadlock's victim, and it ran again.
     expect(attempts).toBe(TEST_DB === 'mysql' ? 3 : 2);
   });
+
+  // Timestamps the server fills in (created_at, updated_at, an activation's first_seen_at: DEFAULT
+  // CURRENT_TIMESTAMP) are read back as UTC, so they must be written as UTC: on a server whose time
+  // zone is not (time_zone = SYSTEM on a host in Europe/Berlin, say) they were off by its offset.
+  (TEST_DB === 'mysql' ? it : it.skip)('MySQL/MariaDB: every pooled connection works in UTC, whatever the server\'s time zone', async () => {
+    const dataSource = t.app.get(DataSource);
+    const runners = Array.from({ length: 5 }, () => dataSource.createQueryRunner());
+    try {
+      const zones = await Promise.all(runners.map(async (runner) => (await runner.query('SELECT @@session.time_zone AS tz'))[0].tz));
+      expect(zones).toEqual(Array(5).fill('+00:00'));
+      // What DEFAULT CURRENT_TIMESTAMP writes is UTC.
+      const [row] = await runners[0].query('SELECT TIMESTAMPDIFF(SECOND, UTC_TIMESTAMP(), CURRENT_TIMESTAMP) AS drift');
+      expect(Number(row.drift)).toBe(0);
+    } finally {
+      await Promise.all(runners.map((runner) => runner.release()));
+    }
+  });
 });
 
 describe('SQLite: another process holding the write lock', () => {

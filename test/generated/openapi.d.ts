@@ -342,7 +342,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a domain
-         * @description A domain that licenses are pinned to cannot be deleted (422 on `domain`, with the count).
+         * @description A domain that licenses are pinned to cannot be deleted (422 on `domain`, with the count). The licenses' activations of it are deleted with it (license.deactivated each), freeing their slots; so are those of the old name when a domain is renamed.
          */
         delete: operations["deleteDomain"];
         options?: never;

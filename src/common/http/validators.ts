@@ -40,11 +40,29 @@ const FutureDate = (field: string) =>
     },
   });
 
+// An ISO-8601 date, optionally with a time and an offset (2099-12-31, 2099-12-31T23:59:59.5+01:00), or a year or month (2099, 2099-06).
+const ISO_DATE = /^([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$/i;
+
+/**
+ * The string as a date, or an invalid Date. Only ISO-8601 is read: JavaScript's Date also reads
+ * "12/01/2099" and "Feb 30 2099" (in the server's time zone), and moves 2099-02-30 to 2099-03-02,
+ * so the calendar day is checked here too.
+ */
+export function parseIsoDate(value: string): Date {
+  const match = ISO_DATE.exec(value.trim());
+  if (!match) return new Date(NaN);
+  const [year, month, day] = [Number(match[1]), Number(match[2] ?? 1), Number(match[3] ?? 1)];
+  const first = new Date(0);
+  first.setUTCFullYear(year, month - 1, day);
+  if (month < 1 || month > 12 || day < 1 || first.getUTCMonth() !== month - 1 || first.getUTCDate() !== day) return new Date(NaN);
+  return new Date(value.trim());
+}
+
 /** An optional, nullable ISO-8601 date in the future. Only strings are read as dates: 0 or true are not dates. */
 export const OptionalFutureDate = (field: string) =>
   applyDecorators(
     IsOptional(),
-    Transform(({ value }) => (typeof value === 'string' ? new Date(value) : value)),
+    Transform(({ value }) => (typeof value === 'string' ? parseIsoDate(value) : value)),
     IsDate({ message: `The ${label(field)} field must be a valid date.` }),
     FutureDate(field),
   );
