@@ -390,6 +390,23 @@ describe('audit log', () => {
     });
   });
 
+  describe('large values', () => {
+    it('records a write of the largest meta allowed, before and after, within what a TEXT column holds (MySQL: 65535 bytes)', async () => {
+      const { key } = await makeAccount(t.app);
+      // 16000 three-byte characters: each side alone fits, both together do not.
+      const project = await makeProject(t, key, { meta: { text: '€'.repeat(16_000) } });
+      const updated = expectSuccess(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', key).send({ name: 'Renamed', meta: { text: 'ü'.repeat(16_000) } }));
+      expect(updated.meta.text).toHaveLength(16_000);
+      const [row] = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?action=project.updated`).set('X-API-KEY', key)).data;
+      expect(row.changes.name).toEqual([project.name, 'Renamed']);
+      // The largest side gives way first, until the row fits; the rest stays as it was.
+      expect(row.changes.meta[0]).toBe('[omitted: 48011 bytes, too large for the audit log]');
+      expect(row.changes.meta[1]).toEqual({ text: 'ü'.repeat(16_000) });
+      const [stored] = await t.dataSource.query('SELECT changes FROM audit_events WHERE id = ?', [row.id]);
+      expect(Buffer.byteLength(stored.changes)).toBeLessThanOrEqual(65_535);
+    });
+  });
+
   describe('who sees which rows', () => {
     let owner: { key: string; userId: number };
     let one: Record<string, any>;
