@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Response } from 'supertest';
 import { AuditService } from '../../src/audit/audit.service.js';
+import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.service.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
@@ -49,6 +50,8 @@ interface Walk {
   key: string;
   /** Sends a request with a fresh X-Request-Id and the walk's User-Agent; returns the answer and the id. */
   send: (method: string, path: string, body?: object) => Promise<{ res: Response; requestId: string }>;
+  /** The projects whose cache generation each request (by X-Request-Id) bumped, once per bump. */
+  bumps: Map<string, number[]>;
 }
 
 /** How to make each write succeed, and the rows it must leave. Each entry makes its own fixtures. */
@@ -274,13 +277,17 @@ describe('audit log', () => {
       const listed = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', key));
       keyRow = { id: listed[0].id, prefix: listed[0].prefix, user_id: user.id };
       secrets.push(key);
+      const bump = jest.spyOn(t.app.get(ProjectGenerations), 'bump');
       walk = {
         t,
         key,
+        bumps: new Map(),
         send: async (method, path, body) => {
           const requestId = `walk-${randomBytes(6).toString('hex')}`;
           const req = t.http()[method.toLowerCase() as 'post'](`/api/v1${path}`).set('X-API-KEY', key).set('X-Request-Id', requestId).set('User-Agent', USER_AGENT);
+          const before = bump.mock.calls.length;
           const res = body === undefined ? await req : await req.send(body);
+          walk.bumps.set(requestId, bump.mock.calls.slice(before).map(([project]) => project));
           if (typeof res.body?.data?.key === 'string') secrets.push(res.body.data.key);
           if (typeof res.body?.data?.uuid === 'string') secrets.push(res.body.data.uuid);
           return { res, requestId };
@@ -295,6 +302,9 @@ describe('audit log', () => {
     it.each(Object.keys(STEPS))('%s leaves its audit rows, with the actor, the request and what changed', async (operation) => {
       const { res, requestId, rows } = await STEPS[operation](walk);
       expect(res.headers['x-request-id']).toBe(requestId);
+      // A write in a project makes its cached reads stale with one bump (one Redis publish), after its commit.
+      const inProject = /^\/api\/v1\/project\/(\d+)/.exec((res as unknown as { req: { path: string } }).req.path)?.[1];
+      expect({ operation, bumps: walk.bumps.get(requestId) }).toEqual({ operation, bumps: inProject ? [Number(inProject)] : [] });
       const log = expectSuccess(await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', walk.key)).data as Json[];
       const mine = log.filter((row) => row.request_id === requestId).reverse();
       expect(mine.map((row) => ({ action: row.action, resource_type: row.resource_type, resource_id: row.resource_id, project_id: row.project_id }))).toEqual(
