@@ -68,7 +68,7 @@ const redact = (value: unknown) => (value === null || value === undefined ? null
 /**
  * The most `changes` may take as JSON, in UTF-8 bytes: it is stored in a TEXT column, 65535 bytes on
  * MySQL (SQLite would take more, so both keep to this). A write whose before and after are both near
- * their limits (a 16384-character `meta` of three-byte characters, twice) would not fit.
+ * their limits (a project's meta, URLs and description in three-byte characters, twice) would not fit.
  */
 export const MAX_CHANGES_BYTES = 60_000;
 

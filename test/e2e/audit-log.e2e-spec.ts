@@ -401,17 +401,26 @@ describe('audit log', () => {
   });
 
   describe('large values', () => {
-    it('records a write of the largest meta allowed, before and after, within what a TEXT column holds (MySQL: 65535 bytes)', async () => {
+    it('records a write of the largest project, before and after, within what a TEXT column holds (MySQL: 65535 bytes)', async () => {
       const { key } = await makeAccount(t.app);
-      // 16000 three-byte characters: each side alone fits, both together do not.
-      const project = await makeProject(t, key, { meta: { text: '€'.repeat(16_000) } });
-      const updated = expectSuccess(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', key).send({ name: 'Renamed', meta: { text: 'ü'.repeat(16_000) } }));
-      expect(updated.meta.text).toHaveLength(16_000);
+      // Every text at its limit, in three-byte characters or six-byte JSON escapes: each side alone fits, both together do not.
+      const euros = (n: number) => '€'.repeat(n);
+      const largest = (c: string) => ({
+        description: `${'\u0001'.repeat(999)}${c}`, // six bytes each as JSON
+        default_redirect_url: `https://redirect.example/${c.repeat(2000)}`,
+        logo_url: `https://logo.example/${c.repeat(2000)}`,
+        webhook_url: `http://127.0.0.1:9/${c.repeat(2000)}`,
+        meta: { a: `${euros(5458)}${c === '€' ? 'ab' : 'ba'}` }, // 16384 bytes of JSON
+      });
+      const project = await makeProject(t, key, largest('€'));
+      const updated = expectSuccess(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', key).send({ name: 'Renamed', ...largest('₤') }));
+      expect(updated.meta).toEqual(largest('₤').meta);
       const [row] = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?action=project.updated`).set('X-API-KEY', key)).data;
       expect(row.changes.name).toEqual([project.name, 'Renamed']);
-      // The largest side gives way first, until the row fits; the rest stays as it was.
-      expect(row.changes.meta[0]).toBe('[omitted: 48011 bytes, too large for the audit log]');
-      expect(row.changes.meta[1]).toEqual({ text: 'ü'.repeat(16_000) });
+      // The largest value gives way first, then the next, until the row fits; the rest stays as it was.
+      expect(row.changes.meta).toEqual(['[omitted: 16384 bytes, too large for the audit log]', '[omitted: 16384 bytes, too large for the audit log]']);
+      expect(row.changes.description).toEqual([largest('€').description, largest('₤').description]);
+      expect(row.changes.webhook_url).toEqual([largest('€').webhook_url, largest('₤').webhook_url]);
       const [stored] = await t.dataSource.query('SELECT changes FROM audit_events WHERE id = ?', [row.id]);
       expect(Buffer.byteLength(stored.changes)).toBeLessThanOrEqual(65_535);
     });
