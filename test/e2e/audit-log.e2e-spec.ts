@@ -531,6 +531,14 @@ describe('audit log', () => {
       };
       await bad('?since=yesterday', 'since', 'The since field must be an ISO-8601 date or date-time.');
       await bad('?until=2026-13-45', 'until', 'The until field must be an ISO-8601 date or date-time.');
+      // Days a month does not have are not read as the next month's (2026-02-30 is not March 2).
+      await bad('?since=2026-02-30', 'since', 'The since field must be an ISO-8601 date or date-time.');
+      await bad('?until=2026-04-31T10:00:00Z', 'until', 'The until field must be an ISO-8601 date or date-time.');
+      await bad('?since=2026-02-29', 'since', 'The since field must be an ISO-8601 date or date-time.');
+      await bad('?since=2026-01-01T24:30:00Z', 'since', 'The since field must be an ISO-8601 date or date-time.');
+      for (const query of ['since=2028-02-29&until=2028-02-29T23:59:59%2B01:00', 'since=0001-01-01', 'since=0050-12-31T23:59:59Z']) {
+        expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?${query}`).set('X-API-KEY', key));
+      }
       await bad('?action=license.exploded', 'action', 'The selected action is invalid: use a webhook event name, api_key.created, api_key.revoked, api_key.rolled or webhook_delivery.retried.');
       await bad('?resource_type=user', 'resource_type', 'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery.');
       await bad('?resource_id=abc', 'resource_id', 'The resource id field must be an integer.');
