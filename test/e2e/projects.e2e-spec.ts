@@ -334,6 +334,46 @@ describe('projects', () => {
     });
   });
 
+  describe('webhook_url host names', () => {
+    // Labels of 63 characters: 4 of them and "com" make 259, 3 and a 61-character one 253 (DNS's limit).
+    const label = (c: string, n = 63) => c.repeat(n);
+    const tooLong = `${[label('a'), label('b'), label('c'), label('d')].join('.')}.com`;
+    const longest = `${[label('a'), label('b'), label('c'), label('d', 61)].join('.')}`;
+    const message = 'The webhook url field must be a valid URL: its host name is longer than 253 characters.';
+
+    it('refuses a host name longer than 253 characters on create, PATCH and PUT, naming the field, and stores nothing', async () => {
+      const { key } = await makeAccount(t.app);
+      expect(tooLong).toHaveLength(259);
+      const created = await api(key).post('/project', { name: 'Long host', webhook_url: `https://${tooLong}/hook` });
+      expect({ status: created.status, errors: created.body.errors }).toEqual({ status: 422, errors: { webhook_url: [message] } });
+      expect(expectSuccess(await api(key).get('/project')).data).toEqual([]);
+      const project = await makeProject(t, key);
+      for (const res of [
+        await api(key).patch(`/project/${project.id}`, { webhook_url: `http://${tooLong}:8080/x` }),
+        await api(key).put(`/project/${project.id}`, { name: project.name, webhook_url: `http://${tooLong}/x` }),
+      ]) {
+        expect({ status: res.status, errors: res.body.errors }).toEqual({ status: 422, errors: { webhook_url: [message] } });
+      }
+      expect(expectSuccess(await api(key).get(`/project/${project.id}`)).webhook_url).toBeNull();
+    });
+
+    it('accepts the longest host name, with a port, and records its events (no answer is a 500 on MySQL)', async () => {
+      const w = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCHER: 'false' });
+      try {
+        const { key } = await makeAccount(w.app);
+        expect(longest).toHaveLength(253);
+        const url = `https://${longest}:65535/hook`;
+        const project = expectSuccess(await apiAs(w, key).post('/project', { name: 'Longest host', webhook_url: url }), 201);
+        expect(project.webhook_url).toBe(url);
+        expectSuccess(await apiAs(w, key).patch(`/project/${project.id}`, { has_paid: true }));
+        const rows = await w.dataSource.query('SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [project.id]);
+        expect(rows.map((r: { type: string }) => r.type)).toEqual(['project.created', 'project.updated', 'project.paid']);
+      } finally {
+        await w.close();
+      }
+    });
+  });
+
   describe('GET /project/{id}', () => {
     it('returns the project with locked_at and nothing hidden', async () => {
       const { key } = await makeAccount(t.app);
