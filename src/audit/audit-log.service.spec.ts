@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Exclude } from 'class-transformer';
-import { changesOf, REDACTED } from './audit-log.service.js';
+import { changesOf, MAX_CHANGES_BYTES, REDACTED, withinBound } from './audit-log.service.js';
 
 class Row {
   id = 1;
@@ -36,5 +36,15 @@ describe('changesOf', () => {
     expect(changesOf(row(), row(), { secret: [REDACTED, REDACTED], reason: ['same', 'same'] })).toEqual({ secret: [REDACTED, REDACTED] });
     expect(changesOf(row(), row(), { webhook_secret: [null, null], reason: [null, 'unpaid'] })).toEqual({ reason: [null, 'unpaid'] });
     expect(changesOf(row(), row(), { webhook_secret: ['plain text', null] })).toEqual({ webhook_secret: [REDACTED, null] });
+  });
+});
+
+describe('withinBound', () => {
+  it('leaves changes that fit as they are, and replaces the largest values first, until the whole fits', () => {
+    expect(withinBound({ name: ['a', 'b'] })).toEqual({ name: ['a', 'b'] });
+    const big = 'x'.repeat(MAX_CHANGES_BYTES / 2);
+    const bounded = withinBound({ name: ['a', 'b'], meta: [{ big }, { big: `${big}y` }] });
+    expect(bounded).toEqual({ name: ['a', 'b'], meta: [{ big }, `[omitted: ${MAX_CHANGES_BYTES / 2 + 11} bytes, too large for the audit log]`] });
+    expect(Buffer.byteLength(JSON.stringify(bounded))).toBeLessThanOrEqual(MAX_CHANGES_BYTES);
   });
 });

@@ -65,6 +65,38 @@ export function changesOf(before: object | null, after: object | null, also: Cha
 
 const redact = (value: unknown) => (value === null || value === undefined ? null : REDACTED);
 
+/**
+ * The most `changes` may take as JSON, in UTF-8 bytes: it is stored in a TEXT column, 65535 bytes on
+ * MySQL (SQLite would take more, so both keep to this). A write whose before and after are both near
+ * their limits (a project's meta, URLs and description in three-byte characters, twice) would not fit.
+ */
+export const MAX_CHANGES_BYTES = 60_000;
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? 'null');
+
+/**
+ * Makes `changes` fit MAX_CHANGES_BYTES: the largest value, before or after, is replaced by a note of
+ * its size, then the next, until the whole fits (docs/decisions.md#audit-log). Ordinary writes are
+ * far below the bound and are recorded whole.
+ */
+export function withinBound(changes: Changes): Changes {
+  let total = jsonBytes(changes);
+  while (total > MAX_CHANGES_BYTES) {
+    let largest: { field: string; side: 0 | 1; bytes: number } | null = null;
+    for (const [field, pair] of Object.entries(changes)) {
+      for (const side of [0, 1] as const) {
+        const bytes = jsonBytes(pair[side]);
+        if (!largest || bytes > largest.bytes) largest = { field, side, bytes };
+      }
+    }
+    if (!largest) break;
+    const note = `[omitted: ${largest.bytes} bytes, too large for the audit log]`;
+    changes[largest.field][largest.side] = note;
+    total += jsonBytes(note) - largest.bytes;
+  }
+  return changes;
+}
+
 /** Whole seconds, as every timestamp of the API (and MySQL's DATETIME) has them. */
 const wholeSecond = () => new Date(Math.floor(Date.now() / 1000) * 1000);
 
@@ -109,7 +141,7 @@ export class AuditLog {
       actor_api_key_id: context.actor.api_key_id,
       actor_api_key_prefix: context.actor.api_key_prefix,
       actor_user_id: context.actor.user_id,
-      changes: changesOf(entry.before, entry.after, entry.also),
+      changes: withinBound(changesOf(entry.before, entry.after, entry.also)),
       request_id: context.request_id,
       ip: context.ip,
       user_agent: context.user_agent,

@@ -52,6 +52,11 @@ export class AuthService {
   async createUser(input: NewUser): Promise<UserEntity> {
     const email = input.email.trim().toLowerCase();
     if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 255) throw fieldError('email', 'The email must be a valid email address.');
+    // The CLI's values reach here unchecked by any DTO: SQLite would store what MySQL's columns refuse.
+    assertName(input.name);
+    if (input.max_projects !== undefined && input.max_projects !== null && input.max_projects > MAX_INT) {
+      throw fieldError('max_projects', `The max projects field must not be greater than ${MAX_INT}.`);
+    }
     if (await this.users.existsBy({ email })) throw fieldError('email', EMAIL_TAKEN);
     // insert(), not save(): save() opens a transaction of its own (see database/unit-of-work.ts).
     const result = await this.users.insert({
@@ -83,6 +88,10 @@ export class AuthService {
     if (input.expires_at && input.expires_at.getTime() <= Date.now()) {
       throw fieldError('expires_at', 'The expires at field must be a date after now.');
     }
+    if (input.expires_at && input.expires_at.getTime() > LAST_STORABLE) {
+      throw fieldError('expires_at', 'The expires at field must be a date before the year 10000.');
+    }
+    assertName(input.name);
     const plaintext = newPlaintextKey();
     const key = await this.audits.change({ owner_id: user.id, project_id: input.project_id ?? null }, async (manager) => {
       const key = await insertKey(manager, plaintext, {
@@ -179,6 +188,15 @@ export class AuthService {
     key.last_used_at = new Date(now);
     this.keys.update({ id: key.id }, { last_used_at: key.last_used_at }).catch(() => undefined);
   }
+}
+
+/** The columns' bounds: INT, VARCHAR(255), and the last second both databases store (see common/http/validators.ts). */
+const MAX_INT = 2_147_483_647;
+const MAX_NAME = 255;
+const LAST_STORABLE = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+function assertName(name: string | null | undefined): void {
+  if (typeof name === 'string' && name.length > MAX_NAME) throw fieldError('name', `The name field must not be greater than ${MAX_NAME} characters.`);
 }
 
 /** `lg_` + 43 base64url characters: 32 random bytes. */

@@ -140,10 +140,17 @@ export class WebhookOutbox {
   }
 }
 
-/** The host and port a webhook URL is sent to: what the dispatcher's per-host cap counts by. */
+/** How long target_host may be (its column). */
+const MAX_RECEIVER_HOST = 255;
+
+/**
+ * The host and port a webhook URL is sent to: what the dispatcher's per-host cap counts by. Cut to its
+ * column: a webhook_url is refused on write when its host name is longer than DNS allows (253), so
+ * only a port after the longest names, or a URL written straight into the database, is cut.
+ */
 export function receiverHost(url: string): string {
   try {
-    return new URL(url).host;
+    return new URL(url).host.slice(0, MAX_RECEIVER_HOST);
   } catch {
     return '';
   }

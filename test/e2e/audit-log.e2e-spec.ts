@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Response } from 'supertest';
 import { AuditService } from '../../src/audit/audit.service.js';
+import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.service.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
@@ -49,6 +50,8 @@ interface Walk {
   key: string;
   /** Sends a request with a fresh X-Request-Id and the walk's User-Agent; returns the answer and the id. */
   send: (method: string, path: string, body?: object) => Promise<{ res: Response; requestId: string }>;
+  /** The projects whose cache generation each request (by X-Request-Id) bumped, once per bump. */
+  bumps: Map<string, number[]>;
 }
 
 /** How to make each write succeed, and the rows it must leave. Each entry makes its own fixtures. */
@@ -274,13 +277,17 @@ describe('audit log', () => {
       const listed = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', key));
       keyRow = { id: listed[0].id, prefix: listed[0].prefix, user_id: user.id };
       secrets.push(key);
+      const bump = jest.spyOn(t.app.get(ProjectGenerations), 'bump');
       walk = {
         t,
         key,
+        bumps: new Map(),
         send: async (method, path, body) => {
           const requestId = `walk-${randomBytes(6).toString('hex')}`;
           const req = t.http()[method.toLowerCase() as 'post'](`/api/v1${path}`).set('X-API-KEY', key).set('X-Request-Id', requestId).set('User-Agent', USER_AGENT);
+          const before = bump.mock.calls.length;
           const res = body === undefined ? await req : await req.send(body);
+          walk.bumps.set(requestId, bump.mock.calls.slice(before).map(([project]) => project));
           if (typeof res.body?.data?.key === 'string') secrets.push(res.body.data.key);
           if (typeof res.body?.data?.uuid === 'string') secrets.push(res.body.data.uuid);
           return { res, requestId };
@@ -295,6 +302,9 @@ describe('audit log', () => {
     it.each(Object.keys(STEPS))('%s leaves its audit rows, with the actor, the request and what changed', async (operation) => {
       const { res, requestId, rows } = await STEPS[operation](walk);
       expect(res.headers['x-request-id']).toBe(requestId);
+      // A write in a project makes its cached reads stale with one bump (one Redis publish), after its commit.
+      const inProject = /^\/api\/v1\/project\/(\d+)/.exec((res as unknown as { req: { path: string } }).req.path)?.[1];
+      expect({ operation, bumps: walk.bumps.get(requestId) }).toEqual({ operation, bumps: inProject ? [Number(inProject)] : [] });
       const log = expectSuccess(await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', walk.key)).data as Json[];
       const mine = log.filter((row) => row.request_id === requestId).reverse();
       expect(mine.map((row) => ({ action: row.action, resource_type: row.resource_type, resource_id: row.resource_id, project_id: row.project_id }))).toEqual(
@@ -387,6 +397,32 @@ describe('audit log', () => {
         [true, []],
         [false, ['revoked_at']],
       ]);
+    });
+  });
+
+  describe('large values', () => {
+    it('records a write of the largest project, before and after, within what a TEXT column holds (MySQL: 65535 bytes)', async () => {
+      const { key } = await makeAccount(t.app);
+      // Every text at its limit, in three-byte characters or six-byte JSON escapes: each side alone fits, both together do not.
+      const euros = (n: number) => '€'.repeat(n);
+      const largest = (c: string) => ({
+        description: `${'\u0001'.repeat(999)}${c}`, // six bytes each as JSON
+        default_redirect_url: `https://redirect.example/${c.repeat(2000)}`,
+        logo_url: `https://logo.example/${c.repeat(2000)}`,
+        webhook_url: `http://127.0.0.1:9/${c.repeat(2000)}`,
+        meta: { a: `${euros(5458)}${c === '€' ? 'ab' : 'ba'}` }, // 16384 bytes of JSON
+      });
+      const project = await makeProject(t, key, largest('€'));
+      const updated = expectSuccess(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', key).send({ name: 'Renamed', ...largest('₤') }));
+      expect(updated.meta).toEqual(largest('₤').meta);
+      const [row] = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?action=project.updated`).set('X-API-KEY', key)).data;
+      expect(row.changes.name).toEqual([project.name, 'Renamed']);
+      // The largest value gives way first, then the next, until the row fits; the rest stays as it was.
+      expect(row.changes.meta).toEqual(['[omitted: 16384 bytes, too large for the audit log]', '[omitted: 16384 bytes, too large for the audit log]']);
+      expect(row.changes.description).toEqual([largest('€').description, largest('₤').description]);
+      expect(row.changes.webhook_url).toEqual([largest('€').webhook_url, largest('₤').webhook_url]);
+      const [stored] = await t.dataSource.query('SELECT changes FROM audit_events WHERE id = ?', [row.id]);
+      expect(Buffer.byteLength(stored.changes)).toBeLessThanOrEqual(65_535);
     });
   });
 
@@ -495,6 +531,14 @@ describe('audit log', () => {
       };
       await bad('?since=yesterday', 'since', 'The since field must be an ISO-8601 date or date-time.');
       await bad('?until=2026-13-45', 'until', 'The until field must be an ISO-8601 date or date-time.');
+      // Days a month does not have are not read as the next month's (2026-02-30 is not March 2).
+      await bad('?since=2026-02-30', 'since', 'The since field must be an ISO-8601 date or date-time.');
+      await bad('?until=2026-04-31T10:00:00Z', 'until', 'The until field must be an ISO-8601 date or date-time.');
+      await bad('?since=2026-02-29', 'since', 'The since field must be an ISO-8601 date or date-time.');
+      await bad('?since=2026-01-01T24:30:00Z', 'since', 'The since field must be an ISO-8601 date or date-time.');
+      for (const query of ['since=2028-02-29&until=2028-02-29T23:59:59%2B01:00', 'since=0001-01-01', 'since=0050-12-31T23:59:59Z']) {
+        expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?${query}`).set('X-API-KEY', key));
+      }
       await bad('?action=license.exploded', 'action', 'The selected action is invalid: use a webhook event name, api_key.created, api_key.revoked, api_key.rolled or webhook_delivery.retried.');
       await bad('?resource_type=user', 'resource_type', 'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery.');
       await bad('?resource_id=abc', 'resource_id', 'The resource id field must be an integer.');

@@ -133,6 +133,25 @@ describe('admin CLI', () => {
     expect(cli(t, 'users:create', '--email', 'x@example.test', 'stray').out.error).toMatch(/stray/);
   });
 
+  it('refuses values its columns cannot hold, naming the field, and stores nothing (the same on SQLite and MySQL)', async () => {
+    const email = `bounds-${randomBytes(3).toString('hex')}@example.test`;
+    const refused = (args: string[], error: string) => {
+      const result = cli(t, ...args);
+      expect({ args, code: result.code, out: result.out }).toEqual({ args, code: 1, out: { error } });
+    };
+    refused(['users:create', '--email', email, '--name', 'n'.repeat(256)], 'The name field must not be greater than 255 characters.');
+    refused(['users:create', '--email', email, '--max-projects', '2147483648'], 'The max projects field must not be greater than 2147483647.');
+    refused(['users:create', '--email', email, '--max-projects', '99999999999999'], 'The max projects field must not be greater than 2147483647.');
+    const users = cli(t, 'users:list').out.users as Array<{ email: string }>;
+    expect(users.map((u) => u.email)).not.toContain(email);
+
+    expect(cli(t, 'users:create', '--email', email, '--name', '€'.repeat(255), '--max-projects', '2147483647').out).toMatchObject({ name: '€'.repeat(255), max_projects: 2147483647 });
+    refused(['keys:create', '--email', email, '--name', 'k'.repeat(256)], 'The name field must not be greater than 255 characters.');
+    refused(['keys:create', '--email', email, '--expires-at', '+010000-01-01T00:00:00Z'], 'The expires at field must be a date before the year 10000.');
+    expect(cli(t, 'keys:list', '--email', email).out).toEqual({ keys: [] });
+    expect(cli(t, 'keys:create', '--email', email, '--name', '€'.repeat(255), '--expires-at', '9999-12-31T23:59:59Z').out).toMatchObject({ name: '€'.repeat(255), expires_at: '9999-12-31T23:59:59Z' });
+  });
+
   it('prints the commands on help, and each command its usage on --help', () => {
     for (const args of [['help'], ['--help'], ['-h']]) {
       const help = run(t, ...args);

@@ -286,6 +286,94 @@ describe('projects', () => {
     });
   });
 
+  describe('the largest project (every text at its limit, in three-byte characters)', () => {
+    // The event and the audit row of a project are TEXT columns: 65535 bytes on MySQL.
+    const euros = (n: number) => '€'.repeat(n);
+    const url = (host: string) => `https://${host}/${euros(2000)}`;
+    const largest = {
+      name: euros(255),
+      description: euros(1000),
+      default_redirect_url: url('redirect.example'),
+      logo_url: url('logo.example'),
+      webhook_url: url('127.0.0.1'),
+      webhook_secret: euros(255),
+      // 16384 bytes of JSON: {"a":"…"} is 8 bytes besides the characters.
+      meta: { a: `${euros(5458)}ab` },
+    };
+
+    it('refuses a meta over 16384 bytes of JSON (UTF-8), however few characters it has, naming the field', async () => {
+      const { key } = await makeAccount(t.app);
+      expect(Buffer.byteLength(JSON.stringify(largest.meta))).toBe(16_384);
+      for (const meta of [{ a: `${euros(5458)}abc` }, { a: euros(16_000) }]) {
+        const res = await api(key).post('/project', { name: 'Too much meta', meta });
+        expectError(res, 422, ['meta']);
+        expect(res.body.errors.meta).toEqual(['The meta field must not be greater than 16384 bytes as JSON (UTF-8).']);
+      }
+      expect(expectSuccess(await api(key).get('/project')).data).toEqual([]);
+    });
+
+    it('stores, announces and audits it on create, PATCH, PUT and lock (no answer is a 500 on MySQL)', async () => {
+      const w = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCHER: 'false' });
+      try {
+        const { key } = await makeAccount(w.app);
+        const http = apiAs(w, key);
+        const created = expectSuccess(await http.post('/project', largest), 201);
+        expect(created.meta).toEqual(largest.meta);
+        const other = { ...largest, name: euros(254), description: `${euros(999)}x`, meta: { a: `${euros(5458)}ba` } };
+        expectSuccess(await http.patch(`/project/${created.id}`, other));
+        expectSuccess(await http.put(`/project/${created.id}`, largest));
+        expectSuccess(await http.post(`/project/${created.id}/lock`, { reason: euros(1000) }));
+        const events = await w.dataSource.query('SELECT type, payload FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [created.id]);
+        expect(events.map((e: { type: string }) => e.type)).toEqual(['project.created', 'project.updated', 'project.updated', 'project.locked']);
+        for (const e of events) expect(JSON.parse(e.payload).data.meta).toEqual(expect.objectContaining({ a: expect.any(String) }));
+        const log = expectSuccess(await http.get(`/project/${created.id}/audit-log`)).data;
+        expect(log.map((row: { action: string }) => row.action)).toEqual(['project.locked', 'project.updated', 'project.updated', 'project.created']);
+      } finally {
+        await w.close();
+      }
+    });
+  });
+
+  describe('webhook_url host names', () => {
+    // Labels of 63 characters: 4 of them and "com" make 259, 3 and a 61-character one 253 (DNS's limit).
+    const label = (c: string, n = 63) => c.repeat(n);
+    const tooLong = `${[label('a'), label('b'), label('c'), label('d')].join('.')}.com`;
+    const longest = `${[label('a'), label('b'), label('c'), label('d', 61)].join('.')}`;
+    const message = 'The webhook url field must be a valid URL: its host name is longer than 253 characters.';
+
+    it('refuses a host name longer than 253 characters on create, PATCH and PUT, naming the field, and stores nothing', async () => {
+      const { key } = await makeAccount(t.app);
+      expect(tooLong).toHaveLength(259);
+      const created = await api(key).post('/project', { name: 'Long host', webhook_url: `https://${tooLong}/hook` });
+      expect({ status: created.status, errors: created.body.errors }).toEqual({ status: 422, errors: { webhook_url: [message] } });
+      expect(expectSuccess(await api(key).get('/project')).data).toEqual([]);
+      const project = await makeProject(t, key);
+      for (const res of [
+        await api(key).patch(`/project/${project.id}`, { webhook_url: `http://${tooLong}:8080/x` }),
+        await api(key).put(`/project/${project.id}`, { name: project.name, webhook_url: `http://${tooLong}/x` }),
+      ]) {
+        expect({ status: res.status, errors: res.body.errors }).toEqual({ status: 422, errors: { webhook_url: [message] } });
+      }
+      expect(expectSuccess(await api(key).get(`/project/${project.id}`)).webhook_url).toBeNull();
+    });
+
+    it('accepts the longest host name, with a port, and records its events (no answer is a 500 on MySQL)', async () => {
+      const w = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCHER: 'false' });
+      try {
+        const { key } = await makeAccount(w.app);
+        expect(longest).toHaveLength(253);
+        const url = `https://${longest}:65535/hook`;
+        const project = expectSuccess(await apiAs(w, key).post('/project', { name: 'Longest host', webhook_url: url }), 201);
+        expect(project.webhook_url).toBe(url);
+        expectSuccess(await apiAs(w, key).patch(`/project/${project.id}`, { has_paid: true }));
+        const rows = await w.dataSource.query('SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [project.id]);
+        expect(rows.map((r: { type: string }) => r.type)).toEqual(['project.created', 'project.updated', 'project.paid']);
+      } finally {
+        await w.close();
+      }
+    });
+  });
+
   describe('GET /project/{id}', () => {
     it('returns the project with locked_at and nothing hidden', async () => {
       const { key } = await makeAccount(t.app);

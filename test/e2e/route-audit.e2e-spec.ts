@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INTERCEPTORS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { RequestMethod } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { InvalidateOnWriteInterceptor, ReadCacheInterceptor } from '../../src/common/cache/read-cache.js';
+import { ReadCacheInterceptor } from '../../src/common/cache/read-cache.js';
 import { ROUTE_CLASS } from '../../src/common/throttling/throttling.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -44,18 +44,18 @@ describe('route audit', () => {
   });
   afterAll(async () => t.close());
 
-  it('puts the read cache and its invalidation on every route under /project/{project}', () => {
+  // Their writes make the cache stale through WebhookOutbox.change(): audit-log.e2e-spec counts one bump per write.
+  it('puts the read cache on every route under /project/{project}', () => {
     const all = routes(t);
     const scoped = all.filter((r) => r.path.includes(':project'));
     expect(scoped.filter((r) => r.method !== 'GET').length).toBeGreaterThan(15);
     for (const route of scoped) {
       // GET …/has-paid reads through the runtime caches, which follow the same generations.
       if (route.path.endsWith('has-paid')) continue;
-      expect({ route: `${route.method} ${route.path}`, invalidates: route.interceptors.includes(InvalidateOnWriteInterceptor) }).toEqual({
+      expect({ route: `${route.method} ${route.path}`, cached: route.interceptors.includes(ReadCacheInterceptor) }).toEqual({
         route: `${route.method} ${route.path}`,
-        invalidates: true,
+        cached: true,
       });
-      expect(route.interceptors).toContain(ReadCacheInterceptor);
     }
   });
 

@@ -3,7 +3,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { LookupAddress } from 'node:dns';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Response } from 'supertest';
 import { makeAccount, makeLicense, makeProject, makeUser, makeApiKey, makeDomain, uniqueToken } from '../factories/index.js';
@@ -794,6 +794,47 @@ describe('webhooks', () => {
         expect(expectSuccess(await api(key, s).put(`/project/${id}`, { name: `P ${uniqueToken()}`, webhook_url: url })).webhook_url).toBe(url);
       }
       expect(asked.filter((h) => h === 'hooks.example.test')).toHaveLength(3);
+    });
+
+    it('delivers to a public receiver, signed, and refuses a private one with the documented message', async () => {
+      const rx = await startReceiver();
+      dns = { 'public.example.test': at('93.184.216.34'), 'private.example.test': at('10.1.2.3') };
+      // The network stand-in: the connection's own lookup checks the public address as it always does,
+      // then the socket is routed to the receiver on loopback, as the internet would route it there.
+      const targets = s.app.get(WebhookTargets) as { lookup: LookupFunction };
+      const checked = targets.lookup;
+      const handed: string[] = [];
+      targets.lookup = (host, options, callback) =>
+        checked(host, options, (error, address, family) => {
+          if (error) return callback(error, '', 0);
+          handed.push(...(Array.isArray(address) ? address.map((a) => a.address) : [address]));
+          return options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', family ?? 4);
+        });
+      try {
+        const secret = newWhsec();
+        const { key } = await makeAccount(s.app);
+        const url = `http://public.example.test:${rx.port}/hook`;
+        const project = await makeProject(s, key, { webhook_url: url, webhook_secret: secret });
+        const [event] = await received(rx, 1, secret);
+        expect(event).toMatchObject({ type: 'project.created', data: { id: project.id, webhook_url: url } });
+        expect(rx.hits[0].headers.host).toBe(`public.example.test:${rx.port}`);
+        expect(handed).toEqual(['93.184.216.34']);
+        const [delivery] = await deliveries(key, project.id, s);
+        expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 200 });
+        // Checked on write, and again by the connection's lookup.
+        expect(asked.filter((h) => h === 'public.example.test')).toHaveLength(2);
+
+        const message = 'The webhook url resolves to a private address (10.1.2.3); set WEBHOOK_ALLOW_PRIVATE=true to allow it.';
+        const refused = await api(key, s).patch(`/project/${project.id}`, { webhook_url: 'https://private.example.test/hook' });
+        expectError(refused, 422, ['webhook_url']);
+        expect({ message: refused.body.message, errors: refused.body.errors }).toEqual({ message, errors: { webhook_url: [message] } });
+        expect(expectSuccess(await api(key, s).get(`/project/${project.id}`)).webhook_url).toBe(url);
+        // The refused write announced nothing: the receiver still has its one event.
+        await sleep(300);
+        expect(rx.hits).toHaveLength(1);
+      } finally {
+        targets.lookup = checked;
+      }
     });
 
     it('a name that does not resolve, or not within WEBHOOK_DNS_TIMEOUT_MS, is accepted on write; its deliveries fail closed', async () => {

@@ -4,14 +4,21 @@ import { IsDate, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { CursorQueryDto } from '../../database/pagination.js';
 import { AUDIT_ACTIONS, RESOURCE_TYPES } from '../audit-log.service.js';
 
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/** Whether the calendar has this day (JavaScript reads 2026-02-30 as March 2) and the hour is one of the day's. */
+function realDay(year: number, month: number, day: number, hour: number): boolean {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day); // (Date.UTC would read the years 0 to 99 as 1900 to 1999)
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour < 24;
+}
 
 /** An ISO-8601 date or date-time (UTC unless it names an offset); anything else stays as sent, for IsDate to refuse. */
 const isoDate = ({ value }: { value: unknown }) => {
   if (typeof value !== 'string') return value;
   const match = ISO_8601.exec(value);
-  if (!match) return value;
-  const date = new Date(value.includes('T') && !match[1] ? `${value}Z` : value);
+  if (!match || !realDay(Number(match[1]), Number(match[2]), Number(match[3]), Number(match[4] ?? 0))) return value;
+  const date = new Date(value.includes('T') && !match[5] ? `${value}Z` : value);
   return Number.isNaN(date.getTime()) ? value : date;
 };
 

@@ -19,10 +19,10 @@ import { RedisService, within } from './redis.js';
  * from before the write, is then filed under a generation that is already stale and never served.
  * Reading the generation after the rows would file pre-write rows under the post-write generation.
  *
- * Who bumps: every write under /project/{project} (InvalidateOnWriteInterceptor, cache/read-cache.ts,
- * which also bumps after a write that failed, in case its COMMIT landed unanswered) and every change
- * recorded through WebhookOutbox.change(project, …), wherever it is routed. A new kind of write that
- * takes either way needs nothing more.
+ * Who bumps: WebhookOutbox.change(project, …), once, after the commit of every change it records
+ * (every write under /project/{project} goes through it, and so do the runtime's freed activations),
+ * and also after a change that failed, in case its COMMIT landed unanswered. A new kind of write that
+ * goes through it needs nothing more.
  *
  * Two kinds of generation, for two kinds of cache:
  *

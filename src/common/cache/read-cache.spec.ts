@@ -1,10 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { ExecutionContext, ForbiddenException, Logger, NotFoundException, UnauthorizedException } from '@nestjs/common';
-import { lastValueFrom, of, throwError } from 'rxjs';
-import { EntityNotFoundError } from 'typeorm';
-import { ValidationFailed } from '../http/errors.js';
+import { Logger } from '@nestjs/common';
 import { ProjectGenerations } from './generations.js';
-import { InvalidateOnWriteInterceptor } from './read-cache.js';
 import type { RedisService } from './redis.js';
 
 /** A Redis stand-in: counters bumped by the scripts' INCR, what they PUBLISH, and a switch that makes writes fail while "connected". */
@@ -66,34 +62,5 @@ describe('ProjectGenerations without Redis', () => {
     expect(generations.current(7)).not.toBe(seven);
     expect(generations.current(8)).toBe(eight);
     expect(generations.current(7)).toBe(generations.current(7));
-  });
-});
-
-describe('InvalidateOnWriteInterceptor', () => {
-  /** Runs one write to /project/42 through the interceptor; returns how many bumps project 42 got. */
-  async function bumpsAfter(method: string, outcome: 'ok' | Error): Promise<number> {
-    const bumped: number[] = [];
-    const generations = { bump: async (id: number) => void bumped.push(id) } as unknown as ProjectGenerations;
-    const context = { switchToHttp: () => ({ getRequest: () => ({ method, params: { project: '42' } }) }) } as unknown as ExecutionContext;
-    const handler = { handle: () => (outcome === 'ok' ? of({ id: 42 }) : throwError(() => outcome)) };
-    await lastValueFrom(new InvalidateOnWriteInterceptor(generations).intercept(context, handler)).catch(() => undefined);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(bumped.every((id) => id === 42)).toBe(true);
-    return bumped.length;
-  }
-
-  it('makes the project stale after a write that succeeded, failed validation or failed on the way', async () => {
-    expect(await bumpsAfter('PATCH', 'ok')).toBe(1);
-    expect(await bumpsAfter('DELETE', 'ok')).toBe(1);
-    expect(await bumpsAfter('PATCH', new ValidationFailed({ name: ['The name field is required.'] }))).toBe(1);
-    expect(await bumpsAfter('POST', new Error('connection lost after commit?'))).toBe(1);
-    expect(await bumpsAfter('PATCH', new EntityNotFoundError('DomainEntity', { id: 5 }))).toBe(1);
-  });
-
-  it('leaves it alone when the caller never reached the project (401, 403, 404) and on reads', async () => {
-    expect(await bumpsAfter('PATCH', new UnauthorizedException())).toBe(0);
-    expect(await bumpsAfter('PATCH', new ForbiddenException())).toBe(0);
-    expect(await bumpsAfter('DELETE', new NotFoundException())).toBe(0);
-    expect(await bumpsAfter('GET', 'ok')).toBe(0);
   });
 });

@@ -1,8 +1,6 @@
 import {
   CallHandler,
   ExecutionContext,
-  HttpException,
-  HttpStatus,
   Inject,
   Injectable,
   NestInterceptor,
@@ -63,35 +61,11 @@ export class ReadCacheInterceptor implements NestInterceptor {
   }
 }
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
 /**
- * Answers that mean the caller never reached the project: no key, not theirs, or no such project.
- * Ownership is checked before any write, so nothing changed and nothing needs to go stale (and a
- * caller cannot make other owners' caches stale, or grow the generation map, with made-up ids).
+ * For controllers under /project/{project}: @CachedRead() reads are served from the cache. Their writes
+ * make the project's cached reads stale through WebhookOutbox.change(), which every one of them goes
+ * through and which bumps the generation once after its commit, or after a failure whose COMMIT may have
+ * landed (test/e2e/audit-log counts one bump per write). Routes elsewhere do without the cache (the
+ * runtime path above all); test/e2e/route-audit checks that no project route lacks it.
  */
-const REFUSED = new Set([HttpStatus.UNAUTHORIZED, HttpStatus.FORBIDDEN, HttpStatus.NOT_FOUND]);
-
-/** Every write under /project/{project} makes that project's cached reads stale, success or failure. */
-@Injectable()
-export class InvalidateOnWriteInterceptor implements NestInterceptor {
-  constructor(private readonly generations: ProjectGenerations) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const req = context.switchToHttp().getRequest<Request>();
-    const projectId = Number(req.params?.project);
-    if (SAFE_METHODS.has(req.method) || !Number.isInteger(projectId) || projectId <= 0) return next.handle();
-    const bump = () => this.generations.bump(projectId);
-    return next.handle().pipe(
-      switchMap((data) => from(bump().then(() => data))),
-      tap({ error: (error: unknown) => (error instanceof HttpException && REFUSED.has(error.getStatus()) ? undefined : void bump()) }),
-    );
-  }
-}
-
-/**
- * For controllers under /project/{project}: writes make the project's cached reads stale and
- * @CachedRead() reads are served from the cache. Routes elsewhere do without both interceptors
- * (the runtime path above all); test/e2e/route-audit checks that no project route lacks them.
- */
-export const ProjectResource = () => UseInterceptors(InvalidateOnWriteInterceptor, ReadCacheInterceptor);
+export const ProjectResource = () => UseInterceptors(ReadCacheInterceptor);

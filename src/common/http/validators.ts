@@ -67,8 +67,13 @@ export const OptionalFutureDate = (field: string) =>
     FutureDate(field),
   );
 
-/** `meta` as JSON stays within this many characters (it is stored in TEXT columns and in events). */
-export const META_MAX_CHARS = 16_384;
+/**
+ * `meta` as JSON stays within this many bytes of UTF-8. It is stored in a TEXT column and in the
+ * events and audit rows of its project or injectable, TEXT columns too (65535 bytes on MySQL): counted
+ * in characters, 16384 three-byte ones next to the URLs and the description made an event too large
+ * to record (a 500 on MySQL).
+ */
+export const META_MAX_BYTES = 16_384;
 
 /** An optional, nullable http(s) URL. */
 export const OptionalUrl = (field: string) =>
@@ -109,8 +114,8 @@ export const MetaObject = () =>
     ValidateBy({
       name: 'metaSize',
       validator: {
-        validate: (value: unknown) => (JSON.stringify(value)?.length ?? 0) <= META_MAX_CHARS,
-        defaultMessage: () => `The meta field must not be greater than ${META_MAX_CHARS} characters as JSON.`,
+        validate: (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '') <= META_MAX_BYTES,
+        defaultMessage: () => `The meta field must not be greater than ${META_MAX_BYTES} bytes as JSON (UTF-8).`,
       },
     }),
   );

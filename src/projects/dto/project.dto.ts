@@ -24,6 +24,29 @@ const WebhookEventList = () =>
     }),
   );
 
+/** The longest host name DNS has (RFC 1035). */
+const MAX_HOST_NAME = 253;
+
+/**
+ * A webhook_url's host name fits DNS: a longer one names no receiver, and its events' receiver host
+ * (host:port, what the dispatcher's per-host cap counts by) must fit its column. Not a URL is IsUrl's.
+ */
+const WebhookHostName = () =>
+  ValidateBy({
+    name: 'webhookHostName',
+    validator: {
+      validate: (value: unknown) => {
+        if (typeof value !== 'string') return true;
+        try {
+          return new URL(value).hostname.replace(/^\[|\]$/g, '').length <= MAX_HOST_NAME;
+        } catch {
+          return true;
+        }
+      },
+      defaultMessage: () => `The webhook url field must be a valid URL: its host name is longer than ${MAX_HOST_NAME} characters.`,
+    },
+  });
+
 /** The longest an offline token may stay valid: 30 days. */
 export const MAX_OFFLINE_GRACE_HOURS = 720;
 
@@ -50,6 +73,7 @@ export class CreateProjectDto {
 
   @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: null, description: 'Receives the project\'s events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE' })
   @OptionalUrl('webhook_url')
+  @WebhookHostName()
   webhook_url?: string | null;
 
   @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned', writeOnly: true })
