@@ -142,4 +142,15 @@ describe('start-up', () => {
       holder.close();
     }
   }, 90_000);
+
+  it.each([
+    [{ APP_KEY: '', APP_KEY_FILE: tmpdir() }, `Configuration error: APP_KEY_FILE: cannot read the key file ${tmpdir()} (EISDIR): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write\n`],
+    [{ REDIS_URL: 'redis://:secret@' }, 'Configuration error: REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)\n'],
+    [{ THROTTLE_RUNTIME_LIMIT: 'lots' }, 'Configuration error: THROTTLE_RUNTIME_LIMIT: invalid value "lots" (THROTTLE_RUNTIME_LIMIT must be an integer number)\n'],
+  ])('a bad setting (%p): one line naming the key, exit code 1, no stack trace', async (env, line) => {
+    const server = start(dir, { PORT: String(await freePort()), ...env });
+    expect(await exitOf(server.child)).toBe(1);
+    expect(server.err()).toBe(line);
+    expect(server.out()).toBe('');
+  }, 90_000);
 });
