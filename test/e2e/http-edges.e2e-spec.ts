@@ -373,3 +373,49 @@ describe('large answers with the default budget (64 MiB)', () => {
     }
   }, 30_000);
 });
+
+describe('bodies and paths the app cannot read: a clear 400 on Express routes and on the runtime fast path', () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    ({ key } = await makeAccount(t.app));
+  });
+  afterAll(async () => t.close());
+
+  /** The management route (Express) and the runtime check (the fast path), with the same body. */
+  const both = (headers: Record<string, string>, body: string | Buffer) =>
+    Promise.all(
+      ['/api/v1/api-keys', '/api/v1/project/has-paid'].map(async (path) => {
+        const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { 'X-API-KEY': key, 'X-LICENSE-KEY': 'unknown', ...headers }, body });
+        return { path, status: res.status, body: await res.json() };
+      }),
+    );
+  const refusal = (status: number, message: string) =>
+    ['/api/v1/api-keys', '/api/v1/project/has-paid'].map((path) => ({ path, status, body: { status: 'error', message, data: null, errors: null } }));
+
+  it.each(['gzip', 'deflate', 'br'])('a body that is not valid %s data although Content-Encoding says so → 400 saying so', async (encoding) => {
+    expect(await both({ 'Content-Type': 'application/json', 'Content-Encoding': encoding }, '{"name":"x"}')).toEqual(
+      refusal(400, `The request body could not be decompressed: it is not valid ${encoding} data (Content-Encoding).`),
+    );
+  });
+
+  it('a compressed body that is valid is read as usual', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const [created, checked] = await both({ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, gzipSync('{"name":"zipped"}'));
+    expect(created).toMatchObject({ status: 201, body: { data: { name: 'zipped' } } });
+    expect(checked).toMatchObject({ status: 403, body: { message: 'Invalid license key.' } });
+  });
+
+  it.each(['"text"', '42', 'true', 'null'])('valid JSON that is not an object (%s) → 400 "must be a JSON object", not "malformed"', async (body) => {
+    expect(await both({ 'Content-Type': 'application/json' }, body)).toEqual(refusal(400, 'The request body must be a JSON object.'));
+  });
+
+  it.each([
+    ['/api/v1/project/%zz', "The path contains an invalid percent-encoding: '%zz'."],
+    ['/api/v1/project/1/domains/%E0%A4', "The path contains an invalid percent-encoding: '%E0%A4'."],
+  ])('invalid percent-encoding in a path parameter (%s) → 400 saying so', async (path, message) => {
+    const res = await fetch(`${t.url}${path}`, { headers: { 'X-API-KEY': key } });
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { status: 'error', message, data: null, errors: null } });
+  });
+});
