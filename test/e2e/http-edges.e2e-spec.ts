@@ -167,8 +167,24 @@ describe('answers node writes itself are in the envelope', () => {
     await expectEnvelope(t, 'GET /api/v1/ HTTP/7.0\r\nHost: x\r\n\r\n', 400, 'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.');
   });
 
+  // Node counts the request line with the headers: a long URL is refused by the same limit, so the message names both.
+  const TOO_LARGE = 'The request line and headers are too large: at most 16384 bytes in all, the URL with its query string included.';
   it('a 70 kB header → 431, the answer read in full although the client was still sending', async () => {
-    await expectEnvelope(t, `GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, 'The request headers are too large: at most 16384 bytes in all.');
+    await expectEnvelope(t, `GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, TOO_LARGE);
+  });
+
+  it('a 20 kB URL → 431 saying the URL counts, on Express routes and on the runtime fast path', async () => {
+    await expectEnvelope(t, `GET /api/v1/project?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, TOO_LARGE);
+    await expectEnvelope(t, `POST /api/v1/project/has-paid?domain=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`, 431, TOO_LARGE);
+  });
+
+  it('Host sent twice → 400 (RFC 9112: a proxy and this service could each read another one)', async () => {
+    for (const path of ['/api/v1/health/live', '/api/v1/project/has-paid']) {
+      const { responses } = await exchange(t, `${path.endsWith('has-paid') ? 'POST' : 'GET'} ${path} HTTP/1.1\r\nHost: a.example.com\r\nHost: b.example.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      expect(responses.map((r) => ({ status: r.status, body: JSON.parse(r.body) }))).toEqual([
+        { status: 400, body: { status: 'error', message: 'The Host header must be sent once.', data: null, errors: null } },
+      ]);
+    }
   });
 
   it('Expect other than 100-continue → 417, echoing the request id; 100-continue still works', async () => {

@@ -21,10 +21,18 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
   next();
 }
 
-/** HTTP/1.1 requires Host; node's own check answers outside the envelope, so it is made here instead. */
+/** HTTP/1.1 requires one Host; node's own check answers outside the envelope, so it is made here instead. */
 export function hostHeader(req: Request, _res: Response, next: NextFunction): void {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return next(new ApiError(400, 'The Host header is required.'));
+  // node keeps the first of several and drops the rest; a proxy in front may have read another (RFC 9112 3.2: 400).
+  if (req.headers.host !== undefined && hostCount(req.rawHeaders) > 1) return next(new ApiError(400, 'The Host header must be sent once.'));
   next();
+}
+
+function hostCount(raw: string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') count++;
+  return count;
 }
 
 /** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */
