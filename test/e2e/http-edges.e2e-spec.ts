@@ -427,6 +427,34 @@ describe('bodies and paths the app cannot read: a clear 400 on Express routes an
     expect(await both({ 'Content-Type': 'application/json' }, body)).toEqual(refusal(400, 'The request body must be a JSON object.'));
   });
 
+  it('multipart/form-data where no endpoint takes a file → 415, not a 422 about fields it never read', async () => {
+    const form = () => {
+      const f = new FormData();
+      f.set('name', 'Sent as a form');
+      f.set('license', 'unknown');
+      return f;
+    };
+    const message = 'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).';
+    for (const [method, path] of [['POST', '/api/v1/project'], ['POST', '/api/v1/api-keys'], ['POST', '/api/v1/project/has-paid'], ['POST', '/api/v1/project/has-paid/'], ['PATCH', '/api/v1/project/1']]) {
+      const res = await fetch(`${t.url}${path}`, { method, headers: { 'X-API-KEY': key }, body: form() });
+      expect({ method, path, status: res.status, body: await res.json() }).toEqual({ method, path, status: 415, body: { status: 'error', message, data: null, errors: null } });
+    }
+    // Where a file is taken, a form still reaches the route.
+    const project = await makeProject(t, key);
+    const upload = new FormData();
+    upload.set('slug', 'via-form');
+    upload.set('secret', 's3cret');
+    upload.set('type', 'file');
+    upload.set('file', new Blob(['hello']), 'hello.txt');
+    const created = await fetch(`${t.url}/api/v1/project/${project.id}/injectables`, { method: 'POST', headers: { 'X-API-KEY': key }, body: upload });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { data: { id: number } }).data.id;
+    const replaced = new FormData();
+    replaced.set('secret', 's3cret');
+    replaced.set('file', new Blob(['again']), 'again.txt');
+    expect((await fetch(`${t.url}/api/v1/project/${project.id}/injectables/${id}`, { method: 'PUT', headers: { 'X-API-KEY': key }, body: replaced })).status).toBe(200);
+  });
+
   it.each([
     ['/api/v1/project/%zz', "The path contains an invalid percent-encoding: '%zz'."],
     ['/api/v1/project/1/domains/%E0%A4', "The path contains an invalid percent-encoding: '%E0%A4'."],

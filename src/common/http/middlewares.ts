@@ -35,11 +35,21 @@ function hostCount(raw: string[]): number {
   return count;
 }
 
+/**
+ * The endpoints that take a file (POST and PUT of injectables): only their routes read multipart.
+ * Elsewhere a form would reach the route unread, and be answered with a 422 about fields it did send.
+ */
+const TAKES_FILES = /^\/api\/v1\/project\/[^/?#]+\/injectables(\/[^/?#]+)?\/?(\?|#|$)/i;
+
 /** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */
 export function contentType(req: Request, _res: Response, next: NextFunction): void {
   if (!BODY_METHODS.has(req.method)) return next();
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (!hasBody || typeis(req, ['application/json', 'application/*+json', 'multipart/form-data'])) return next();
+  if (!hasBody || typeis(req, ['application/json', 'application/*+json'])) return next();
+  if (typeis(req, ['multipart/form-data'])) {
+    if (req.method !== 'PATCH' && TAKES_FILES.test(req.url ?? '')) return next();
+    return next(new ApiError(415, 'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).'));
+  }
   next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
 }
 
