@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -151,6 +151,15 @@ describe('start-up', () => {
     const server = start(dir, { PORT: String(await freePort()), ...env });
     expect(await exitOf(server.child)).toBe(1);
     expect(server.err()).toBe(line);
+    expect(server.out()).toBe('');
+  }, 90_000);
+
+  it('a database that cannot be opened: one line naming DATABASE_URL and the cause, exit code 1, no stack trace', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const server = start(dir, { PORT: String(await freePort()), DATABASE_URL: `sqlite:${join(file, 'db.sqlite')}` });
+    expect(await exitOf(server.child)).toBe(1);
+    expect(server.err()).toMatch(new RegExp(`^Could not start: the database \\(DATABASE_URL\\) could not be opened: E[A-Z]+: [^\\n]*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^\\n]*\\n$`));
     expect(server.out()).toBe('');
   }, 90_000);
 });
