@@ -3,6 +3,8 @@
 import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 
 const { LICENSEGATE_URL, LICENSE_KEY, SERVICE_DOMAIN, PUBLIC_KEY, PROJECT_ID } = process.env;
+// A service that accepts the connection and never answers must not hang the caller.
+const TIMEOUT_MS = Number(process.env.TIMEOUT_MS || 10_000);
 const MAX_SKEW_SECONDS = 300;
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 
@@ -25,8 +27,17 @@ try {
   if (!SERVICE_DOMAIN) url.searchParams.set('action', 'check_project');
   const headers = { Accept: 'application/json', 'X-LICENSE-KEY': LICENSE_KEY, 'X-Service-Nonce': nonce };
   if (SERVICE_DOMAIN) headers['X-Service-Domain'] = SERVICE_DOMAIN;
-  const res = await fetch(url, { method: 'POST', headers });
-  const body = Buffer.from(await res.arrayBuffer());
+  if (!(TIMEOUT_MS > 0)) throw new Error('TIMEOUT_MS must be a positive number of milliseconds');
+  let res;
+  let body;
+  try {
+    // The signal covers the body too: headers followed by a body that never comes is no answer either.
+    res = await fetch(url, { method: 'POST', headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    body = Buffer.from(await res.arrayBuffer());
+  } catch (err) {
+    if (err?.name === 'TimeoutError') throw new Error(`${base.href.replace(/\/$/, '')} did not answer within ${TIMEOUT_MS} ms`);
+    throw new Error(`could not reach ${base.href.replace(/\/$/, '')}: ${err?.cause?.message ?? err?.message}`);
+  }
 
   // 2. The signature covers the date, our nonce, the request, the key and domain we sent, and the body's bytes.
   const date = res.headers.get('x-service-date');

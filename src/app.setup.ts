@@ -42,7 +42,8 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
     hostHeader,
     outsideApi,
     contentType,
-    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'], verify: utf8Only }),
+    // strict: false lets a JSON string, number or null parse, so that objectBody says what is wrong with it.
+    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'], verify: utf8Only, strict: false }),
     objectBody,
   ];
   for (const middleware of middlewares) app.use(middleware);

@@ -37,13 +37,43 @@ function portInUse(port: number): never {
   process.exit(1);
 }
 
+/** Error codes of a database that cannot be reached or opened (TypeORM has retried it meanwhile). */
+const DATABASE_SYSCALLS = new Set(['connect', 'getaddrinfo', 'mkdir', 'open']);
+const isDatabaseFailure = (error: NodeJS.ErrnoException & { sqlState?: string }): boolean =>
+  DATABASE_SYSCALLS.has(error.syscall ?? '') || /^(ER_|SQLITE_|PROTOCOL_)|^ETIMEDOUT$/.test(error.code ?? '') || error.sqlState !== undefined;
+
+/**
+ * Start-up failed before the app could listen. A database that cannot be opened is one line naming
+ * DATABASE_URL; anything else is a fault of ours: the buffered logs (with the stack) are written.
+ */
+function startFailed(error: unknown): never {
+  const failure = error as NodeJS.ErrnoException;
+  if (failure instanceof Error && isDatabaseFailure(failure)) {
+    process.stderr.write(`Could not start: the database (DATABASE_URL) could not be opened: ${failure.message.split('\n')[0]}\n`);
+  } else {
+    Logger.flush();
+    process.stderr.write(`Could not start: ${failure instanceof Error ? failure.message.split('\n')[0] : String(error)}\n`);
+  }
+  process.exit(1);
+}
+
 /** `announce`: write the line that says where the API is (a lone process; in a cluster the primary does). */
 async function serve(config: AppConfig, announce: boolean): Promise<void> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
-    bodyParser: false,
-    bufferLogs: true,
-  });
+  let app: NestExpressApplication;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+      bodyParser: false,
+      bufferLogs: true,
+      // Failures come back here, their logs still buffered (instead of Nest printing each retry's
+      // stack and exiting); once the app's logger is set, the buffer goes to it (flushLogs below).
+      abortOnError: false,
+      autoFlushLogs: false,
+    });
+  } catch (error) {
+    return startFailed(error);
+  }
   setupApp(app);
+  app.flushLogs();
   // Operators take heap snapshots with SIGUSR2 (README "Signals"); unhandled, it would end the process.
   const logger = new Logger('Signals');
   process.on('SIGUSR2', () => {

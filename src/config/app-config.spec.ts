@@ -1,12 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, EnvironmentVariables, loadConfig } from './app-config.js';
 
 const KEY = randomBytes(32).toString('base64');
 const quiet = () => undefined;
+/** A regular file: a key file "under" it can be neither read nor created. */
+const KEY_FILE_UNDER_A_FILE = join(mkdtempSync(join(tmpdir(), 'lg-key-')), 'plain-file');
+writeFileSync(KEY_FILE_UNDER_A_FILE, 'x');
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -49,10 +52,23 @@ describe('loadConfig', () => {
     ['SELF_DEACTIVATIONS_PER_DAY', '-1'],
     ['LICENSE_EXPIRY_NOTICE_DAYS', 'week'],
     ['LICENSE_EXPIRY_POLL_MS', '10'],
+    // Values the old checks let through, each then failing later with a stack trace or silently.
+    ['REDIS_URL', 'redis://:secret@'],
+    ['REDIS_URL', 'redis://'],
+    ['DATABASE_URL', 'mysql://root@'],
+    ['DATABASE_URL', 'mysql://%zz@127.0.0.1:3306/test'],
+    ['CORS_ORIGINS', 'not an origin'],
+    ['CORS_ORIGINS', 'https://shop.example.com/'],
+    ['CORS_ORIGINS', 'https://shop.example.com,*'],
+    ['CORS_ORIGINS', 'https://Shop.example.com'],
+    ['COUNTRY_HEADER', 'CF IPCountry'],
+    ['APP_KEY_FILE', tmpdir()],
+    ['APP_KEY_FILE', join(KEY_FILE_UNDER_A_FILE, 'app.key')],
   ])('stops with one line naming %s for %p', (key, value) => {
     let error: unknown;
     try {
-      loadConfig({ APP_KEY: KEY, [key]: value }, quiet);
+      // APP_KEY_FILE is read only when APP_KEY is not set.
+      loadConfig(key === 'APP_KEY_FILE' ? { [key]: value } : { APP_KEY: KEY, [key]: value }, quiet);
     } catch (e) {
       error = e;
     }
@@ -60,6 +76,36 @@ describe('loadConfig', () => {
     const message = (error as Error).message;
     expect(message.startsWith(`${key}:`)).toBe(true);
     expect(message).not.toContain('\n');
+  });
+
+  it('names the key and says what is wrong, in words a person can act on', () => {
+    const message = (env: Record<string, string>) => {
+      try {
+        loadConfig(env, quiet);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'no error';
+    };
+    expect(message({ APP_KEY: KEY, REDIS_URL: 'redis://:secret@' })).toBe('REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)');
+    expect(message({ APP_KEY: KEY, DATABASE_URL: 'mysql://root@' })).toBe(
+      'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)',
+    );
+    expect(message({ APP_KEY: KEY, CORS_ORIGINS: 'https://a.example.com, https://b.example.com/' })).toBe(
+      'CORS_ORIGINS: invalid value "https://a.example.com, https://b.example.com/" (must be * or comma-separated origins such as https://shop.example.com: scheme and host, an optional port, no path; "https://b.example.com/" is not one)',
+    );
+    expect(message({ APP_KEY: KEY, COUNTRY_HEADER: 'CF IPCountry' })).toBe('COUNTRY_HEADER: invalid value "CF IPCountry" (COUNTRY_HEADER must be an HTTP header name such as CF-IPCountry)');
+    expect(message({ APP_KEY_FILE: tmpdir() })).toBe(`APP_KEY_FILE: cannot read the key file ${tmpdir()} (EISDIR): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write`);
+    const under = join(KEY_FILE_UNDER_A_FILE, 'app.key');
+    const created = message({ APP_KEY_FILE: under });
+    expect(created.startsWith(`APP_KEY_FILE: cannot create the key file ${under} (`)).toBe(true);
+    expect(created.endsWith('): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write')).toBe(true);
+    // Values that hold a password are never repeated.
+    expect(message({ APP_KEY: KEY, REDIS_URL: 'http://u:hunter2@redis' })).toBe('REDIS_URL: invalid value (must be a redis:// URL)');
+    expect(message({ APP_KEY: KEY, DATABASE_URL: 'postgres://u:hunter2@db/x' })).toBe('DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db)');
+    // A password or user name with URL escapes is fine; so are the valid forms of each.
+    expect(message({ APP_KEY: KEY, REDIS_URL: 'rediss://:p%40ss@redis.internal:6380/2', DATABASE_URL: 'mysql://u:p%40ss@db:3306/lg', CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' })).toBe('no error');
+    expect(message({ APP_KEY: KEY, DATABASE_URL: 'mariadb://root@127.0.0.1/test', COUNTRY_HEADER: 'X-Country' })).toBe('no error');
   });
 
   it('refuses several workers without Redis, and takes them with it', () => {

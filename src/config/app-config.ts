@@ -56,7 +56,7 @@ export class EnvironmentVariables {
   @Transform(toBool) @IsBoolean()
   TRUST_PROXY = false;
 
-  @IsString()
+  @IsString() @Matches(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { message: 'must be an HTTP header name such as CF-IPCountry' })
   COUNTRY_HEADER = 'CF-IPCountry';
 
   @Transform(toInt) @IsInt() @Min(1)
@@ -174,12 +174,66 @@ function resolveAppKey(env: EnvironmentVariables, warn: (msg: string) => void): 
     throw new ConfigError('APP_KEY: required when NODE_ENV=production (32 bytes, base64)');
   }
   const file = env.APP_KEY_FILE;
-  if (existsSync(file)) return decodeAppKey(readFileSync(file, 'utf8'), `APP_KEY (from ${file})`);
-  mkdirSync(dirname(file), { recursive: true });
+  const unusable = (doing: string, error: unknown) =>
+    new ConfigError(
+      `APP_KEY_FILE: cannot ${doing} the key file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write`,
+    );
+  if (existsSync(file)) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw unusable('read', error);
+    }
+    return decodeAppKey(text, `APP_KEY (from ${file})`);
+  }
   const key = randomBytes(32);
-  writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
+  } catch (error) {
+    throw unusable('create', error);
+  }
   warn(`APP_KEY is not set: generated one into ${file}. Set APP_KEY in production.`);
   return key;
+}
+
+const SECRET_BEARING = new Set(['DATABASE_URL', 'REDIS_URL', 'APP_KEY']);
+
+/** A URL with a host, or null: the drivers parse it with WHATWG URL and would throw a stack trace at start. */
+function urlWithHost(value: string): URL | null {
+  try {
+    const url = new URL(value);
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+    return url.hostname === '' ? null : url;
+  } catch {
+    return null;
+  }
+}
+
+/** What the per-key decorators cannot say: URLs that parse, origins that can ever match. */
+function checkUrlsAndLists(env: EnvironmentVariables): void {
+  if (env.REDIS_URL !== undefined && !urlWithHost(env.REDIS_URL)) {
+    throw new ConfigError('REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)');
+  }
+  if (!env.DATABASE_URL.startsWith('sqlite:')) {
+    const url = urlWithHost(env.DATABASE_URL);
+    if (!url || url.pathname.replace(/^\//, '') === '') {
+      throw new ConfigError('DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)');
+    }
+  }
+  if (env.CORS_ORIGINS.trim() !== '*') {
+    // Browsers send Origin as scheme://host[:port]; an entry with a path or a slash never matches it.
+    const bad = env.CORS_ORIGINS.split(',')
+      .map((origin) => origin.trim())
+      .find((origin) => !/^https?:\/\/[^/\s?#,*]+$/i.test(origin) || urlWithHost(origin)?.origin !== origin);
+    if (bad !== undefined) {
+      throw new ConfigError(
+        `CORS_ORIGINS: invalid value ${JSON.stringify(env.CORS_ORIGINS)} (must be * or comma-separated origins such as https://shop.example.com: scheme and host, an optional port, no path; ${JSON.stringify(bad)} is not one)`,
+      );
+    }
+  }
 }
 
 /**
@@ -206,8 +260,11 @@ export function loadConfig(
     const kind = ['isInt', 'isBoolean', 'isIn', 'matches', 'isString'].find((name) => name in constraints);
     const reason = (kind ? constraints[kind] : Object.values(constraints)[0]) ?? 'is invalid';
     const shown = reason.startsWith(first.property) ? reason : `${first.property} ${reason}`;
+    // A URL may carry a password: never repeat it.
+    if (SECRET_BEARING.has(first.property)) throw new ConfigError(`${first.property}: invalid value (${reason.replace(new RegExp(`^${first.property} `), '')})`);
     throw new ConfigError(`${first.property}: invalid value ${JSON.stringify(source[first.property])} (${shown})`);
   }
+  checkUrlsAndLists(env);
   if (env.CLUSTER_WORKERS > 1 && !env.REDIS_URL) {
     // Workers are separate processes: without Redis each would keep its own cache generations and
     // rate-limit counters, and a write on one worker would leave the others serving the old state.

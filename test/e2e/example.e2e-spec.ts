@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { expectSuccess } from '../utils/envelope.js';
@@ -145,6 +146,20 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
     };
   });
   afterAll(async () => t?.close());
+
+  it('gives up on a service that accepts the connection and never answers: exit 1 after TIMEOUT_MS, saying so', async () => {
+    const silent = createServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    try {
+      const started = Date.now();
+      const run = await runExample({ ...env, LICENSEGATE_URL: url, TIMEOUT_MS: '500' }, SCRIPT);
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 1, stderr: `licensegate: ${url}/api/v1 did not answer within 500 ms\n` });
+      expect(Date.now() - started).toBeLessThan(20_000);
+    } finally {
+      silent.close();
+    }
+  }, 30_000);
 
   it('verifies the answer and the token (raw or PEM key, with a domain or for the project), exit 0', async () => {
     const run = await runExample(env, SCRIPT);

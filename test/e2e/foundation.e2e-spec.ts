@@ -312,6 +312,20 @@ describe('with default settings', () => {
     });
   });
 
+  describe('MAX_UPLOAD_BYTES at its default (5 MiB)', () => {
+    it('parses a JSON body of exactly 5 MiB, and answers 413 to one byte more, on a management route and on the runtime check', async () => {
+      expect(t.config.env.MAX_UPLOAD_BYTES).toBe(5 * 1024 * 1024);
+      const { key } = await makeAccount(t.app);
+      // {"name":"x","pad":"aaa…"}: the padding is an unknown field, ignored once parsed.
+      const body = (size: number) => `{"name":"x","pad":"${'a'.repeat(size - '{"name":"x","pad":""}'.length)}"}`;
+      const send = (path: string, size: number) => t.http().post(path).set('X-API-KEY', key).set('X-LICENSE-KEY', 'none').set('Content-Type', 'application/json').send(body(size));
+      expect((await send('/api/v1/api-keys', 5 * 1024 * 1024)).status).toBe(201);
+      expect(expectError(await send('/api/v1/api-keys', 5 * 1024 * 1024 + 1), 413).message).toBe('Request body is too large.');
+      expect((await send('/api/v1/project/has-paid', 5 * 1024 * 1024)).status).toBe(403);
+      expect(expectError(await send('/api/v1/project/has-paid', 5 * 1024 * 1024 + 1), 413).message).toBe('Request body is too large.');
+    });
+  });
+
   describe('stored sizes (default MAX_UPLOAD_BYTES)', () => {
     it('422 for meta larger than 16384 characters of JSON, and for an API key expiring after the year 9999', async () => {
       const { key } = await makeAccount(t.app);

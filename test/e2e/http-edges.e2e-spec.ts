@@ -167,8 +167,24 @@ describe('answers node writes itself are in the envelope', () => {
     await expectEnvelope(t, 'GET /api/v1/ HTTP/7.0\r\nHost: x\r\n\r\n', 400, 'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.');
   });
 
+  // Node counts the request line with the headers: a long URL is refused by the same limit, so the message names both.
+  const TOO_LARGE = 'The request line and headers are too large: at most 16384 bytes in all, the URL with its query string included.';
   it('a 70 kB header → 431, the answer read in full although the client was still sending', async () => {
-    await expectEnvelope(t, `GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, 'The request headers are too large: at most 16384 bytes in all.');
+    await expectEnvelope(t, `GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, TOO_LARGE);
+  });
+
+  it('a 20 kB URL → 431 saying the URL counts, on Express routes and on the runtime fast path', async () => {
+    await expectEnvelope(t, `GET /api/v1/project?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, TOO_LARGE);
+    await expectEnvelope(t, `POST /api/v1/project/has-paid?domain=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`, 431, TOO_LARGE);
+  });
+
+  it('Host sent twice → 400 (RFC 9112: a proxy and this service could each read another one)', async () => {
+    for (const path of ['/api/v1/health/live', '/api/v1/project/has-paid']) {
+      const { responses } = await exchange(t, `${path.endsWith('has-paid') ? 'POST' : 'GET'} ${path} HTTP/1.1\r\nHost: a.example.com\r\nHost: b.example.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      expect(responses.map((r) => ({ status: r.status, body: JSON.parse(r.body) }))).toEqual([
+        { status: 400, body: { status: 'error', message: 'The Host header must be sent once.', data: null, errors: null } },
+      ]);
+    }
   });
 
   it('Expect other than 100-continue → 417, echoing the request id; 100-continue still works', async () => {
@@ -372,4 +388,78 @@ describe('large answers with the default budget (64 MiB)', () => {
       for (const socket of slow) socket.destroy();
     }
   }, 30_000);
+});
+
+describe('bodies and paths the app cannot read: a clear 400 on Express routes and on the runtime fast path', () => {
+  let t: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    ({ key } = await makeAccount(t.app));
+  });
+  afterAll(async () => t.close());
+
+  /** The management route (Express) and the runtime check (the fast path), with the same body. */
+  const both = (headers: Record<string, string>, body: string | Buffer) =>
+    Promise.all(
+      ['/api/v1/api-keys', '/api/v1/project/has-paid'].map(async (path) => {
+        const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { 'X-API-KEY': key, 'X-LICENSE-KEY': 'unknown', ...headers }, body });
+        return { path, status: res.status, body: await res.json() };
+      }),
+    );
+  const refusal = (status: number, message: string) =>
+    ['/api/v1/api-keys', '/api/v1/project/has-paid'].map((path) => ({ path, status, body: { status: 'error', message, data: null, errors: null } }));
+
+  it.each(['gzip', 'deflate', 'br'])('a body that is not valid %s data although Content-Encoding says so → 400 saying so', async (encoding) => {
+    expect(await both({ 'Content-Type': 'application/json', 'Content-Encoding': encoding }, '{"name":"x"}')).toEqual(
+      refusal(400, `The request body could not be decompressed: it is not valid ${encoding} data (Content-Encoding).`),
+    );
+  });
+
+  it('a compressed body that is valid is read as usual', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const [created, checked] = await both({ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, gzipSync('{"name":"zipped"}'));
+    expect(created).toMatchObject({ status: 201, body: { data: { name: 'zipped' } } });
+    expect(checked).toMatchObject({ status: 403, body: { message: 'Invalid license key.' } });
+  });
+
+  it.each(['"text"', '42', 'true', 'null'])('valid JSON that is not an object (%s) → 400 "must be a JSON object", not "malformed"', async (body) => {
+    expect(await both({ 'Content-Type': 'application/json' }, body)).toEqual(refusal(400, 'The request body must be a JSON object.'));
+  });
+
+  it('multipart/form-data where no endpoint takes a file → 415, not a 422 about fields it never read', async () => {
+    const form = () => {
+      const f = new FormData();
+      f.set('name', 'Sent as a form');
+      f.set('license', 'unknown');
+      return f;
+    };
+    const message = 'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).';
+    for (const [method, path] of [['POST', '/api/v1/project'], ['POST', '/api/v1/api-keys'], ['POST', '/api/v1/project/has-paid'], ['POST', '/api/v1/project/has-paid/'], ['PATCH', '/api/v1/project/1']]) {
+      const res = await fetch(`${t.url}${path}`, { method, headers: { 'X-API-KEY': key }, body: form() });
+      expect({ method, path, status: res.status, body: await res.json() }).toEqual({ method, path, status: 415, body: { status: 'error', message, data: null, errors: null } });
+    }
+    // Where a file is taken, a form still reaches the route.
+    const project = await makeProject(t, key);
+    const upload = new FormData();
+    upload.set('slug', 'via-form');
+    upload.set('secret', 's3cret');
+    upload.set('type', 'file');
+    upload.set('file', new Blob(['hello']), 'hello.txt');
+    const created = await fetch(`${t.url}/api/v1/project/${project.id}/injectables`, { method: 'POST', headers: { 'X-API-KEY': key }, body: upload });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { data: { id: number } }).data.id;
+    const replaced = new FormData();
+    replaced.set('secret', 's3cret');
+    replaced.set('file', new Blob(['again']), 'again.txt');
+    expect((await fetch(`${t.url}/api/v1/project/${project.id}/injectables/${id}`, { method: 'PUT', headers: { 'X-API-KEY': key }, body: replaced })).status).toBe(200);
+  });
+
+  it.each([
+    ['/api/v1/project/%zz', "The path contains an invalid percent-encoding: '%zz'."],
+    ['/api/v1/project/1/domains/%E0%A4', "The path contains an invalid percent-encoding: '%E0%A4'."],
+  ])('invalid percent-encoding in a path parameter (%s) → 400 saying so', async (path, message) => {
+    const res = await fetch(`${t.url}${path}`, { headers: { 'X-API-KEY': key } });
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { status: 'error', message, data: null, errors: null } });
+  });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -141,5 +141,25 @@ describe('start-up', () => {
     } finally {
       holder.close();
     }
+  }, 90_000);
+
+  it.each([
+    [{ APP_KEY: '', APP_KEY_FILE: tmpdir() }, `Configuration error: APP_KEY_FILE: cannot read the key file ${tmpdir()} (EISDIR): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write\n`],
+    [{ REDIS_URL: 'redis://:secret@' }, 'Configuration error: REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)\n'],
+    [{ THROTTLE_RUNTIME_LIMIT: 'lots' }, 'Configuration error: THROTTLE_RUNTIME_LIMIT: invalid value "lots" (THROTTLE_RUNTIME_LIMIT must be an integer number)\n'],
+  ])('a bad setting (%p): one line naming the key, exit code 1, no stack trace', async (env, line) => {
+    const server = start(dir, { PORT: String(await freePort()), ...env });
+    expect(await exitOf(server.child)).toBe(1);
+    expect(server.err()).toBe(line);
+    expect(server.out()).toBe('');
+  }, 90_000);
+
+  it('a database that cannot be opened: one line naming DATABASE_URL and the cause, exit code 1, no stack trace', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const server = start(dir, { PORT: String(await freePort()), DATABASE_URL: `sqlite:${join(file, 'db.sqlite')}` });
+    expect(await exitOf(server.child)).toBe(1);
+    expect(server.err()).toMatch(new RegExp(`^Could not start: the database \\(DATABASE_URL\\) could not be opened: E[A-Z]+: [^\\n]*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^\\n]*\\n$`));
+    expect(server.out()).toBe('');
   }, 90_000);
 });

@@ -90,3 +90,58 @@ describe('rate limits per route class', () => {
     expect(await statuses(8, () => t.http().get('/api/v1/health/live'))).toEqual(Array(8).fill(200));
   });
 });
+
+/** `n` calls, `width` at a time; the statuses in the order the calls were made. */
+async function statusesInParallel(n: number, width: number, send: () => Promise<Response>): Promise<number[]> {
+  const out: number[] = [];
+  for (let done = 0; done < n; done += width) {
+    const batch = await Promise.all(Array.from({ length: Math.min(width, n - done) }, async () => {
+      const res = await send();
+      await res.arrayBuffer();
+      return res.status;
+    }));
+    out.push(...batch);
+  }
+  return out;
+}
+
+// Every other suite raises or lowers the limits; these run with the documented ones (README
+// "Configuration": root 60, management 600, runtime 6000, each per 60 s). An empty value is the default.
+describe('rate limits with the documented defaults', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ THROTTLE_ROOT_LIMIT: '' });
+  });
+  afterAll(async () => t.close());
+
+  const expect429 = async (res: Response) => {
+    expect(res.status).toBe(429);
+    const retryAfter = Number(res.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(await res.json()).toEqual({ status: 'error', message: expect.stringMatching(/too many requests/i), data: null, errors: null });
+  };
+
+  it('GET / answers 60 times a minute per address, then 429 with Retry-After', async () => {
+    expect(t.config.env.THROTTLE_ROOT_LIMIT).toBe(60);
+    const root = () => fetch(`${t.url}/api/v1/`);
+    expect(await statusesInParallel(60, 10, root)).toEqual(Array(60).fill(200));
+    await expect429(await root());
+  });
+
+  it('management calls: 600 a minute per API key, then 429 with Retry-After', async () => {
+    const { key } = await makeAccount(t.app);
+    const list = () => fetch(`${t.url}/api/v1/api-keys`, { headers: { 'X-API-KEY': key } });
+    expect(await statusesInParallel(600, 25, list)).toEqual(Array(600).fill(200));
+    await expect429(await list());
+  }, 60_000);
+
+  it('runtime checks: 6000 a minute per license, then 429 with Retry-After', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const license = await makeLicense(t, key, project.id);
+    const check = () => fetch(`${t.url}/api/v1/project/has-paid?action=check_project`, { method: 'POST', headers: { 'X-LICENSE-KEY': license.uuid } });
+    expect(await statusesInParallel(6000, 50, check)).toEqual(Array(6000).fill(200));
+    await expect429(await check());
+  }, 120_000);
+});

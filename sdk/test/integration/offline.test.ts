@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { AddressInfo, createServer as createTcpServer, Socket } from 'node:net';
 import { makeAccount, makeDomain, makeLicense, makeProject } from '../../../test/factories/index.js';
 import { apiAs } from '../../../test/utils/api.js';
 import { expectSuccess } from '../../../test/utils/envelope.js';
@@ -33,6 +33,47 @@ async function proxy(target: string, alter: (body: string, headers: Record<strin
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`, close: () => new Promise((done) => server.close(() => done())) };
 }
+
+/**
+ * A service that accepts connections and never finishes an answer: `silent` never writes a byte;
+ * `stalled` sends the status line and headers of a 200 with a body that never comes.
+ */
+async function unresponsive(kind: 'silent' | 'stalled'): Promise<{ url: string; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('data', () => {
+      if (kind === 'stalled') socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":');
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((done) => server.close(() => done()));
+    },
+  };
+}
+
+describe('a service that accepts the connection and never answers', () => {
+  it.each(['silent', 'stalled'] as const)('%s: every call gives up after timeoutMs with code timeout', async (kind) => {
+    const service = await unresponsive(kind);
+    try {
+      const client = createClient({ baseUrl: service.url, licenseKey: 'b970e432-32a1-4029-994a-6f7c69120960', domain: 'shop.example.com', timeoutMs: 300 });
+      for (const call of [() => client.hasPaid(), () => client.deactivate(), () => client.streamInjectables()[Symbol.asyncIterator]().next()]) {
+        const started = Date.now();
+        const err = await caught(call());
+        expect(err).toMatchObject({ status: 0, code: 'timeout', isRetryable: true, message: `LicenseGate at ${service.url} did not answer within 300 ms.` });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+        expect(Date.now() - started).toBeLessThan(3000);
+      }
+    } finally {
+      await service.close();
+    }
+  });
+});
 
 describe('signed answers and offline mode against a real server', () => {
   let t: TestApp;
@@ -118,6 +159,23 @@ describe('signed answers and offline mode against a real server', () => {
     expect(await caught(client.hasPaid())).toMatchObject({ status: 403, code: 'http', message: 'This license has been revoked.' });
     down = true;
     expect((await caught(client.hasPaid())).code).toBe('unreachable');
+  });
+
+  it.each(['silent', 'stalled'] as const)('answers from the stored token when the service accepts the connection and never answers (%s)', async (kind) => {
+    const license = await makeLicense(t, key, project.id);
+    const store = memoryStore();
+    expect(await createClient(options({ licenseKey: license.uuid, offline: { store } })).hasPaid()).toMatchObject({ hasPaid: true, offline: false });
+    const service = await unresponsive(kind);
+    try {
+      const client = createClient(options({ licenseKey: license.uuid, offline: { store }, baseUrl: service.url, timeoutMs: 300 }));
+      const started = Date.now();
+      expect(await client.hasPaid()).toMatchObject({ hasPaid: true, offline: true, expiresAt: expect.any(Date) });
+      expect(Date.now() - started).toBeLessThan(3000);
+      // Without a token for the domain: the timeout itself, not a hang.
+      expect(await caught(client.hasPaid({ domain: unpaidDomain }))).toMatchObject({ status: 0, code: 'timeout' });
+    } finally {
+      await service.close();
+    }
   });
 
   it('answers from the token once the server is stopped, until the token expires (then fails closed)', async () => {

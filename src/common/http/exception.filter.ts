@@ -123,6 +123,11 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
     message = isCommitOutcomeUnknown(exception) ? COMMIT_OUTCOME_UNKNOWN : DATABASE_UNAVAILABLE;
     res.setHeader('Retry-After', '1');
     logger.warn({ db: databaseFailure(exception), req_id: req.id }, 'Database unavailable');
+  } else if (exception instanceof HttpException && exception.cause instanceof URIError && exception.getStatus() === 400) {
+    // Express could not decode a path parameter; its own text ("Failed to decode param") names no cause.
+    const sent = /'(.*)'$/.exec(exception.message)?.[1];
+    message = sent === undefined ? 'The path contains an invalid percent-encoding.' : `The path contains an invalid percent-encoding: '${sent}'.`;
+    status = HttpStatus.BAD_REQUEST;
   } else if (exception instanceof HttpException) {
     status = exception.getStatus();
     const body = exception.getResponse();
@@ -134,7 +139,7 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
     if (typeof known === 'number' && known >= 400 && known < 500) {
       // body-parser, multer and friends: a client error with a status of its own.
       status = known;
-      message = clientErrorMessage(error, known);
+      message = clientErrorMessage(error, known, req);
     } else {
       logger.error({ err: exception, req_id: req.id }, 'Unhandled error');
     }
@@ -143,7 +148,11 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
   return { status, body: { status: 'error', message, data, errors } };
 }
 
-function clientErrorMessage(error: { type?: string; message?: string }, status: number): string {
+function clientErrorMessage(error: { type?: string; message?: string; code?: string }, status: number, req: Request): string {
+  // body-parser passes zlib's own error on (Z_DATA_ERROR, ERR_BROTLI_…, ERR__ERROR_FORMAT_…) with no type.
+  if (error.type === undefined && /^(Z_|ERR_BROTLI|ERR__ERROR_FORMAT|ERR_PADDING)/.test(error.code ?? '')) {
+    return `The request body could not be decompressed: it is not valid ${String(req.headers['content-encoding'] ?? '').trim().toLowerCase()} data (Content-Encoding).`;
+  }
   switch (error.type) {
     case 'entity.parse.failed':
       return 'Malformed JSON in request body.';

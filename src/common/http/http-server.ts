@@ -42,7 +42,8 @@ const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
     status: 400,
     message: 'A request header contains characters HTTP does not allow in a header name or value (such as NUL or other control characters).',
   },
-  HPE_HEADER_OVERFLOW: { status: 431, message: `The request headers are too large: at most ${maxHeaderSize} bytes in all.` },
+  // node counts the request line with the headers: a long URL hits the same limit.
+  HPE_HEADER_OVERFLOW: { status: 431, message: `The request line and headers are too large: at most ${maxHeaderSize} bytes in all, the URL with its query string included.` },
   HPE_INVALID_VERSION: { status: 400, message: 'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.' },
   HPE_INVALID_CONSTANT: { status: 400, message: 'The request line is malformed: send METHOD /path HTTP/1.1 (percent-encode spaces in the path).' },
   HPE_INVALID_URL: { status: 400, message: 'The request target is not a valid path.' },

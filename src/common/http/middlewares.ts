@@ -21,17 +21,35 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
   next();
 }
 
-/** HTTP/1.1 requires Host; node's own check answers outside the envelope, so it is made here instead. */
+/** HTTP/1.1 requires one Host; node's own check answers outside the envelope, so it is made here instead. */
 export function hostHeader(req: Request, _res: Response, next: NextFunction): void {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return next(new ApiError(400, 'The Host header is required.'));
+  // node keeps the first of several and drops the rest; a proxy in front may have read another (RFC 9112 3.2: 400).
+  if (req.headers.host !== undefined && hostCount(req.rawHeaders) > 1) return next(new ApiError(400, 'The Host header must be sent once.'));
   next();
 }
+
+function hostCount(raw: string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') count++;
+  return count;
+}
+
+/**
+ * The endpoints that take a file (POST and PUT of injectables): only their routes read multipart.
+ * Elsewhere a form would reach the route unread, and be answered with a 422 about fields it did send.
+ */
+const TAKES_FILES = /^\/api\/v1\/project\/[^/?#]+\/injectables(\/[^/?#]+)?\/?(\?|#|$)/i;
 
 /** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */
 export function contentType(req: Request, _res: Response, next: NextFunction): void {
   if (!BODY_METHODS.has(req.method)) return next();
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (!hasBody || typeis(req, ['application/json', 'application/*+json', 'multipart/form-data'])) return next();
+  if (!hasBody || typeis(req, ['application/json', 'application/*+json'])) return next();
+  if (typeis(req, ['multipart/form-data'])) {
+    if (req.method !== 'PATCH' && TAKES_FILES.test(req.url ?? '')) return next();
+    return next(new ApiError(415, 'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).'));
+  }
   next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
 }
 
