@@ -100,9 +100,19 @@ async function serve(config: AppConfig, announce: boolean): Promise<void> {
  * CLUSTER_WORKERS=N: the primary forks N workers sharing the port and replaces any that dies; on
  * SIGTERM, SIGINT or SIGHUP it asks every worker to finish its in-flight requests and exit, and it passes
  * SIGUSR2 on to every worker.
+ *
+ * A worker that dies before any worker has served failed to start (it wrote why: a database that
+ * cannot be opened, say), and a new one would fail alike: the primary then stops the others and exits
+ * 1 instead of forking forever. Once the service has served, a dead worker is replaced after 0.5 s,
+ * doubling up to 30 s while replacements keep dying before they listen.
  */
+const RESTART_MS = 500;
+const MAX_RESTART_MS = 30_000;
+
 function supervise(workers: number, env: AppConfig['env']): void {
   let stopping = false;
+  let served = false;
+  let restartMs = RESTART_MS;
   const fork = () => cluster.fork();
   for (let i = 0; i < workers; i++) fork();
   cluster.once('listening', (_worker, address) => {
@@ -115,10 +125,22 @@ function supervise(workers: number, env: AppConfig['env']): void {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
     portInUse(message.portInUse);
   });
+  cluster.on('listening', () => {
+    served = true;
+    restartMs = RESTART_MS;
+  });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
-    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one\n`);
-    setTimeout(fork, 500);
+    if (!served) {
+      stopping = true;
+      process.exitCode = 1;
+      process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}) before the service could serve: stopping\n`);
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+      return;
+    }
+    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one in ${restartMs} ms\n`);
+    setTimeout(fork, restartMs);
+    restartMs = Math.min(restartMs * 2, MAX_RESTART_MS);
   });
   const stop = (signal: NodeJS.Signals) => {
     stopping = true;
