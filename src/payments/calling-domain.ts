@@ -64,6 +64,22 @@ export function callingDomain(req: Request, configDomain?: unknown): CallingDoma
   return found;
 }
 
+export const NO_DOMAIN = 'The calling domain could not be determined: send it in the X-Service-Domain header.';
+export const HEADER_NOT_A_HOST = 'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.';
+export const PARAMETER_NOT_A_HOST = 'The domain parameter does not name a host: send one host name such as shop.example.com.';
+
+/**
+ * Why callingDomain found no host, for the 400 that says so: the header, or the `domain` parameter,
+ * was sent but names no host (sent twice, a list, an address, too long…), or nothing named one.
+ * Only on that refusal: the runtime path's success costs nothing more.
+ */
+export function noDomainMessage(req: Request, configDomain?: unknown): string {
+  const header = req.headers['x-service-domain'];
+  if (usable(Array.isArray(header) ? header[0] : header)) return HEADER_NOT_A_HOST;
+  if (usable(configDomain) || usable(req.query?.domain) || usable((req.body as { domain?: unknown } | undefined)?.domain)) return PARAMETER_NOT_A_HOST;
+  return NO_DOMAIN;
+}
+
 /**
  * The domain a request names itself — X-Service-Domain, else `domain` in the body, else in the query —
  * as sent (any JSON value for the body), or undefined when none is named. No Origin or Referer: a

@@ -61,7 +61,7 @@ export class PaymentsController {
   @ApiBody({ type: HasPaidRequest, required: false })
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, is_test_license, redirect_url?, injectables?}' })
   @ApiBodyErrors(
-    { status: 400, description: 'The calling domain could not be determined (`data.redirect_url` is set), or a malformed JSON body', message: NO_DOMAIN, data: REDIRECT },
+    { status: 400, description: 'The calling domain could not be determined, or the X-Service-Domain header or domain parameter sent names no host (`data.redirect_url` is set); or a malformed JSON body', message: NO_DOMAIN, data: REDIRECT },
     {
       status: 403,
       refusal: true,
@@ -106,7 +106,7 @@ export class PaymentsController {
   @ApiIdParam('project', 'Project id')
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, redirect_url?, injectables?}' })
   @ApiErrors(
-    { status: 400, description: 'No domain was sent and action=check_project was not given', message: NO_DOMAIN },
+    { status: 400, description: 'No domain was sent, or the one sent names no host, and action=check_project was not given', message: NO_DOMAIN },
     {
       status: 403,
       description: 'Invalid, revoked or expired key; no access to the project; or the domain is not registered under the project',

@@ -8,7 +8,7 @@ import { ipMatcher } from '../common/net/address-lists.js';
 import { AppConfig } from '../config/app-config.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { callingDomain, findRegistered, isSameOrSubdomain } from './calling-domain.js';
+import { callingDomain, findRegistered, isSameOrSubdomain, noDomainMessage } from './calling-domain.js';
 import { CountersService } from './counters.service.js';
 import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
@@ -44,7 +44,7 @@ interface TokenGrant {
   domain: string | null;
 }
 
-export const NO_DOMAIN = 'The calling domain could not be determined: send it in the X-Service-Domain header.';
+export { NO_DOMAIN } from './calling-domain.js';
 export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
 
@@ -120,7 +120,7 @@ export class PaymentsService {
         evaluated = calling.host ?? pinned.domain;
         counted = { domain: pinned, host: calling.host && calling.host !== pinned.domain ? calling.host : '' };
       } else {
-        if (!calling.host) throw runtimeRefusal(400, NO_DOMAIN, project);
+        if (!calling.host) throw runtimeRefusal(400, noDomainMessage(req, options.domain), project);
         const registered = findRegistered(entry.domains, calling.host);
         if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
         hasPaid = registered.has_paid;
@@ -167,7 +167,7 @@ export class PaymentsService {
   async checkProject(project: ProjectEntity, domains: Map<string, DomainEntity>, req: Request, options: CheckOptions): Promise<HasPaidResult> {
     if (options.action === 'check_project') return this.answer(project, project.has_paid, options);
     const calling = callingDomain(req, options.domain);
-    if (!calling.host) throw new ApiError(400, NO_DOMAIN);
+    if (!calling.host) throw new ApiError(400, noDomainMessage(req, options.domain));
     const registered = findRegistered(domains, calling.host);
     if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
     return this.answer(project, registered.has_paid, options);

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import type { Response } from 'supertest';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { CountersService } from '../../src/payments/counters.service.js';
@@ -80,6 +82,21 @@ describe('runtime payment checks', () => {
     if (domain !== undefined) req.set('X-Service-Domain', domain);
     return req;
   };
+
+  /** has-paid with X-Service-Domain sent once per value, as separate header lines (supertest would join them first). */
+  const rawCheck = (license: string, domains: string[]) =>
+    new Promise<Response>((done, fail) => {
+      const { port } = t.app.getHttpServer().address() as AddressInfo;
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: RUNTIME }, (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => done({ status: res.statusCode, body: JSON.parse(text), headers: res.headers } as unknown as Response));
+      });
+      req.setHeader('X-LICENSE-KEY', license);
+      req.setHeader('X-Service-Domain', domains);
+      req.on('error', fail);
+      req.end();
+    });
 
   /**
    * An owner with a global key, a project (default_redirect_url set, has_paid false unless
@@ -310,15 +327,22 @@ describe('runtime payment checks', () => {
       expectAnswer(await check(uuid).set('Origin', `https://${good}`).set('Referer', `https://${bad}/`), { has_paid: true });
     });
 
-    it('400 when no domain can be determined; 403 for an unregistered domain', async () => {
-      const { uuid } = await setup();
-      const res = await check(uuid);
-      expectError(res, 400);
+    it('400 when no domain can be determined, saying whether what was sent names no host; 403 for an unregistered domain', async () => {
+      const { uuid, domain: registered } = await setup();
+      const domain = registered.domain as string;
+      const refused = (res: Response, message: string) => {
+        expect(expectError(res, 400).message).toBe(message);
+        expect(res.body.data).toEqual({ redirect_url: REDIRECT });
+      };
+      refused(await check(uuid), 'The calling domain could not be determined: send it in the X-Service-Domain header.');
       expectUnregistered(await check(uuid, host('nope')));
-      // A value that is no host name at all cannot be a registered domain either.
-      const weird = await check(uuid, 'not a domain!');
-      expect([400, 403]).toContain(weird.status);
-      expectError(weird, weird.status);
+      const header = 'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.';
+      for (const sent of ['not a domain!', `${domain}, ${domain}`, `${'a'.repeat(60)}.`.repeat(150) + 'com', '203.0.113.7']) refused(await check(uuid, sent), header);
+      // The header sent twice reaches the service as one list (Node joins them): refused, not read as the first.
+      refused(await rawCheck(uuid, [domain, `other-${domain}`]), header);
+      const parameter = 'The domain parameter does not name a host: send one host name such as shop.example.com.';
+      refused(await check(uuid).query({ domain: 'not a domain!' }), parameter);
+      refused(await check(uuid).send({ domain: '203.0.113.7' }), parameter);
     });
 
     it('an inactive domain is not registered (created inactive, or deactivated — visible at the next call)', async () => {

@@ -3967,7 +3967,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The calling domain could not be determined (`data.redirect_url` is set), or a malformed JSON body */
+            /** @description The calling domain could not be determined, or the X-Service-Domain header or domain parameter sent names no host (`data.redirect_url` is set); or a malformed JSON body */
             400: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -6325,7 +6325,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No domain was sent and action=check_project was not given */
+            /** @description No domain was sent, or the one sent names no host, and action=check_project was not given */
             400: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
