@@ -131,8 +131,16 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     return same(calls, servedAheadOfExpress);
   }
 
-  /** A fresh client address per call, so that the address-keyed allowances never run out between scenarios. */
-  const from = () => ({ 'X-Forwarded-For': `198.51.100.${Math.floor(Math.random() * 250) + 1}, 10.0.0.1` });
+  /**
+   * A fresh client address per call, so that the address-keyed allowances never run out between
+   * scenarios and the two apps' X-RateLimit-Remaining stay comparable (a random one of 250 was
+   * sometimes drawn twice, and the second call's count was off). 198.18.0.0/15: reserved for tests.
+   */
+  let clients = 0;
+  const from = () => {
+    clients++;
+    return { 'X-Forwarded-For': `198.18.${clients >> 8}.${clients & 255}, 10.0.0.1` };
+  };
   const withKey = (f: Fixture, extra: Record<string, string> = {}) => ({ ...from(), 'X-LICENSE-KEY': f.uuid, 'X-Service-Domain': f.domain, ...extra });
 
   const cases: [string, Scenario, FixtureOptions?][] = [
