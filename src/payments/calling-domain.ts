@@ -22,10 +22,15 @@ function hostPart(value: string): string {
 
 const usable = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
 
+/** X-Service-Domain as received (Node joins a header sent twice into one list). */
+function domainHeader(req: Request): string | undefined {
+  const header = req.headers['x-service-domain'];
+  return Array.isArray(header) ? header[0] : header;
+}
+
 /** The first source of the calling domain that names a host, read lazily (the header is the common case). */
 function rawCallingDomain(req: Request, configDomain: unknown): string | undefined {
-  const header = req.headers['x-service-domain'];
-  const sent = Array.isArray(header) ? header[0] : header;
+  const sent = domainHeader(req);
   if (usable(sent)) return sent;
   if (usable(configDomain)) return configDomain;
   const query = req.query?.domain;
@@ -74,8 +79,7 @@ export const PARAMETER_NOT_A_HOST = 'The domain parameter does not name a host: 
  * Only on that refusal: the runtime path's success costs nothing more.
  */
 export function noDomainMessage(req: Request, configDomain?: unknown): string {
-  const header = req.headers['x-service-domain'];
-  if (usable(Array.isArray(header) ? header[0] : header)) return HEADER_NOT_A_HOST;
+  if (usable(domainHeader(req))) return HEADER_NOT_A_HOST;
   if (usable(configDomain) || usable(req.query?.domain) || usable((req.body as { domain?: unknown } | undefined)?.domain)) return PARAMETER_NOT_A_HOST;
   return NO_DOMAIN;
 }
@@ -86,8 +90,7 @@ export function noDomainMessage(req: Request, configDomain?: unknown): string {
  * deactivation names what it frees (docs/decisions.md#activations).
  */
 export function namedDomain(req: Request): unknown {
-  const header = req.headers['x-service-domain'];
-  const sent = Array.isArray(header) ? header[0] : header;
+  const sent = domainHeader(req);
   if (usable(sent)) return sent;
   const body = (req.body as { domain?: unknown } | undefined)?.domain;
   if (body !== undefined && body !== null && body !== '') return body;

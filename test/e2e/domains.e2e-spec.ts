@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Response } from 'supertest';
 import { makeAccount, makeApiKey, makeDomain, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';

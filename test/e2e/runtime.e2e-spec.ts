@@ -631,7 +631,7 @@ describe('runtime payment checks', () => {
     });
 
     it('401 without an API key (a license key is not accepted); 403 for an unknown key, another owner’s key or another project’s scoped key', async () => {
-      const { key, project, uuid, domain } = await setup();
+      const { project, uuid, domain } = await setup();
       expectError(await byKey(undefined, project.id, domain.domain), 401);
       expectError(await byKey(undefined, project.id, domain.domain).set('X-LICENSE-KEY', uuid), 401);
       expectError(await byKey(undefined, project.id, domain.domain).query({ license: uuid }), 401);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import request, { type Response } from 'supertest';
-import { expectError, expectSuccess } from '../utils/envelope.js';
+import { expectSuccess } from '../utils/envelope.js';
 import { freePort, stop, waitFor } from '../utils/processes.js';
 import { createTestDatabase } from '../utils/test-app.js';
 
