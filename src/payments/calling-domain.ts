@@ -75,12 +75,13 @@ export const PARAMETER_NOT_A_HOST = 'The domain parameter does not name a host: 
 
 /**
  * Why callingDomain found no host, for the 400 that says so: the header, or the `domain` parameter,
- * was sent but names no host (sent twice, a list, an address, too long…), or nothing named one.
+ * was sent but names no host (sent twice, a list, an address, too long, not a string…), or nothing named one.
  * Only on that refusal: the runtime path's success costs nothing more.
  */
 export function noDomainMessage(req: Request, configDomain?: unknown): string {
   if (usable(domainHeader(req))) return HEADER_NOT_A_HOST;
-  if (usable(configDomain) || usable(req.query?.domain) || usable((req.body as { domain?: unknown } | undefined)?.domain)) return PARAMETER_NOT_A_HOST;
+  const sent = (value: unknown) => value !== undefined && value !== null && value !== '';
+  if (sent(configDomain) || sent(req.query?.domain) || sent((req.body as { domain?: unknown } | undefined)?.domain)) return PARAMETER_NOT_A_HOST;
   return NO_DOMAIN;
 }
 

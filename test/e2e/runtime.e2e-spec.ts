@@ -343,6 +343,7 @@ describe('runtime payment checks', () => {
       const parameter = 'The domain parameter does not name a host: send one host name such as shop.example.com.';
       refused(await check(uuid).query({ domain: 'not a domain!' }), parameter);
       refused(await check(uuid).send({ domain: '203.0.113.7' }), parameter);
+      for (const notText of [['a.example.com'], { host: 'a.example.com' }, 42]) refused(await check(uuid).send({ domain: notText }), parameter);
     });
 
     it('an inactive domain is not registered (created inactive, or deactivated — visible at the next call)', async () => {
