@@ -12,11 +12,15 @@ const sha256 = (data) => createHash('sha256').update(data).digest('hex');
 function publicKey(text) {
   if (!text) throw new Error('PUBLIC_KEY is required');
   if (text.includes('-----BEGIN')) return createPublicKey(text);
-  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(text, 'base64').toString('base64url') }, format: 'jwk' });
+  return createPublicKey({
+    key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(text, 'base64').toString('base64url') },
+    format: 'jwk',
+  });
 }
 
 try {
-  if (!LICENSEGATE_URL || !LICENSE_KEY || !PROJECT_ID) throw new Error('LICENSEGATE_URL, LICENSE_KEY and PROJECT_ID are required');
+  if (!LICENSEGATE_URL || !LICENSE_KEY || !PROJECT_ID)
+    throw new Error('LICENSEGATE_URL, LICENSE_KEY and PROJECT_ID are required');
   const key = publicKey(PUBLIC_KEY);
   const base = new URL(LICENSEGATE_URL.replace(/\/+$/, '').replace(/(\/api\/v1)?$/, '/api/v1'));
 
@@ -35,21 +39,36 @@ try {
     res = await fetch(url, { method: 'POST', headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
     body = Buffer.from(await res.arrayBuffer());
   } catch (err) {
-    if (err?.name === 'TimeoutError') throw new Error(`${base.href.replace(/\/$/, '')} did not answer within ${TIMEOUT_MS} ms`);
-    throw new Error(`could not reach ${base.href.replace(/\/$/, '')}: ${err?.cause?.message ?? err?.message}`);
+    if (err?.name === 'TimeoutError')
+      throw new Error(`${base.href.replace(/\/$/, '')} did not answer within ${TIMEOUT_MS} ms`);
+    throw new Error(
+      `could not reach ${base.href.replace(/\/$/, '')}: ${err?.cause?.message ?? err?.message}`,
+    );
   }
 
   // 2. The signature covers the date, our nonce, the request, the key and domain we sent, and the body's bytes.
   const date = res.headers.get('x-service-date');
   const signature = res.headers.get('x-service-signature');
-  if (!date || !signature?.startsWith('v1,')) throw new Error(`the answer (HTTP ${res.status}) is not signed`);
-  const text = ['LG1-ANSWER', date, nonce, `POST ${url.pathname}${url.search}`, sha256(LICENSE_KEY), SERVICE_DOMAIN ?? '', sha256(body)].join('\n');
+  if (!date || !signature?.startsWith('v1,'))
+    throw new Error(`the answer (HTTP ${res.status}) is not signed`);
+  const text = [
+    'LG1-ANSWER',
+    date,
+    nonce,
+    `POST ${url.pathname}${url.search}`,
+    sha256(LICENSE_KEY),
+    SERVICE_DOMAIN ?? '',
+    sha256(body),
+  ].join('\n');
   if (!verify(null, Buffer.from(text, 'utf8'), key, Buffer.from(signature.slice(3), 'base64'))) {
-    throw new Error('the answer\'s signature does not verify: altered in transit, or another project\'s key');
+    throw new Error("the answer's signature does not verify: altered in transit, or another project's key");
   }
-  if (Math.abs(Date.now() - Date.parse(date)) > MAX_SKEW_SECONDS * 1000) throw new Error(`the answer's date ${date} is more than ${MAX_SKEW_SECONDS} s from this clock`);
+  if (Math.abs(Date.now() - Date.parse(date)) > MAX_SKEW_SECONDS * 1000)
+    throw new Error(`the answer's date ${date} is more than ${MAX_SKEW_SECONDS} s from this clock`);
   const answer = JSON.parse(body.toString('utf8'));
-  console.log(`OK: signed answer verified (HTTP ${res.status}, signed at ${date}): ${JSON.stringify(answer.data)}`);
+  console.log(
+    `OK: signed answer verified (HTTP ${res.status}, signed at ${date}): ${JSON.stringify(answer.data)}`,
+  );
   if (res.status !== 200) throw new Error(`refused: ${answer.message}`);
 
   // 3. The token: LG1.<payload>.<signature over "LG1-TOKEN\n" + payload>, for this project, key and domain.
@@ -57,17 +76,29 @@ try {
   if (!answer.data.has_paid) {
     console.log('Not paid: no offline token.');
   } else if (!token) {
-    console.log('Paid, but no offline token: the project\'s offline_grace_hours is 0.');
+    console.log("Paid, but no offline token: the project's offline_grace_hours is 0.");
   } else {
     const [version, payloadPart, tokenSignature] = token.split('.');
-    if (version !== 'LG1' || !verify(null, Buffer.from(`LG1-TOKEN\n${payloadPart}`, 'utf8'), key, Buffer.from(tokenSignature, 'base64url'))) {
-      throw new Error('the offline token\'s signature does not verify');
+    if (
+      version !== 'LG1' ||
+      !verify(
+        null,
+        Buffer.from(`LG1-TOKEN\n${payloadPart}`, 'utf8'),
+        key,
+        Buffer.from(tokenSignature, 'base64url'),
+      )
+    ) {
+      throw new Error("the offline token's signature does not verify");
     }
     const payload = JSON.parse(Buffer.from(payloadPart, 'base64url').toString('utf8'));
-    if (String(payload.project_id) !== String(PROJECT_ID)) throw new Error(`the offline token is for project ${payload.project_id}, not ${PROJECT_ID}`);
-    if (payload.key_sha256 !== sha256(LICENSE_KEY)) throw new Error('the offline token is for another license key');
+    if (String(payload.project_id) !== String(PROJECT_ID))
+      throw new Error(`the offline token is for project ${payload.project_id}, not ${PROJECT_ID}`);
+    if (payload.key_sha256 !== sha256(LICENSE_KEY))
+      throw new Error('the offline token is for another license key');
     if (payload.exp * 1000 <= Date.now()) throw new Error('the offline token has expired');
-    console.log(`OK: offline token verified: license ${payload.license_id}, domain ${payload.domain ?? '(project check)'}, valid until ${new Date(payload.exp * 1000).toISOString()}`);
+    console.log(
+      `OK: offline token verified: license ${payload.license_id}, domain ${payload.domain ?? '(project check)'}, valid until ${new Date(payload.exp * 1000).toISOString()}`,
+    );
   }
 } catch (err) {
   console.error(`licensegate: ${err.message}`);

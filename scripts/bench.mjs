@@ -78,24 +78,46 @@ async function createDatabase(tag) {
   if (opts.db === 'sqlite') {
     const file = join(tmpdir(), `licensegate-bench-${tag}-${process.pid}.sqlite`);
     for (const ext of ['', '-wal', '-shm']) rmSync(file + ext, { force: true });
-    return { url: `sqlite:${file}`, drop: async () => ['', '-wal', '-shm'].forEach((e) => rmSync(file + e, { force: true })) };
+    return {
+      url: `sqlite:${file}`,
+      drop: async () => ['', '-wal', '-shm'].forEach((e) => rmSync(file + e, { force: true })),
+    };
   }
   const mysql = (await import('mysql2/promise')).default;
   const server = new URL(opts.mysqlUrl);
   const name = `lg_bench_${tag}_${process.pid}`;
-  const conn = () => mysql.createConnection({ host: server.hostname, port: Number(server.port || 3306), user: decodeURIComponent(server.username), password: decodeURIComponent(server.password) });
+  const conn = () =>
+    mysql.createConnection({
+      host: server.hostname,
+      port: Number(server.port || 3306),
+      user: decodeURIComponent(server.username),
+      password: decodeURIComponent(server.password),
+    });
   const admin = await conn();
   await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`);
   await admin.end();
   const url = new URL(opts.mysqlUrl);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: async () => { const c = await conn(); await c.query(`DROP DATABASE IF EXISTS \`${name}\``); await c.end(); } };
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = await conn();
+      await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await c.end();
+    },
+  };
 }
 
 async function insertChunked(ds, entity, rows, size = 500) {
   for (let i = 0; i < rows.length; i += size) {
-    await ds.createQueryBuilder().insert().into(entity).values(rows.slice(i, i + size)).updateEntity(false).execute();
+    await ds
+      .createQueryBuilder()
+      .insert()
+      .into(entity)
+      .values(rows.slice(i, i + size))
+      .updateEntity(false)
+      .execute();
   }
 }
 
@@ -105,30 +127,87 @@ async function seed(url, counts, extra = {}) {
   const config = loadConfig({ NODE_ENV: 'test', APP_KEY, DATABASE_URL: url }, () => undefined);
   const ds = await new DataSource(dataSourceOptions(url)).initialize();
   await ds.runMigrations();
-  await ds.getRepository(UserEntity).insert({ email: 'bench@example.test', name: 'bench', max_projects: null, can_create_licenses: true, webhooks_enabled: Boolean(extra.webhookUrl), license_defaults: null });
+  await ds.getRepository(UserEntity).insert({
+    email: 'bench@example.test',
+    name: 'bench',
+    max_projects: null,
+    can_create_licenses: true,
+    webhooks_enabled: Boolean(extra.webhookUrl),
+    license_defaults: null,
+  });
   const user = await ds.getRepository(UserEntity).findOneByOrFail({ email: 'bench@example.test' });
   const apiKey = `lg_${randomBytes(32).toString('base64url')}`;
-  await ds.getRepository(ApiKeyEntity).insert({ user_id: user.id, project_id: null, name: 'bench', prefix: apiKey.slice(0, 8), key_hash: sha256Hex(apiKey), expires_at: null, revoked_at: null, last_used_at: null });
+  await ds.getRepository(ApiKeyEntity).insert({
+    user_id: user.id,
+    project_id: null,
+    name: 'bench',
+    prefix: apiKey.slice(0, 8),
+    key_hash: sha256Hex(apiKey),
+    expires_at: null,
+    revoked_at: null,
+    last_used_at: null,
+  });
 
   // More global keys when asked (the soak spreads its management calls over them, under the default
   // limit of 600 a minute per key).
   const apiKeys = [apiKey];
   for (let k = 1; k < (extra.apiKeys ?? 1); k++) apiKeys.push(`lg_${randomBytes(32).toString('base64url')}`);
-  await insertChunked(ds, ApiKeyEntity, apiKeys.slice(1).map((key, k) => ({ user_id: user.id, project_id: null, name: `bench ${k + 1}`, prefix: key.slice(0, 8), key_hash: sha256Hex(key), expires_at: null, revoked_at: null, last_used_at: null })));
+  await insertChunked(
+    ds,
+    ApiKeyEntity,
+    apiKeys.slice(1).map((key, k) => ({
+      user_id: user.id,
+      project_id: null,
+      name: `bench ${k + 1}`,
+      prefix: key.slice(0, 8),
+      key_hash: sha256Hex(key),
+      expires_at: null,
+      revoked_at: null,
+      last_used_at: null,
+    })),
+  );
 
   const keys = [];
   const projects = [];
   for (let p = 0; p < counts.projects; p++) {
     const pair = newSigningKeyPair(config.appKey);
     keys.push(pair);
-    projects.push({ user_id: user.id, license_key_id: null, name: `Project ${p}`, slug: `project-${p}`, description: null, default_redirect_url: 'https://example.com/pay', logo_url: null, meta: {}, is_active: true, has_paid: p % 2 === 0, locked_at: null, lock_reason: null, signing_public_key: pair.publicPem, signing_private_key: pair.sealedPrivate, webhook_url: p < (extra.webhookProjects ?? 0) ? extra.webhookUrl : null, webhook_secret: p < (extra.webhookProjects ?? 0) ? sealSecret(config.appKey, 'whsec_' + randomBytes(24).toString('base64')) : null });
+    projects.push({
+      user_id: user.id,
+      license_key_id: null,
+      name: `Project ${p}`,
+      slug: `project-${p}`,
+      description: null,
+      default_redirect_url: 'https://example.com/pay',
+      logo_url: null,
+      meta: {},
+      is_active: true,
+      has_paid: p % 2 === 0,
+      locked_at: null,
+      lock_reason: null,
+      signing_public_key: pair.publicPem,
+      signing_private_key: pair.sealedPrivate,
+      webhook_url: p < (extra.webhookProjects ?? 0) ? extra.webhookUrl : null,
+      webhook_secret:
+        p < (extra.webhookProjects ?? 0)
+          ? sealSecret(config.appKey, 'whsec_' + randomBytes(24).toString('base64'))
+          : null,
+    });
   }
   await insertChunked(ds, ProjectEntity, projects, 200);
-  const projectIds = (await ds.getRepository(ProjectEntity).find({ select: { id: true }, order: { id: 'ASC' } })).map((p) => p.id);
+  const projectIds = (
+    await ds.getRepository(ProjectEntity).find({ select: { id: true }, order: { id: 'ASC' } })
+  ).map((p) => p.id);
 
   const domains = [];
   for (let d = 0; d < counts.domains; d++) {
-    domains.push({ project_id: projectIds[d % projectIds.length], domain: `shop${d}.example.com`, has_paid: d % 3 !== 0, is_active: true, is_primary: d < projectIds.length });
+    domains.push({
+      project_id: projectIds[d % projectIds.length],
+      domain: `shop${d}.example.com`,
+      has_paid: d % 3 !== 0,
+      is_active: true,
+      is_primary: d < projectIds.length,
+    });
   }
   await insertChunked(ds, DomainEntity, domains);
 
@@ -137,9 +216,27 @@ async function seed(url, counts, extra = {}) {
   for (let l = 0; l < counts.licenses; l++) {
     const uuid = randomUUID();
     const p = l % projectIds.length;
-    batch.push({ project_id: projectIds[p], user_id: user.id, uuid, uuid_hash: sha256Hex(uuid), title: `License ${l}`, domain_id: null, expires_at: null, max_domains: null, max_subdomains_per_domain: null, max_usage_per_day: null, allowed_ips: null, allowed_countries: null, is_test_license: false, allow_configs: false, validate_against: 'project_domains', revoked_at: null });
+    batch.push({
+      project_id: projectIds[p],
+      user_id: user.id,
+      uuid,
+      uuid_hash: sha256Hex(uuid),
+      title: `License ${l}`,
+      domain_id: null,
+      expires_at: null,
+      max_domains: null,
+      max_subdomains_per_domain: null,
+      max_usage_per_day: null,
+      allowed_ips: null,
+      allowed_countries: null,
+      is_test_license: false,
+      allow_configs: false,
+      validate_against: 'project_domains',
+      revoked_at: null,
+    });
     // The pool the load generator cycles through: licenses of projects that have domains.
-    if (pool.length < 1000 && p < Math.min(projectIds.length, counts.domains)) pool.push({ uuid, domain: `www.shop${p}.example.com` });
+    if (pool.length < 1000 && p < Math.min(projectIds.length, counts.domains))
+      pool.push({ uuid, domain: `www.shop${p}.example.com` });
     if (batch.length === 1000) await insertChunked(ds, LicenseEntity, batch.splice(0), 1000);
   }
   await insertChunked(ds, LicenseEntity, batch, 1000);
@@ -151,15 +248,39 @@ async function seed(url, counts, extra = {}) {
   const injectables = [];
   for (let i = 0; i < counts.injectables; i++) {
     const p = i % projectIds.length;
-    const fields = { project_id: projectIds[p], slug: `inj-${i}`, type: 'script', mode: 'inject', target_path: null, content_hash: hash };
-    injectables.push({ ...fields, title: null, validate_endpoint: null, content, file_path: null, is_active: true, only_if_paid: i % 2 === 0, meta: {}, signature: signEd25519(openPrivateKey(config.appKey, keys[p].sealedPrivate), signedMessage(fields)) });
+    const fields = {
+      project_id: projectIds[p],
+      slug: `inj-${i}`,
+      type: 'script',
+      mode: 'inject',
+      target_path: null,
+      content_hash: hash,
+    };
+    injectables.push({
+      ...fields,
+      title: null,
+      validate_endpoint: null,
+      content,
+      file_path: null,
+      is_active: true,
+      only_if_paid: i % 2 === 0,
+      meta: {},
+      signature: signEd25519(openPrivateKey(config.appKey, keys[p].sealedPrivate), signedMessage(fields)),
+    });
   }
   await insertChunked(ds, InjectableEntity, injectables, 200);
   const projectId = projectIds[0];
   // A few licenses and domains of the first projects by id, for management reads and writes.
-  const writable = await ds.getRepository(LicenseEntity).find({ select: { id: true, project_id: true }, where: projectIds.slice(0, extra.webhookProjects ?? 1).map((id) => ({ project_id: id })), take: 200, order: { id: 'ASC' } });
+  const writable = await ds.getRepository(LicenseEntity).find({
+    select: { id: true, project_id: true },
+    where: projectIds.slice(0, extra.webhookProjects ?? 1).map((id) => ({ project_id: id })),
+    take: 200,
+    order: { id: 'ASC' },
+  });
   await ds.destroy();
-  log(`seeded ${counts.licenses} licenses, ${counts.projects} projects, ${counts.domains} domains, ${counts.injectables} injectables in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(
+    `seeded ${counts.licenses} licenses, ${counts.projects} projects, ${counts.domains} domains, ${counts.injectables} injectables in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   return { apiKey, apiKeys, pool, projectId, projectIds, writable };
 }
 
@@ -187,7 +308,11 @@ function startServer(url, port, extraEnv = {}, root = null) {
       THROTTLE_API_LIMIT: '1000000000',
       THROTTLE_RUNTIME_LIMIT: '1000000000',
       ...(opts.workers > 1
-        ? { CLUSTER_WORKERS: String(opts.workers), REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: `lg-bench-${process.pid}-${port}:` }
+        ? {
+            CLUSTER_WORKERS: String(opts.workers),
+            REDIS_URL: opts.redisUrl,
+            REDIS_KEY_PREFIX: `lg-bench-${process.pid}-${port}:`,
+          }
         : { CLUSTER_WORKERS: '1' }),
       ...extraEnv,
     },
@@ -215,7 +340,11 @@ const peakRss = (pid) => {
 const serverRss = (pid) => {
   let children = [];
   try {
-    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   } catch {}
   return [pid, ...children].reduce((sum, p) => sum + peakRss(p), 0);
 };
@@ -246,14 +375,26 @@ async function drive(port, scenario, warmup, pid = null) {
   // (every license of the pool, however long their first loads take), then `warmup` seconds more.
   // In the measured run all connections walk the list from its start together.
   let next = 0;
-  const rotating = [{ ...requests[0], setupRequest: (req) => ({ ...req, headers: requests[next++ % requests.length].headers }) }];
+  const rotating = [
+    {
+      ...requests[0],
+      setupRequest: (req) => ({ ...req, headers: requests[next++ % requests.length].headers }),
+    },
+  ];
   if (requests.length > 1) await autocannon({ ...base, requests: rotating, amount: requests.length });
   await autocannon({ ...base, requests: rotating, duration: warmup });
   // The server's CPU time per answer: unlike req/s, it does not move when other tenants take the cores.
   const cpuBefore = pid === null ? NaN : cpuSeconds(pid);
   const result = await autocannon({ ...base, requests, duration: opts.duration });
   const cpuUs = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, cpuUs };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    cpuUs,
+  };
 }
 
 /**
@@ -269,7 +410,9 @@ async function runScenarios(url, seedInfo, list, port, root = null) {
     const [rootScenario, ...rest] = list;
     const measure = async (scenario, warmup) => {
       const r = await drive(port, scenario, warmup, opts.workers > 1 ? null : server.pid);
-      log(`${scenario.name}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms server CPU ${r.cpuUs.toFixed(0)} µs/req${r.non2xx ? ` non2xx ${r.non2xx}` : ''}`);
+      log(
+        `${scenario.name}: ${Math.round(r.rps)} req/s p50 ${r.p50} ms p99 ${r.p99} ms server CPU ${r.cpuUs.toFixed(0)} µs/req${r.non2xx ? ` non2xx ${r.non2xx}` : ''}`,
+      );
       return { name: scenario.name, ...r, rss: serverRss(server.pid) };
     };
     let before = await measure(rootScenario, opts.warmup);
@@ -310,8 +453,14 @@ const runtime = (info, query) => ({
 const NONCES_PER_LICENSE = 4;
 const signedRuntime = (info, query) => {
   const plain = runtime(info, query);
-  const nonces = Array.from({ length: info.pool.length * NONCES_PER_LICENSE }, () => randomBytes(24).toString('base64url'));
-  return { ...plain, variants: nonces.length, headers: (i) => ({ ...plain.headers(i), 'x-service-nonce': nonces[i] }) };
+  const nonces = Array.from({ length: info.pool.length * NONCES_PER_LICENSE }, () =>
+    randomBytes(24).toString('base64url'),
+  );
+  return {
+    ...plain,
+    variants: nonces.length,
+    headers: (i) => ({ ...plain.headers(i), 'x-service-nonce': nonces[i] }),
+  };
 };
 
 function scenarios(info) {
@@ -321,15 +470,31 @@ function scenarios(info) {
     { name: 'has-paid signed (nonce per request)', ...signedRuntime(info, '') },
     { name: 'has-paid action=check_project', ...runtime(info, '?action=check_project') },
     { name: 'has-paid include=injectables', ...runtime(info, '?action=check_project&include=injectables') },
-    { name: 'GET /injectable/stream', method: 'GET', path: '/api/v1/injectable/stream', variants: info.pool.length, headers: (i) => ({ 'x-license-key': info.pool[i % info.pool.length].uuid }) },
-    { name: 'GET /project/{id}/licenses', method: 'GET', path: `/api/v1/project/${info.projectId}/licenses`, headers: () => ({ 'x-api-key': info.apiKey }) },
+    {
+      name: 'GET /injectable/stream',
+      method: 'GET',
+      path: '/api/v1/injectable/stream',
+      variants: info.pool.length,
+      headers: (i) => ({ 'x-license-key': info.pool[i % info.pool.length].uuid }),
+    },
+    {
+      name: 'GET /project/{id}/licenses',
+      method: 'GET',
+      path: `/api/v1/project/${info.projectId}/licenses`,
+      headers: () => ({ 'x-api-key': info.apiKey }),
+    },
   ];
 }
 
 function table(rows) {
-  const lines = ['| scenario | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MB | GET / around it, req/s | × GET / |', '|---|---:|---:|---:|---:|---:|---:|---:|'];
+  const lines = [
+    '| scenario | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MB | GET / around it, req/s | × GET / |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
   for (const r of rows) {
-    lines.push(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Number.isFinite(r.cpuUs) ? r.cpuUs.toFixed(0) : '–'} | ${r.rss.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`);
+    lines.push(
+      `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${Number.isFinite(r.cpuUs) ? r.cpuUs.toFixed(0) : '–'} | ${r.rss.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -343,9 +508,20 @@ const port = 3900 + (process.pid % 50);
  */
 async function redisPair(url, info, basePort) {
   const { Redis } = await import('ioredis');
-  const probe = new Redis(opts.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1000 });
+  const probe = new Redis(opts.redisUrl, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   probe.on('error', () => undefined);
-  const reachable = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+  const reachable = await probe
+    .connect()
+    .then(() => probe.ping())
+    .then(
+      () => true,
+      () => false,
+    );
   probe.disconnect();
   if (!reachable) {
     console.log(`\nhas-paid with and without Redis: skipped, no Redis at ${opts.redisUrl} (--redis-url)`);
@@ -353,17 +529,26 @@ async function redisPair(url, info, basePort) {
   }
   const setups = [
     { name: 'no Redis', port: basePort, env: {} },
-    { name: 'REDIS_URL', port: basePort + 1, env: { REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: `lg-bench-pair-${process.pid}:` } },
+    {
+      name: 'REDIS_URL',
+      port: basePort + 1,
+      env: { REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: `lg-bench-pair-${process.pid}:` },
+    },
   ];
   const servers = setups.map((setup) => startServer(url, setup.port, setup.env));
   const scenario = { name: 'has-paid (license + domain)', ...runtime(info, '') };
   try {
     await Promise.all(setups.map((setup) => waitReady(setup.port)));
     const title = `has-paid (license + domain) with and without Redis: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, both servers up throughout`;
-    await alternating(title, setups.map((setup) => ({ ...setup, scenario })));
+    await alternating(
+      title,
+      setups.map((setup) => ({ ...setup, scenario })),
+    );
   } finally {
     for (const server of servers) server.kill('SIGTERM');
-    await Promise.all(servers.map((server) => new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)))));
+    await Promise.all(
+      servers.map((server) => new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)))),
+    );
   }
 }
 
@@ -378,7 +563,11 @@ async function signedPair(url, info, port) {
     const title = `has-paid (license + domain) unsigned and signed: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, one server`;
     await alternating(title, [
       { name: 'unsigned', port, scenario: { name: 'has-paid (license + domain)', ...runtime(info, '') } },
-      { name: 'signed (nonce per request)', port, scenario: { name: 'has-paid signed (nonce per request)', ...signedRuntime(info, '') } },
+      {
+        name: 'signed (nonce per request)',
+        port,
+        scenario: { name: 'has-paid signed (nonce per request)', ...signedRuntime(info, '') },
+      },
     ]);
   } finally {
     server.kill('SIGTERM');
@@ -397,17 +586,27 @@ async function alternating(title, entries) {
     const order = r % 2 === 0 ? entries.map((_, i) => i) : entries.map((_, i) => entries.length - 1 - i);
     for (const i of order) {
       const result = await drive(entries[i].port, entries[i].scenario, r === 0 ? opts.warmup : 1);
-      log(`round ${r + 1}, ${entries[i].name}: ${Math.round(result.rps)} req/s p50 ${result.p50} ms p99 ${result.p99} ms${result.non2xx ? ` non2xx ${result.non2xx}` : ''}`);
+      log(
+        `round ${r + 1}, ${entries[i].name}: ${Math.round(result.rps)} req/s p50 ${result.p50} ms p99 ${result.p99} ms${result.non2xx ? ` non2xx ${result.non2xx}` : ''}`,
+      );
       rounds[i].push(result);
     }
   }
   const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
-  const summary = rounds.map((list) => ({ rps: mean(list.map((x) => x.rps)), p99: list.map((x) => x.p99), rounds: list.map((x) => Math.round(x.rps)) }));
+  const summary = rounds.map((list) => ({
+    rps: mean(list.map((x) => x.rps)),
+    p99: list.map((x) => x.p99),
+    rounds: list.map((x) => Math.round(x.rps)),
+  }));
   console.log(`\n${title}\n`);
-  console.log(`| setup | req/s (mean) | each round | p99 ms, each round | median p99 ms | × ${entries[0].name} |\n|---|---:|---|---|---:|---:|`);
+  console.log(
+    `| setup | req/s (mean) | each round | p99 ms, each round | median p99 ms | × ${entries[0].name} |\n|---|---:|---|---|---:|---:|`,
+  );
   entries.forEach((entry, i) => {
     const { rps, rounds: each, p99 } = summary[i];
-    console.log(`| ${entry.name} | ${Math.round(rps)} | ${each.join(', ')} | ${p99.join(', ')} | ${median(p99)} | ${(rps / summary[0].rps).toFixed(2)} |`);
+    console.log(
+      `| ${entry.name} | ${Math.round(rps)} | ${each.join(', ')} | ${p99.join(', ')} | ${median(p99)} | ${(rps / summary[0].rps).toFixed(2)} |`,
+    );
   });
 }
 
@@ -451,7 +650,12 @@ async function soak(minutes, port) {
     const requests = soakRequests(info);
     const window = { responses: 0, byClass: { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 } };
     const totals = { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
-    const run = autocannon({ url: `http://127.0.0.1:${port}`, connections: opts.connections, requests, duration: minutes * 60 });
+    const run = autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections: opts.connections,
+      requests,
+      duration: minutes * 60,
+    });
     run.on('response', (_client, status) => {
       const cls = `${Math.floor(status / 100)}xx`;
       window.responses++;
@@ -462,8 +666,11 @@ async function soak(minutes, port) {
     let lastLines = 0;
     let lastReceived = 0;
     const sample = async () => {
-      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).catch(() => '');
-      const metric = (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+      const metrics = await fetch(`http://127.0.0.1:${port}/metrics`)
+        .then((r) => r.text())
+        .catch(() => '');
+      const metric = (name) =>
+        Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(metrics)?.[1] ?? NaN);
       const row = {
         t: Math.round((Date.now() - started) / 1000),
         rps: Math.round(window.responses / 10),
@@ -483,28 +690,52 @@ async function soak(minutes, port) {
       window.responses = 0;
       window.byClass = { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
       samples.push(row);
-      log(`t=${row.t}s ${row.rps} req/s rss ${row.rss.toFixed(0)} MB lag p99 ${row.lagP99.toFixed(1)} ms non-2xx ${row.non2xx} 5xx ${row.status5xx} log lines ${row.logLines} dropped ${row.dropped} webhooks ${row.webhooks} heap ${row.heap.toFixed(0)}/${row.heapTotal.toFixed(0)} MB external ${row.external.toFixed(0)} MB`);
+      log(
+        `t=${row.t}s ${row.rps} req/s rss ${row.rss.toFixed(0)} MB lag p99 ${row.lagP99.toFixed(1)} ms non-2xx ${row.non2xx} 5xx ${row.status5xx} log lines ${row.logLines} dropped ${row.dropped} webhooks ${row.webhooks} heap ${row.heap.toFixed(0)}/${row.heapTotal.toFixed(0)} MB external ${row.external.toFixed(0)} MB`,
+      );
     };
     const timer = setInterval(() => void sample(), 10_000);
     await run;
     clearInterval(timer);
     const rows = samples;
-    console.log(`\nSoak: ${minutes} min, ${opts.connections} connections, ${opts.db}, npm start's defaults (LOG_LEVEL=info, default rate limits) but WEBHOOK_ALLOW_PRIVATE=true\n`);
-    console.log('| t (s) | req/s | RSS MB | event-loop p99 ms | non-2xx | 5xx | log lines | dropped (total) | webhooks |');
+    console.log(
+      `\nSoak: ${minutes} min, ${opts.connections} connections, ${opts.db}, npm start's defaults (LOG_LEVEL=info, default rate limits) but WEBHOOK_ALLOW_PRIVATE=true\n`,
+    );
+    console.log(
+      '| t (s) | req/s | RSS MB | event-loop p99 ms | non-2xx | 5xx | log lines | dropped (total) | webhooks |',
+    );
     console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const r of rows) console.log(`| ${r.t} | ${r.rps} | ${r.rss.toFixed(0)} | ${r.lagP99.toFixed(1)} | ${r.non2xx} | ${r.status5xx} | ${r.logLines} | ${r.dropped} | ${r.webhooks} |`);
-    const at = (sec) => rows.reduce((best, r) => (Math.abs(r.t - sec) < Math.abs(best.t - sec) ? r : best), rows[0]);
+    for (const r of rows)
+      console.log(
+        `| ${r.t} | ${r.rps} | ${r.rss.toFixed(0)} | ${r.lagP99.toFixed(1)} | ${r.non2xx} | ${r.status5xx} | ${r.logLines} | ${r.dropped} | ${r.webhooks} |`,
+      );
+    const at = (sec) =>
+      rows.reduce((best, r) => (Math.abs(r.t - sec) < Math.abs(best.t - sec) ? r : best), rows[0]);
     const from = at(120);
     const to = rows[rows.length - 1];
     const maxRss = Math.max(...rows.map((r) => r.rss));
     const drift = ((to.rss - from.rss) / from.rss) * 100;
     const lagSorted = rows.map((r) => r.lagP99).sort((a, b) => a - b);
-    console.log(`\nRSS at ${from.t} s ${from.rss.toFixed(0)} MB, at ${to.t} s ${to.rss.toFixed(0)} MB (${drift >= 0 ? '+' : ''}${drift.toFixed(1)} %), peak ${maxRss.toFixed(0)} MB; ` +
-      `req/s median ${median(rows.map((r) => r.rps))}; event-loop p99 median ${median(lagSorted).toFixed(1)} ms, worst ${lagSorted[lagSorted.length - 1].toFixed(1)} ms; ` +
-      `answers ${Object.entries(totals).map(([k, v]) => `${k} ${v}`).join(', ')}; log lines read ${logs.lines}, dropped ${to.dropped}; webhooks received ${received.count}`);
-    console.log(`flat within 10 % from minute 2: ${Math.abs(drift) <= 10 ? 'yes' : 'NO'}; under 250 MB: ${maxRss < 250 ? 'yes' : 'NO'}`);
+    console.log(
+      `\nRSS at ${from.t} s ${from.rss.toFixed(0)} MB, at ${to.t} s ${to.rss.toFixed(0)} MB (${drift >= 0 ? '+' : ''}${drift.toFixed(1)} %), peak ${maxRss.toFixed(0)} MB; ` +
+        `req/s median ${median(rows.map((r) => r.rps))}; event-loop p99 median ${median(lagSorted).toFixed(1)} ms, worst ${lagSorted[lagSorted.length - 1].toFixed(1)} ms; ` +
+        `answers ${Object.entries(totals)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(
+            ', ',
+          )}; log lines read ${logs.lines}, dropped ${to.dropped}; webhooks received ${received.count}`,
+    );
+    console.log(
+      `flat within 10 % from minute 2: ${Math.abs(drift) <= 10 ? 'yes' : 'NO'}; under 250 MB: ${maxRss < 250 ? 'yes' : 'NO'}`,
+    );
     const file = opts.svg ?? `soak-${new Date().toISOString().slice(0, 10)}.svg`;
-    writeFileSync(file, soakChart(rows, `LicenseGate soak ${new Date().toISOString().slice(0, 10)}: ${minutes} min, ${opts.connections} connections, ${opts.db}, npm start defaults`));
+    writeFileSync(
+      file,
+      soakChart(
+        rows,
+        `LicenseGate soak ${new Date().toISOString().slice(0, 10)}: ${minutes} min, ${opts.connections} connections, ${opts.db}, npm start defaults`,
+      ),
+    );
     console.log(`chart: ${file}`);
   } finally {
     child.kill('SIGTERM');
@@ -515,7 +746,8 @@ async function soak(minutes, port) {
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const currentRss = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+const currentRss = (pid) =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 
 function soakRequests(info) {
   const list = [];
@@ -529,13 +761,33 @@ function soakRequests(info) {
     const w = licenses[i % licenses.length];
     const slot = i % 20;
     if (slot < 13) list.push({ method: 'POST', path: '/api/v1/project/has-paid', headers: runtimeHeaders });
-    else if (slot === 13) list.push({ method: 'POST', path: '/api/v1/project/has-paid?action=check_project&include=injectables', headers: runtimeHeaders });
-    else if (slot === 14) list.push({ method: 'GET', path: '/api/v1/injectable/stream', headers: { 'x-license-key': l.uuid } });
-    else if (slot === 15) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}`, headers: key() });
-    else if (slot === 16) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/licenses`, headers: key() });
-    else if (slot === 17) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/domains`, headers: key() });
-    else if (slot === 18) list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/webhook-deliveries?per_page=10`, headers: key() });
-    else list.push({ method: 'PATCH', path: `/api/v1/project/${w.project_id}/licenses/${w.id}`, headers: { ...json, ...key() }, body: JSON.stringify({ max_usage_per_day: null }) });
+    else if (slot === 13)
+      list.push({
+        method: 'POST',
+        path: '/api/v1/project/has-paid?action=check_project&include=injectables',
+        headers: runtimeHeaders,
+      });
+    else if (slot === 14)
+      list.push({ method: 'GET', path: '/api/v1/injectable/stream', headers: { 'x-license-key': l.uuid } });
+    else if (slot === 15)
+      list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}`, headers: key() });
+    else if (slot === 16)
+      list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/licenses`, headers: key() });
+    else if (slot === 17)
+      list.push({ method: 'GET', path: `/api/v1/project/${w.project_id}/domains`, headers: key() });
+    else if (slot === 18)
+      list.push({
+        method: 'GET',
+        path: `/api/v1/project/${w.project_id}/webhook-deliveries?per_page=10`,
+        headers: key(),
+      });
+    else
+      list.push({
+        method: 'PATCH',
+        path: `/api/v1/project/${w.project_id}/licenses/${w.id}`,
+        headers: { ...json, ...key() },
+        body: JSON.stringify({ max_usage_per_day: null }),
+      });
   }
   return list;
 }
@@ -555,22 +807,37 @@ function soakChart(rows, title) {
     { label: 'answers per second', value: (r) => r.rps, color: '#2ca02c' },
     { label: 'event-loop delay p99 (ms)', value: (r) => r.lagP99, color: '#d62728' },
   ];
-  const parts = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${top + series.length * (panel + gap)}" font-family="sans-serif" font-size="12">`,
-    `<rect width="100%" height="100%" fill="white"/>`, `<text x="${left}" y="20" font-size="14">${title}</text>`];
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${top + series.length * (panel + gap)}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${left}" y="20" font-size="14">${title}</text>`,
+  ];
   series.forEach((s, i) => {
     const y0 = top + i * (panel + gap);
     const values = rows.map(s.value).filter((v) => Number.isFinite(v));
     const vMax = Math.max(...values, s.limit ?? 0) * 1.1 || 1;
     const y = (v) => y0 + panel - (panel * v) / vMax;
     parts.push(`<text x="${left}" y="${y0 - 6}">${s.label}</text>`);
-    parts.push(`<line x1="${left}" y1="${y0 + panel}" x2="${width - right}" y2="${y0 + panel}" stroke="#999"/><line x1="${left}" y1="${y0}" x2="${left}" y2="${y0 + panel}" stroke="#999"/>`);
-    for (const frac of [0, 0.5, 1]) parts.push(`<text x="${left - 6}" y="${y(vMax * frac / 1.1) + 4}" text-anchor="end">${Math.round((vMax * frac) / 1.1)}</text>`);
-    if (s.limit) parts.push(`<line x1="${left}" y1="${y(s.limit)}" x2="${width - right}" y2="${y(s.limit)}" stroke="${s.color}" stroke-dasharray="4 4" opacity="0.6"/>`);
-    const points = rows.filter((r) => Number.isFinite(s.value(r))).map((r) => `${x(r.t).toFixed(1)},${y(s.value(r)).toFixed(1)}`).join(' ');
+    parts.push(
+      `<line x1="${left}" y1="${y0 + panel}" x2="${width - right}" y2="${y0 + panel}" stroke="#999"/><line x1="${left}" y1="${y0}" x2="${left}" y2="${y0 + panel}" stroke="#999"/>`,
+    );
+    for (const frac of [0, 0.5, 1])
+      parts.push(
+        `<text x="${left - 6}" y="${y((vMax * frac) / 1.1) + 4}" text-anchor="end">${Math.round((vMax * frac) / 1.1)}</text>`,
+      );
+    if (s.limit)
+      parts.push(
+        `<line x1="${left}" y1="${y(s.limit)}" x2="${width - right}" y2="${y(s.limit)}" stroke="${s.color}" stroke-dasharray="4 4" opacity="0.6"/>`,
+      );
+    const points = rows
+      .filter((r) => Number.isFinite(s.value(r)))
+      .map((r) => `${x(r.t).toFixed(1)},${y(s.value(r)).toFixed(1)}`)
+      .join(' ');
     parts.push(`<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${points}"/>`);
   });
   const yAxis = top + series.length * (panel + gap) - gap + 16;
-  for (let m = 0; m <= tMax / 60; m++) parts.push(`<text x="${x(m * 60)}" y="${yAxis}" text-anchor="middle">${m} min</text>`);
+  for (let m = 0; m <= tMax / 60; m++)
+    parts.push(`<text x="${x(m * 60)}" y="${yAxis}" text-anchor="middle">${m} min</text>`);
   parts.push('</svg>');
   return parts.join('\n');
 }
@@ -609,10 +876,16 @@ async function compare(baseline, port) {
         for (const row of rows) runs.push({ round, build: build.name, ...row });
       }
     }
-    console.log(`\nbaseline: ${baseline}; ${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.rounds} rounds\n`);
-    console.log('| round | build | scenario | req/s | p50 ms | p99 ms | server CPU µs/req | GET / around it, req/s | × GET / |\n|---:|---|---|---:|---:|---:|---:|---:|---:|');
+    console.log(
+      `\nbaseline: ${baseline}; ${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.rounds} rounds\n`,
+    );
+    console.log(
+      '| round | build | scenario | req/s | p50 ms | p99 ms | server CPU µs/req | GET / around it, req/s | × GET / |\n|---:|---|---|---:|---:|---:|---:|---:|---:|',
+    );
     for (const r of runs) {
-      console.log(`| ${r.round} | ${r.build} | ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.cpuUs.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`);
+      console.log(
+        `| ${r.round} | ${r.build} | ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.cpuUs.toFixed(0)} | ${Math.round(r.root)} | ${(r.rps / r.root).toFixed(2)} |`,
+      );
     }
     // Medians (of an even count, the mean of the middle two): one round caught in a slow phase of the VM moves a mean, not a median.
     const middle = (values) => {
@@ -620,11 +893,18 @@ async function compare(baseline, port) {
       const half = Math.floor(sorted.length / 2);
       return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
     };
-    console.log('\n| scenario | baseline × GET / | this build × GET / | change | baseline CPU µs/req | this build CPU µs/req | change |\n|---|---:|---:|---:|---:|---:|---:|');
-    const pct = (before, after) => `${after >= before ? '+' : ''}${((after / before - 1) * 100).toFixed(1)} %`;
+    console.log(
+      '\n| scenario | baseline × GET / | this build × GET / | change | baseline CPU µs/req | this build CPU µs/req | change |\n|---|---:|---:|---:|---:|---:|---:|',
+    );
+    const pct = (before, after) =>
+      `${after >= before ? '+' : ''}${((after / before - 1) * 100).toFixed(1)} %`;
     for (const scenario of list.slice(1)) {
-      const of = (build, value) => middle(runs.filter((r) => r.build === build && r.name === scenario.name).map(value));
-      const [ratioBefore, ratioAfter] = [of('baseline', (r) => r.rps / r.root), of('this build', (r) => r.rps / r.root)];
+      const of = (build, value) =>
+        middle(runs.filter((r) => r.build === build && r.name === scenario.name).map(value));
+      const [ratioBefore, ratioAfter] = [
+        of('baseline', (r) => r.rps / r.root),
+        of('this build', (r) => r.rps / r.root),
+      ];
       const [cpuBefore, cpuAfter] = [of('baseline', (r) => r.cpuUs), of('this build', (r) => r.cpuUs)];
       console.log(
         `| ${scenario.name} | ${ratioBefore.toFixed(2)} | ${ratioAfter.toFixed(2)} | ${pct(ratioBefore, ratioAfter)} | ${cpuBefore.toFixed(0)} | ${cpuAfter.toFixed(0)} | ${pct(cpuBefore, cpuAfter)} |`,
@@ -641,20 +921,27 @@ if (opts.soak > 0) {
 }
 
 if (opts.baseline) {
-  console.log(`LicenseGate bench, this build against ${opts.baseline} — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
+  console.log(
+    `LicenseGate bench, this build against ${opts.baseline} — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`,
+  );
   await compare(resolve(opts.baseline), port);
   process.exit(0);
 }
 
-console.log(`LicenseGate bench — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.workers > 1 ? `${opts.workers} workers + Redis, ` : ''}${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`);
+console.log(
+  `LicenseGate bench — ${new Date().toISOString()} — node ${process.version} ${startFlags().join(' ')}, ${opts.db}, ${opts.workers > 1 ? `${opts.workers} workers + Redis, ` : ''}${opts.connections} connections, ${opts.duration} s after ${opts.warmup} s warm-up`,
+);
 const main = await createDatabase('main');
 try {
   const info = await seed(main.url, opts);
   const list = scenarios(info).filter((s, i) => i === 0 || !opts.only || s.name.includes(opts.only));
   const rows = await runScenarios(main.url, info, list, port);
-  console.log(`\n${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.injectables} injectables\n`);
+  console.log(
+    `\n${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.injectables} injectables\n`,
+  );
   console.log(table(rows));
-  if (opts.signedPair && opts.workers === 1 && (!opts.only || 'has-paid signed'.includes(opts.only))) await signedPair(main.url, info, port + 4);
+  if (opts.signedPair && opts.workers === 1 && (!opts.only || 'has-paid signed'.includes(opts.only)))
+    await signedPair(main.url, info, port + 4);
   if (opts.redisPair && opts.workers === 1) await redisPair(main.url, info, port + 2);
 } finally {
   await main.drop();
@@ -674,6 +961,7 @@ if (opts.growth) {
   }
   console.log('\nhas-paid (license + domain) as the license table grows\n');
   console.log('| licenses | req/s | p99 ms | × GET / |\n|---:|---:|---:|---:|');
-  for (const r of results) console.log(`| ${r.licenses} | ${Math.round(r.rps)} | ${r.p99} | ${(r.rps / r.root).toFixed(2)} |`);
+  for (const r of results)
+    console.log(`| ${r.licenses} | ${Math.round(r.rps)} | ${r.p99} | ${(r.rps / r.root).toFixed(2)} |`);
   console.log(`\n1M vs 1k: ${((results[1].rps / results[0].rps - 1) * 100).toFixed(1)} %`);
 }

@@ -15,5 +15,7 @@ function newest(dir) {
 const sources = Math.max(newest('src'), statSync('package.json').mtimeMs, statSync('tsconfig.json').mtimeMs);
 if (!existsSync(target) || statSync(target).mtimeMs < sources) {
   process.stderr.write('building (tsc)…\n');
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: ['ignore', 2, 2] });
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+    stdio: ['ignore', 2, 2],
+  });
 }

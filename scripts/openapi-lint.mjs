@@ -16,11 +16,15 @@ try {
   process.exit(1);
 }
 
-const run = spawnSync(process.execPath, [cli, 'lint', 'openapi.json', '--format=json', '--max-problems=1000'], {
-  cwd: root,
-  encoding: 'utf8',
-  env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-});
+const run = spawnSync(
+  process.execPath,
+  [cli, 'lint', 'openapi.json', '--format=json', '--max-problems=1000'],
+  {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  },
+);
 let report;
 try {
   report = JSON.parse(run.stdout);
@@ -30,11 +34,15 @@ try {
 }
 for (const problem of report.problems) {
   const where = problem.location?.[0];
-  process.stderr.write(`${problem.severity} ${problem.ruleId} openapi.json:${where?.start?.line ?? '?'} ${where?.pointer ?? ''}: ${problem.message}\n`);
+  process.stderr.write(
+    `${problem.severity} ${problem.ruleId} openapi.json:${where?.start?.line ?? '?'} ${where?.pointer ?? ''}: ${problem.message}\n`,
+  );
 }
 const { errors, warnings } = report.totals;
 if (errors + warnings > 0) {
-  process.stderr.write(`openapi.json: ${errors} error(s), ${warnings} warning(s) under Redocly ${report.version}'s recommended rules.\n`);
+  process.stderr.write(
+    `openapi.json: ${errors} error(s), ${warnings} warning(s) under Redocly ${report.version}'s recommended rules.\n`,
+  );
   process.exit(1);
 }
 process.stdout.write(`openapi.json: no problems under Redocly ${report.version}'s recommended rules.\n`);

@@ -19,7 +19,8 @@ const { NestFactory } = await import('@nestjs/core');
 const { AppModule } = await import('../dist/src/app.module.js');
 const { setupApp } = await import('../dist/src/app.setup.js');
 const { loadConfig } = await import('../dist/src/config/app-config.js');
-const { buildOpenApiDocument, serializeOpenApiDocument } = await import('../dist/src/common/openapi/document.js');
+const { buildOpenApiDocument, serializeOpenApiDocument } =
+  await import('../dist/src/common/openapi/document.js');
 
 const config = loadConfig(
   {
@@ -56,6 +57,8 @@ if (committed !== null) {
   const a = committed.split('\n');
   const b = text.split('\n');
   const first = a.findIndex((line, i) => line !== b[i]);
-  process.stderr.write(`first difference at line ${first + 1}:\n  committed: ${a[first] ?? '<end of file>'}\n  generated: ${b[first] ?? '<end of file>'}\n`);
+  process.stderr.write(
+    `first difference at line ${first + 1}:\n  committed: ${a[first] ?? '<end of file>'}\n  generated: ${b[first] ?? '<end of file>'}\n`,
+  );
 }
 process.exit(1);

@@ -41,7 +41,10 @@ export class AppModule {
           ...(logsRequests(env) ? {} : { forRoutes: [] }),
         }),
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ ...dataSourceOptions(env.DATABASE_URL, { service: true }), migrationsRun: true }),
+          useFactory: () => ({
+            ...dataSourceOptions(env.DATABASE_URL, { service: true }),
+            migrationsRun: true,
+          }),
           dataSourceFactory: (options) => openDataSource(options!),
         }),
         ThrottlerModule.forRootAsync({ inject: [AppConfig, RedisService], useFactory: throttlerOptions }),

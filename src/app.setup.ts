@@ -8,7 +8,14 @@ import { EnvelopeInterceptor } from './common/http/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/http/exception.filter.js';
 import { crossOrigin } from './common/http/cors.js';
 import { boundLargeAnswers, configureHttpServer } from './common/http/http-server.js';
-import { contentType, hostHeader, objectBody, outsideApi, requestId, utf8Only } from './common/http/middlewares.js';
+import {
+  contentType,
+  hostHeader,
+  objectBody,
+  outsideApi,
+  requestId,
+  utf8Only,
+} from './common/http/middlewares.js';
 import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
@@ -18,7 +25,10 @@ import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.j
  * Everything main.ts and the e2e tests share: prefix, parsers, pipes, the envelope pair, docs.
  * The app must be created with `bodyParser: false` so that parse errors reach our handler.
  */
-export function setupApp(app: INestApplication, options: { runtimeFastPath?: boolean } = {}): INestApplication {
+export function setupApp(
+  app: INestApplication,
+  options: { runtimeFastPath?: boolean } = {},
+): INestApplication {
   const config = app.get(AppConfig);
   const express_ = app as NestExpressApplication;
   const logger = new Logger('Http');
@@ -43,11 +53,18 @@ export function setupApp(app: INestApplication, options: { runtimeFastPath?: boo
     outsideApi,
     contentType,
     // strict: false lets a JSON string, number or null parse, so that objectBody says what is wrong with it.
-    express.json({ limit: config.env.MAX_UPLOAD_BYTES, type: ['application/json', 'application/*+json'], verify: utf8Only, strict: false }),
+    express.json({
+      limit: config.env.MAX_UPLOAD_BYTES,
+      type: ['application/json', 'application/*+json'],
+      verify: utf8Only,
+      strict: false,
+    }),
     objectBody,
   ];
   for (const middleware of middlewares) app.use(middleware);
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => writeError(err, req, res, logger));
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) =>
+    writeError(err, req, res, logger),
+  );
 
   app.setGlobalPrefix('api/v1', { exclude: [{ path: 'metrics', method: RequestMethod.GET }] });
   app.useGlobalPipes(createValidationPipe());

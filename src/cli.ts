@@ -52,7 +52,8 @@ function required(values: Values, name: string): string {
 function integer(values: Values, name: string, max = Number.MAX_SAFE_INTEGER): number | undefined {
   const value = values[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${name} must be a non-negative integer`);
+  if (typeof value !== 'string' || !/^\d+$/.test(value))
+    throw new UsageError(`--${name} must be a non-negative integer`);
   if (Number(value) > max) throw new UsageError(`--${name} must be at most ${max}`);
   return Number(value);
 }
@@ -75,12 +76,21 @@ async function userByEmail(values: Values, { auth }: Services): Promise<UserEnti
 const COMMANDS: Record<string, Command> = {
   'users:create': {
     usage: 'users:create --email E [--name N] [--max-projects N] [--no-license-creation] [--no-webhooks]',
-    options: { email: text, name: text, 'max-projects': text, 'no-license-creation': flag, 'no-webhooks': flag },
+    options: {
+      email: text,
+      name: text,
+      'max-projects': text,
+      'no-license-creation': flag,
+      'no-webhooks': flag,
+    },
     async run(values, { auth }) {
       const email = required(values, 'email');
       const existing = await auth.findUserByEmail(email);
       // Running a walkthrough twice is common: say what to do next instead of only "taken".
-      if (existing) throw new Error(`a user with email ${existing.email} already exists (id ${existing.id}): create a key for it with keys:create --email ${existing.email}`);
+      if (existing)
+        throw new Error(
+          `a user with email ${existing.email} already exists (id ${existing.id}): create a key for it with keys:create --email ${existing.email}`,
+        );
       return auth.createUser({
         email,
         name: typeof values.name === 'string' ? values.name : null,
@@ -112,7 +122,9 @@ const COMMANDS: Record<string, Command> = {
   'keys:list': {
     usage: 'keys:list --email E',
     options: { email: text },
-    run: async (values, services) => ({ keys: await services.auth.listKeys((await userByEmail(values, services)).id) }),
+    run: async (values, services) => ({
+      keys: await services.auth.listKeys((await userByEmail(values, services)).id),
+    }),
   },
   'keys:revoke': {
     usage: 'keys:revoke --id N',
@@ -133,7 +145,11 @@ const COMMANDS: Record<string, Command> = {
       if (id === undefined) throw new UsageError('--id needs a value');
       const rolled = await auth.rollKey(id, undefined, integer(values, 'grace', MAX_ROLL_GRACE_SECONDS));
       if (!rolled) throw new Error(`no API key with id ${id}`);
-      return { ...instanceToPlain(rolled.key), key: rolled.plaintext, previous_key: instanceToPlain(rolled.previous) };
+      return {
+        ...instanceToPlain(rolled.key),
+        key: rolled.plaintext,
+        previous_key: instanceToPlain(rolled.previous),
+      };
     },
   },
   'audit:list': {
@@ -144,8 +160,11 @@ const COMMANDS: Record<string, Command> = {
       const projectId = integer(values, 'project') ?? null;
       if (projectId !== null) {
         // Deleted projects too: their log outlives them.
-        const project = await services.dataSource.getRepository(ProjectEntity).findOne({ where: { id: projectId }, withDeleted: true, select: { id: true, user_id: true } });
-        if (!project || project.user_id !== user.id) throw new Error(`no project with id ${projectId} owned by ${user.email}`);
+        const project = await services.dataSource
+          .getRepository(ProjectEntity)
+          .findOne({ where: { id: projectId }, withDeleted: true, select: { id: true, user_id: true } });
+        if (!project || project.user_id !== user.id)
+          throw new Error(`no project with id ${projectId} owned by ${user.email}`);
       }
       const limit = integer(values, 'limit', 1000) ?? 20;
       if (limit < 1) throw new UsageError('--limit must be at least 1');
@@ -154,12 +173,21 @@ const COMMANDS: Record<string, Command> = {
   },
 };
 
-const USAGE = ['usage: npm run -s cli -- <command> [flags]', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`), '  help'].join('\n');
+const USAGE = [
+  'usage: npm run -s cli -- <command> [flags]',
+  ...Object.values(COMMANDS).map((c) => `  ${c.usage}`),
+  '  help',
+].join('\n');
 
 /** The command's flags, parsed strictly: an unknown flag or a stray argument is a usage error. */
 function parse(command: Command, args: string[]): Values {
   try {
-    return parseArgs({ args, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values as Values;
+    return parseArgs({
+      args,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }).values as Values;
   } catch (error) {
     throw new UsageError((error as Error).message.split('\n')[0]);
   }
@@ -174,7 +202,10 @@ async function main(): Promise<number> {
   let dataSource: DataSource | undefined;
   try {
     const command = name === undefined ? undefined : COMMANDS[name];
-    if (!command) throw new UsageError(name === undefined ? 'no command given: see help' : `unknown command "${name}": see help`);
+    if (!command)
+      throw new UsageError(
+        name === undefined ? 'no command given: see help' : `unknown command "${name}": see help`,
+      );
     const values = parse(command, args);
     if (values.help) {
       process.stdout.write(`usage: npm run -s cli -- ${command.usage}\n`);
@@ -187,7 +218,11 @@ async function main(): Promise<number> {
     const unit = new UnitOfWork(dataSource);
     unit.onModuleInit();
     const services: Services = {
-      auth: new AuthService(dataSource.getRepository(UserEntity), dataSource.getRepository(ApiKeyEntity), new AuditLog(unit)),
+      auth: new AuthService(
+        dataSource.getRepository(UserEntity),
+        dataSource.getRepository(ApiKeyEntity),
+        new AuditLog(unit),
+      ),
       audit: new AuditService(dataSource.getRepository(AuditEventEntity), new Cursors(config.appKey), config),
       dataSource,
     };
@@ -199,7 +234,9 @@ async function main(): Promise<number> {
     const message = taken
       ? taken.message
       : error instanceof ApiError
-        ? [error.message, ...Object.values(error.errors ?? {}).flat()].filter((m, i, all) => all.indexOf(m) === i).join(' ')
+        ? [error.message, ...Object.values(error.errors ?? {}).flat()]
+            .filter((m, i, all) => all.indexOf(m) === i)
+            .join(' ')
         : error instanceof Error
           ? error.message
           : String(error);

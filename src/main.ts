@@ -40,7 +40,9 @@ function portInUse(port: number): never {
 /** Error codes of a database that cannot be reached or opened (TypeORM has retried it meanwhile). */
 const DATABASE_SYSCALLS = new Set(['connect', 'getaddrinfo', 'mkdir', 'open']);
 const isDatabaseFailure = (error: NodeJS.ErrnoException & { sqlState?: string }): boolean =>
-  DATABASE_SYSCALLS.has(error.syscall ?? '') || /^(ER_|SQLITE_|PROTOCOL_)|^ETIMEDOUT$/.test(error.code ?? '') || error.sqlState !== undefined;
+  DATABASE_SYSCALLS.has(error.syscall ?? '') ||
+  /^(ER_|SQLITE_|PROTOCOL_)|^ETIMEDOUT$/.test(error.code ?? '') ||
+  error.sqlState !== undefined;
 
 /**
  * Start-up failed before the app could listen. A database that cannot be opened is one line naming
@@ -49,10 +51,14 @@ const isDatabaseFailure = (error: NodeJS.ErrnoException & { sqlState?: string })
 function startFailed(error: unknown): never {
   const failure = error as NodeJS.ErrnoException;
   if (failure instanceof Error && isDatabaseFailure(failure)) {
-    process.stderr.write(`Could not start: the database (DATABASE_URL) could not be opened: ${failure.message.split('\n')[0]}\n`);
+    process.stderr.write(
+      `Could not start: the database (DATABASE_URL) could not be opened: ${failure.message.split('\n')[0]}\n`,
+    );
   } else {
     Logger.flush();
-    process.stderr.write(`Could not start: ${failure instanceof Error ? failure.message.split('\n')[0] : String(error)}\n`);
+    process.stderr.write(
+      `Could not start: ${failure instanceof Error ? failure.message.split('\n')[0] : String(error)}\n`,
+    );
   }
   process.exit(1);
 }
@@ -134,11 +140,15 @@ function supervise(workers: number, env: AppConfig['env']): void {
     if (!served) {
       stopping = true;
       process.exitCode = 1;
-      process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}) before the service could serve: stopping\n`);
+      process.stderr.write(
+        `worker ${worker.process.pid} exited (${signal ?? code}) before the service could serve: stopping\n`,
+      );
       for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
       return;
     }
-    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting a new one in ${restartMs} ms\n`);
+    process.stderr.write(
+      `worker ${worker.process.pid} exited (${signal ?? code}); starting a new one in ${restartMs} ms\n`,
+    );
     setTimeout(fork, restartMs);
     restartMs = Math.min(restartMs * 2, MAX_RESTART_MS);
   });

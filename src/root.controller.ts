@@ -14,10 +14,16 @@ export class RootController {
   @RawResponse()
   @ThrottleAs('root')
   @ApiOperation({ summary: 'Connectivity check', description: 'No authentication; rate-limited per IP.' })
-  @ApiOkResponse({ type: RootEnvelope, headers: REQUEST_ID_HEADER, description: '{"status":"ok","message":"LicenseGate API v1","data":null,"errors":null}' })
-  @ApiErrors({ status: 429, description: 'Rate limited (THROTTLE_ROOT_LIMIT per THROTTLE_ROOT_TTL_SECONDS per IP)' }, 500)
+  @ApiOkResponse({
+    type: RootEnvelope,
+    headers: REQUEST_ID_HEADER,
+    description: '{"status":"ok","message":"LicenseGate API v1","data":null,"errors":null}',
+  })
+  @ApiErrors(
+    { status: 429, description: 'Rate limited (THROTTLE_ROOT_LIMIT per THROTTLE_ROOT_TTL_SECONDS per IP)' },
+    500,
+  )
   root() {
     return { status: 'ok', message: 'LicenseGate API v1', data: null, errors: null };
   }
 }
-

@@ -5,5 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { resolveTool, ROOT } from './toolchain.mjs';
 
 const jest = resolveTool('jest/bin/jest');
-const run = spawnSync(process.execPath, [jest, ...process.argv.slice(2), '--runInBand', '--selectProjects', 'sdk'], { cwd: ROOT, stdio: 'inherit' });
+const run = spawnSync(
+  process.execPath,
+  [jest, ...process.argv.slice(2), '--runInBand', '--selectProjects', 'sdk'],
+  { cwd: ROOT, stdio: 'inherit' },
+);
 process.exit(run.status ?? 1);

@@ -15,8 +15,12 @@ export function resolveTool(specifier) {
   try {
     return require.resolve(specifier);
   } catch {
-    const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
-    console.error(`@licensegate/sdk builds and tests with the repository's ${name}: run \`npm ci\` at the repository root (${ROOT}) first.`);
+    const name = specifier.startsWith('@')
+      ? specifier.split('/').slice(0, 2).join('/')
+      : specifier.split('/')[0];
+    console.error(
+      `@licensegate/sdk builds and tests with the repository's ${name}: run \`npm ci\` at the repository root (${ROOT}) first.`,
+    );
     process.exit(1);
   }
 }

@@ -117,7 +117,8 @@ export interface LicenseGateClient {
 
 /** Normalises a base address to `…/api/v1` without a trailing slash. */
 export function normalizeBaseUrl(baseUrl: string): string {
-  if (typeof baseUrl !== 'string' || baseUrl.trim() === '') throw new TypeError('createClient: baseUrl is required');
+  if (typeof baseUrl !== 'string' || baseUrl.trim() === '')
+    throw new TypeError('createClient: baseUrl is required');
   const here = (globalThis as unknown as { location?: { href?: string } }).location?.href;
   let url: URL;
   try {
@@ -125,7 +126,8 @@ export function normalizeBaseUrl(baseUrl: string): string {
   } catch {
     throw new TypeError(`createClient: baseUrl is not a valid URL: ${baseUrl}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`createClient: baseUrl must be http or https: ${baseUrl}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`createClient: baseUrl must be http or https: ${baseUrl}`);
   let path = url.pathname.replace(/\/+$/, '');
   if (path === '') path = '/api/v1';
   else if (path.endsWith('/api')) path += '/v1';
@@ -144,12 +146,15 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
 
 type Envelope = { status?: unknown; message?: unknown; data?: unknown; errors?: unknown };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function errorFrom(res: FetchResponseLike, body: Envelope | null): LicenseGateError {
   const data = isObject(body?.data) ? body.data : null;
   const message =
-    typeof body?.message === 'string' && body.message !== '' ? body.message : `LicenseGate answered HTTP ${res.status} without a readable message.`;
+    typeof body?.message === 'string' && body.message !== ''
+      ? body.message
+      : `LicenseGate answered HTTP ${res.status} without a readable message.`;
   return new LicenseGateError({
     status: res.status,
     message,
@@ -197,18 +202,22 @@ class Client implements LicenseGateClient {
 
   constructor(options: ClientOptions) {
     if (!options || typeof options !== 'object') throw new TypeError('createClient: options are required');
-    if (typeof options.licenseKey !== 'string' || options.licenseKey.trim() === '') throw new TypeError('createClient: licenseKey is required');
+    if (typeof options.licenseKey !== 'string' || options.licenseKey.trim() === '')
+      throw new TypeError('createClient: licenseKey is required');
     this.baseUrl = normalizeBaseUrl(options.baseUrl);
     // Header values travel trimmed: the signed text must hold what the service received.
     this.licenseKey = options.licenseKey.trim();
     this.domain = options.domain?.trim() || undefined;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0) throw new TypeError('createClient: timeoutMs must be a positive number');
+    if (!Number.isFinite(this.timeoutMs) || this.timeoutMs <= 0)
+      throw new TypeError('createClient: timeoutMs must be a positive number');
     if (options.publicKey !== undefined && options.publicKey !== null) {
       const projectId = Number(options.projectId);
-      if (!Number.isSafeInteger(projectId) || projectId <= 0) throw new TypeError('createClient: projectId (the project\'s id) is required with publicKey');
+      if (!Number.isSafeInteger(projectId) || projectId <= 0)
+        throw new TypeError("createClient: projectId (the project's id) is required with publicKey");
       const maxSkewSeconds = options.maxSkewSeconds ?? 300;
-      if (!Number.isFinite(maxSkewSeconds) || maxSkewSeconds < 0) throw new TypeError('createClient: maxSkewSeconds must be a number >= 0');
+      if (!Number.isFinite(maxSkewSeconds) || maxSkewSeconds < 0)
+        throw new TypeError('createClient: maxSkewSeconds must be a number >= 0');
       const key = importPublicKey(options.publicKey);
       key.catch(() => undefined); // reported by the first call that needs it
       this.verifier = { key, projectId, maxSkewSeconds };
@@ -216,7 +225,10 @@ class Client implements LicenseGateClient {
       this.verifier = null;
     }
     if (options.offline) {
-      if (!this.verifier) throw new TypeError('createClient: offline mode needs publicKey and projectId (tokens are verified before they are trusted)');
+      if (!this.verifier)
+        throw new TypeError(
+          'createClient: offline mode needs publicKey and projectId (tokens are verified before they are trusted)',
+        );
       this.store = (typeof options.offline === 'object' && options.offline.store) || memoryStore();
     } else {
       this.store = null;
@@ -225,19 +237,29 @@ class Client implements LicenseGateClient {
       this.doFetch = options.fetch;
     } else {
       const platform = (globalThis as unknown as { fetch?: FetchLike }).fetch;
-      if (typeof platform !== 'function') throw new TypeError('createClient: no globalThis.fetch here; pass options.fetch');
+      if (typeof platform !== 'function')
+        throw new TypeError('createClient: no globalThis.fetch here; pass options.fetch');
       // Called detached from globalThis, browsers throw "Illegal invocation".
       this.doFetch = (url, init) => platform.call(globalThis, url, init);
     }
   }
 
   /** One call; resolves the envelope's `data`, throws `LicenseGateError` otherwise. */
-  private async call(method: 'GET' | 'POST', path: string, query: Record<string, string | number | undefined>, domain?: string): Promise<unknown> {
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    query: Record<string, string | number | undefined>,
+    domain?: string,
+  ): Promise<unknown> {
     const { res, body, problem } = await this.send(method, path, query, domain);
     if (problem) throw badSignature(res, problem);
     if (res.status >= 200 && res.status < 300 && body?.status === 'success') return body.data;
     if (res.status >= 200 && res.status < 300) {
-      throw new LicenseGateError({ status: res.status, message: 'LicenseGate answered with something other than its JSON envelope.', requestId: res.headers.get('x-request-id') });
+      throw new LicenseGateError({
+        status: res.status,
+        message: 'LicenseGate answered with something other than its JSON envelope.',
+        requestId: res.headers.get('x-request-id'),
+      });
     }
     throw errorFrom(res, body);
   }
@@ -247,7 +269,12 @@ class Client implements LicenseGateClient {
    * 5xx (which only ever leads to a retry or to offline mode) must carry a valid signature, else
    * `problem` says why not.
    */
-  private async send(method: 'GET' | 'POST', path: string, query: Record<string, string | number | undefined>, domain?: string): Promise<Answer> {
+  private async send(
+    method: 'GET' | 'POST',
+    path: string,
+    query: Record<string, string | number | undefined>,
+    domain?: string,
+  ): Promise<Answer> {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
     const qs = params.toString();
@@ -270,7 +297,13 @@ class Client implements LicenseGateClient {
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller?.abort();
-        reject(new LicenseGateError({ status: 0, code: 'timeout', message: `LicenseGate at ${this.baseUrl} did not answer within ${this.timeoutMs} ms.` }));
+        reject(
+          new LicenseGateError({
+            status: 0,
+            code: 'timeout',
+            message: `LicenseGate at ${this.baseUrl} did not answer within ${this.timeoutMs} ms.`,
+          }),
+        );
       }, this.timeoutMs);
     });
     try {
@@ -287,7 +320,11 @@ class Client implements LicenseGateClient {
     } catch (err) {
       if (err instanceof LicenseGateError) throw err;
       const why = err instanceof Error ? err.message : String(err);
-      throw new LicenseGateError({ status: 0, message: `Could not reach LicenseGate at ${this.baseUrl}: ${why}`, cause: err });
+      throw new LicenseGateError({
+        status: 0,
+        message: `Could not reach LicenseGate at ${this.baseUrl}: ${why}`,
+        cause: err,
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -321,18 +358,26 @@ class Client implements LicenseGateClient {
   }
 
   async hasPaid(options: HasPaidOptions = {}): Promise<HasPaidResult> {
-    const include = [options.includeInjectables ? 'injectables' : null, this.store ? 'token' : null].filter(Boolean).join(',');
-    const query = { action: options.checkProject ? 'check_project' : undefined, include: include || undefined };
+    const include = [options.includeInjectables ? 'injectables' : null, this.store ? 'token' : null]
+      .filter(Boolean)
+      .join(',');
+    const query = {
+      action: options.checkProject ? 'check_project' : undefined,
+      include: include || undefined,
+    };
     if (!this.store) return toResult(await this.call('POST', '/project/has-paid', query, options.domain));
 
     // Offline mode: the token of this call's domain (null for a project check).
-    const domain = options.checkProject ? null : (normalizeDomain(options.domain ?? this.domain) ?? normalizeDomain(browserHost()));
+    const domain = options.checkProject
+      ? null
+      : (normalizeDomain(options.domain ?? this.domain) ?? normalizeDomain(browserHost()));
     const slot = `${await this.licenseKeyHash()}:${this.verifier?.projectId}:${domain ?? '*'}`;
     let answer: Answer;
     try {
       answer = await this.send('POST', '/project/has-paid', query, options.domain);
     } catch (err) {
-      if (err instanceof LicenseGateError && (err.code === 'unreachable' || err.code === 'timeout')) return this.fromToken(slot, domain, err);
+      if (err instanceof LicenseGateError && (err.code === 'unreachable' || err.code === 'timeout'))
+        return this.fromToken(slot, domain, err);
       throw err;
     }
     const { res, body, problem } = answer;
@@ -346,14 +391,19 @@ class Client implements LicenseGateClient {
     if (problem) throw badSignature(res, problem);
     if (res.status < 200 || res.status >= 300 || body?.status !== 'success') {
       if (res.status >= 200 && res.status < 300) {
-        throw new LicenseGateError({ status: res.status, message: 'LicenseGate answered with something other than its JSON envelope.', requestId: res.headers.get('x-request-id') });
+        throw new LicenseGateError({
+          status: res.status,
+          message: 'LicenseGate answered with something other than its JSON envelope.',
+          requestId: res.headers.get('x-request-id'),
+        });
       }
       throw errorFrom(res, body);
     }
     const result = toResult(body.data);
     const token = isObject(body.data) ? body.data.token : undefined;
     if (!result.hasPaid) await this.store.delete(slot);
-    else if (typeof token === 'string' && (await this.usableToken(token, domain))) await this.keepNewest(slot, token, domain);
+    else if (typeof token === 'string' && (await this.usableToken(token, domain)))
+      await this.keepNewest(slot, token, domain);
     return result;
   }
 
@@ -367,7 +417,12 @@ class Client implements LicenseGateClient {
     const verifier = this.verifier as Verifier;
     const payload = await openOfflineToken(token, await verifier.key);
     if (!payload) return null;
-    if (payload.project_id !== verifier.projectId || payload.key_sha256 !== (await this.licenseKeyHash()) || payload.domain !== domain) return null;
+    if (
+      payload.project_id !== verifier.projectId ||
+      payload.key_sha256 !== (await this.licenseKeyHash()) ||
+      payload.domain !== domain
+    )
+      return null;
     return payload.exp * 1000 > Date.now() ? payload : null;
   }
 
@@ -376,14 +431,21 @@ class Client implements LicenseGateClient {
     const store = this.store as TokenStore;
     const stored = await store.get(slot);
     if (stored && stored !== token) {
-      const [held, fresh] = await Promise.all([this.usableToken(stored, domain), this.usableToken(token, domain)]);
+      const [held, fresh] = await Promise.all([
+        this.usableToken(stored, domain),
+        this.usableToken(token, domain),
+      ]);
       if (held && fresh && held.iat > fresh.iat) return;
     }
     await store.set(slot, token);
   }
 
   /** The answer from a stored token while the service cannot be reached; `failure` when there is none. */
-  private async fromToken(slot: string, domain: string | null, failure: LicenseGateError): Promise<HasPaidResult> {
+  private async fromToken(
+    slot: string,
+    domain: string | null,
+    failure: LicenseGateError,
+  ): Promise<HasPaidResult> {
     const store = this.store as TokenStore;
     const stored = await store.get(slot);
     const payload = stored ? await this.usableToken(stored, domain) : null;
@@ -392,12 +454,24 @@ class Client implements LicenseGateClient {
       if (stored) await store.delete(slot);
       throw failure;
     }
-    return { hasPaid: true, isTestLicense: payload.is_test_license, redirectUrl: null, injectables: [], offline: true, expiresAt: new Date(payload.exp * 1000) };
+    return {
+      hasPaid: true,
+      isTestLicense: payload.is_test_license,
+      redirectUrl: null,
+      injectables: [],
+      offline: true,
+      expiresAt: new Date(payload.exp * 1000),
+    };
   }
 
   async deactivate(options: DeactivateOptions = {}): Promise<DeactivateResult> {
     const page = (globalThis as unknown as { location?: { hostname?: string } }).location?.hostname;
-    const data = await this.call('POST', '/license/deactivate', {}, options.domain || this.domain || page || undefined);
+    const data = await this.call(
+      'POST',
+      '/license/deactivate',
+      {},
+      options.domain || this.domain || page || undefined,
+    );
     const d = isObject(data) ? data : {};
     return { deactivated: typeof d.deactivated === 'number' ? d.deactivated : 0 };
   }
@@ -409,20 +483,24 @@ class Client implements LicenseGateClient {
       const page = isObject(data) ? data : {};
       const items = Array.isArray(page.injectables) ? (page.injectables as StreamInjectable[]) : [];
       for (const item of items) yield item;
-      const next = typeof page.next_cursor === 'string' && page.next_cursor !== '' ? page.next_cursor : undefined;
+      const next =
+        typeof page.next_cursor === 'string' && page.next_cursor !== '' ? page.next_cursor : undefined;
       if (page.has_more !== true || next === undefined || next === cursor) return;
       cursor = next;
     }
   }
 
-  async withSignatures<T extends PaidInjectable>(items: T[]): Promise<Array<T & { signature: string | null }>> {
+  async withSignatures<T extends PaidInjectable>(
+    items: T[],
+  ): Promise<Array<T & { signature: string | null }>> {
     const wanted = new Map<string, T>();
     for (const item of items) wanted.set(item.slug, item);
     const found = new Map<string, string>();
     if (wanted.size > 0) {
       for await (const s of this.streamInjectables()) {
         const item = wanted.get(s.slug);
-        if (item && !found.has(s.slug) && s.encrypted_content === item.content) found.set(s.slug, s.signature);
+        if (item && !found.has(s.slug) && s.encrypted_content === item.content)
+          found.set(s.slug, s.signature);
         if (found.size === wanted.size) break;
       }
     }
@@ -449,7 +527,8 @@ function browserHost(): string | null {
 }
 
 function decodeUtf8(bytes: Uint8Array): string {
-  const Decoder = (globalThis as unknown as { TextDecoder: new () => { decode(b: Uint8Array): string } }).TextDecoder;
+  const Decoder = (globalThis as unknown as { TextDecoder: new () => { decode(b: Uint8Array): string } })
+    .TextDecoder;
   return new Decoder().decode(bytes);
 }
 

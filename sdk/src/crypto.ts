@@ -34,7 +34,8 @@ function decodeBlob(b64: string): Uint8Array {
   } catch (err) {
     throw new DecryptionError('Not an LG1 payload: invalid base64.', { cause: err });
   }
-  if (blob.length < HEADER || MAGIC.some((b, i) => blob[i] !== b)) throw new DecryptionError('Not an LG1 payload.');
+  if (blob.length < HEADER || MAGIC.some((b, i) => blob[i] !== b))
+    throw new DecryptionError('Not an LG1 payload.');
   return blob;
 }
 
@@ -55,7 +56,9 @@ export async function decryptBlob(b64: string, secret: string | Uint8Array): Pro
   try {
     return new Uint8Array(await s.decrypt({ name: 'AES-GCM', iv, tagLength: 128 }, key, sealed));
   } catch (err) {
-    throw new DecryptionError('Could not decrypt the payload: wrong secret or tampered data.', { cause: err });
+    throw new DecryptionError('Could not decrypt the payload: wrong secret or tampered data.', {
+      cause: err,
+    });
   }
 }
 
@@ -106,20 +109,28 @@ function pemBody(pem: string): Uint8Array {
   return fromBase64(m[1]);
 }
 
-const startsWith = (bytes: Uint8Array, prefix: number[]) => bytes.length >= prefix.length && prefix.every((b, i) => bytes[i] === b);
+const startsWith = (bytes: Uint8Array, prefix: number[]) =>
+  bytes.length >= prefix.length && prefix.every((b, i) => bytes[i] === b);
 
 /** Imports an Ed25519 public key: PEM (SPKI), base64 of the raw 32 bytes or of the SPKI DER, raw bytes, or a signing-key object. */
 export async function importPublicKey(input: PublicKeyInput): Promise<KeyHandle> {
   let format: 'raw' | 'spki';
   let bytes: Uint8Array;
   if (typeof input === 'string' || input instanceof Uint8Array) {
-    bytes = typeof input === 'string' ? (input.includes('-----BEGIN') ? pemBody(input) : fromBase64(input.trim())) : input;
+    bytes =
+      typeof input === 'string'
+        ? input.includes('-----BEGIN')
+          ? pemBody(input)
+          : fromBase64(input.trim())
+        : input;
   } else if (input && typeof input.public_key === 'string') {
     bytes = fromBase64(input.public_key);
   } else if (input && typeof input.public_key_pem === 'string') {
     bytes = pemBody(input.public_key_pem);
   } else {
-    throw new TypeError('Public key: pass the PEM, the base64 public_key, raw bytes or the signing-key object.');
+    throw new TypeError(
+      'Public key: pass the PEM, the base64 public_key, raw bytes or the signing-key object.',
+    );
   }
   if (bytes.length === 32) format = 'raw';
   else if (bytes.length === 44 && startsWith(bytes, ED25519_SPKI_PREFIX)) format = 'spki';
@@ -128,7 +139,10 @@ export async function importPublicKey(input: PublicKeyInput): Promise<KeyHandle>
     return await subtle().importKey(format, bytes, { name: 'Ed25519' }, false, ['verify']);
   } catch (err) {
     if ((err as { name?: string })?.name === 'NotSupportedError') {
-      throw new Error('This runtime\'s WebCrypto does not support Ed25519 (needs Node >= 20, Chrome/Edge >= 137, Firefox >= 129, Safari >= 17).', { cause: err });
+      throw new Error(
+        "This runtime's WebCrypto does not support Ed25519 (needs Node >= 20, Chrome/Edge >= 137, Firefox >= 129, Safari >= 17).",
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -140,7 +154,11 @@ export async function importPublicKey(input: PublicKeyInput): Promise<KeyHandle>
  * does not match, when the item has no signature, or when its `content_hash` (if present) is not
  * the SHA-256 of its blob. Throws only for an unusable public key or a runtime without Ed25519.
  */
-export async function verify(item: SealedItem, publicKey: PublicKeyInput, projectId: number | string): Promise<boolean> {
+export async function verify(
+  item: SealedItem,
+  publicKey: PublicKeyInput,
+  projectId: number | string,
+): Promise<boolean> {
   const key = await importPublicKey(publicKey);
   const b64 = blobText(item);
   if (b64 === null || typeof item.signature !== 'string') return false;
@@ -154,6 +172,7 @@ export async function verify(item: SealedItem, publicKey: PublicKeyInput, projec
   }
   if (signature.length !== 64) return false;
   const hash = await sha256Hex(blob);
-  if (item.content_hash !== undefined && item.content_hash !== null && item.content_hash !== hash) return false;
+  if (item.content_hash !== undefined && item.content_hash !== null && item.content_hash !== hash)
+    return false;
   return subtle().verify({ name: 'Ed25519' }, key, signature, utf8(signedMessage(projectId, item, hash)));
 }

@@ -3,7 +3,16 @@
  * Zero dependencies: `globalThis.fetch` and `globalThis.crypto.subtle` only (Node >= 20, modern browsers).
  */
 export { createClient, normalizeBaseUrl, parseRetryAfter } from './client.js';
-export type { ClientOptions, DeactivateOptions, FetchInit, FetchLike, FetchResponseLike, HasPaidOptions, LicenseGateClient, StreamOptions } from './client.js';
+export type {
+  ClientOptions,
+  DeactivateOptions,
+  FetchInit,
+  FetchLike,
+  FetchResponseLike,
+  HasPaidOptions,
+  LicenseGateClient,
+  StreamOptions,
+} from './client.js';
 export {
   contentHash,
   decrypt,
@@ -25,4 +34,13 @@ export type { AnswerParts, OfflineTokenPayload } from './signed.js';
 export { fromBase64, fromHex, toBase64, toHex } from './base64.js';
 export { LG1_SCRYPT, scrypt } from './scrypt.js';
 export type { ScryptParams } from './scrypt.js';
-export type { DeactivateResult, HasPaidResult, InjectableMode, InjectableType, PaidInjectable, SealedItem, SigningKey, StreamInjectable } from './types.js';
+export type {
+  DeactivateResult,
+  HasPaidResult,
+  InjectableMode,
+  InjectableType,
+  PaidInjectable,
+  SealedItem,
+  SigningKey,
+  StreamInjectable,
+} from './types.js';

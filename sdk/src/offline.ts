@@ -55,7 +55,9 @@ export function fileStore(path: string): TokenStore {
   const read = async (): Promise<Record<string, string>> => {
     try {
       const parsed: unknown = JSON.parse(await (await fs()).readFile(path, 'utf8'));
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {};
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+        ? (parsed as Record<string, string>)
+        : {};
     } catch {
       return {};
     }

@@ -47,13 +47,17 @@ export async function answerProblem(
   try {
     bytes = fromBase64(signature.slice(3));
   } catch {
-    return 'the answer\'s signature is not base64';
+    return "the answer's signature is not base64";
   }
-  if (bytes.length !== 64 || !(await subtle().verify({ name: 'Ed25519' }, key, bytes, utf8(await answerText(parts))))) {
-    return 'the answer\'s signature does not verify (altered in transit, or signed by another key)';
+  if (
+    bytes.length !== 64 ||
+    !(await subtle().verify({ name: 'Ed25519' }, key, bytes, utf8(await answerText(parts))))
+  ) {
+    return "the answer's signature does not verify (altered in transit, or signed by another key)";
   }
   const at = Date.parse(parts.date);
-  if (Number.isNaN(at) || Math.abs(now - at) > maxSkewSeconds * 1000) return `the answer's date ${parts.date} is more than ${maxSkewSeconds} s from this clock`;
+  if (Number.isNaN(at) || Math.abs(now - at) > maxSkewSeconds * 1000)
+    return `the answer's date ${parts.date} is more than ${maxSkewSeconds} s from this clock`;
   return null;
 }
 
@@ -61,7 +65,10 @@ export async function answerProblem(
 export function newNonce(): string {
   const c = (globalThis as unknown as { crypto?: { getRandomValues?(a: Uint8Array): Uint8Array } }).crypto;
   if (!c?.getRandomValues) throw new Error('@licensegate/sdk needs crypto.getRandomValues to sign requests.');
-  return toBase64(c.getRandomValues(new Uint8Array(16))).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return toBase64(c.getRandomValues(new Uint8Array(16)))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** An offline token's payload, as the service signs it. */
@@ -84,13 +91,25 @@ export async function openOfflineToken(token: string, key: KeyHandle): Promise<O
   let payload: unknown;
   try {
     const signature = fromBase64(parts[2]);
-    if (signature.length !== 64 || !(await subtle().verify({ name: 'Ed25519' }, key, signature, utf8(`LG1-TOKEN\n${parts[1]}`)))) return null;
+    if (
+      signature.length !== 64 ||
+      !(await subtle().verify({ name: 'Ed25519' }, key, signature, utf8(`LG1-TOKEN\n${parts[1]}`)))
+    )
+      return null;
     payload = JSON.parse(fromUtf8(fromBase64(parts[1])));
   } catch {
     return null;
   }
   const p = payload as Partial<OfflineTokenPayload> | null;
-  if (!p || typeof p !== 'object' || p.has_paid !== true || typeof p.exp !== 'number' || typeof p.iat !== 'number' || typeof p.key_sha256 !== 'string') return null;
+  if (
+    !p ||
+    typeof p !== 'object' ||
+    p.has_paid !== true ||
+    typeof p.exp !== 'number' ||
+    typeof p.iat !== 'number' ||
+    typeof p.key_sha256 !== 'string'
+  )
+    return null;
   return p as OfflineTokenPayload;
 }
 

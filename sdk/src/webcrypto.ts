@@ -13,7 +13,13 @@ export interface KeyHandle {
 }
 
 export interface Subtle {
-  importKey(format: 'raw' | 'spki', keyData: Bytes, algorithm: unknown, extractable: boolean, usages: string[]): Promise<KeyHandle>;
+  importKey(
+    format: 'raw' | 'spki',
+    keyData: Bytes,
+    algorithm: unknown,
+    extractable: boolean,
+    usages: string[],
+  ): Promise<KeyHandle>;
   deriveBits(algorithm: unknown, baseKey: KeyHandle, length: number): Promise<ArrayBuffer>;
   decrypt(algorithm: unknown, key: KeyHandle, data: Bytes): Promise<ArrayBuffer>;
   verify(algorithm: unknown, key: KeyHandle, signature: Bytes, data: Bytes): Promise<boolean>;
@@ -33,12 +39,14 @@ export function subtle(): Subtle {
 
 /** UTF-8 encoding without depending on TextEncoder's typings. */
 export function utf8(text: string): Uint8Array {
-  const Encoder = (globalThis as unknown as { TextEncoder: new () => { encode(s: string): Uint8Array } }).TextEncoder;
+  const Encoder = (globalThis as unknown as { TextEncoder: new () => { encode(s: string): Uint8Array } })
+    .TextEncoder;
   return new Encoder().encode(text);
 }
 
 /** UTF-8 decoding (invalid sequences become U+FFFD). */
 export function fromUtf8(bytes: Uint8Array): string {
-  const Decoder = (globalThis as unknown as { TextDecoder: new () => { decode(b: Uint8Array): string } }).TextDecoder;
+  const Decoder = (globalThis as unknown as { TextDecoder: new () => { decode(b: Uint8Array): string } })
+    .TextDecoder;
   return new Decoder().decode(bytes);
 }

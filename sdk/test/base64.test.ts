@@ -41,7 +41,8 @@ describe('base64 and hex', () => {
   });
 
   it('rejects garbage', () => {
-    for (const bad of ['Zm9v!', 'Z', 'Zm9vY', 'Zg=a', 'Zg===', 'Zm9=v', 'é===']) expect(() => fromBase64(bad)).toThrow(TypeError);
+    for (const bad of ['Zm9v!', 'Z', 'Zm9vY', 'Zg=a', 'Zg===', 'Zm9=v', 'é==='])
+      expect(() => fromBase64(bad)).toThrow(TypeError);
     for (const bad of ['0', 'zz', '0g']) expect(() => fromHex(bad)).toThrow(TypeError);
   });
 });

@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { createClient, FetchInit, FetchLike, normalizeBaseUrl, parseRetryAfter, verify } from '../src/index.js';
+import {
+  createClient,
+  FetchInit,
+  FetchLike,
+  normalizeBaseUrl,
+  parseRetryAfter,
+  verify,
+} from '../src/index.js';
 import { caught, paidItem, projectKeys, record, streamItem } from './helpers.js';
 
 interface Call {
@@ -8,7 +15,12 @@ interface Call {
 }
 
 /** A fetch that records calls and answers from `reply`. */
-function fakeFetch(reply: (call: Call, n: number) => { status?: number; body?: unknown; text?: string; headers?: Record<string, string> } | Error) {
+function fakeFetch(
+  reply: (
+    call: Call,
+    n: number,
+  ) => { status?: number; body?: unknown; text?: string; headers?: Record<string, string> } | Error,
+) {
   const calls: Call[] = [];
   const fetch: FetchLike = async (url, init) => {
     const call = { url, init };
@@ -26,7 +38,13 @@ function fakeFetch(reply: (call: Call, n: number) => { status?: number; body?: u
 }
 
 const ok = (data: unknown) => ({ body: { status: 'success', message: 'Success', data, errors: null } });
-const fail = (status: number, message: string, data: unknown = null, errors: unknown = null, headers?: Record<string, string>) => ({
+const fail = (
+  status: number,
+  message: string,
+  data: unknown = null,
+  errors: unknown = null,
+  headers?: Record<string, string>,
+) => ({
   status,
   body: { status: 'error', message, data, errors },
   headers,
@@ -34,7 +52,6 @@ const fail = (status: number, message: string, data: unknown = null, errors: unk
 
 const BASE = 'https://lg.example.com/api/v1';
 const LICENSE = '0b5f7c1e-1111-4222-8333-444455556666';
-
 
 describe('createClient', () => {
   it('normalises the base address', () => {
@@ -44,11 +61,16 @@ describe('createClient', () => {
     expect(normalizeBaseUrl('http://host:3000')).toBe('http://host:3000/api/v1');
     expect(normalizeBaseUrl('http://host:3000/')).toBe('http://host:3000/api/v1');
     expect(normalizeBaseUrl('http://host:3000/api')).toBe('http://host:3000/api/v1');
-    expect(normalizeBaseUrl(' https://lg.example.com/licensing/api/v1/ ')).toBe('https://lg.example.com/licensing/api/v1');
+    expect(normalizeBaseUrl(' https://lg.example.com/licensing/api/v1/ ')).toBe(
+      'https://lg.example.com/licensing/api/v1',
+    );
     expect(() => normalizeBaseUrl('')).toThrow(TypeError);
     expect(() => normalizeBaseUrl('not a url')).toThrow(/not a valid URL/);
     expect(() => normalizeBaseUrl('ftp://host/api/v1')).toThrow(/http or https/);
-    expect(createClient({ baseUrl: 'http://h:1', licenseKey: 'k', fetch: fakeFetch(() => ok(null)).fetch }).baseUrl).toBe('http://h:1/api/v1');
+    expect(
+      createClient({ baseUrl: 'http://h:1', licenseKey: 'k', fetch: fakeFetch(() => ok(null)).fetch })
+        .baseUrl,
+    ).toBe('http://h:1/api/v1');
   });
 
   it('requires a license key', () => {
@@ -60,13 +82,29 @@ describe('createClient', () => {
 describe('hasPaid (seed 4.2)', () => {
   it('POSTs {base}/project/has-paid with the license and domain headers and no body; maps data', async () => {
     const { fetch, calls } = fakeFetch(() => ok({ has_paid: true, is_test_license: false }));
-    const client = createClient({ baseUrl: `${BASE}/`, licenseKey: LICENSE, domain: 'shop.example.com', fetch });
-    expect(await client.hasPaid()).toEqual({ hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [], offline: false, expiresAt: null });
+    const client = createClient({
+      baseUrl: `${BASE}/`,
+      licenseKey: LICENSE,
+      domain: 'shop.example.com',
+      fetch,
+    });
+    expect(await client.hasPaid()).toEqual({
+      hasPaid: true,
+      isTestLicense: false,
+      redirectUrl: null,
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+    });
     expect(calls).toHaveLength(1);
     expect(calls[0].url).toBe(`${BASE}/project/has-paid`);
     expect(calls[0].init).toEqual({
       method: 'POST',
-      headers: { Accept: 'application/json', 'X-LICENSE-KEY': LICENSE, 'X-Service-Domain': 'shop.example.com' },
+      headers: {
+        Accept: 'application/json',
+        'X-LICENSE-KEY': LICENSE,
+        'X-Service-Domain': 'shop.example.com',
+      },
       // the timeout's (timeoutMs, 10 s by default)
       signal: expect.any(AbortSignal),
     });
@@ -75,10 +113,19 @@ describe('hasPaid (seed 4.2)', () => {
   it('sends action=check_project and include=injectables; no domain header without a domain; per-call domain', async () => {
     const keys = projectKeys();
     const r = record(keys, 5, { slug: 's', type: 'snippet', mode: 'inject', target_path: null }, 'x', 'k');
-    const { fetch, calls } = fakeFetch(() => ok({ has_paid: true, is_test_license: true, injectables: [paidItem(r)] }));
+    const { fetch, calls } = fakeFetch(() =>
+      ok({ has_paid: true, is_test_license: true, injectables: [paidItem(r)] }),
+    );
     const client = createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch });
     const res = await client.hasPaid({ checkProject: true, includeInjectables: true });
-    expect(res).toEqual({ hasPaid: true, isTestLicense: true, redirectUrl: null, injectables: [paidItem(r)], offline: false, expiresAt: null });
+    expect(res).toEqual({
+      hasPaid: true,
+      isTestLicense: true,
+      redirectUrl: null,
+      injectables: [paidItem(r)],
+      offline: false,
+      expiresAt: null,
+    });
     expect(calls[0].url).toBe(`${BASE}/project/has-paid?action=check_project&include=injectables`);
     expect(calls[0].init.headers).not.toHaveProperty('X-Service-Domain');
     await client.hasPaid({ includeInjectables: true, domain: 'a.example.com' });
@@ -89,35 +136,80 @@ describe('hasPaid (seed 4.2)', () => {
   });
 
   it('unpaid: redirectUrl from data.redirect_url', async () => {
-    const { fetch } = fakeFetch(() => ok({ has_paid: false, is_test_license: false, redirect_url: 'https://pay.example.com' }));
-    const res = await createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch }).hasPaid({ includeInjectables: true });
-    expect(res).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: 'https://pay.example.com', injectables: [], offline: false, expiresAt: null });
+    const { fetch } = fakeFetch(() =>
+      ok({ has_paid: false, is_test_license: false, redirect_url: 'https://pay.example.com' }),
+    );
+    const res = await createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch }).hasPaid({
+      includeInjectables: true,
+    });
+    expect(res).toEqual({
+      hasPaid: false,
+      isTestLicense: false,
+      redirectUrl: 'https://pay.example.com',
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+    });
   });
 });
 
 describe('errors', () => {
-  const client = (reply: Parameters<typeof fakeFetch>[0]) => createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: fakeFetch(reply).fetch });
+  const client = (reply: Parameters<typeof fakeFetch>[0]) =>
+    createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: fakeFetch(reply).fetch });
 
   it('403 → status, the service message, redirectUrl, request id', async () => {
     const err = await caught(
-      client(() => fail(403, 'This license has been revoked.', { redirect_url: 'https://pay.example.com/renew' }, null, { 'X-Request-Id': 'req-1' })).hasPaid(),
+      client(() =>
+        fail(403, 'This license has been revoked.', { redirect_url: 'https://pay.example.com/renew' }, null, {
+          'X-Request-Id': 'req-1',
+        }),
+      ).hasPaid(),
     );
-    expect(err).toMatchObject({ name: 'LicenseGateError', status: 403, message: 'This license has been revoked.', redirectUrl: 'https://pay.example.com/renew', retryAfter: null, errors: null, requestId: 'req-1' });
+    expect(err).toMatchObject({
+      name: 'LicenseGateError',
+      status: 403,
+      message: 'This license has been revoked.',
+      redirectUrl: 'https://pay.example.com/renew',
+      retryAfter: null,
+      errors: null,
+      requestId: 'req-1',
+    });
     expect(err.isRefusal).toBe(true);
     expect(err.isRetryable).toBe(false);
   });
 
   it('403 without data → redirectUrl null; 401 and 400', async () => {
-    expect(await caught(client(() => fail(403, 'Invalid license key.')).hasPaid())).toMatchObject({ status: 403, redirectUrl: null });
-    expect(await caught(client(() => fail(401, 'License key missing: send it in the X-LICENSE-KEY header.')).hasPaid())).toMatchObject({ status: 401, isRefusal: true });
-    expect(await caught(client(() => fail(400, 'The calling domain could not be determined.')).hasPaid())).toMatchObject({ status: 400, isRefusal: false });
+    expect(await caught(client(() => fail(403, 'Invalid license key.')).hasPaid())).toMatchObject({
+      status: 403,
+      redirectUrl: null,
+    });
+    expect(
+      await caught(
+        client(() => fail(401, 'License key missing: send it in the X-LICENSE-KEY header.')).hasPaid(),
+      ),
+    ).toMatchObject({ status: 401, isRefusal: true });
+    expect(
+      await caught(client(() => fail(400, 'The calling domain could not be determined.')).hasPaid()),
+    ).toMatchObject({ status: 400, isRefusal: false });
   });
 
   it('429 → retryAfter from Retry-After (seconds or HTTP date)', async () => {
-    const err = await caught(client(() => fail(429, 'This license has reached its daily limit of 3 checks; it resets at midnight UTC.', null, null, { 'Retry-After': '3600' })).hasPaid());
+    const err = await caught(
+      client(() =>
+        fail(
+          429,
+          'This license has reached its daily limit of 3 checks; it resets at midnight UTC.',
+          null,
+          null,
+          { 'Retry-After': '3600' },
+        ),
+      ).hasPaid(),
+    );
     expect(err).toMatchObject({ status: 429, retryAfter: 3600, isRetryable: true });
     const at = new Date(Date.now() + 90_000).toUTCString();
-    const dated = await caught(client(() => fail(429, 'Too many requests', null, null, { 'Retry-After': at })).hasPaid());
+    const dated = await caught(
+      client(() => fail(429, 'Too many requests', null, null, { 'Retry-After': at })).hasPaid(),
+    );
     expect(dated.retryAfter).toBeGreaterThanOrEqual(88);
     expect(dated.retryAfter).toBeLessThanOrEqual(90);
     expect(parseRetryAfter(null)).toBeNull();
@@ -128,7 +220,12 @@ describe('errors', () => {
 
   it('422 → field errors', async () => {
     const errors = { per_page: ['The per page may not be greater than 50.'] };
-    const err = await caught(client(() => fail(422, 'The given data was invalid.', null, errors)).streamInjectables({ perPage: 51 })[Symbol.asyncIterator]().next());
+    const err = await caught(
+      client(() => fail(422, 'The given data was invalid.', null, errors))
+        .streamInjectables({ perPage: 51 })
+        [Symbol.asyncIterator]()
+        .next(),
+    );
     expect(err).toMatchObject({ status: 422, errors });
   });
 
@@ -144,7 +241,13 @@ describe('errors', () => {
   it('network failure → status 0 with the cause', async () => {
     const cause = new TypeError('fetch failed');
     const err = await caught(client(() => cause).hasPaid());
-    expect(err).toMatchObject({ status: 0, redirectUrl: null, retryAfter: null, errors: null, isRetryable: true });
+    expect(err).toMatchObject({
+      status: 0,
+      redirectUrl: null,
+      retryAfter: null,
+      errors: null,
+      isRetryable: true,
+    });
     expect(err.message).toContain('fetch failed');
     expect(err.message).toContain(BASE);
     expect(err.cause).toBe(cause);
@@ -183,21 +286,36 @@ describe('streamInjectables (seed 4.10)', () => {
   it('no per_page by default; stops on has_more false even with a cursor, and on a repeated cursor', async () => {
     const a = fakeFetch(() => ok({ injectables: [{ slug: 'a' }], next_cursor: 'zz', has_more: false }));
     const got: string[] = [];
-    for await (const i of createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: a.fetch }).streamInjectables()) got.push(i.slug);
+    for await (const i of createClient({
+      baseUrl: BASE,
+      licenseKey: LICENSE,
+      fetch: a.fetch,
+    }).streamInjectables())
+      got.push(i.slug);
     expect(got).toEqual(['a']);
     expect(a.calls.map((c) => c.url)).toEqual([`${BASE}/injectable/stream`]);
     const b = fakeFetch(() => ok({ injectables: [{ slug: 'b' }], next_cursor: 'same', has_more: true }));
     let n = 0;
-    for await (const _ of createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: b.fetch }).streamInjectables()) n++;
+    for await (const _ of createClient({
+      baseUrl: BASE,
+      licenseKey: LICENSE,
+      fetch: b.fetch,
+    }).streamInjectables())
+      n++;
     expect(n).toBe(2);
   });
 
   it('an error mid-stream rejects the iteration with LicenseGateError', async () => {
-    const { fetch } = fakeFetch((_c, n) => (n === 0 ? ok({ injectables: [{ slug: 'a' }], next_cursor: 'c', has_more: true }) : fail(403, 'Project is locked.', { redirect_url: 'https://r' })));
+    const { fetch } = fakeFetch((_c, n) =>
+      n === 0
+        ? ok({ injectables: [{ slug: 'a' }], next_cursor: 'c', has_more: true })
+        : fail(403, 'Project is locked.', { redirect_url: 'https://r' }),
+    );
     const seen: string[] = [];
     const err = await caught(
       (async () => {
-        for await (const i of createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch }).streamInjectables()) seen.push(i.slug);
+        for await (const i of createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch }).streamInjectables())
+          seen.push(i.slug);
       })(),
     );
     expect(seen).toEqual(['a']);
@@ -212,7 +330,10 @@ describe('withSignatures', () => {
     const r1 = record(keys, 9, f('one'), 'first', 'k');
     const r2 = record(keys, 9, f('two'), 'second', 'k');
     const r3 = record(keys, 9, f('three'), 'third', 'k');
-    const stale = { ...streamItem(r3), encrypted_content: record(keys, 9, f('three'), 'old', 'k').encrypted_content };
+    const stale = {
+      ...streamItem(r3),
+      encrypted_content: record(keys, 9, f('three'), 'old', 'k').encrypted_content,
+    };
     const pages = [
       { injectables: [streamItem(r1), stale], next_cursor: 'p2', has_more: true },
       { injectables: [streamItem(r2)], next_cursor: 'p3', has_more: true },
@@ -227,10 +348,14 @@ describe('withSignatures', () => {
 
     // stops streaming once every slug is found; no call at all for no items
     const again = fakeFetch((_c, n) => ok(pages[n]));
-    await createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: again.fetch }).withSignatures([paidItem(r1)]);
+    await createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: again.fetch }).withSignatures([
+      paidItem(r1),
+    ]);
     expect(again.calls).toHaveLength(1);
     const none = fakeFetch(() => ok(pages[0]));
-    expect(await createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: none.fetch }).withSignatures([])).toEqual([]);
+    expect(
+      await createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch: none.fetch }).withSignatures([]),
+    ).toEqual([]);
     expect(none.calls).toHaveLength(0);
   });
 });
@@ -244,7 +369,15 @@ describe('default fetch', () => {
   it('uses globalThis.fetch, called on globalThis (browsers throw "Illegal invocation" otherwise)', async () => {
     const spy = jest.fn(async function (this: unknown) {
       expect(this).toBe(globalThis);
-      return new Response(JSON.stringify({ status: 'success', message: 'Success', data: { has_paid: true, is_test_license: false }, errors: null }), { status: 200 });
+      return new Response(
+        JSON.stringify({
+          status: 'success',
+          message: 'Success',
+          data: { has_paid: true, is_test_license: false },
+          errors: null,
+        }),
+        { status: 200 },
+      );
     });
     globalThis.fetch = spy as unknown as typeof fetch;
     const client = createClient({ baseUrl: BASE, licenseKey: LICENSE });

@@ -37,7 +37,14 @@ describe('decrypt (SPEC 8)', () => {
   });
 
   it('decryptFileName opens file_path of a file injectable; null when there is none', async () => {
-    const r = record(keys, PID, { slug: 'bundle', type: 'file', mode: 'write', target_path: 'assets/app.bin' }, randomBytes(99), 'k', 'app-bündle.v2.bin');
+    const r = record(
+      keys,
+      PID,
+      { slug: 'bundle', type: 'file', mode: 'write', target_path: 'assets/app.bin' },
+      randomBytes(99),
+      'k',
+      'app-bündle.v2.bin',
+    );
     expect(await decryptFileName(r, 'k')).toBe('app-bündle.v2.bin');
     expect(await decryptFileName(streamItem(r), 'k')).toBe('app-bündle.v2.bin');
     expect(await decryptFileName(record(keys, PID, fields, 'x', 'k'), 'k')).toBeNull();
@@ -66,7 +73,15 @@ describe('verify (SPEC 8, Ed25519 via WebCrypto)', () => {
   const r = record(keys, PID, fields, 'hello', 'k');
 
   it('accepts every form of the public key and every item form carrying a signature', async () => {
-    for (const key of [keys.raw, keys.pem, { public_key: keys.raw }, { public_key_pem: keys.pem }, { algorithm: 'Ed25519', public_key: keys.raw, public_key_pem: keys.pem }, new Uint8Array(Buffer.from(keys.raw, 'base64')), Buffer.from(keys.pem.replace(/-----[^-]+-----|\s/g, ''), 'base64').toString('base64')]) {
+    for (const key of [
+      keys.raw,
+      keys.pem,
+      { public_key: keys.raw },
+      { public_key_pem: keys.pem },
+      { algorithm: 'Ed25519', public_key: keys.raw, public_key_pem: keys.pem },
+      new Uint8Array(Buffer.from(keys.raw, 'base64')),
+      Buffer.from(keys.pem.replace(/-----[^-]+-----|\s/g, ''), 'base64').toString('base64'),
+    ]) {
       expect(await verify(r, key, PID)).toBe(true);
       expect(await verify(streamItem(r), key, PID)).toBe(true);
       expect(await verify(streamItem(r), key, String(PID))).toBe(true);
@@ -75,9 +90,13 @@ describe('verify (SPEC 8, Ed25519 via WebCrypto)', () => {
 
   it('computes content_hash from the blob for stream items, and signs exactly the SPEC text', async () => {
     expect(await contentHash(streamItem(r))).toBe(r.content_hash);
-    expect(await contentHash(r.content)).toBe(createHash('sha256').update(Buffer.from(r.content, 'base64')).digest('hex'));
+    expect(await contentHash(r.content)).toBe(
+      createHash('sha256').update(Buffer.from(r.content, 'base64')).digest('hex'),
+    );
     expect(signedMessage(PID, r, r.content_hash)).toBe(signedText(PID, fields, r.content_hash));
-    expect(signedMessage(7, { slug: 's', type: 't', mode: 'm', target_path: null }, 'h')).toBe('LG1-SIG\n7\ns\nt\nm\n\nh');
+    expect(signedMessage(7, { slug: 's', type: 't', mode: 'm', target_path: null }, 'h')).toBe(
+      'LG1-SIG\n7\ns\nt\nm\n\nh',
+    );
   });
 
   it('target_path null is signed as the empty string', async () => {
@@ -90,14 +109,24 @@ describe('verify (SPEC 8, Ed25519 via WebCrypto)', () => {
     const s = streamItem(r);
     expect(await verify(r, other.raw, PID)).toBe(false);
     expect(await verify(r, keys.raw, PID + 1)).toBe(false);
-    for (const change of [{ slug: 'banner_v3' }, { type: 'script' }, { mode: 'write' }, { target_path: '#header' }, { target_path: null }]) {
+    for (const change of [
+      { slug: 'banner_v3' },
+      { type: 'script' },
+      { mode: 'write' },
+      { target_path: '#header' },
+      { target_path: null },
+    ]) {
       expect(await verify({ ...s, ...change }, keys.raw, PID)).toBe(false);
     }
     // a different blob (re-sealed same payload) no longer matches the signed hash
-    expect(await verify({ ...s, encrypted_content: seal('hello', 'k').toString('base64') }, keys.raw, PID)).toBe(false);
+    expect(
+      await verify({ ...s, encrypted_content: seal('hello', 'k').toString('base64') }, keys.raw, PID),
+    ).toBe(false);
     // content_hash present but not the blob's hash → false, even though the signature covers the claimed hash
     const forged = record(keys, PID, fields, 'x', 'k');
-    expect(await verify({ ...forged, content: r.content, encrypted_content: r.encrypted_content }, keys.raw, PID)).toBe(false);
+    expect(
+      await verify({ ...forged, content: r.content, encrypted_content: r.encrypted_content }, keys.raw, PID),
+    ).toBe(false);
     expect(await verify({ ...r, content_hash: '0'.repeat(64) }, keys.raw, PID)).toBe(false);
     // signature problems
     const sig = Buffer.from(r.signature, 'base64');
@@ -115,7 +144,9 @@ describe('verify (SPEC 8, Ed25519 via WebCrypto)', () => {
 
   it('throws on a key that is not an Ed25519 public key', async () => {
     await expect(importPublicKey('AAAA')).rejects.toThrow(/not an Ed25519/);
-    await expect(importPublicKey('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----')).rejects.toThrow(TypeError);
+    await expect(
+      importPublicKey('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----'),
+    ).rejects.toThrow(TypeError);
     await expect(importPublicKey({} as never)).rejects.toThrow(TypeError);
     await expect(verify(r, 'AAAA', PID)).rejects.toThrow(TypeError);
   });

@@ -1,6 +1,14 @@
 /** SPEC 8 on the service side, with nothing but node:crypto: what the SDK must open. */
 import { expect } from '@jest/globals';
-import { createCipheriv, createHash, generateKeyPairSync, KeyObject, randomBytes, scryptSync, sign } from 'node:crypto';
+import {
+  createCipheriv,
+  createHash,
+  generateKeyPairSync,
+  KeyObject,
+  randomBytes,
+  scryptSync,
+  sign,
+} from 'node:crypto';
 import { LicenseGateError } from '../src/index.js';
 
 /** blob = "LG1" ‖ salt(16) ‖ iv(12) ‖ tag(16) ‖ AES-256-GCM(scrypt(secret, salt, 32, N=16384, r=8, p=1), iv, payload) */
@@ -9,7 +17,10 @@ export function seal(payload: string | Buffer, secret: string): Buffer {
   const iv = randomBytes(12);
   const key = scryptSync(Buffer.from(secret, 'utf8'), salt, 32, { N: 16384, r: 8, p: 1 });
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const ciphertext = Buffer.concat([cipher.update(typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload), cipher.final()]);
+  const ciphertext = Buffer.concat([
+    cipher.update(typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload),
+    cipher.final(),
+  ]);
   return Buffer.concat([Buffer.from('LG1', 'latin1'), salt, iv, cipher.getAuthTag(), ciphertext]);
 }
 
@@ -24,7 +35,11 @@ export interface ProjectKeys {
 export function projectKeys(): ProjectKeys {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const der = publicKey.export({ format: 'der', type: 'spki' });
-  return { privateKey, raw: der.subarray(12).toString('base64'), pem: publicKey.export({ format: 'pem', type: 'spki' }).toString() };
+  return {
+    privateKey,
+    raw: der.subarray(12).toString('base64'),
+    pem: publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+  };
 }
 
 export interface Fields {
@@ -39,10 +54,21 @@ export function signedText(projectId: number, f: Fields, hash: string): string {
 }
 
 /** A full management record (seed 2) for a payload, sealed and signed like the service does. */
-export function record(keys: ProjectKeys, projectId: number, fields: Fields, payload: string | Buffer, secret: string, fileName?: string) {
+export function record(
+  keys: ProjectKeys,
+  projectId: number,
+  fields: Fields,
+  payload: string | Buffer,
+  secret: string,
+  fileName?: string,
+) {
   const blob = seal(payload, secret);
   const contentHash = createHash('sha256').update(blob).digest('hex');
-  const signature = sign(null, Buffer.from(signedText(projectId, fields, contentHash), 'utf8'), keys.privateKey).toString('base64');
+  const signature = sign(
+    null,
+    Buffer.from(signedText(projectId, fields, contentHash), 'utf8'),
+    keys.privateKey,
+  ).toString('base64');
   const b64 = blob.toString('base64');
   return {
     id: 1,

@@ -45,7 +45,9 @@ describe('scrypt (RFC 7914 on WebCrypto PBKDF2 + Salsa20/8)', () => {
     // The vectors as written, and node:crypto agreeing with them.
     expect(scryptSync(P, S, 64, { N, r, p, maxmem: 256 * 1024 * 1024 }).toString('hex')).toBe(want);
     expect(toHex(await scrypt(P, S, 64, { N, r, p }))).toBe(want);
-    expect(toHex(await scrypt(new TextEncoder().encode(P), new TextEncoder().encode(S), 64, { N, r, p }))).toBe(want);
+    expect(
+      toHex(await scrypt(new TextEncoder().encode(P), new TextEncoder().encode(S), 64, { N, r, p })),
+    ).toBe(want);
   });
 
   it('matches node:crypto scryptSync on random inputs and parameter sets', async () => {
@@ -63,7 +65,9 @@ describe('scrypt (RFC 7914 on WebCrypto PBKDF2 + Salsa20/8)', () => {
         const password = randomBytes(i * 17);
         const salt = randomBytes(16);
         const want = scryptSync(password, salt, c.dkLen, { N: c.N, r: c.r, p: c.p }).toString('hex');
-        const got = toHex(await scrypt(new Uint8Array(password), new Uint8Array(salt), c.dkLen, { N: c.N, r: c.r, p: c.p }));
+        const got = toHex(
+          await scrypt(new Uint8Array(password), new Uint8Array(salt), c.dkLen, { N: c.N, r: c.r, p: c.p }),
+        );
         expect({ ...c, got }).toEqual({ ...c, got: want });
       }
     }

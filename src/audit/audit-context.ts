@@ -58,7 +58,9 @@ const MAX_USER_AGENT = 512;
 @Injectable()
 export class AuditContextInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const req = context.switchToHttp().getRequest<Request & AuthedRequest & { id?: string; runtime?: unknown }>();
+    const req = context
+      .switchToHttp()
+      .getRequest<Request & AuthedRequest & { id?: string; runtime?: unknown }>();
     if (SAFE_METHODS.has(req.method)) return next.handle();
     const key = req.principal?.key;
     const actor: Actor = key

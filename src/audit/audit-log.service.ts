@@ -7,11 +7,24 @@ import { currentAuditContext } from './audit-context.js';
 import { AuditEventEntity, Changes } from './audit-event.entity.js';
 
 /** What the audit log calls a write: the webhook event names, and the writes no webhook announces. */
-export const AUDIT_ACTIONS = [...WEBHOOK_EVENTS, 'api_key.created', 'api_key.revoked', 'api_key.rolled', 'webhook_delivery.retried'] as const;
+export const AUDIT_ACTIONS = [
+  ...WEBHOOK_EVENTS,
+  'api_key.created',
+  'api_key.revoked',
+  'api_key.rolled',
+  'webhook_delivery.retried',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** The part of an action before the dot. */
-export const RESOURCE_TYPES = ['project', 'domain', 'license', 'injectable', 'api_key', 'webhook_delivery'] as const;
+export const RESOURCE_TYPES = [
+  'project',
+  'domain',
+  'license',
+  'injectable',
+  'api_key',
+  'webhook_delivery',
+] as const;
 
 export const REDACTED = '[redacted]';
 
@@ -37,7 +50,15 @@ export interface AuditScope {
 }
 
 // Never in `changes`: the row's own bookkeeping, and payloads (megabytes, and the customer's content).
-const LEFT_OUT = new Set(['id', 'created_at', 'updated_at', 'content', 'encrypted_content', 'file_path', 'payload']);
+const LEFT_OUT = new Set([
+  'id',
+  'created_at',
+  'updated_at',
+  'content',
+  'encrypted_content',
+  'file_path',
+  'payload',
+]);
 // Credentials: shown as "[redacted]" when set. A license's `uuid` is its key.
 const SECRET = new Set(['uuid', 'key', 'secret', 'webhook_secret']);
 
@@ -53,10 +74,13 @@ export function changesOf(before: object | null, after: object | null, also: Cha
   for (const field of new Set([...Object.keys(was), ...Object.keys(now)])) {
     if (LEFT_OUT.has(field)) continue;
     const [from, to] = [was[field] ?? null, now[field] ?? null];
-    if (JSON.stringify(from) !== JSON.stringify(to)) changes[field] = SECRET.has(field) ? [redact(from), redact(to)] : [from, to];
+    if (JSON.stringify(from) !== JSON.stringify(to))
+      changes[field] = SECRET.has(field) ? [redact(from), redact(to)] : [from, to];
   }
   for (const [field, [from, to]] of Object.entries(also)) {
-    const unchanged = SECRET.has(field) ? from === null && to === null : JSON.stringify(from) === JSON.stringify(to);
+    const unchanged = SECRET.has(field)
+      ? from === null && to === null
+      : JSON.stringify(from) === JSON.stringify(to);
     if (unchanged) delete changes[field];
     else changes[field] = SECRET.has(field) ? [redact(from), redact(to)] : [from, to];
   }
@@ -109,7 +133,10 @@ export class AuditLog {
   constructor(private readonly unit: UnitOfWork) {}
 
   /** Runs a management write that announces no webhook event (API keys) in one unit of work, with its audit rows. */
-  async change<T>(scope: AuditScope, work: (manager: EntityManager) => Promise<{ result: T; audit: Audit | Audit[] }>): Promise<T> {
+  async change<T>(
+    scope: AuditScope,
+    work: (manager: EntityManager) => Promise<{ result: T; audit: Audit | Audit[] }>,
+  ): Promise<T> {
     return this.unit.run(async (manager) => {
       const { result, audit } = await work(manager);
       await this.record(manager, scope, audit);
@@ -126,10 +153,12 @@ export class AuditLog {
   async record(manager: EntityManager, scope: AuditScope, audit: Audit | Audit[] | undefined): Promise<void> {
     const context = currentAuditContext();
     if (!audit) {
-      if (context) throw new Error('A management write did not say what it changed: it would leave no audit row.');
+      if (context)
+        throw new Error('A management write did not say what it changed: it would leave no audit row.');
       return;
     }
-    if (!context) throw new Error('An audited write was made outside a request or the CLI: no actor to record.');
+    if (!context)
+      throw new Error('An audited write was made outside a request or the CLI: no actor to record.');
     const created_at = wholeSecond();
     const rows = (Array.isArray(audit) ? audit : [audit]).map((entry) => ({
       owner_id: scope.owner_id,
@@ -147,7 +176,8 @@ export class AuditLog {
       user_agent: context.user_agent,
       created_at,
     }));
-    if (rows.length > 0) await manager.insert(AuditEventEntity, rows as QueryDeepPartialEntity<AuditEventEntity>[]);
+    if (rows.length > 0)
+      await manager.insert(AuditEventEntity, rows as QueryDeepPartialEntity<AuditEventEntity>[]);
   }
 }
 

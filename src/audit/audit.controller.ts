@@ -4,7 +4,13 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi/decorators.js';
+import {
+  ApiCursorQuery,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+} from '../common/openapi/decorators.js';
 import { CursorPage } from '../database/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { AuditItem, AuditService } from './audit.service.js';
@@ -26,21 +32,33 @@ export class AuditController {
   @Get('audit-log')
   @ApiOperation({
     summary: 'The audit log of the account',
-    description: "A global key reads its owner's rows, a project-scoped key those of its project. Latest first; the filters narrow the list.",
+    description:
+      "A global key reads its owner's rows, a project-scoped key those of its project. Latest first; the filters narrow the list.",
   })
   @ApiCursorQuery(20)
   @ApiEnvelope(AuditEventResponse, { cursor: true })
-  list(@CurrentPrincipal() principal: ApiPrincipal, @Query() query: AuditQueryDto): Promise<CursorPage<AuditItem>> {
+  list(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Query() query: AuditQueryDto,
+  ): Promise<CursorPage<AuditItem>> {
     return this.audit.list({ owner_id: principal.user.id, project_id: principal.projectId }, query);
   }
 
   @Get('project/:project/audit-log')
-  @ApiOperation({ summary: 'The audit log of a project', description: 'Latest first; the filters narrow the list. The rows stay after the resources they name are deleted.' })
+  @ApiOperation({
+    summary: 'The audit log of a project',
+    description:
+      'Latest first; the filters narrow the list. The rows stay after the resources they name are deleted.',
+  })
   @ApiIdParam('project', 'Project id')
   @ApiCursorQuery(20)
   @ApiEnvelope(AuditEventResponse, { cursor: true })
   @ApiErrors(404)
-  async listProject(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: AuditQueryDto): Promise<CursorPage<AuditItem>> {
+  async listProject(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Query() query: AuditQueryDto,
+  ): Promise<CursorPage<AuditItem>> {
     const project = await this.projects.findAccessible(principal, projectId);
     return this.audit.list({ owner_id: project.user_id, project_id: project.id }, query);
   }

@@ -30,7 +30,12 @@ export function toAuditItem(row: AuditEventEntity): AuditItem {
     resource_type: row.resource_type,
     resource_id: row.resource_id,
     project_id: row.project_id,
-    actor: { type: row.actor_type, api_key_id: row.actor_api_key_id, api_key_prefix: row.actor_api_key_prefix, user_id: row.actor_user_id },
+    actor: {
+      type: row.actor_type,
+      api_key_id: row.actor_api_key_id,
+      api_key_prefix: row.actor_api_key_prefix,
+      user_id: row.actor_user_id,
+    },
     changes: row.changes,
     request_id: row.request_id,
     ip: row.ip,
@@ -59,8 +64,21 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** Latest first, filtered; the cursor belongs to the scope and the filters it was made with. */
   async list(scope: AuditReadScope, query: AuditQueryDto): Promise<CursorPage<AuditItem>> {
-    const filters = [scope.owner_id, scope.project_id, query.action, query.resource_type, query.resource_id, query.since?.getTime(), query.until?.getTime()];
-    const page = await this.cursors.page(this.filtered(scope, query), `audit:${JSON.stringify(filters)}`, query, { defaultPerPage: 20, order: 'DESC' });
+    const filters = [
+      scope.owner_id,
+      scope.project_id,
+      query.action,
+      query.resource_type,
+      query.resource_id,
+      query.since?.getTime(),
+      query.until?.getTime(),
+    ];
+    const page = await this.cursors.page(
+      this.filtered(scope, query),
+      `audit:${JSON.stringify(filters)}`,
+      query,
+      { defaultPerPage: 20, order: 'DESC' },
+    );
     return { data: page.data.map(toAuditItem), next_cursor: page.next_cursor };
   }
 
@@ -70,7 +88,10 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
     return rows.map(toAuditItem);
   }
 
-  private filtered(scope: AuditReadScope, query: Partial<AuditQueryDto>): SelectQueryBuilder<AuditEventEntity> {
+  private filtered(
+    scope: AuditReadScope,
+    query: Partial<AuditQueryDto>,
+  ): SelectQueryBuilder<AuditEventEntity> {
     const qb = this.events.createQueryBuilder('e').where('e.owner_id = :owner', { owner: scope.owner_id });
     if (scope.project_id !== null) qb.andWhere('e.project_id = :project', { project: scope.project_id });
     if (query.action) qb.andWhere('e.action = :action', { action: query.action });
@@ -92,7 +113,12 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
     const cutoff = new Date(now - days * 86_400_000);
     let pruned = 0;
     for (;;) {
-      const batch = await this.events.find({ select: { id: true }, where: { created_at: LessThan(cutoff) }, order: { id: 'ASC' }, take: PRUNE_BATCH });
+      const batch = await this.events.find({
+        select: { id: true },
+        where: { created_at: LessThan(cutoff) },
+        order: { id: 'ASC' },
+        take: PRUNE_BATCH,
+      });
       if (batch.length === 0) return pruned;
       await this.events.delete({ id: In(batch.map((row) => row.id)) });
       pruned += batch.length;
@@ -103,7 +129,11 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   onApplicationBootstrap(): void {
     const run = () =>
       void this.prune().then(
-        (pruned) => pruned > 0 && this.logger.log(`pruned ${pruned} audit rows older than ${this.config.env.AUDIT_RETENTION_DAYS} days`),
+        (pruned) =>
+          pruned > 0 &&
+          this.logger.log(
+            `pruned ${pruned} audit rows older than ${this.config.env.AUDIT_RETENTION_DAYS} days`,
+          ),
         (error: Error) => this.logger.warn(`could not prune the audit log: ${error.message}`),
       );
     // A minute after start (not during it), then hourly.

@@ -1,4 +1,11 @@
-import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards, UseInterceptors } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
 import { AuditContextInterceptor } from '../audit/audit-context.js';
 import { ApiError, forbidden } from '../common/http/errors.js';
@@ -12,7 +19,11 @@ export class ApiKeyGuard implements CanActivate {
   constructor(private readonly auth: AuthService) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<AuthedRequest & { method: string; headers: Record<string, string | string[] | undefined> }>();
+    const req = context
+      .switchToHttp()
+      .getRequest<
+        AuthedRequest & { method: string; headers: Record<string, string | string[] | undefined> }
+      >();
     const sent = req.headers['x-api-key'];
     const key = Array.isArray(sent) ? sent[0] : sent;
     if (!key) throw new ApiError(401, 'API key missing: send it in the X-API-KEY header.');
@@ -35,7 +46,14 @@ export const ApiKeyAuth = () =>
     ApiSecurity(API_KEY_SCHEME),
     ApiErrors(
       { status: 401, description: 'Missing API key' },
-      { status: 403, description: 'Invalid, revoked or expired key, a read-only key on a write, or no access to the resource' },
-      { status: 429, description: 'Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again' },
+      {
+        status: 403,
+        description:
+          'Invalid, revoked or expired key, a read-only key on a write, or no access to the resource',
+      },
+      {
+        status: 429,
+        description: 'Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again',
+      },
     ),
   );

@@ -3,7 +3,14 @@ import { instanceToPlain } from 'class-transformer';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
+import {
+  ApiBodyErrors,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+  FORBIDDEN,
+} from '../common/openapi/decorators.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { ApiKeyAuth } from './api-key.guard.js';
 import { AuthService, requireGlobalKey } from './auth.service.js';
@@ -20,7 +27,11 @@ export class ApiKeysController {
   constructor(private readonly auth: AuthService) {}
 
   @Get()
-  @ApiOperation({ summary: "List the account's API keys", description: 'Global key only. Every key of the account, revoked and expired ones included; never the key itself.' })
+  @ApiOperation({
+    summary: "List the account's API keys",
+    description:
+      'Global key only. Every key of the account, revoked and expired ones included; never the key itself.',
+  })
   @ApiEnvelope(ApiKeyResponse, { isArray: true })
   @ApiErrors(FORBIDDEN.global)
   async list(@CurrentPrincipal() principal: ApiPrincipal): Promise<ApiKeyEntity[]> {
@@ -29,12 +40,17 @@ export class ApiKeysController {
   }
 
   @Post()
-  @ApiOperation({ summary: 'Create an API key', description: 'Global key only. Omit project_id for a global key; the plaintext `key` is in this answer only.' })
+  @ApiOperation({
+    summary: 'Create an API key',
+    description:
+      'Global key only. Omit project_id for a global key; the plaintext `key` is in this answer only.',
+  })
   @ApiBody({ type: CreateApiKeyDto, required: false })
   @ApiEnvelope(ApiKeyCreatedResponse, { status: 201 })
   @ApiBodyErrors({
     ...FORBIDDEN.global,
-    description: 'Invalid, revoked or expired key; a project-scoped key (this action needs a global key); or project_id names a project of another account',
+    description:
+      'Invalid, revoked or expired key; a project-scoped key (this action needs a global key); or project_id names a project of another account',
   })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Body() body: CreateApiKeyDto) {
     requireGlobalKey(principal);
@@ -44,11 +60,18 @@ export class ApiKeysController {
   }
 
   @Delete(':id')
-  @ApiOperation({ summary: 'Revoke an API key', description: 'Global key only.', operationId: 'revokeApiKey' })
+  @ApiOperation({
+    summary: 'Revoke an API key',
+    description: 'Global key only.',
+    operationId: 'revokeApiKey',
+  })
   @ApiIdParam('id', 'API key id')
   @ApiEnvelope(ApiKeyResponse, { description: 'The key, with revoked_at set' })
   @ApiErrors(404, FORBIDDEN.global)
-  async revoke(@CurrentPrincipal() principal: ApiPrincipal, @Param('id', IdPipe) id: number): Promise<ApiKeyEntity> {
+  async revoke(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('id', IdPipe) id: number,
+  ): Promise<ApiKeyEntity> {
     requireGlobalKey(principal);
     const key = await this.auth.revokeKey(id, principal.user.id);
     if (!key) throw notFound('API key');
@@ -64,16 +87,27 @@ export class ApiKeysController {
   })
   @ApiIdParam('id', 'API key id')
   @ApiBody({ type: RollApiKeyDto, required: false })
-  @ApiEnvelope(ApiKeyRolledResponse, { status: 201, description: 'The new key, and the old one with the end of its grace as expires_at' })
+  @ApiEnvelope(ApiKeyRolledResponse, {
+    status: 201,
+    description: 'The new key, and the old one with the end of its grace as expires_at',
+  })
   @ApiBodyErrors(404, FORBIDDEN.global, {
     status: 409,
     description: 'The key is revoked, expired, already rolled, or its project was deleted',
     message: 'This API key has already been rolled: roll its replacement instead.',
   })
-  async roll(@CurrentPrincipal() principal: ApiPrincipal, @Param('id', IdPipe) id: number, @Body() body: RollApiKeyDto) {
+  async roll(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('id', IdPipe) id: number,
+    @Body() body: RollApiKeyDto,
+  ) {
     requireGlobalKey(principal);
     const rolled = await this.auth.rollKey(id, principal.user.id, body.grace_seconds ?? undefined);
     if (!rolled) throw notFound('API key');
-    return { ...instanceToPlain(rolled.key), key: rolled.plaintext, previous_key: instanceToPlain(rolled.previous) };
+    return {
+      ...instanceToPlain(rolled.key),
+      key: rolled.plaintext,
+      previous_key: instanceToPlain(rolled.previous),
+    };
   }
 }

@@ -46,12 +46,17 @@ export class AuthService {
    * project feature guards its routes with ApiKeyGuard, so this module cannot import ProjectsModule.
    */
   private project(id: number): Promise<ProjectEntity | null> {
-    return this.keys.manager.findOne(ProjectEntity, { where: { id }, withDeleted: true, select: { id: true, user_id: true, deleted_at: true } });
+    return this.keys.manager.findOne(ProjectEntity, {
+      where: { id },
+      withDeleted: true,
+      select: { id: true, user_id: true, deleted_at: true },
+    });
   }
 
   async createUser(input: NewUser): Promise<UserEntity> {
     const email = input.email.trim().toLowerCase();
-    if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 255) throw fieldError('email', 'The email must be a valid email address.');
+    if (!/^[^\s@]+@[^\s@]+$/.test(email) || email.length > 255)
+      throw fieldError('email', 'The email must be a valid email address.');
     // The CLI's values reach here unchecked by any DTO: SQLite would store what MySQL's columns refuse.
     assertName(input.name);
     if (input.max_projects !== undefined && input.max_projects !== null && input.max_projects > MAX_INT) {
@@ -82,7 +87,8 @@ export class AuthService {
   async createKey(user: UserEntity, input: NewApiKey): Promise<{ key: ApiKeyEntity; plaintext: string }> {
     if (input.project_id !== undefined && input.project_id !== null) {
       const project = await this.project(input.project_id);
-      if (!project || project.deleted_at) throw fieldError('project_id', 'The selected project id is invalid.');
+      if (!project || project.deleted_at)
+        throw fieldError('project_id', 'The selected project id is invalid.');
       if (project.user_id !== user.id) throw forbidden('The project is not owned by this account.');
     }
     if (input.expires_at && input.expires_at.getTime() <= Date.now()) {
@@ -93,16 +99,22 @@ export class AuthService {
     }
     assertName(input.name);
     const plaintext = newPlaintextKey();
-    const key = await this.audits.change({ owner_id: user.id, project_id: input.project_id ?? null }, async (manager) => {
-      const key = await insertKey(manager, plaintext, {
-        user_id: user.id,
-        project_id: input.project_id ?? null,
-        name: input.name?.trim() || 'default',
-        read_only: input.read_only ?? false,
-        expires_at: input.expires_at ?? null,
-      });
-      return { result: key, audit: { action: 'api_key.created', before: null, after: key, also: { key: [null, REDACTED] } } };
-    });
+    const key = await this.audits.change(
+      { owner_id: user.id, project_id: input.project_id ?? null },
+      async (manager) => {
+        const key = await insertKey(manager, plaintext, {
+          user_id: user.id,
+          project_id: input.project_id ?? null,
+          name: input.name?.trim() || 'default',
+          read_only: input.read_only ?? false,
+          expires_at: input.expires_at ?? null,
+        });
+        return {
+          result: key,
+          audit: { action: 'api_key.created', before: null, after: key, also: { key: [null, REDACTED] } },
+        };
+      },
+    );
     return { key, plaintext };
   }
 
@@ -126,22 +138,37 @@ export class AuthService {
    * keeps working for `graceSeconds` (whole seconds from now; 0: it stops at once), then is refused.
    * Returns the new key with its plaintext, which exists only in this answer, and the old key.
    */
-  async rollKey(id: number, userId: number | undefined, graceSeconds = DEFAULT_ROLL_GRACE_SECONDS): Promise<{ key: ApiKeyEntity; plaintext: string; previous: ApiKeyEntity } | null> {
+  async rollKey(
+    id: number,
+    userId: number | undefined,
+    graceSeconds = DEFAULT_ROLL_GRACE_SECONDS,
+  ): Promise<{ key: ApiKeyEntity; plaintext: string; previous: ApiKeyEntity } | null> {
     const key = await this.keys.findOneBy(userId === undefined ? { id } : { id, user_id: userId });
     if (!key) return null;
     if (key.project_id !== null) {
       const project = await this.project(key.project_id);
-      if (!project || project.deleted_at) throw new ApiError(HttpStatus.CONFLICT, "This API key's project has been deleted: it cannot be rolled.");
+      if (!project || project.deleted_at)
+        throw new ApiError(
+          HttpStatus.CONFLICT,
+          "This API key's project has been deleted: it cannot be rolled.",
+        );
     }
     const plaintext = newPlaintextKey();
     return this.audits.change({ owner_id: key.user_id, project_id: key.project_id }, async (manager) => {
       const before = await lockedRow(manager, ApiKeyEntity, key.id);
       const now = Math.floor(Date.now() / 1000) * 1000;
-      if (before.revoked_at) throw new ApiError(HttpStatus.CONFLICT, 'This API key has been revoked: it cannot be rolled.');
-      if (before.rolled_at) throw new ApiError(HttpStatus.CONFLICT, 'This API key has already been rolled: roll its replacement instead.');
-      if (before.expires_at && before.expires_at.getTime() <= Date.now()) throw new ApiError(HttpStatus.CONFLICT, 'This API key has expired: it cannot be rolled.');
+      if (before.revoked_at)
+        throw new ApiError(HttpStatus.CONFLICT, 'This API key has been revoked: it cannot be rolled.');
+      if (before.rolled_at)
+        throw new ApiError(
+          HttpStatus.CONFLICT,
+          'This API key has already been rolled: roll its replacement instead.',
+        );
+      if (before.expires_at && before.expires_at.getTime() <= Date.now())
+        throw new ApiError(HttpStatus.CONFLICT, 'This API key has expired: it cannot be rolled.');
       const graceEnd = now + graceSeconds * 1000;
-      const until = before.expires_at && before.expires_at.getTime() < graceEnd ? before.expires_at : new Date(graceEnd);
+      const until =
+        before.expires_at && before.expires_at.getTime() < graceEnd ? before.expires_at : new Date(graceEnd);
       await manager.update(ApiKeyEntity, { id: key.id }, { expires_at: until, rolled_at: new Date(now) });
       const previous = await manager.findOneByOrFail(ApiKeyEntity, { id: key.id });
       const replacement = await insertKey(manager, plaintext, {
@@ -170,7 +197,11 @@ export class AuthService {
     if (!key) throw forbidden('Invalid API key.');
     if (key.revoked_at) throw forbidden('This API key has been revoked.');
     if (key.expires_at && key.expires_at.getTime() <= Date.now()) {
-      throw forbidden(key.rolled_at ? 'This API key has been rolled and its grace period is over: use the key that replaced it.' : 'This API key has expired.');
+      throw forbidden(
+        key.rolled_at
+          ? 'This API key has been rolled and its grace period is over: use the key that replaced it.'
+          : 'This API key has expired.',
+      );
     }
     if (key.project_id !== null) {
       const project = await this.project(key.project_id);
@@ -196,7 +227,8 @@ const MAX_NAME = 255;
 const LAST_STORABLE = Date.UTC(9999, 11, 31, 23, 59, 59);
 
 function assertName(name: string | null | undefined): void {
-  if (typeof name === 'string' && name.length > MAX_NAME) throw fieldError('name', `The name field must not be greater than ${MAX_NAME} characters.`);
+  if (typeof name === 'string' && name.length > MAX_NAME)
+    throw fieldError('name', `The name field must not be greater than ${MAX_NAME} characters.`);
 }
 
 /** `lg_` + 43 base64url characters: 32 random bytes. */

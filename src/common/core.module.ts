@@ -15,8 +15,17 @@ function cacheStore(config: AppConfig): Keyv {
   const { REDIS_URL, REDIS_KEY_PREFIX } = config.env;
   if (REDIS_URL) {
     return createKeyvNonBlocking(
-      { url: REDIS_URL, disableOfflineQueue: true, socket: { connectTimeout: 2000, reconnectStrategy: (n: number) => Math.min(n * 200, 2000) } },
-      { namespace: `${REDIS_KEY_PREFIX}cache`, throwOnConnectError: false, throwOnErrors: false, connectionTimeout: 1000 },
+      {
+        url: REDIS_URL,
+        disableOfflineQueue: true,
+        socket: { connectTimeout: 2000, reconnectStrategy: (n: number) => Math.min(n * 200, 2000) },
+      },
+      {
+        namespace: `${REDIS_KEY_PREFIX}cache`,
+        throwOnConnectError: false,
+        throwOnErrors: false,
+        connectionTimeout: 1000,
+      },
     );
   }
   return new Keyv({ store: new LruStore(10_000) });
@@ -29,7 +38,9 @@ export class CoreModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CoreModule,
-      imports: [CacheModule.register({ stores: [cacheStore(config)], ttl: config.env.CACHE_TTL_SECONDS * 1000 })],
+      imports: [
+        CacheModule.register({ stores: [cacheStore(config)], ttl: config.env.CACHE_TTL_SECONDS * 1000 }),
+      ],
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: Cursors, useFactory: () => new Cursors(config.appKey) },

@@ -31,7 +31,10 @@ describe('loadConfig', () => {
   });
 
   it('parses numbers and booleans from strings', () => {
-    const config = loadConfig({ APP_KEY: KEY, PORT: '8080', TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE: '1' }, quiet);
+    const config = loadConfig(
+      { APP_KEY: KEY, PORT: '8080', TRUST_PROXY: 'true', WEBHOOK_ALLOW_PRIVATE: '1' },
+      quiet,
+    );
     expect(config.env.PORT).toBe(8080);
     expect(config.env.TRUST_PROXY).toBe(true);
     expect(config.env.WEBHOOK_ALLOW_PRIVATE).toBe(true);
@@ -87,30 +90,56 @@ describe('loadConfig', () => {
       }
       return 'no error';
     };
-    expect(message({ APP_KEY: KEY, REDIS_URL: 'redis://:secret@' })).toBe('REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)');
+    expect(message({ APP_KEY: KEY, REDIS_URL: 'redis://:secret@' })).toBe(
+      'REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)',
+    );
     expect(message({ APP_KEY: KEY, DATABASE_URL: 'mysql://root@' })).toBe(
       'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)',
     );
     expect(message({ APP_KEY: KEY, CORS_ORIGINS: 'https://a.example.com, https://b.example.com/' })).toBe(
       'CORS_ORIGINS: invalid value "https://a.example.com, https://b.example.com/" (must be * or comma-separated origins such as https://shop.example.com: scheme and host, an optional port, no path; "https://b.example.com/" is not one)',
     );
-    expect(message({ APP_KEY: KEY, COUNTRY_HEADER: 'CF IPCountry' })).toBe('COUNTRY_HEADER: invalid value "CF IPCountry" (COUNTRY_HEADER must be an HTTP header name such as CF-IPCountry)');
-    expect(message({ APP_KEY_FILE: tmpdir() })).toBe(`APP_KEY_FILE: cannot read the key file ${tmpdir()} (EISDIR): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write`);
+    expect(message({ APP_KEY: KEY, COUNTRY_HEADER: 'CF IPCountry' })).toBe(
+      'COUNTRY_HEADER: invalid value "CF IPCountry" (COUNTRY_HEADER must be an HTTP header name such as CF-IPCountry)',
+    );
+    expect(message({ APP_KEY_FILE: tmpdir() })).toBe(
+      `APP_KEY_FILE: cannot read the key file ${tmpdir()} (EISDIR): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write`,
+    );
     const under = join(KEY_FILE_UNDER_A_FILE, 'app.key');
     const created = message({ APP_KEY_FILE: under });
     expect(created.startsWith(`APP_KEY_FILE: cannot create the key file ${under} (`)).toBe(true);
-    expect(created.endsWith('): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write')).toBe(true);
+    expect(
+      created.endsWith('): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write'),
+    ).toBe(true);
     // Values that hold a password are never repeated.
-    expect(message({ APP_KEY: KEY, REDIS_URL: 'http://u:hunter2@redis' })).toBe('REDIS_URL: invalid value (must be a redis:// URL)');
-    expect(message({ APP_KEY: KEY, DATABASE_URL: 'postgres://u:hunter2@db/x' })).toBe('DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db)');
+    expect(message({ APP_KEY: KEY, REDIS_URL: 'http://u:hunter2@redis' })).toBe(
+      'REDIS_URL: invalid value (must be a redis:// URL)',
+    );
+    expect(message({ APP_KEY: KEY, DATABASE_URL: 'postgres://u:hunter2@db/x' })).toBe(
+      'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db)',
+    );
     // A password or user name with URL escapes is fine; so are the valid forms of each.
-    expect(message({ APP_KEY: KEY, REDIS_URL: 'rediss://:p%40ss@redis.internal:6380/2', DATABASE_URL: 'mysql://u:p%40ss@db:3306/lg', CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' })).toBe('no error');
-    expect(message({ APP_KEY: KEY, DATABASE_URL: 'mariadb://root@127.0.0.1/test', COUNTRY_HEADER: 'X-Country' })).toBe('no error');
+    expect(
+      message({
+        APP_KEY: KEY,
+        REDIS_URL: 'rediss://:p%40ss@redis.internal:6380/2',
+        DATABASE_URL: 'mysql://u:p%40ss@db:3306/lg',
+        CORS_ORIGINS: 'https://a.example.com, http://localhost:5173',
+      }),
+    ).toBe('no error');
+    expect(
+      message({ APP_KEY: KEY, DATABASE_URL: 'mariadb://root@127.0.0.1/test', COUNTRY_HEADER: 'X-Country' }),
+    ).toBe('no error');
   });
 
   it('refuses several workers without Redis, and takes them with it', () => {
-    expect(() => loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '2' }, quiet)).toThrow(/^CLUSTER_WORKERS: more than one worker needs REDIS_URL/);
-    expect(loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }, quiet).env.CLUSTER_WORKERS).toBe(2);
+    expect(() => loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '2' }, quiet)).toThrow(
+      /^CLUSTER_WORKERS: more than one worker needs REDIS_URL/,
+    );
+    expect(
+      loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '2', REDIS_URL: 'redis://127.0.0.1:6379' }, quiet).env
+        .CLUSTER_WORKERS,
+    ).toBe(2);
     expect(loadConfig({ APP_KEY: KEY, CLUSTER_WORKERS: '1' }, quiet).env.CLUSTER_WORKERS).toBe(1);
   });
 
@@ -136,7 +165,8 @@ describe('loadConfig', () => {
     for (const key of [...Object.keys(defaults), 'REDIS_URL', 'APP_KEY']) {
       const line = example.split('\n').find((l) => l.startsWith(`${key}=`));
       expect({ key, listed: line !== undefined }).toEqual({ key, listed: true });
-      if (defaults[key] !== undefined) expect({ key, value: line?.slice(key.length + 1) }).toEqual({ key, value: String(defaults[key]) });
+      if (defaults[key] !== undefined)
+        expect({ key, value: line?.slice(key.length + 1) }).toEqual({ key, value: String(defaults[key]) });
     }
   });
 });

@@ -32,105 +32,169 @@ export class EnvironmentVariables {
   @IsIn(['development', 'production', 'test'])
   NODE_ENV = 'development';
 
-  @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT = 3000;
 
-  @IsString() @Matches(/^(sqlite:.+|mysql:\/\/.+|mariadb:\/\/.+)$/, {
+  @IsString()
+  @Matches(/^(sqlite:.+|mysql:\/\/.+|mariadb:\/\/.+)$/, {
     message: 'must be sqlite:<path> or mysql://user:pass@host:port/db',
   })
   DATABASE_URL = 'sqlite:./data/licensegate.sqlite';
 
-  @IsOptional() @IsString() @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^rediss?:\/\/.+/, { message: 'must be a redis:// URL' })
   REDIS_URL?: string;
 
   /** Prefix of every Redis key, so that several deployments (or test runs) can share one Redis. */
-  @IsString() @Matches(/^[\w:.-]{1,64}$/, { message: 'must be 1-64 characters of letters, digits, _ : . -' })
+  @IsString()
+  @Matches(/^[\w:.-]{1,64}$/, { message: 'must be 1-64 characters of letters, digits, _ : . -' })
   REDIS_KEY_PREFIX = 'lg:';
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   APP_KEY?: string;
 
   @IsString()
   APP_KEY_FILE = './data/app.key';
 
-  @Transform(toBool) @IsBoolean()
+  @Transform(toBool)
+  @IsBoolean()
   TRUST_PROXY = false;
 
-  @IsString() @Matches(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { message: 'must be an HTTP header name such as CF-IPCountry' })
+  @IsString()
+  @Matches(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { message: 'must be an HTTP header name such as CF-IPCountry' })
   COUNTRY_HEADER = 'CF-IPCountry';
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   CACHE_TTL_SECONDS = 900;
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   THROTTLE_ROOT_LIMIT = 60;
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   THROTTLE_ROOT_TTL_SECONDS = 60;
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   THROTTLE_API_LIMIT = 600;
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   THROTTLE_API_TTL_SECONDS = 60;
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   THROTTLE_RUNTIME_LIMIT = 6000;
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   THROTTLE_RUNTIME_TTL_SECONDS = 60;
 
-  @Transform(toInt) @IsInt() @Min(1)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
 
   /** A connection on which no byte moves either way for this long is closed (a client that stopped reading, or sending). */
-  @Transform(toInt) @IsInt() @Min(100) @Max(3_600_000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
   HTTP_IDLE_TIMEOUT_MS = 30_000;
 
   /** Bytes of large answers (1 MiB and over) that may wait for slow clients at once; past it they get 503. */
-  @Transform(toInt) @IsInt() @Min(1_048_576)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1_048_576)
   MAX_PENDING_ANSWER_BYTES = 64 * 1024 * 1024;
 
-  @Transform(toBool) @IsBoolean()
+  @Transform(toBool)
+  @IsBoolean()
   WEBHOOK_ALLOW_PRIVATE = false;
 
   /** Seconds after the first try at which failed deliveries are retried (docs/decisions.md#webhooks). */
-  @IsString() @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, { message: 'must be comma-separated seconds, e.g. 5,30,120' })
+  @IsString()
+  @Matches(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, { message: 'must be comma-separated seconds, e.g. 5,30,120' })
   WEBHOOK_RETRY_SCHEDULE = '5,30,120,600,1800,3600,10800,21600,43200';
 
   /** Run the webhook dispatcher inside the service process (it can also run alone: npm run dispatcher). */
-  @Transform(toBool) @IsBoolean()
+  @Transform(toBool)
+  @IsBoolean()
   WEBHOOK_DISPATCHER = true;
 
-  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  @Max(60000)
   WEBHOOK_POLL_MS = 1000;
 
-  @Transform(toInt) @IsInt() @Min(100) @Max(120000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(120000)
   WEBHOOK_TIMEOUT_MS = 10000;
 
   /** Deliveries one dispatcher has under way at once; each slot is refilled as soon as it frees. */
-  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
   WEBHOOK_CONCURRENCY = 32;
 
   /** Of those, at most this many to one receiver (host and port), so a slow one cannot take every slot. */
-  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
   WEBHOOK_CONCURRENCY_PER_HOST = 4;
 
   /** Bound on resolving a webhook host name, on write and when a delivery connects. */
-  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  @Max(60000)
   WEBHOOK_DNS_TIMEOUT_MS = 2000;
 
   /** Successful self-service deactivations (POST /license/deactivate) per license and UTC day; 0 turns them off. */
-  @Transform(toInt) @IsInt() @Min(0) @Max(1000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(1000)
   SELF_DEACTIVATIONS_PER_DAY = 3;
 
   /** license.expiring is sent this many days before a license's expires_at (0: only license.expired). */
-  @Transform(toInt) @IsInt() @Min(0) @Max(365)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(365)
   LICENSE_EXPIRY_NOTICE_DAYS = 7;
 
   /** How often the scheduler that sends license.expiring / license.expired looks for due licenses. */
-  @Transform(toInt) @IsInt() @Min(50) @Max(3_600_000)
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  @Max(3_600_000)
   LICENSE_EXPIRY_POLL_MS = 60_000;
   /** Audit rows older than this many days are pruned, hourly; 0 keeps every row. */
-  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(36500)
   AUDIT_RETENTION_DAYS = 365;
 
-  @Transform(toInt) @IsInt() @Min(1) @Max(64)
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(64)
   CLUSTER_WORKERS = 1;
 
   /** Origins allowed to call the API from a browser: `*` (any) or a comma-separated list. */
@@ -215,12 +279,16 @@ function urlWithHost(value: string): URL | null {
 /** What the per-key decorators cannot say: URLs that parse, origins that can ever match. */
 function checkUrlsAndLists(env: EnvironmentVariables): void {
   if (env.REDIS_URL !== undefined && !urlWithHost(env.REDIS_URL)) {
-    throw new ConfigError('REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)');
+    throw new ConfigError(
+      'REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)',
+    );
   }
   if (!env.DATABASE_URL.startsWith('sqlite:')) {
     const url = urlWithHost(env.DATABASE_URL);
     if (!url || url.pathname.replace(/^\//, '') === '') {
-      throw new ConfigError('DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)');
+      throw new ConfigError(
+        'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)',
+      );
     }
   }
   if (env.CORS_ORIGINS.trim() !== '*') {
@@ -261,14 +329,21 @@ export function loadConfig(
     const reason = (kind ? constraints[kind] : Object.values(constraints)[0]) ?? 'is invalid';
     const shown = reason.startsWith(first.property) ? reason : `${first.property} ${reason}`;
     // A URL may carry a password: never repeat it.
-    if (SECRET_BEARING.has(first.property)) throw new ConfigError(`${first.property}: invalid value (${reason.replace(new RegExp(`^${first.property} `), '')})`);
-    throw new ConfigError(`${first.property}: invalid value ${JSON.stringify(source[first.property])} (${shown})`);
+    if (SECRET_BEARING.has(first.property))
+      throw new ConfigError(
+        `${first.property}: invalid value (${reason.replace(new RegExp(`^${first.property} `), '')})`,
+      );
+    throw new ConfigError(
+      `${first.property}: invalid value ${JSON.stringify(source[first.property])} (${shown})`,
+    );
   }
   checkUrlsAndLists(env);
   if (env.CLUSTER_WORKERS > 1 && !env.REDIS_URL) {
     // Workers are separate processes: without Redis each would keep its own cache generations and
     // rate-limit counters, and a write on one worker would leave the others serving the old state.
-    throw new ConfigError('CLUSTER_WORKERS: more than one worker needs REDIS_URL (shared cache generations and rate limits)');
+    throw new ConfigError(
+      'CLUSTER_WORKERS: more than one worker needs REDIS_URL (shared cache generations and rate limits)',
+    );
   }
   return new AppConfig(env, resolveAppKey(env, warn));
 }

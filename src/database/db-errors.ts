@@ -9,7 +9,9 @@ interface DriverError {
 }
 
 const driverError = (error: unknown) =>
-  error instanceof QueryFailedError ? (error as QueryFailedError & { driverError?: DriverError }).driverError : undefined;
+  error instanceof QueryFailedError
+    ? (error as QueryFailedError & { driverError?: DriverError }).driverError
+    : undefined;
 
 /**
  * The driver's own error: inside a QueryFailedError for a statement that failed, or the error itself
@@ -17,12 +19,20 @@ const driverError = (error: unknown) =>
  * `instanceof Error`: node's socket errors come from another realm under test runners' sandboxes.
  */
 const cause = (error: unknown): DriverError | undefined =>
-  driverError(error) ?? (typeof error === 'object' && error !== null && !(error instanceof HttpException) ? (error as DriverError) : undefined);
+  driverError(error) ??
+  (typeof error === 'object' && error !== null && !(error instanceof HttpException)
+    ? (error as DriverError)
+    : undefined);
 
 /** A unique index refused the write (SQLite or MySQL/MariaDB). */
 export function isUniqueViolation(error: unknown): boolean {
   const driver = driverError(error);
-  return driver?.code === 'SQLITE_CONSTRAINT_UNIQUE' || driver?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || driver?.code === 'ER_DUP_ENTRY' || driver?.errno === 1062;
+  return (
+    driver?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    driver?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    driver?.code === 'ER_DUP_ENTRY' ||
+    driver?.errno === 1062
+  );
 }
 
 /**
@@ -32,9 +42,24 @@ export function isUniqueViolation(error: unknown): boolean {
  */
 const UNIQUE_FIELDS: Array<{ index: string; columns: string; field: string; message: string }> = [
   { index: 'uq_projects_slug', columns: 'projects.slug', field: 'slug', message: SLUG_TAKEN },
-  { index: 'uq_project_domains_project_domain', columns: 'project_domains.project_id, project_domains.domain', field: 'domain', message: DOMAIN_TAKEN },
-  { index: 'uq_licenses_project_title', columns: 'licenses.project_id, licenses.title', field: 'title', message: TITLE_TAKEN },
-  { index: 'uq_injectables_project_slug', columns: 'injectables.project_id, injectables.slug', field: 'slug', message: SLUG_TAKEN },
+  {
+    index: 'uq_project_domains_project_domain',
+    columns: 'project_domains.project_id, project_domains.domain',
+    field: 'domain',
+    message: DOMAIN_TAKEN,
+  },
+  {
+    index: 'uq_licenses_project_title',
+    columns: 'licenses.project_id, licenses.title',
+    field: 'title',
+    message: TITLE_TAKEN,
+  },
+  {
+    index: 'uq_injectables_project_slug',
+    columns: 'injectables.project_id, injectables.slug',
+    field: 'slug',
+    message: SLUG_TAKEN,
+  },
   { index: 'uq_users_email', columns: 'users.email', field: 'email', message: EMAIL_TAKEN },
 ];
 

@@ -18,7 +18,19 @@ import { AuditLog1732000000008 } from './migrations/1732000000008-AuditLog.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
-export const entities = [UserEntity, ApiKeyEntity, ProjectEntity, DomainEntity, LicenseEntity, LicenseUsageEntity, LicenseActivationEntity, InjectableEntity, WebhookDeliveryEntity, WebhookAttemptEntity, AuditEventEntity];
+export const entities = [
+  UserEntity,
+  ApiKeyEntity,
+  ProjectEntity,
+  DomainEntity,
+  LicenseEntity,
+  LicenseUsageEntity,
+  LicenseActivationEntity,
+  InjectableEntity,
+  WebhookDeliveryEntity,
+  WebhookAttemptEntity,
+  AuditEventEntity,
+];
 export const migrations = [
   Initial1732000000000,
   RuntimeCounters1732000000001,

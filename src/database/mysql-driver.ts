@@ -94,7 +94,8 @@ class DeadlineQueue {
   /** Fires the waits whose deadline has passed, forgets those that ended; false once none is left. */
   check(now: number): boolean {
     let done = 0;
-    while (done < this.waits.length && (!this.waits[done].open || this.waits[done].at <= now)) this.waits[done++].fire();
+    while (done < this.waits.length && (!this.waits[done].open || this.waits[done].at <= now))
+      this.waits[done++].fire();
     if (done > 0) this.waits = this.waits.slice(done);
     return this.waits.length > 0;
   }
@@ -151,7 +152,12 @@ class GuardedPool {
 
   private acquire(callback: Parameters<Pool['getConnection']>[0]): void {
     const deadline = this.watch(this.acquiring, () =>
-      callback(Object.assign(new Error(`No database connection within ${this.deadlines.acquireMs} ms.`), { code: ACQUIRE_TIMEOUT }), undefined as never),
+      callback(
+        Object.assign(new Error(`No database connection within ${this.deadlines.acquireMs} ms.`), {
+          code: ACQUIRE_TIMEOUT,
+        }),
+        undefined as never,
+      ),
     );
     const attempt = () =>
       this.take((error, connection) => {
@@ -178,11 +184,16 @@ class GuardedPool {
     raw.query = (sql, values, callback) => {
       if (typeof values === 'function') return raw.query(sql, undefined, values as Callback);
       const first = this.fresh.delete(connection);
-      if (!this.statementsBounded() || typeof sql !== 'string' || !callback) return query(sql, values, callback);
+      if (!this.statementsBounded() || typeof sql !== 'string' || !callback)
+        return query(sql, values, callback);
       const deadline = this.watch(this.running, () => {
         // mysql2 would keep the unanswered statement at the head of this connection's queue.
         connection.destroy();
-        callback(Object.assign(new Error(`No answer from the database within ${this.deadlines.statementMs} ms.`), { code: STATEMENT_TIMEOUT }));
+        callback(
+          Object.assign(new Error(`No answer from the database within ${this.deadlines.statementMs} ms.`), {
+            code: STATEMENT_TIMEOUT,
+          }),
+        );
       });
       return query(sql, values, (error, ...result) => {
         if (!deadline.end()) return; // an answer after the deadline: the caller has had its error

@@ -56,7 +56,10 @@ export class Cursors {
     if (!payload || !signature || extra !== undefined) throw invalid;
     if (!safeEqual(Buffer.from(signature), Buffer.from(this.sign(payload)))) throw invalid;
     try {
-      const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { s?: unknown; id?: unknown };
+      const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+        s?: unknown;
+        id?: unknown;
+      };
       if (parsed.s !== scope || typeof parsed.id !== 'number' || !Number.isInteger(parsed.id)) throw invalid;
       return parsed.id;
     } catch {
@@ -76,7 +79,12 @@ export class Cursors {
     query: CursorQueryDto,
     options: PageOptions & { map: (row: T, raw: Record<string, unknown>) => U },
   ): Promise<CursorPage<U>>;
-  page<T extends ObjectLiteral & { id: number }>(qb: SelectQueryBuilder<T>, scope: string, query: CursorQueryDto, options: PageOptions): Promise<CursorPage<T>>;
+  page<T extends ObjectLiteral & { id: number }>(
+    qb: SelectQueryBuilder<T>,
+    scope: string,
+    query: CursorQueryDto,
+    options: PageOptions,
+  ): Promise<CursorPage<T>>;
   async page<T extends ObjectLiteral & { id: number }, U>(
     qb: SelectQueryBuilder<T>,
     scope: string,
@@ -91,12 +99,17 @@ export class Cursors {
       qb.andWhere(new Brackets((w) => w.where(`${alias}.id ${op} :__cursor`, { __cursor: after })));
     }
     qb.orderBy(`${alias}.id`, options.order).limit(perPage + 1);
-    const { entities, raw } = options.map ? await qb.getRawAndEntities() : { entities: await qb.getMany(), raw: [] };
+    const { entities, raw } = options.map
+      ? await qb.getRawAndEntities()
+      : { entities: await qb.getMany(), raw: [] };
     const more = entities.length > perPage;
     const rows = more ? entities.slice(0, perPage) : entities;
     const next_cursor = more ? this.encode(scope, rows[rows.length - 1].id) : null;
     const map = options.map;
-    return { data: map ? rows.map((row, i) => map(row, raw[i] as Record<string, unknown>)) : rows, next_cursor };
+    return {
+      data: map ? rows.map((row, i) => map(row, raw[i] as Record<string, unknown>)) : rows,
+      next_cursor,
+    };
   }
 
   private sign(payload: string): string {

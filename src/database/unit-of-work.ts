@@ -1,6 +1,13 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DataSource, EntityManager, EntityTarget, ObjectLiteral, QueryRunner, SelectQueryBuilder } from 'typeorm';
+import {
+  DataSource,
+  EntityManager,
+  EntityTarget,
+  ObjectLiteral,
+  QueryRunner,
+  SelectQueryBuilder,
+} from 'typeorm';
 import { isCommitOutcomeUnknown, isConnectionLost, isDeadlock } from './db-errors.js';
 import { retrying } from './retry.js';
 
@@ -35,7 +42,8 @@ export class UnitOfWork implements OnModuleInit {
     const original = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
     (runner as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
       if (this.active !== null && this.context.getStore() === this.active) return original(...args);
-      while (this.active !== null || this.starting) await new Promise<void>((resolve) => this.waiters.push(resolve));
+      while (this.active !== null || this.starting)
+        await new Promise<void>((resolve) => this.waiters.push(resolve));
       this.inFlight++;
       try {
         return await original(...args);
@@ -71,7 +79,8 @@ export class UnitOfWork implements OnModuleInit {
   private transactionRetrying<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return retrying(() => this.transaction(work), {
       attempts: DEADLOCK_ATTEMPTS,
-      retryable: (error, attempt) => isDeadlock(error) || (attempt === 1 && isConnectionLost(error) && !isCommitOutcomeUnknown(error)),
+      retryable: (error, attempt) =>
+        isDeadlock(error) || (attempt === 1 && isConnectionLost(error) && !isCommitOutcomeUnknown(error)),
     });
   }
 
@@ -132,11 +141,19 @@ export function writeLocked<Q extends SelectQueryBuilder<ObjectLiteral>>(query: 
  * that say what a change did compare against this, never against a copy read before the unit: racing
  * writes would otherwise each see the old state and each announce the change.
  */
-export async function lockedRow<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, id: number): Promise<T> {
+export async function lockedRow<T extends ObjectLiteral>(
+  manager: EntityManager,
+  entity: EntityTarget<T>,
+  id: number,
+): Promise<T> {
   return writeLocked(manager.createQueryBuilder(entity, 'row').where('row.id = :id', { id })).getOneOrFail();
 }
 
 /** Like lockedRow, by any columns, and null when no row matches. */
-export async function lockedRowWhere<T extends ObjectLiteral>(manager: EntityManager, entity: EntityTarget<T>, where: Partial<T>): Promise<T | null> {
+export async function lockedRowWhere<T extends ObjectLiteral>(
+  manager: EntityManager,
+  entity: EntityTarget<T>,
+  where: Partial<T>,
+): Promise<T | null> {
   return writeLocked(manager.createQueryBuilder(entity, 'row').where(where)).getOne();
 }

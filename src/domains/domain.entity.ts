@@ -1,4 +1,12 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  Unique,
+  UpdateDateColumn,
+} from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
 /** A project domain. Responses carry exactly the fields the interface document lists. */
@@ -32,4 +40,3 @@ export class DomainEntity {
   @UpdateDateColumn({ type: 'datetime' })
   updated_at: Date;
 }
-

@@ -14,7 +14,8 @@ import { DomainEntity } from './domain.entity.js';
 import { CreateDomainDto, UpdateDomainDto } from './dto/domain.dto.js';
 
 const DOMAIN_DEFAULTS = { has_paid: false, is_active: true, is_primary: false } as const;
-const DOMAIN_INVALID = 'The domain must be a host name such as shop.example.com: no scheme, port, path, IP address or wildcard.';
+const DOMAIN_INVALID =
+  'The domain must be a host name such as shop.example.com: no scheme, port, path, IP address or wildcard.';
 
 @Injectable()
 export class DomainsService {
@@ -52,17 +53,33 @@ export class DomainsService {
 
   async create(project: ProjectEntity, dto: CreateDomainDto): Promise<DomainEntity> {
     const name = this.normalize(dto.domain);
-    if (await this.domains.existsBy({ project_id: project.id, domain: name })) throw fieldError('domain', DOMAIN_TAKEN);
+    if (await this.domains.existsBy({ project_id: project.id, domain: name }))
+      throw fieldError('domain', DOMAIN_TAKEN);
     return await this.outbox.change(project, async (manager) => {
-      const result = await manager.insert(DomainEntity, { ...DOMAIN_DEFAULTS, ...pickFlags(dto), is_primary: false, project_id: project.id, domain: name });
+      const result = await manager.insert(DomainEntity, {
+        ...DOMAIN_DEFAULTS,
+        ...pickFlags(dto),
+        is_primary: false,
+        project_id: project.id,
+        domain: name,
+      });
       const id = result.identifiers[0].id as number;
       if (dto.is_primary) await makePrimary(manager, project.id, id);
       const domain = await manager.findOneByOrFail(DomainEntity, { id });
-      return { result: domain, events: [['domain.created', domain]], audit: { action: 'domain.created', before: null, after: domain } };
+      return {
+        result: domain,
+        events: [['domain.created', domain]],
+        audit: { action: 'domain.created', before: null, after: domain },
+      };
     });
   }
 
-  async update(project: ProjectEntity, domain: DomainEntity, dto: UpdateDomainDto, replace: boolean): Promise<DomainEntity> {
+  async update(
+    project: ProjectEntity,
+    domain: DomainEntity,
+    dto: UpdateDomainDto,
+    replace: boolean,
+  ): Promise<DomainEntity> {
     const changes: Partial<DomainEntity> = { ...(replace ? DOMAIN_DEFAULTS : {}), ...pickFlags(dto) };
     if (dto.domain === null) throw fieldError('domain', 'The domain field is required.');
     const primary = changes.is_primary;
@@ -70,7 +87,8 @@ export class DomainsService {
     if (dto.domain !== undefined && dto.domain !== null) {
       const name = this.normalize(dto.domain);
       if (name !== domain.domain) {
-        if (await this.domains.existsBy({ project_id: project.id, domain: name })) throw fieldError('domain', DOMAIN_TAKEN);
+        if (await this.domains.existsBy({ project_id: project.id, domain: name }))
+          throw fieldError('domain', DOMAIN_TAKEN);
         changes.domain = name;
       }
     }
@@ -84,9 +102,17 @@ export class DomainsService {
       if (primary === false) await manager.update(DomainEntity, { id: domain.id }, { is_primary: false });
       const after = await manager.findOneByOrFail(DomainEntity, { id: domain.id });
       const events: Array<[WebhookEvent, unknown]> = [['domain.updated', after]];
-      if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
-      const freed = after.domain !== before.domain ? await freeActivations(manager, project.id, before.domain) : { events: [], audit: [] };
-      return { result: after, events: [...events, ...freed.events], audit: [{ action: 'domain.updated', before, after }, ...freed.audit] };
+      if (after.has_paid !== before.has_paid)
+        events.push([after.has_paid ? 'domain.paid' : 'domain.unpaid', after]);
+      const freed =
+        after.domain !== before.domain
+          ? await freeActivations(manager, project.id, before.domain)
+          : { events: [], audit: [] };
+      return {
+        result: after,
+        events: [...events, ...freed.events],
+        audit: [{ action: 'domain.updated', before, after }, ...freed.audit],
+      };
     });
   }
 
@@ -96,9 +122,14 @@ export class DomainsService {
       // license being pinned to it (whose write locks the same row) has committed or will find it
       // gone. The pins are then counted as committed (a locking read), not as an earlier snapshot.
       const before = await lockedRow(manager, DomainEntity, domain.id);
-      const pinned = await writeLocked(manager.createQueryBuilder(LicenseEntity, 'l').where('l.domain_id = :id', { id: domain.id })).getCount();
+      const pinned = await writeLocked(
+        manager.createQueryBuilder(LicenseEntity, 'l').where('l.domain_id = :id', { id: domain.id }),
+      ).getCount();
       if (pinned > 0) {
-        throw fieldError('domain', `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`);
+        throw fieldError(
+          'domain',
+          `The domain cannot be deleted: ${pinned} license${pinned === 1 ? ' is' : 's are'} pinned to it.`,
+        );
       }
       await manager.delete(DomainEntity, { id: domain.id });
       const freed = await freeActivations(manager, project.id, before.domain);
@@ -124,7 +155,11 @@ export class DomainsService {
  * docs/decisions.md#activations). The project's generation, bumped after the commit, tells every
  * instance's runtime path.
  */
-async function freeActivations(manager: EntityManager, projectId: number, name: string): Promise<{ events: Array<[WebhookEvent, unknown]>; audit: Audit[] }> {
+async function freeActivations(
+  manager: EntityManager,
+  projectId: number,
+  name: string,
+): Promise<{ events: Array<[WebhookEvent, unknown]>; audit: Audit[] }> {
   const rows = await writeLocked(
     manager
       .createQueryBuilder(LicenseActivationEntity, 'a')
@@ -134,9 +169,21 @@ async function freeActivations(manager: EntityManager, projectId: number, name: 
       .orderBy('a.id', 'ASC'),
   ).getMany();
   if (rows.length === 0) return { events: [], audit: [] };
-  await manager.delete(LicenseActivationEntity, rows.map((row) => row.id));
+  await manager.delete(
+    LicenseActivationEntity,
+    rows.map((row) => row.id),
+  );
   return {
-    events: rows.map((row) => ['license.deactivated', { license_id: row.license_id, project_id: projectId, domain: row.domain, host: row.host, by: 'api_key' }]),
+    events: rows.map((row) => [
+      'license.deactivated',
+      {
+        license_id: row.license_id,
+        project_id: projectId,
+        domain: row.domain,
+        host: row.host,
+        by: 'api_key',
+      },
+    ]),
     audit: rows.map((row) => ({
       action: 'license.deactivated',
       resource_id: row.license_id,
@@ -159,6 +206,7 @@ async function makePrimary(manager: EntityManager, projectId: number, id: number
 
 function pickFlags(dto: UpdateDomainDto): Partial<DomainEntity> {
   const out: Partial<DomainEntity> = {};
-  for (const flag of ['has_paid', 'is_active', 'is_primary'] as const) if (dto[flag] !== undefined && dto[flag] !== null) out[flag] = dto[flag];
+  for (const flag of ['has_paid', 'is_active', 'is_primary'] as const)
+    if (dto[flag] !== undefined && dto[flag] !== null) out[flag] = dto[flag];
   return out;
 }

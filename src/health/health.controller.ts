@@ -1,6 +1,12 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { HealthCheckResult, HealthCheckService, HealthIndicatorFunction, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import {
+  HealthCheckResult,
+  HealthCheckService,
+  HealthIndicatorFunction,
+  HealthIndicatorService,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
 import { RedisService } from '../common/cache/redis.js';
 import { ApiError } from '../common/http/errors.js';
 import { ApiEnvelope, ApiErrors } from '../common/openapi/decorators.js';
@@ -42,7 +48,8 @@ export class HealthController {
   @ApiEnvelope(HealthResponse, { description: 'Ready' })
   @ApiErrors({
     status: 503,
-    description: 'A dependency is down; `data` is the check result (status, info, error, details) and says which',
+    description:
+      'A dependency is down; `data` is the check result (status, info, error, details) and says which',
     message: 'Service unavailable.',
     data: {
       status: 'error',

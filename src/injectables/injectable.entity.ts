@@ -1,5 +1,13 @@
 import { Expose } from 'class-transformer';
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  Unique,
+  UpdateDateColumn,
+} from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
 export const INJECTABLE_TYPES = ['snippet', 'html', 'script', 'style', 'file'] as const;

@@ -1,9 +1,29 @@
-import { Body, Controller, Delete, Get, Param, Post, Put, Query, UploadedFile, UseInterceptors } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Param,
+  Post,
+  Put,
+  Query,
+  UploadedFile,
+  UseInterceptors,
+} from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodies, ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
+import {
+  ApiBodies,
+  ApiBodyErrors,
+  ApiCursorQuery,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+  FORBIDDEN,
+} from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { UploadInterceptor } from '../common/http/upload.interceptor.js';
@@ -34,19 +54,27 @@ export class InjectablesController {
   @Get()
   @ApiOperation({
     summary: "List a project's injectables",
-    description: 'Latest first. Items carry no payload (no `content` or `encrypted_content`): read one injectable for it.',
+    description:
+      'Latest first. Items carry no payload (no `content` or `encrypted_content`): read one injectable for it.',
   })
   @ApiCursorQuery(20)
   @ApiEnvelope(InjectableListItemResponse, { cursor: true })
   @ApiErrors(422)
-  async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<InjectableListItem>> {
+  async list(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Query() query: CursorQueryDto,
+  ): Promise<CursorPage<InjectableListItem>> {
     return this.injectables.list(await this.projects.findAccessible(principal, projectId), query);
   }
 
   /** multipart/form-data (with `file`) or JSON. */
   @Post()
   @UseInterceptors(UploadInterceptor('file'))
-  @ApiBodies({ 'application/json': CreateInjectableJsonBody, 'multipart/form-data': CreateInjectableMultipartBody })
+  @ApiBodies({
+    'application/json': CreateInjectableJsonBody,
+    'multipart/form-data': CreateInjectableMultipartBody,
+  })
   @ApiOperation({
     summary: 'Create an injectable',
     description:
@@ -56,7 +84,11 @@ export class InjectablesController {
   @ApiEnvelope(InjectableResponse, { status: 201 })
   @ApiBodyErrors(
     FORBIDDEN.write,
-    { status: 400, description: 'Malformed JSON, a JSON body that is not an object, or a multipart file in a field other than `file`' },
+    {
+      status: 400,
+      description:
+        'Malformed JSON, a JSON body that is not an object, or a multipart file in a field other than `file`',
+    },
     { status: 413, description: 'The body or the upload is larger than MAX_UPLOAD_BYTES' },
     { status: 415, description: 'Send multipart/form-data or application/json' },
   )
@@ -66,31 +98,47 @@ export class InjectablesController {
     @Body() body: CreateInjectableDto,
     @UploadedFile() file?: UploadedPayload,
   ) {
-    return this.injectables.create(await this.projects.findAccessible(principal, projectId, { write: true }), body, file);
+    return this.injectables.create(
+      await this.projects.findAccessible(principal, projectId, { write: true }),
+      body,
+      file,
+    );
   }
 
   @Get(':injectable')
   @ApiOperation({ summary: 'Get an injectable' })
   @ApiIdParam('injectable', 'Injectable id')
   @ApiEnvelope(InjectableResponse)
-  async get(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('injectable', IdPipe) id: number) {
+  async get(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('injectable', IdPipe) id: number,
+  ) {
     return this.injectables.get(await this.projects.findAccessible(principal, projectId), id);
   }
 
   /** Only supplied fields are updated. */
   @Put(':injectable')
   @UseInterceptors(UploadInterceptor('file'))
-  @ApiBodies({ 'application/json': UpdateInjectableJsonBody, 'multipart/form-data': UpdateInjectableMultipartBody })
+  @ApiBodies({
+    'application/json': UpdateInjectableJsonBody,
+    'multipart/form-data': UpdateInjectableMultipartBody,
+  })
   @ApiOperation({
     operationId: 'updateInjectable',
     summary: 'Update an injectable (only the fields sent)',
-    description: 'multipart/form-data or JSON, like create; new content, a file or a switch to type file needs `secret`.',
+    description:
+      'multipart/form-data or JSON, like create; new content, a file or a switch to type file needs `secret`.',
   })
   @ApiIdParam('injectable', 'Injectable id')
   @ApiEnvelope(InjectableResponse)
   @ApiBodyErrors(
     FORBIDDEN.write,
-    { status: 400, description: 'Malformed JSON, a JSON body that is not an object, or a multipart file in a field other than `file`' },
+    {
+      status: 400,
+      description:
+        'Malformed JSON, a JSON body that is not an object, or a multipart file in a field other than `file`',
+    },
     { status: 413, description: 'The body or the upload is larger than MAX_UPLOAD_BYTES' },
     { status: 415, description: 'Send multipart/form-data or application/json' },
   )
@@ -111,7 +159,11 @@ export class InjectablesController {
   @ApiIdParam('injectable', 'Injectable id')
   @ApiEnvelope(null, { description: 'Deleted; data is null' })
   @ApiErrors(FORBIDDEN.write)
-  async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('injectable', IdPipe) id: number): Promise<null> {
+  async remove(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('injectable', IdPipe) id: number,
+  ): Promise<null> {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
     await this.injectables.remove(project, await this.injectables.get(project, id));
     return null;

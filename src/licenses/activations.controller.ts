@@ -4,13 +4,28 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
+import {
+  ApiCursorQuery,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+  FORBIDDEN,
+} from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { ActivationsService } from './activations.service.js';
-import { ActivationResponse, LicenseDeactivatedEvent, LicenseDomainLimitReachedEvent } from './dto/activation.response.js';
+import {
+  ActivationResponse,
+  LicenseDeactivatedEvent,
+  LicenseDomainLimitReachedEvent,
+} from './dto/activation.response.js';
 import { LicenseActivationEntity } from './license-usage.entity.js';
 
-const NOT_FOUND = { status: 404, description: 'Project, license or activation not found, or not part of the given project or license (checked before any 403)' };
+const NOT_FOUND = {
+  status: 404,
+  description:
+    'Project, license or activation not found, or not part of the given project or license (checked before any 403)',
+};
 
 /**
  * The places a license has been used from, and freeing them (docs/decisions.md#activations). The list
@@ -30,7 +45,8 @@ export class ActivationsController {
   @Get()
   @ApiOperation({
     summary: "List a license's activations",
-    description: 'Oldest first. Each is a (registered domain, host) the license has been used from; last_seen_at is within a minute of the last use.',
+    description:
+      'Oldest first. Each is a (registered domain, host) the license has been used from; last_seen_at is within a minute of the last use.',
   })
   @ApiCursorQuery(50)
   @ApiEnvelope(ActivationResponse, { cursor: true })
@@ -61,7 +77,13 @@ export class ActivationsController {
     @Param('license', IdPipe) licenseId: number,
     @Param('activation', IdPipe) activationId: number,
   ): Promise<null> {
-    const { project, license } = await this.activations.findAccessible(principal, projectId, licenseId, activationId, { write: true });
+    const { project, license } = await this.activations.findAccessible(
+      principal,
+      projectId,
+      licenseId,
+      activationId,
+      { write: true },
+    );
     await this.activations.remove(project, license, activationId);
     return null;
   }

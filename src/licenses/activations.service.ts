@@ -21,7 +21,11 @@ export type DeactivatedBy = 'api_key' | 'license';
 /** The answer of a self-service deactivation: how many activations went, or the day's allowance is used up. */
 export type SelfDeactivation = { deactivated: number } | 'allowance_used';
 
-const deactivated = (license: LicenseEntity, row: LicenseActivationEntity, by: DeactivatedBy): [WebhookEvent, unknown] => [
+const deactivated = (
+  license: LicenseEntity,
+  row: LicenseActivationEntity,
+  by: DeactivatedBy,
+): [WebhookEvent, unknown] => [
   'license.deactivated',
   { license_id: license.id, project_id: license.project_id, domain: row.domain, host: row.host, by },
 ];
@@ -45,7 +49,8 @@ const audited = (license: LicenseEntity, row: LicenseActivationEntity): Audit =>
 @Injectable()
 export class ActivationsService {
   constructor(
-    @InjectRepository(LicenseActivationEntity) private readonly activations: Repository<LicenseActivationEntity>,
+    @InjectRepository(LicenseActivationEntity)
+    private readonly activations: Repository<LicenseActivationEntity>,
     private readonly licenses: LicensesService,
     private readonly cursors: Cursors,
     private readonly outbox: WebhookOutbox,
@@ -56,26 +61,45 @@ export class ActivationsService {
    * As for licenses, every 404 comes before any 403: the project, the license in it, the activation
    * of that license (another license's activation is not found), then the key's access.
    */
-  async findAccessible(principal: ApiPrincipal, projectId: number, licenseId: number, activationId: number | null, options: { write?: boolean } = {}) {
+  async findAccessible(
+    principal: ApiPrincipal,
+    projectId: number,
+    licenseId: number,
+    activationId: number | null,
+    options: { write?: boolean } = {},
+  ) {
     const { project, license } = await this.licenses.findInProject(projectId, licenseId);
-    if (activationId !== null && !(await this.activations.existsBy({ id: activationId, license_id: license.id }))) throw notFound('Activation');
+    if (
+      activationId !== null &&
+      !(await this.activations.existsBy({ id: activationId, license_id: license.id }))
+    )
+      throw notFound('Activation');
     assertAccess(principal, project, options);
     return { project, license };
   }
 
   /** Oldest first (by id: the order they were first seen in), per_page default 50. */
   list(license: LicenseEntity, query: CursorQueryDto): Promise<CursorPage<LicenseActivationEntity>> {
-    const qb = this.activations.createQueryBuilder('a').where('a.license_id = :license', { license: license.id });
+    const qb = this.activations
+      .createQueryBuilder('a')
+      .where('a.license_id = :license', { license: license.id });
     return this.cursors.page(qb, `activations:${license.id}`, query, { defaultPerPage: 50, order: 'ASC' });
   }
 
   /** Deletes one activation; of racing deletes one goes on and the others find it gone (404). */
   async remove(project: ProjectEntity, license: LicenseEntity, activationId: number): Promise<void> {
     await this.outbox.change(project, async (manager) => {
-      const row = await lockedRowWhere(manager, LicenseActivationEntity, { id: activationId, license_id: license.id });
+      const row = await lockedRowWhere(manager, LicenseActivationEntity, {
+        id: activationId,
+        license_id: license.id,
+      });
       if (!row) throw notFound('Activation');
       await manager.delete(LicenseActivationEntity, { id: row.id });
-      return { result: undefined, events: [deactivated(license, row, 'api_key')], audit: audited(license, row) };
+      return {
+        result: undefined,
+        events: [deactivated(license, row, 'api_key')],
+        audit: audited(license, row),
+      };
     });
   }
 
@@ -85,17 +109,26 @@ export class ActivationsService {
    * something takes one of the day's SELF_DEACTIVATIONS_PER_DAY in the same unit, so racing calls on
    * any number of instances never exceed it; deactivating nothing takes nothing.
    */
-  async deactivateHost(project: ProjectEntity, license: LicenseEntity, host: string): Promise<SelfDeactivation> {
+  async deactivateHost(
+    project: ProjectEntity,
+    license: LicenseEntity,
+    host: string,
+  ): Promise<SelfDeactivation> {
     const answer = await this.outbox.change<SelfDeactivation>(project, async (manager) => {
       const rows = await writeLocked(
         manager
           .createQueryBuilder(LicenseActivationEntity, 'a')
           .where('a.license_id = :license', { license: license.id })
-          .andWhere(new Brackets((w) => w.where("a.domain = :host AND a.host = ''", { host }).orWhere('a.host = :host', { host }))),
+          .andWhere(
+            new Brackets((w) =>
+              w.where("a.domain = :host AND a.host = ''", { host }).orWhere('a.host = :host', { host }),
+            ),
+          ),
       ).getMany();
       // Nothing deleted: nothing to audit (a write that changed nothing leaves no row) and no cache to drop.
       if (rows.length === 0) return { result: { deactivated: 0 }, audit: [], unchanged: true };
-      if (!(await this.takeSelfDeactivation(manager, license.id))) return { result: 'allowance_used', audit: [], unchanged: true };
+      if (!(await this.takeSelfDeactivation(manager, license.id)))
+        return { result: 'allowance_used', audit: [], unchanged: true };
       await manager.delete(LicenseActivationEntity, { id: In(rows.map((row) => row.id)) });
       return {
         result: { deactivated: rows.length },
@@ -110,11 +143,19 @@ export class ActivationsService {
   private async takeSelfDeactivation(manager: EntityManager, licenseId: number): Promise<boolean> {
     const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
     const day = utcDay();
-    const run = async (sql: string, params: unknown[]) => Number((await manager.queryRunner!.query(sql, params, true)).affected ?? 0);
-    const bump = () => run('UPDATE license_deactivations SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?', [licenseId, day, max]);
+    const run = async (sql: string, params: unknown[]) =>
+      Number((await manager.queryRunner!.query(sql, params, true)).affected ?? 0);
+    const bump = () =>
+      run(
+        'UPDATE license_deactivations SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
+        [licenseId, day, max],
+      );
     if ((await bump()) > 0) return true;
     try {
-      await run('INSERT INTO license_deactivations (license_id, day, count) VALUES (?, ?, 1)', [licenseId, day]);
+      await run('INSERT INTO license_deactivations (license_id, day, count) VALUES (?, ?, 1)', [
+        licenseId,
+        day,
+      ]);
       return true;
     } catch (error) {
       // The day's row exists: at the limit, unless a racing call inserted it just now.

@@ -64,7 +64,11 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
             this.failing = false;
           },
           (error: unknown) => {
-            if (!this.failing) this.logger.warn({ db: databaseFailure(error) }, 'Expiry notices failing; trying on (logged again once they work)');
+            if (!this.failing)
+              this.logger.warn(
+                { db: databaseFailure(error) },
+                'Expiry notices failing; trying on (logged again once they work)',
+              );
             this.failing = true;
           },
         )
@@ -88,7 +92,9 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
         .where('l.revoked_at IS NULL')
         .andWhere(
           new Brackets((w) =>
-            w.where('l.expiry_notice IS NULL AND l.expires_at <= :soon', { soon }).orWhere("l.expiry_notice = 'expiring' AND l.expires_at <= :now", { now }),
+            w
+              .where('l.expiry_notice IS NULL AND l.expires_at <= :soon', { soon })
+              .orWhere("l.expiry_notice = 'expiring' AND l.expires_at <= :now", { now }),
           ),
         )
         .orderBy('l.expires_at', 'ASC')
@@ -109,7 +115,11 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /** Claims the notice due for one license and records its event in the same unit; false when another caller has it. */
-  private async claim(found: Pick<LicenseEntity, 'id' | 'project_id'>, now: Date, soon: Date): Promise<boolean> {
+  private async claim(
+    found: Pick<LicenseEntity, 'id' | 'project_id'>,
+    now: Date,
+    soon: Date,
+  ): Promise<boolean> {
     const project = await this.projects.find(found.project_id);
     if (!project) return false;
     return this.outbox.change(
@@ -117,8 +127,20 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
       async (manager) => {
         // Past expires_at only license.expired is sent, also when license.expiring never was.
         const notice =
-          (await this.mark(manager, found.id, 'expired', "(expiry_notice IS NULL OR expiry_notice = 'expiring') AND expires_at <= :now", { now })) ??
-          (await this.mark(manager, found.id, 'expiring', 'expiry_notice IS NULL AND expires_at > :now AND expires_at <= :soon', { now, soon }));
+          (await this.mark(
+            manager,
+            found.id,
+            'expired',
+            "(expiry_notice IS NULL OR expiry_notice = 'expiring') AND expires_at <= :now",
+            { now },
+          )) ??
+          (await this.mark(
+            manager,
+            found.id,
+            'expiring',
+            'expiry_notice IS NULL AND expires_at > :now AND expires_at <= :soon',
+            { now, soon },
+          ));
         if (!notice) return { result: false };
         const license = await manager.findOneByOrFail(LicenseEntity, { id: found.id });
         // The service's own notice, not a management write: no audit row.
@@ -129,7 +151,13 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /** The conditional update that claims `notice`; updated_at stays (nothing the vendor set has changed). */
-  private async mark(manager: EntityManager, id: number, notice: ExpiryNotice, condition: string, params: Record<string, Date>): Promise<ExpiryNotice | null> {
+  private async mark(
+    manager: EntityManager,
+    id: number,
+    notice: ExpiryNotice,
+    condition: string,
+    params: Record<string, Date>,
+  ): Promise<ExpiryNotice | null> {
     const result = await manager
       .createQueryBuilder()
       .update(LicenseEntity)

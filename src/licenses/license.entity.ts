@@ -1,5 +1,13 @@
 import { Exclude } from 'class-transformer';
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  Unique,
+  UpdateDateColumn,
+} from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
 export type ExpiryNotice = 'expiring' | 'expired';

@@ -3,7 +3,15 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiBodyErrors, ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY, FORBIDDEN } from '../common/openapi/decorators.js';
+import {
+  ApiBodyErrors,
+  ApiCursorQuery,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+  FORBIDDEN,
+} from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -27,34 +35,57 @@ export class LicensesController {
   /** Latest first, per_page default 20, max 50. */
   @Get()
   @CachedRead()
-  @ApiOperation({ summary: "List a project's licenses", description: 'Latest first; cached per API key, invalidated by every write to the project.' })
+  @ApiOperation({
+    summary: "List a project's licenses",
+    description: 'Latest first; cached per API key, invalidated by every write to the project.',
+  })
   @ApiCursorQuery(20)
   @ApiEnvelope(LicenseResponse, { cursor: true })
   @ApiErrors(422)
-  async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<LicenseEntity>> {
+  async list(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Query() query: CursorQueryDto,
+  ): Promise<CursorPage<LicenseEntity>> {
     return this.licenses.list(await this.projects.findAccessible(principal, projectId), query);
   }
 
   /** The key to share is the answer's `uuid`. */
   @Post()
-  @ApiOperation({ summary: 'Create a license', description: 'The key to share is the answer\'s `uuid`.' })
+  @ApiOperation({ summary: 'Create a license', description: "The key to share is the answer's `uuid`." })
   @ApiEnvelope(LicenseResponse, { status: 201, description: 'The new license' })
   @ApiBodyErrors({
     ...FORBIDDEN.write,
-    description: 'Invalid, revoked or expired key; no access to the project; the project is locked; or the plan does not allow creating licenses',
+    description:
+      'Invalid, revoked or expired key; no access to the project; the project is locked; or the plan does not allow creating licenses',
   })
-  async create(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Body() body: CreateLicenseDto) {
+  async create(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Body() body: CreateLicenseDto,
+  ) {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
     return this.licenses.create(project, principal.user, body);
   }
 
   @Get(':license')
   @CachedRead()
-  @ApiOperation({ summary: 'Get a license', description: 'Cached per API key, invalidated by every write to the project.' })
+  @ApiOperation({
+    summary: 'Get a license',
+    description: 'Cached per API key, invalidated by every write to the project.',
+  })
   @ApiIdParam('license', 'License id')
   @ApiEnvelope(LicenseResponse)
-  @ApiErrors({ status: 404, description: 'Project or license not found, or the license is not in the project (checked before any 403)' })
-  async get(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
+  @ApiErrors({
+    status: 404,
+    description:
+      'Project or license not found, or the license is not in the project (checked before any 403)',
+  })
+  async get(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('license', IdPipe) id: number,
+  ) {
     return (await this.licenses.findAccessible(principal, projectId, id)).license;
   }
 
@@ -69,12 +100,17 @@ export class LicensesController {
     @Param('license', IdPipe) id: number,
     @Body() body: UpdateLicenseDto,
   ) {
-    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, {
+      write: true,
+    });
     return this.licenses.update(project, principal.user, license, body, false);
   }
 
   @Put(':license')
-  @ApiOperation({ summary: 'Replace a license', description: 'title is required; omitted optional fields return to their defaults.' })
+  @ApiOperation({
+    summary: 'Replace a license',
+    description: 'title is required; omitted optional fields return to their defaults.',
+  })
   @ApiIdParam('license', 'License id')
   @ApiEnvelope(LicenseResponse)
   @ApiBodyErrors(FORBIDDEN.write)
@@ -84,7 +120,9 @@ export class LicensesController {
     @Param('license', IdPipe) id: number,
     @Body() body: CreateLicenseDto,
   ) {
-    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, {
+      write: true,
+    });
     return this.licenses.update(project, principal.user, license, body, true);
   }
 
@@ -93,20 +131,35 @@ export class LicensesController {
   @ApiIdParam('license', 'License id')
   @ApiEnvelope(null, { description: 'Deleted; data is null' })
   @ApiErrors(FORBIDDEN.write)
-  async remove(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number): Promise<null> {
-    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+  async remove(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('license', IdPipe) id: number,
+  ): Promise<null> {
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, {
+      write: true,
+    });
     await this.licenses.remove(project, license);
     return null;
   }
 
   @Post(':license/revoke')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Revoke a license', description: 'Sets revoked_at; runtime calls with it get 403 from then on.' })
+  @ApiOperation({
+    summary: 'Revoke a license',
+    description: 'Sets revoked_at; runtime calls with it get 403 from then on.',
+  })
   @ApiIdParam('license', 'License id')
   @ApiEnvelope(LicenseResponse)
   @ApiErrors(FORBIDDEN.write)
-  async revoke(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
-    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+  async revoke(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('license', IdPipe) id: number,
+  ) {
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, {
+      write: true,
+    });
     return this.licenses.setRevoked(project, license, true);
   }
 
@@ -116,17 +169,30 @@ export class LicensesController {
   @ApiIdParam('license', 'License id')
   @ApiEnvelope(LicenseResponse)
   @ApiErrors(FORBIDDEN.write)
-  async reactivate(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
-    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, { write: true });
+  async reactivate(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('license', IdPipe) id: number,
+  ) {
+    const { project, license } = await this.licenses.findAccessible(principal, projectId, id, {
+      write: true,
+    });
     return this.licenses.setRevoked(project, license, false);
   }
 
   /** Today's count, the last 30 days and the activated domains and subdomains. */
   @Get(':license/usage')
-  @ApiOperation({ summary: "A license's usage", description: "Today's count, the last 30 UTC days, and the activated domains and subdomains." })
+  @ApiOperation({
+    summary: "A license's usage",
+    description: "Today's count, the last 30 UTC days, and the activated domains and subdomains.",
+  })
   @ApiIdParam('license', 'License id')
   @ApiEnvelope(LicenseUsageResponse)
-  async usage(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('license', IdPipe) id: number) {
+  async usage(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('license', IdPipe) id: number,
+  ) {
     return this.licenses.usageReport((await this.licenses.findAccessible(principal, projectId, id)).license);
   }
 }

@@ -14,7 +14,13 @@ import { LicensesService } from './licenses.service.js';
 
 /** Licenses, their activations, and the scheduler of their expiry notices. */
 @Module({
-  imports: [TypeOrmModule.forFeature([LicenseEntity, LicenseUsageEntity, LicenseActivationEntity]), AuthModule, ProjectsModule, DomainsModule, WebhookOutboxModule],
+  imports: [
+    TypeOrmModule.forFeature([LicenseEntity, LicenseUsageEntity, LicenseActivationEntity]),
+    AuthModule,
+    ProjectsModule,
+    DomainsModule,
+    WebhookOutboxModule,
+  ],
   controllers: [LicensesController, ActivationsController],
   providers: [LicensesService, ActivationsService, LicenseLifecycle],
   exports: [LicensesService, ActivationsService],

@@ -20,7 +20,6 @@ import { LicenseEntity } from './license.entity.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 
-
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
   LicenseEntity,
@@ -81,7 +80,11 @@ function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
 
 /** The optional fields the body sets: those it names, except the booleans sent as null (left alone). */
 function sentOptionalFields(dto: UpdateLicenseDto): OptionalField[] {
-  return OPTIONAL_FIELDS.filter((field) => dto[field] !== undefined && !((field === 'is_test_license' || field === 'allow_configs') && dto[field] === null));
+  return OPTIONAL_FIELDS.filter(
+    (field) =>
+      dto[field] !== undefined &&
+      !((field === 'is_test_license' || field === 'allow_configs') && dto[field] === null),
+  );
 }
 
 /** The resolved fields the PATCH body sets. */
@@ -97,7 +100,11 @@ function sentFields(resolved: LicenseFields, dto: UpdateLicenseDto): Partial<Lic
  * so a delete racing this write either sees the pin (and refuses) or has already removed the domain
  * (and this write answers 422).
  */
-async function assertDomainStays(manager: EntityManager, projectId: number, domainId: number | null): Promise<void> {
+async function assertDomainStays(
+  manager: EntityManager,
+  projectId: number,
+  domainId: number | null,
+): Promise<void> {
   if (domainId === null) return;
   if (!(await lockedRowWhere(manager, DomainEntity, { id: domainId, project_id: projectId }))) {
     throw fieldError('domain_id', 'The selected domain id is invalid.');
@@ -109,7 +116,8 @@ export class LicensesService {
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
     @InjectRepository(LicenseUsageEntity) private readonly usage: Repository<LicenseUsageEntity>,
-    @InjectRepository(LicenseActivationEntity) private readonly activations: Repository<LicenseActivationEntity>,
+    @InjectRepository(LicenseActivationEntity)
+    private readonly activations: Repository<LicenseActivationEntity>,
     private readonly projects: ProjectsService,
     private readonly domains: DomainsService,
     private readonly cursors: Cursors,
@@ -120,14 +128,22 @@ export class LicensesService {
    * The interface document's order: the license must belong to the project (404) before the key's scope and
    * ownership are checked (403); writes are then refused while the project is locked (docs/decisions.md#projects).
    */
-  async findAccessible(principal: ApiPrincipal, projectId: number, licenseId: number, options: { write?: boolean } = {}) {
+  async findAccessible(
+    principal: ApiPrincipal,
+    projectId: number,
+    licenseId: number,
+    options: { write?: boolean } = {},
+  ) {
     const found = await this.findInProject(projectId, licenseId);
     assertAccess(principal, found.project, options);
     return found;
   }
 
   /** The project and its license, 404 when either is missing. No access check: the caller makes it after its own 404s. */
-  async findInProject(projectId: number, licenseId: number): Promise<{ project: ProjectEntity; license: LicenseEntity }> {
+  async findInProject(
+    projectId: number,
+    licenseId: number,
+  ): Promise<{ project: ProjectEntity; license: LicenseEntity }> {
     const project = await this.projects.findOr404(projectId);
     const license = await this.licenses.findOneBy({ id: licenseId, project_id: project.id });
     if (!license) throw notFound('License');
@@ -136,7 +152,10 @@ export class LicensesService {
 
   /** The project of the license whose key hashes to `hash` (SHA-256 of the uuid), or null. */
   async projectOfKey(hash: string): Promise<number | null> {
-    return (await this.licenses.findOne({ where: { uuid_hash: hash }, select: { id: true, project_id: true } }))?.project_id ?? null;
+    return (
+      (await this.licenses.findOne({ where: { uuid_hash: hash }, select: { id: true, project_id: true } }))
+        ?.project_id ?? null
+    );
   }
 
   /** The license whose key hashes to `hash`, or null. */
@@ -145,12 +164,15 @@ export class LicensesService {
   }
 
   list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<LicenseEntity>> {
-    const qb = this.licenses.createQueryBuilder('l').where('l.project_id = :project', { project: project.id });
+    const qb = this.licenses
+      .createQueryBuilder('l')
+      .where('l.project_id = :project', { project: project.id });
     return this.cursors.page(qb, `licenses:${project.id}`, query, { defaultPerPage: 20, order: 'DESC' });
   }
 
   async create(project: ProjectEntity, owner: UserEntity, dto: CreateLicenseDto): Promise<LicenseEntity> {
-    if (!owner.can_create_licenses) throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
+    if (!owner.can_create_licenses)
+      throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
     const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
     const uuid = randomUUID();
     return await this.outbox.change(project, async (manager) => {
@@ -164,16 +186,33 @@ export class LicensesService {
         validate_against: 'project_domains',
         revoked_at: null,
       });
-      const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
-      return { result: license, events: [['license.created', license]], audit: { action: 'license.created', before: null, after: license } };
+      const license = await manager.findOneByOrFail(LicenseEntity, {
+        id: result.identifiers[0].id as number,
+      });
+      return {
+        result: license,
+        events: [['license.created', license]],
+        audit: { action: 'license.created', before: null, after: license },
+      };
     });
   }
 
   /** PATCH (partial) or PUT (full replace: omitted optional fields return to the defaults). */
-  async update(project: ProjectEntity, owner: UserEntity, license: LicenseEntity, dto: UpdateLicenseDto, replace: boolean) {
+  async update(
+    project: ProjectEntity,
+    owner: UserEntity,
+    license: LicenseEntity,
+    dto: UpdateLicenseDto,
+    replace: boolean,
+  ) {
     if (dto.title === null) throw fieldError('title', 'The title field is required.');
     const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
-    const resolved = await this.resolve(project, { ...pickFields(base), title: dto.title ?? license.title }, dto, license.id);
+    const resolved = await this.resolve(
+      project,
+      { ...pickFields(base), title: dto.title ?? license.title },
+      dto,
+      license.id,
+    );
     // PATCH writes only what was sent, so racing PATCHes of different fields both land; PUT replaces.
     const fields = replace ? resolved : sentFields(resolved, dto);
     return await this.outbox.change(project, async (manager) => {
@@ -181,11 +220,18 @@ export class LicensesService {
       // (After the pinned domain's lock, the order every write that takes both follows.)
       const before = await lockedRow(manager, LicenseEntity, license.id);
       // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
-      const newDate = fields.expires_at !== undefined && fields.expires_at?.getTime() !== before.expires_at?.getTime();
-      const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = newDate ? { ...fields, expiry_notice: null } : fields;
+      const newDate =
+        fields.expires_at !== undefined && fields.expires_at?.getTime() !== before.expires_at?.getTime();
+      const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = newDate
+        ? { ...fields, expiry_notice: null }
+        : fields;
       await manager.update(LicenseEntity, { id: license.id }, write as QueryDeepPartialEntity<LicenseEntity>);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
-      return { result: after, events: [['license.updated', after]], audit: { action: 'license.updated', before, after } };
+      return {
+        result: after,
+        events: [['license.updated', after]],
+        audit: { action: 'license.updated', before, after },
+      };
     });
   }
 
@@ -218,7 +264,11 @@ export class LicensesService {
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
       await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
       await manager.query('DELETE FROM license_limit_notices WHERE license_id = ?', [license.id]);
-      return { result: undefined, events: [['license.deleted', before]], audit: { action: 'license.deleted', before, after: null } };
+      return {
+        result: undefined,
+        events: [['license.deleted', before]],
+        audit: { action: 'license.deleted', before, after: null },
+      };
     });
   }
 
@@ -227,10 +277,17 @@ export class LicensesService {
     const days = Array.from({ length: 30 }, (_, i) => utcDay(new Date(Date.now() - (29 - i) * 86_400_000)));
     const rows = await this.usage.findBy({ license_id: license.id, day: MoreThanOrEqual(days[0]) });
     const counts = new Map(rows.map((r) => [r.day, r.count]));
-    const activations = await this.activations.find({ where: { license_id: license.id }, order: { id: 'ASC' } });
+    const activations = await this.activations.find({
+      where: { license_id: license.id },
+      order: { id: 'ASC' },
+    });
     const domains = new Map<string, { domain: string; activated_at: Date; subdomains: string[] }>();
     for (const a of activations) {
-      const entry = domains.get(a.domain) ?? { domain: a.domain, activated_at: a.first_seen_at, subdomains: [] };
+      const entry = domains.get(a.domain) ?? {
+        domain: a.domain,
+        activated_at: a.first_seen_at,
+        subdomains: [],
+      };
       if (a.host) entry.subdomains.push(a.host);
       domains.set(a.domain, entry);
     }
@@ -251,7 +308,12 @@ export class LicensesService {
    * project, domain_id names a domain of this project, expires_at is in the future, and the IP and
    * country lists parse. Every problem is reported at once, keyed by field.
    */
-  private async resolve(project: ProjectEntity, base: LicenseFields, dto: UpdateLicenseDto, self?: number): Promise<LicenseFields> {
+  private async resolve(
+    project: ProjectEntity,
+    base: LicenseFields,
+    dto: UpdateLicenseDto,
+    self?: number,
+  ): Promise<LicenseFields> {
     const out: LicenseFields = { ...base };
     for (const field of sentOptionalFields(dto)) (out as Record<string, unknown>)[field] = dto[field];
     out.expires_at = wholeSecond(out.expires_at);
@@ -259,7 +321,11 @@ export class LicensesService {
     const title = out.title;
     const sameTitle = await this.licenses.findOneBy({ project_id: project.id, title });
     if (sameTitle && sameTitle.id !== self) errors.title = [TITLE_TAKEN];
-    if (dto.domain_id !== undefined && out.domain_id !== null && !(await this.domains.exists(project.id, out.domain_id))) {
+    if (
+      dto.domain_id !== undefined &&
+      out.domain_id !== null &&
+      !(await this.domains.exists(project.id, out.domain_id))
+    ) {
       errors.domain_id = ['The selected domain id is invalid.'];
     }
     if (dto.expires_at !== undefined && out.expires_at && out.expires_at.getTime() <= Date.now()) {
@@ -267,12 +333,18 @@ export class LicensesService {
     }
     if (dto.allowed_ips !== undefined) {
       const parsed = parseList(out.allowed_ips, parseIpEntry);
-      if (parsed.bad) errors.allowed_ips = [`The allowed ips field contains an invalid IP address or CIDR range: "${parsed.bad}".`];
+      if (parsed.bad)
+        errors.allowed_ips = [
+          `The allowed ips field contains an invalid IP address or CIDR range: "${parsed.bad}".`,
+        ];
       else out.allowed_ips = parsed.value;
     }
     if (dto.allowed_countries !== undefined) {
       const parsed = parseList(out.allowed_countries, parseCountry);
-      if (parsed.bad) errors.allowed_countries = [`The allowed countries field contains an invalid ISO 3166-1 alpha-2 code: "${parsed.bad}".`];
+      if (parsed.bad)
+        errors.allowed_countries = [
+          `The allowed countries field contains an invalid ISO 3166-1 alpha-2 code: "${parsed.bad}".`,
+        ];
       else out.allowed_countries = parsed.value;
     }
     if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);

@@ -14,7 +14,11 @@ export class MetricsController {
   @Get()
   @RawResponse()
   @Header('Content-Type', registry.contentType)
-  @ApiOperation({ summary: 'Prometheus metrics', description: 'Outside /api/v1 and outside the envelope: the Prometheus text format. No authentication, never rate-limited.' })
+  @ApiOperation({
+    summary: 'Prometheus metrics',
+    description:
+      'Outside /api/v1 and outside the envelope: the Prometheus text format. No authentication, never rate-limited.',
+  })
   @ApiOkResponse({
     description: 'The metrics, in the Prometheus text format',
     headers: REQUEST_ID_HEADER,
@@ -22,11 +26,15 @@ export class MetricsController {
       // The answer's Content-Type adds `version=0.0.4; charset=utf-8`, as Prometheus expects.
       'text/plain': {
         schema: { type: 'string' },
-        example: '# HELP licensegate_runtime_checks_total Runtime payment checks answered, by outcome (paid, unpaid) or refusal status\n# TYPE licensegate_runtime_checks_total counter\nlicensegate_runtime_checks_total{outcome="paid"} 512034\n',
+        example:
+          '# HELP licensegate_runtime_checks_total Runtime payment checks answered, by outcome (paid, unpaid) or refusal status\n# TYPE licensegate_runtime_checks_total counter\nlicensegate_runtime_checks_total{outcome="paid"} 512034\n',
       },
     },
   })
-  @ApiErrors({ status: 400, description: 'HTTP/1.1 without a Host header, or another malformed request' }, 500)
+  @ApiErrors(
+    { status: 400, description: 'HTTP/1.1 without a Host header, or another malformed request' },
+    500,
+  )
   metrics(): Promise<string> {
     return registry.metrics();
   }

@@ -12,7 +12,11 @@ const KEY = '0b5f7c1e-1111-4222-8333-444455556666';
 
 /** A request and a response with just what AnswerSigning touches; `ended` records each write. */
 function exchange(headers: Record<string, string>) {
-  const req = { method: 'POST', url: '/api/v1/project/has-paid?include=token', headers: { 'x-license-key': KEY, ...headers } } as unknown as IncomingMessage;
+  const req = {
+    method: 'POST',
+    url: '/api/v1/project/has-paid?include=token',
+    headers: { 'x-license-key': KEY, ...headers },
+  } as unknown as IncomingMessage;
   const sent: Record<string, string> = {};
   const ended: unknown[][] = [];
   const state = {
@@ -60,7 +64,10 @@ describe('AnswerSigning', () => {
 
   it('signs the bytes end() writes, off the event loop, then writes them once', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    const { req, res, sent, ended } = exchange({ 'x-service-nonce': NONCE, 'x-service-domain': 'Shop.Example.com' });
+    const { req, res, sent, ended } = exchange({
+      'x-service-nonce': NONCE,
+      'x-service-domain': 'Shop.Example.com',
+    });
     const pending = signing().arm(req, res);
     (pending as { key: unknown }).key = privateKey;
     const body = '{"status":"success","data":{"has_paid":true,"note":"☃"}}';
@@ -70,20 +77,55 @@ describe('AnswerSigning', () => {
     await settle();
     expect(ended).toEqual([[body, 'utf8']]);
     expect(sent['X-Service-Date']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    const text = answerText(sent['X-Service-Date'], NONCE, 'POST', '/api/v1/project/has-paid?include=token', sha256(KEY), 'Shop.Example.com', sha256(body));
-    expect(text).toBe(`LG1-ANSWER\n${sent['X-Service-Date']}\n${NONCE}\nPOST /api/v1/project/has-paid?include=token\n${sha256(KEY)}\nShop.Example.com\n${sha256(body)}`);
-    expect(verify(null, Buffer.from(text), createPublicKey(publicKey.export({ format: 'pem', type: 'spki' })), Buffer.from(sent['X-Service-Signature'].slice(3), 'base64'))).toBe(true);
+    const text = answerText(
+      sent['X-Service-Date'],
+      NONCE,
+      'POST',
+      '/api/v1/project/has-paid?include=token',
+      sha256(KEY),
+      'Shop.Example.com',
+      sha256(body),
+    );
+    expect(text).toBe(
+      `LG1-ANSWER\n${sent['X-Service-Date']}\n${NONCE}\nPOST /api/v1/project/has-paid?include=token\n${sha256(KEY)}\nShop.Example.com\n${sha256(body)}`,
+    );
+    expect(
+      verify(
+        null,
+        Buffer.from(text),
+        createPublicKey(publicKey.export({ format: 'pem', type: 'spki' })),
+        Buffer.from(sent['X-Service-Signature'].slice(3), 'base64'),
+      ),
+    ).toBe(true);
   });
 
   it('signs a Buffer body as its bytes, and an end() without a body as empty', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-    for (const [chunk, bytes] of [[Buffer.from([0x7b, 0x7d]), '{}'], [undefined, '']] as const) {
+    for (const [chunk, bytes] of [
+      [Buffer.from([0x7b, 0x7d]), '{}'],
+      [undefined, ''],
+    ] as const) {
       const { req, res, sent } = exchange({ 'x-service-nonce': NONCE });
       (signing().arm(req, res) as { key: unknown }).key = privateKey;
       res.end(chunk);
       await settle();
-      const text = answerText(sent['X-Service-Date'], NONCE, 'POST', '/api/v1/project/has-paid?include=token', sha256(KEY), '', sha256(bytes));
-      expect(verify(null, Buffer.from(text), publicKey, Buffer.from(sent['X-Service-Signature'].slice(3), 'base64'))).toBe(true);
+      const text = answerText(
+        sent['X-Service-Date'],
+        NONCE,
+        'POST',
+        '/api/v1/project/has-paid?include=token',
+        sha256(KEY),
+        '',
+        sha256(bytes),
+      );
+      expect(
+        verify(
+          null,
+          Buffer.from(text),
+          publicKey,
+          Buffer.from(sent['X-Service-Signature'].slice(3), 'base64'),
+        ),
+      ).toBe(true);
     }
   });
 });

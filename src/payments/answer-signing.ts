@@ -12,7 +12,8 @@ import { ProjectsService } from '../projects/projects.service.js';
 export const NONCE_HEADER = 'X-Service-Nonce';
 export const DATE_HEADER = 'X-Service-Date';
 export const SIGNATURE_HEADER = 'X-Service-Signature';
-export const INVALID_NONCE = 'The X-Service-Nonce header must be 16 to 128 characters of letters, digits, "-" and "_".';
+export const INVALID_NONCE =
+  'The X-Service-Nonce header must be 16 to 128 characters of letters, digits, "-" and "_".';
 
 const NONCE = /^[A-Za-z0-9_-]{16,128}$/;
 
@@ -21,7 +22,15 @@ const NONCE = /^[A-Za-z0-9_-]{16,128}$/;
  * `keySha256` is the hex SHA-256 of the license key as sent, `domain` the X-Service-Domain header as
  * sent (or ''), `bodySha256` the hex SHA-256 of the answer's body bytes.
  */
-export function answerText(date: string, nonce: string, method: string, target: string, keySha256: string, domain: string, bodySha256: string): string {
+export function answerText(
+  date: string,
+  nonce: string,
+  method: string,
+  target: string,
+  keySha256: string,
+  domain: string,
+  bodySha256: string,
+): string {
   return `LG1-ANSWER\n${date}\n${nonce}\n${method} ${target}\n${keySha256}\n${domain}\n${bodySha256}`;
 }
 
@@ -114,10 +123,21 @@ export class AnswerSigning {
    * one costly step of a signed answer (about as much CPU as the rest of a warm check), and off the
    * event loop it runs beside the next requests instead of in front of them.
    */
-  private stamp(req: RuntimeRequest, res: ServerResponse, pending: PendingSignature, chunk: unknown, encoding: unknown, done: () => void): void {
+  private stamp(
+    req: RuntimeRequest,
+    res: ServerResponse,
+    pending: PendingSignature,
+    chunk: unknown,
+    encoding: unknown,
+    done: () => void,
+  ): void {
     // The bytes end() writes: a string in its encoding (UTF-8 unless told), bytes as they are, else none.
     let body: string | Uint8Array = '';
-    if (typeof chunk === 'string') body = typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8' ? chunk : Buffer.from(chunk, encoding as BufferEncoding);
+    if (typeof chunk === 'string')
+      body =
+        typeof encoding !== 'string' || encoding === 'utf8' || encoding === 'utf-8'
+          ? chunk
+          : Buffer.from(chunk, encoding as BufferEncoding);
     else if (chunk instanceof Uint8Array) body = chunk;
     const domain = req.headers['x-service-domain'];
     const date = this.now();

@@ -8,29 +8,66 @@ const request = (headers: Record<string, string>, query: Record<string, unknown>
 
 describe('callingDomain', () => {
   it('takes the header first, then config, query, body, Origin and Referer', () => {
-    const all = { 'x-service-domain': 'Header.Example.com', origin: 'https://origin.example.com', referer: 'https://referer.example.com/x' };
-    expect(callingDomain(request(all, { domain: 'query.example.com' }, { domain: 'body.example.com' }), 'config.example.com').host).toBe('header.example.com');
-    expect(callingDomain(request({ origin: all.origin }, { domain: 'query.example.com' }, { domain: 'body.example.com' }), 'config.example.com').host).toBe('config.example.com');
-    expect(callingDomain(request({ origin: all.origin }, { domain: 'query.example.com' }, { domain: 'body.example.com' })).host).toBe('query.example.com');
-    expect(callingDomain(request({ origin: all.origin }, {}, { domain: 'body.example.com' })).host).toBe('body.example.com');
-    expect(callingDomain(request({ origin: all.origin, referer: all.referer })).host).toBe('origin.example.com');
+    const all = {
+      'x-service-domain': 'Header.Example.com',
+      origin: 'https://origin.example.com',
+      referer: 'https://referer.example.com/x',
+    };
+    expect(
+      callingDomain(
+        request(all, { domain: 'query.example.com' }, { domain: 'body.example.com' }),
+        'config.example.com',
+      ).host,
+    ).toBe('header.example.com');
+    expect(
+      callingDomain(
+        request({ origin: all.origin }, { domain: 'query.example.com' }, { domain: 'body.example.com' }),
+        'config.example.com',
+      ).host,
+    ).toBe('config.example.com');
+    expect(
+      callingDomain(
+        request({ origin: all.origin }, { domain: 'query.example.com' }, { domain: 'body.example.com' }),
+      ).host,
+    ).toBe('query.example.com');
+    expect(callingDomain(request({ origin: all.origin }, {}, { domain: 'body.example.com' })).host).toBe(
+      'body.example.com',
+    );
+    expect(callingDomain(request({ origin: all.origin, referer: all.referer })).host).toBe(
+      'origin.example.com',
+    );
     expect(callingDomain(request({ referer: all.referer })).host).toBe('referer.example.com');
     expect(callingDomain(request({ 'x-service-domain': '  ' }))).toEqual({ host: null, local: false });
   });
 
   it('reduces URLs and host:port, and gives the same answer when asked again', () => {
     for (let round = 0; round < 2; round++) {
-      expect(callingDomain(request({ 'x-service-domain': 'https://Shop.Example.com:8443/path' })).host).toBe('shop.example.com');
-      expect(callingDomain(request({ 'x-service-domain': 'shop.example.com:8443' })).host).toBe('shop.example.com');
-      expect(callingDomain(request({ 'x-service-domain': 'bücher.example' })).host).toBe('xn--bcher-kva.example');
-      expect(callingDomain(request({ 'x-service-domain': 'app.localhost' }))).toEqual({ host: 'app.localhost', local: true });
-      expect(callingDomain(request({ 'x-service-domain': '127.0.0.1' }))).toEqual({ host: null, local: true });
+      expect(callingDomain(request({ 'x-service-domain': 'https://Shop.Example.com:8443/path' })).host).toBe(
+        'shop.example.com',
+      );
+      expect(callingDomain(request({ 'x-service-domain': 'shop.example.com:8443' })).host).toBe(
+        'shop.example.com',
+      );
+      expect(callingDomain(request({ 'x-service-domain': 'bücher.example' })).host).toBe(
+        'xn--bcher-kva.example',
+      );
+      expect(callingDomain(request({ 'x-service-domain': 'app.localhost' }))).toEqual({
+        host: 'app.localhost',
+        local: true,
+      });
+      expect(callingDomain(request({ 'x-service-domain': '127.0.0.1' }))).toEqual({
+        host: null,
+        local: true,
+      });
       expect(callingDomain(request({ 'x-service-domain': 'not a host' })).host).toBeNull();
     }
   });
 
   it('stays correct when many distinct names pass through', () => {
-    for (let i = 0; i < 12_000; i++) expect(callingDomain(request({ 'x-service-domain': `s${i}.example.com` })).host).toBe(`s${i}.example.com`);
+    for (let i = 0; i < 12_000; i++)
+      expect(callingDomain(request({ 'x-service-domain': `s${i}.example.com` })).host).toBe(
+        `s${i}.example.com`,
+      );
     expect(callingDomain(request({ 'x-service-domain': 's7.example.com' })).host).toBe('s7.example.com');
   });
 });

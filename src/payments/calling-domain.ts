@@ -45,7 +45,9 @@ function rawCallingDomain(req: Request, configDomain: unknown): string | undefin
 
 function resolve(raw: string): CallingDomain {
   const host = hostPart(raw).toLowerCase().replace(/\.$/, '');
-  const local = LOCAL_IPS.has(host) || (isIP(host) === 0 && (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test')));
+  const local =
+    LOCAL_IPS.has(host) ||
+    (isIP(host) === 0 && (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test')));
   return Object.freeze({ host: normalizeDomain(host), local });
 }
 
@@ -69,9 +71,12 @@ export function callingDomain(req: Request, configDomain?: unknown): CallingDoma
   return found;
 }
 
-export const NO_DOMAIN = 'The calling domain could not be determined: send it in the X-Service-Domain header.';
-export const HEADER_NOT_A_HOST = 'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.';
-export const PARAMETER_NOT_A_HOST = 'The domain parameter does not name a host: send one host name such as shop.example.com.';
+export const NO_DOMAIN =
+  'The calling domain could not be determined: send it in the X-Service-Domain header.';
+export const HEADER_NOT_A_HOST =
+  'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.';
+export const PARAMETER_NOT_A_HOST =
+  'The domain parameter does not name a host: send one host name such as shop.example.com.';
 
 /**
  * Why callingDomain found no host, for the 400 that says so: the header, or the `domain` parameter,
@@ -81,7 +86,12 @@ export const PARAMETER_NOT_A_HOST = 'The domain parameter does not name a host: 
 export function noDomainMessage(req: Request, configDomain?: unknown): string {
   if (usable(domainHeader(req))) return HEADER_NOT_A_HOST;
   const sent = (value: unknown) => value !== undefined && value !== null && value !== '';
-  if (sent(configDomain) || sent(req.query?.domain) || sent((req.body as { domain?: unknown } | undefined)?.domain)) return PARAMETER_NOT_A_HOST;
+  if (
+    sent(configDomain) ||
+    sent(req.query?.domain) ||
+    sent((req.body as { domain?: unknown } | undefined)?.domain)
+  )
+    return PARAMETER_NOT_A_HOST;
   return NO_DOMAIN;
 }
 
@@ -106,7 +116,7 @@ export function hostName(raw: string): string | null {
 
 /** The registered domain `host` belongs to: itself or its nearest registered parent. */
 export function findRegistered<T>(domains: Map<string, T>, host: string): T | undefined {
-  for (let name = host; ; ) {
+  for (let name = host; ;) {
     const found = domains.get(name);
     if (found) return found;
     const dot = name.indexOf('.');
@@ -115,4 +125,5 @@ export function findRegistered<T>(domains: Map<string, T>, host: string): T | un
   }
 }
 
-export const isSameOrSubdomain = (host: string, domain: string) => host === domain || host.endsWith(`.${domain}`);
+export const isSameOrSubdomain = (host: string, domain: string) =>
+  host === domain || host.endsWith(`.${domain}`);

@@ -32,10 +32,18 @@ describe('CountersService activations', () => {
   });
   afterAll(async () => ds.destroy());
 
-  const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
-  const counters = (known = generations) => new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit), known), known);
+  const generations = new ProjectGenerations({
+    client: null,
+    key: (name: string) => name,
+  } as unknown as RedisService);
+  const counters = (known = generations) =>
+    new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit), known), known);
   /** A license with these limits (only what the counters read). */
-  const license = (id: number, max_domains: number | null = null, max_usage_per_day: number | null = null) => ({
+  const license = (
+    id: number,
+    max_domains: number | null = null,
+    max_usage_per_day: number | null = null,
+  ) => ({
     id,
     project_id: 1,
     max_domains,
@@ -55,7 +63,9 @@ describe('CountersService activations', () => {
   it('records a burst of first calls from one place with one insert per activation', async () => {
     const service = counters();
     statements.length = 0;
-    const answers = await Promise.all(Array.from({ length: 25 }, () => service.activate(at(license(1)), 'shop.example', 'www.shop.example')));
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, () => service.activate(at(license(1)), 'shop.example', 'www.shop.example')),
+    );
     expect(answers).toEqual(Array(25).fill('ok'));
     expect(statements.filter((sql) => /^INSERT INTO license_activations/.test(sql))).toHaveLength(2); // the domain and the host
     expect(await activations(1)).toEqual([
@@ -71,7 +81,9 @@ describe('CountersService activations', () => {
   it('gives every call of a refused burst the refusal, and keeps the limit', async () => {
     const service = counters();
     expect(await service.activate(at(license(2, 1)), 'one.example', '')).toBe('ok');
-    const answers = await Promise.all(Array.from({ length: 10 }, () => service.activate(at(license(2, 1)), 'two.example', '')));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => service.activate(at(license(2, 1)), 'two.example', '')),
+    );
     expect(answers).toEqual(Array(10).fill('max_domains'));
     expect(await activations(2)).toEqual([{ domain: 'one.example', host: '' }]);
     // A refusal is not remembered: the next call asks again (the limit may have been raised).
@@ -80,7 +92,9 @@ describe('CountersService activations', () => {
 
   it('different places racing for the last slot: exactly one gets it', async () => {
     const service = counters();
-    const answers = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((d) => service.activate(at(license(3, 1)), `${d}.example`, '')));
+    const answers = await Promise.all(
+      ['a', 'b', 'c', 'd', 'e'].map((d) => service.activate(at(license(3, 1)), `${d}.example`, '')),
+    );
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
     expect(await activations(3)).toHaveLength(1);
   });
@@ -101,20 +115,31 @@ describe('CountersService activations', () => {
     const service = counters();
     const ids = Array.from({ length: 450 }, (_, i) => 1000 + i);
     for (const id of ids) {
-      await ds.query('INSERT INTO licenses (id, project_id, user_id, uuid, uuid_hash, title) VALUES (?, 1, 1, ?, ?, ?)', [id, `u${id}`, `h${id}`, `t${id}`]);
+      await ds.query(
+        'INSERT INTO licenses (id, project_id, user_id, uuid, uuid_hash, title) VALUES (?, 1, 1, ?, ?, ?)',
+        [id, `u${id}`, `h${id}`, `t${id}`],
+      );
     }
-    for (const id of ids) for (let n = 0; n <= id % 3; n++) expect(await service.takeUsage(license(id), project)).toBe('ok');
+    for (const id of ids)
+      for (let n = 0; n <= id % 3; n++) expect(await service.takeUsage(license(id), project)).toBe('ok');
     expect(await service.takeUsage(license(99_999), project)).toBe('ok');
     statements.length = 0;
     await service.flush();
     expect(statements.filter((sql) => /^INSERT INTO license_usage/.test(sql))).toHaveLength(3);
-    const rows = await ds.query('SELECT license_id, count FROM license_usage WHERE license_id >= 1000 ORDER BY license_id');
-    expect(rows.map((r: { license_id: number; count: number }) => [r.license_id, r.count])).toEqual(ids.map((id) => [id, (id % 3) + 1]));
+    const rows = await ds.query(
+      'SELECT license_id, count FROM license_usage WHERE license_id >= 1000 ORDER BY license_id',
+    );
+    expect(rows.map((r: { license_id: number; count: number }) => [r.license_id, r.count])).toEqual(
+      ids.map((id) => [id, (id % 3) + 1]),
+    );
   });
 
   it('remembers nothing while the generation cannot be trusted (Redis away): every call asks the database', async () => {
     // With a Redis client but no confirmed subscription, current() is null.
-    const untrusted = new ProjectGenerations({ client: {}, key: (name: string) => name } as unknown as RedisService);
+    const untrusted = new ProjectGenerations({
+      client: {},
+      key: (name: string) => name,
+    } as unknown as RedisService);
     expect(untrusted.current(1)).toBeNull();
     const service = counters(untrusted);
     expect(await service.activate(at(license(5)), 'away.example', '')).toBe('ok');
@@ -126,9 +151,15 @@ describe('CountersService activations', () => {
   it('writes last_seen_at in one statement per flush, at most once per activation every 30 s, never moving it back', async () => {
     const service = counters();
     const seen = async (licenseId: number) =>
-      (await ds.query('SELECT host, last_seen_at FROM license_activations WHERE license_id = ? ORDER BY host', [licenseId])) as Array<{ host: string; last_seen_at: string }>;
-    for (const id of [6, 7]) expect(await service.activate(at(license(id)), 'seen.example', 'www.seen.example')).toBe('ok');
-    await ds.query("UPDATE license_activations SET last_seen_at = '2020-01-01 00:00:00' WHERE license_id IN (6, 7)");
+      (await ds.query(
+        'SELECT host, last_seen_at FROM license_activations WHERE license_id = ? ORDER BY host',
+        [licenseId],
+      )) as Array<{ host: string; last_seen_at: string }>;
+    for (const id of [6, 7])
+      expect(await service.activate(at(license(id)), 'seen.example', 'www.seen.example')).toBe('ok');
+    await ds.query(
+      "UPDATE license_activations SET last_seen_at = '2020-01-01 00:00:00' WHERE license_id IN (6, 7)",
+    );
     await service.flush(); // what recording them marked
     const start = Date.now();
     const clock = jest.spyOn(Date, 'now');
@@ -140,29 +171,39 @@ describe('CountersService activations', () => {
     expect(statements.filter((sql) => sql.startsWith('UPDATE license_activations'))).toHaveLength(0);
     // 31 s on: both licenses' domain and subdomain rows in one statement.
     clock.mockReturnValue(start + 31_000);
-    for (const id of [6, 7]) expect(await service.activate(at(license(id)), 'seen.example', 'www.seen.example')).toBe('ok');
+    for (const id of [6, 7])
+      expect(await service.activate(at(license(id)), 'seen.example', 'www.seen.example')).toBe('ok');
     await service.flush();
     expect(statements.filter((sql) => sql.startsWith('UPDATE license_activations'))).toHaveLength(1);
     const expected = new Date(start + 31_000).toISOString().slice(0, 19).replace('T', ' ');
-    for (const id of [6, 7]) expect((await seen(id)).map((r) => r.last_seen_at)).toEqual([expected, expected]);
+    for (const id of [6, 7])
+      expect((await seen(id)).map((r) => r.last_seen_at)).toEqual([expected, expected]);
     // A later time written by another instance stays.
-    await ds.query("UPDATE license_activations SET last_seen_at = '2999-01-01 00:00:00' WHERE license_id = 6");
+    await ds.query(
+      "UPDATE license_activations SET last_seen_at = '2999-01-01 00:00:00' WHERE license_id = 6",
+    );
     clock.mockReturnValue(start + 62_000);
     expect(await service.activate(at(license(6)), 'seen.example', '')).toBe('ok');
     await service.flush();
-    expect((await seen(6)).map((r) => r.last_seen_at)).toEqual(['2999-01-01 00:00:00', '2999-01-01 00:00:00']);
+    expect((await seen(6)).map((r) => r.last_seen_at)).toEqual([
+      '2999-01-01 00:00:00',
+      '2999-01-01 00:00:00',
+    ]);
   });
 
   it('records the first refusal of a place per day once, and then asks nothing more of the outbox', async () => {
     const service = counters();
     expect(await service.activate(at(license(8, 0)), 'full.example', 'a.full.example')).toBe('max_domains');
-    const notices = () => ds.query('SELECT license_id, domain, host FROM license_limit_notices WHERE license_id = 8');
+    const notices = () =>
+      ds.query('SELECT license_id, domain, host FROM license_limit_notices WHERE license_id = 8');
     expect(await notices()).toEqual([{ license_id: 8, domain: 'full.example', host: 'a.full.example' }]);
     statements.length = 0;
     expect(await service.activate(at(license(8, 0)), 'full.example', 'a.full.example')).toBe('max_domains');
     expect(statements.filter((sql) => /license_limit_notices/.test(sql))).toHaveLength(0);
     // Another instance (a fresh service) meets the row and records nothing twice.
-    expect(await counters().activate(at(license(8, 0)), 'full.example', 'a.full.example')).toBe('max_domains');
+    expect(await counters().activate(at(license(8, 0)), 'full.example', 'a.full.example')).toBe(
+      'max_domains',
+    );
     expect(await notices()).toHaveLength(1);
   });
 });

@@ -3,7 +3,12 @@ import { LRUCache } from 'lru-cache';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { ProjectGenerations } from '../common/cache/generations.js';
-import { databaseFailure, isCommitOutcomeUnknown, isTransient, isUniqueViolation } from '../database/db-errors.js';
+import {
+  databaseFailure,
+  isCommitOutcomeUnknown,
+  isTransient,
+  isUniqueViolation,
+} from '../database/db-errors.js';
 import { retrying } from '../database/retry.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
@@ -14,7 +19,10 @@ import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
 /** What the counters read of a license. */
-type CountedLicense = Pick<LicenseEntity, 'id' | 'project_id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'>;
+type CountedLicense = Pick<
+  LicenseEntity,
+  'id' | 'project_id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'
+>;
 
 /** An activation's license, and its project (for the limit's event). */
 export interface ActivationContext {
@@ -134,10 +142,20 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     // Two conditional statements instead of one so that exactly one call learns it took the last use;
     // only that one needs a unit of work.
     const bump = async (): Promise<'ok' | 'last' | null> => {
-      if ((await this.run('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?', [license.id, day, max - 1])) > 0) {
+      if (
+        (await this.run(
+          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
+          [license.id, day, max - 1],
+        )) > 0
+      ) {
         return 'ok';
       }
-      if (await takeLast('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?', [license.id, day, max - 1])) {
+      if (
+        await takeLast(
+          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?',
+          [license.id, day, max - 1],
+        )
+      ) {
         return 'last';
       }
       return null;
@@ -196,14 +214,23 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const key = `${generation}\u0000${domainKey}${host}`;
     const pending = this.recording.get(key);
     if (pending) return pending;
-    const recording = this.record(entry, domain, host, domainKey, generation).finally(() => this.recording.delete(key));
+    const recording = this.record(entry, domain, host, domainKey, generation).finally(() =>
+      this.recording.delete(key),
+    );
     this.recording.set(key, recording);
     return recording;
   }
 
-  private async record(entry: ActivationContext, domain: string, host: string, domainKey: string, generation: number | null): Promise<Activation> {
+  private async record(
+    entry: ActivationContext,
+    domain: string,
+    host: string,
+    domainKey: string,
+    generation: number | null,
+  ): Promise<Activation> {
     const { license } = entry;
-    const known = (key: string) => generation !== null && this.knownActivations.get(key)?.generation === generation;
+    const known = (key: string) =>
+      generation !== null && this.knownActivations.get(key)?.generation === generation;
     // A row found (not inserted) was last seen at some earlier time: this call is a sighting to write.
     const remember = (key: string, recorded: 'inserted' | 'existed') => {
       if (recorded === 'existed') this.seen.set(key, Date.now());
@@ -214,7 +241,9 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         license.id,
         domain,
         '',
-        license.max_domains === null ? null : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND host = ''",
+        license.max_domains === null
+          ? null
+          : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND host = ''",
         [license.id],
         license.max_domains,
       );
@@ -228,7 +257,9 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       license.id,
       domain,
       host,
-      license.max_subdomains_per_domain === null ? null : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND domain = ? AND host <> ''",
+      license.max_subdomains_per_domain === null
+        ? null
+        : "SELECT COUNT(*) FROM license_activations WHERE license_id = ? AND domain = ? AND host <> ''",
       [license.id, domain],
       license.max_subdomains_per_domain,
     );
@@ -254,7 +285,12 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * any number of instances announce it once. Remembered in process afterwards, so a site hammering
    * at the limit costs no write per call. The refusal is answered whatever becomes of the notice.
    */
-  private async refused(entry: ActivationContext, outcome: Exclude<Activation, 'ok'>, domain: string, host: string): Promise<Activation> {
+  private async refused(
+    entry: ActivationContext,
+    outcome: Exclude<Activation, 'ok'>,
+    domain: string,
+    host: string,
+  ): Promise<Activation> {
     const { license, project } = entry;
     const day = utcDay();
     const key = `${day}\u0000${license.id}\u0000${domain}\u0000${host}`;
@@ -271,7 +307,11 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         project,
         async (manager) => {
           try {
-            await this.run('INSERT INTO license_limit_notices (license_id, day, domain, host) VALUES (?, ?, ?, ?)', [license.id, day, domain, host], manager);
+            await this.run(
+              'INSERT INTO license_limit_notices (license_id, day, domain, host) VALUES (?, ?, ?, ?)',
+              [license.id, day, domain, host],
+              manager,
+            );
           } catch (error) {
             // Announced already, by this call's twin here or on another instance.
             if (isUniqueViolation(error)) return { result: undefined };
@@ -284,7 +324,10 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       );
       this.noticed.set(key, true);
     } catch (error) {
-      this.logger.warn({ db: databaseFailure(error) }, 'license.domain_limit_reached could not be recorded; the next refusal tries again');
+      this.logger.warn(
+        { db: databaseFailure(error) },
+        'license.domain_limit_reached could not be recorded; the next refusal tries again',
+      );
     }
     return outcome;
   }
@@ -352,12 +395,19 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
           const chunk = keys.slice(i, i + FLUSH_CHUNK).map((key) => key.split('\u0000'));
           const places = chunk.map(() => '(license_id = ? AND domain = ? AND host = ?)').join(' OR ');
           const params = chunk.flatMap(([licenseId, domain, host]) => [Number(licenseId), domain, host]);
-          await this.dataSource.query(`UPDATE license_activations SET last_seen_at = ? WHERE last_seen_at < ? AND (${places})`, [second, second, ...params]);
+          await this.dataSource.query(
+            `UPDATE license_activations SET last_seen_at = ? WHERE last_seen_at < ? AND (${places})`,
+            [second, second, ...params],
+          );
         }
       }
     } catch (error) {
       for (const [key, at] of batch) if ((this.seen.get(key) ?? 0) < at) this.seen.set(key, at);
-      if (!this.flushFailing) this.logger.warn({ db: databaseFailure(error) }, 'last_seen_at could not be written: kept in memory until the database answers');
+      if (!this.flushFailing)
+        this.logger.warn(
+          { db: databaseFailure(error) },
+          'last_seen_at could not be written: kept in memory until the database answers',
+        );
       this.flushFailing = true;
     }
   }
@@ -367,15 +417,21 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.unit.run(async (manager) => {
         try {
-          await manager.query('INSERT INTO usage_flushes (id, created_at) VALUES (?, ?)', [batch.id, sqlDatetime(new Date())]);
+          await manager.query('INSERT INTO usage_flushes (id, created_at) VALUES (?, ?)', [
+            batch.id,
+            sqlDatetime(new Date()),
+          ]);
         } catch (error) {
           // Sent before, and its COMMIT did land: nothing more to write.
           if (isUniqueViolation(error)) return;
           throw error;
         }
-        for (let i = 0; i < batch.counts.length; i += FLUSH_CHUNK) await manager.query(...this.upsert(batch.counts.slice(i, i + FLUSH_CHUNK)));
+        for (let i = 0; i < batch.counts.length; i += FLUSH_CHUNK)
+          await manager.query(...this.upsert(batch.counts.slice(i, i + FLUSH_CHUNK)));
         if (Date.now() - this.pruned > PRUNE_EVERY_MS) {
-          await manager.query('DELETE FROM usage_flushes WHERE created_at < ?', [sqlDatetime(new Date(Date.now() - FLUSH_IDS_KEPT_MS))]);
+          await manager.query('DELETE FROM usage_flushes WHERE created_at < ?', [
+            sqlDatetime(new Date(Date.now() - FLUSH_IDS_KEPT_MS)),
+          ]);
           this.pruned = Date.now();
         }
       });
@@ -386,7 +442,11 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         // Certainly not written (the transaction never committed): back with the counts taken since.
         for (const [key, n] of batch.counts) this.pending.set(key, (this.pending.get(key) ?? 0) + n);
       }
-      if (!this.flushFailing) this.logger.warn({ db: databaseFailure(error) }, 'Usage counts could not be written: kept in memory until the database answers');
+      if (!this.flushFailing)
+        this.logger.warn(
+          { db: databaseFailure(error) },
+          'Usage counts could not be written: kept in memory until the database answers',
+        );
       this.flushFailing = true;
       return false;
     }
@@ -397,7 +457,9 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
 
   /** The upsert adding `chunk`'s counts, and its parameters. */
   private upsert(chunk: Array<[string, number]>): [string, unknown[]] {
-    const rows = chunk.map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n' : 'SELECT ?, ?, ?')).join(' UNION ALL ');
+    const rows = chunk
+      .map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n' : 'SELECT ?, ?, ?'))
+      .join(' UNION ALL ');
     const params = chunk.flatMap(([key, n]) => {
       const [licenseId, day] = key.split(':');
       return [Number(licenseId), day, n];
@@ -422,14 +484,23 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     max: number | null,
   ): Promise<'inserted' | 'existed' | null> {
     const exists = async () =>
-      (await this.dataSource.query('SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?', [licenseId, domain, host])).length > 0;
+      (
+        await this.dataSource.query(
+          'SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?',
+          [licenseId, domain, host],
+        )
+      ).length > 0;
     if (await exists()) return 'existed';
     const dual = this.mysql ? ' FROM DUAL' : '';
     return retrying(async () => {
       try {
         const inserted =
           countSql === null
-            ? await this.run('INSERT INTO license_activations (license_id, domain, host) VALUES (?, ?, ?)', [licenseId, domain, host])
+            ? await this.run('INSERT INTO license_activations (license_id, domain, host) VALUES (?, ?, ?)', [
+                licenseId,
+                domain,
+                host,
+              ])
             : await this.run(
                 `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${countSql}) < ?`,
                 [licenseId, domain, host, ...countParams, max],
@@ -448,7 +519,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
 
   /** Runs one statement (in `manager`'s transaction when given) and answers the rows it changed. */
   private async run(sql: string, params: unknown[], manager?: EntityManager): Promise<number> {
-    if (manager?.queryRunner) return Number((await manager.queryRunner.query(sql, params, true)).affected ?? 0);
+    if (manager?.queryRunner)
+      return Number((await manager.queryRunner.query(sql, params, true)).affected ?? 0);
     const runner = this.dataSource.createQueryRunner();
     try {
       return Number((await runner.query(sql, params, true)).affected ?? 0);

@@ -18,7 +18,8 @@ export class InjectableStreamController {
   @ApiOperation({
     operationId: 'streamInjectables',
     summary: "Stream the license's project injectables",
-    description: 'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
+    description:
+      'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
   })
   @ApiCursorQuery(50)
   @ApiEnvelope(InjectableStreamPageResponse)

@@ -10,8 +10,10 @@ import { hostName, namedDomain } from './calling-domain.js';
 import { LicensedRequest, LicenseKeyAuth, runtimeRefusal } from './license-key.guard.js';
 import { PaymentsService, secondsToUtcMidnight } from './payments.service.js';
 
-const DOMAIN_REQUIRED = 'The domain field is required: send the host to deactivate in the X-Service-Domain header or as domain in the body.';
-const NOT_A_HOST = 'The domain must be a host name such as shop.example.com (not an IP address, a wildcard or anything else).';
+const DOMAIN_REQUIRED =
+  'The domain field is required: send the host to deactivate in the X-Service-Domain header or as domain in the body.';
+const NOT_A_HOST =
+  'The domain must be a host name such as shop.example.com (not an IP address, a wildcard or anything else).';
 
 /** The host a deactivation names (docs/decisions.md#activations), or a 422 naming `domain`. */
 function deactivationHost(req: LicensedRequest): string {
@@ -40,11 +42,16 @@ export class LicenseDeactivationController {
   // A management write made by the license holder: audited with the actor "license".
   @UseInterceptors(AuditContextInterceptor)
   @ApiHeader({ name: 'X-Service-Domain', required: false, description: 'The host to deactivate' })
-  @ApiQuery({ name: 'domain', required: false, schema: { type: 'string' }, description: 'The host to deactivate, when neither X-Service-Domain nor `domain` in the body is sent' })
+  @ApiQuery({
+    name: 'domain',
+    required: false,
+    schema: { type: 'string' },
+    description: 'The host to deactivate, when neither X-Service-Domain nor `domain` in the body is sent',
+  })
   @ApiOperation({
     summary: 'Deactivate the license on a host (self-service)',
     description:
-      'Deletes the activations of exactly that host (the registered domain\'s own when it is a registered domain, the subdomain\'s when it is one) and ' +
+      "Deletes the activations of exactly that host (the registered domain's own when it is a registered domain, the subdomain's when it is one) and " +
       'answers how many. The slot is free at once on every instance. License refusals as for has-paid (401/403, including allowed_ips and ' +
       'allowed_countries). At most SELF_DEACTIVATIONS_PER_DAY (3) deactivations that free something per license and UTC day; one that frees ' +
       'nothing is not counted. Sends license.deactivated with by "license".',
@@ -55,10 +62,15 @@ export class LicenseDeactivationController {
     {
       status: 403,
       refusal: true,
-      description: 'Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; SELF_DEACTIVATIONS_PER_DAY is 0',
+      description:
+        'Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; SELF_DEACTIVATIONS_PER_DAY is 0',
     },
     { status: 422, description: 'No domain was sent, or it is not a host name' },
-    { status: 429, description: 'The day\'s self-service deactivations are used up (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT)' },
+    {
+      status: 429,
+      description:
+        "The day's self-service deactivations are used up (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT)",
+    },
   )
   async deactivate(@Req() req: LicensedRequest): Promise<DeactivationResponse> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
@@ -66,7 +78,12 @@ export class LicenseDeactivationController {
     this.payments.assertPlaceAllowed(runtime, req);
     const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
     // Turned off: refused before any transaction or row lock.
-    if (max === 0) throw runtimeRefusal(403, 'Self-service deactivation is turned off on this service; ask the vendor to free the slot.', runtime.project);
+    if (max === 0)
+      throw runtimeRefusal(
+        403,
+        'Self-service deactivation is turned off on this service; ask the vendor to free the slot.',
+        runtime.project,
+      );
     const answer = await this.activations.deactivateHost(runtime.project, runtime.license, host);
     if (answer === 'allowance_used') {
       const message = `This license has used its ${max} self-service deactivation${max === 1 ? '' : 's'} for today; more are possible after midnight UTC.`;

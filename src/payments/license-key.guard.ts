@@ -11,15 +11,25 @@ import type { ProjectEntity } from '../projects/project.entity.js';
 import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
 
-
 export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
 }
 
 /** A runtime refusal: the envelope's `data` carries the project's redirect_url (docs/decisions.md#runtime-checks). */
-export function runtimeRefusal(status: number, message: string, project: ProjectEntity | null, headers: Record<string, string> = {}) {
+export function runtimeRefusal(
+  status: number,
+  message: string,
+  project: ProjectEntity | null,
+  headers: Record<string, string> = {},
+) {
   runtimeChecks.inc({ outcome: `refused_${status}` });
-  return new ApiError(status, message, null, { redirect_url: project?.default_redirect_url ?? null }, headers);
+  return new ApiError(
+    status,
+    message,
+    null,
+    { redirect_url: project?.default_redirect_url ?? null },
+    headers,
+  );
 }
 
 /**
@@ -53,9 +63,12 @@ function admit(req: LicensedRequest, entry: RuntimeEntry | null): true {
   if (!entry) throw runtimeRefusal(403, 'Invalid license key.', null);
   const { license, project } = entry;
   if (license.revoked_at) throw runtimeRefusal(403, 'This license has been revoked.', project);
-  if (license.expires_at && license.expires_at.getTime() <= Date.now()) throw runtimeRefusal(403, 'This license has expired.', project);
+  if (license.expires_at && license.expires_at.getTime() <= Date.now())
+    throw runtimeRefusal(403, 'This license has expired.', project);
   if (!project) {
-    throw runtimeRefusal(403, 'The project of this license no longer exists.', { default_redirect_url: entry.redirectUrl } as ProjectEntity);
+    throw runtimeRefusal(403, 'The project of this license no longer exists.', {
+      default_redirect_url: entry.redirectUrl,
+    } as ProjectEntity);
   }
   if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
   if (project.locked_at) throw runtimeRefusal(403, PROJECT_LOCKED, project);
@@ -74,16 +87,28 @@ export const LicenseKeyAuth = () =>
       required: false,
       schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,128}$' },
       description:
-        'A fresh random value per call: the answer (success or refusal, once the license\'s project is known) then carries X-Service-Date and ' +
+        "A fresh random value per call: the answer (success or refusal, once the license's project is known) then carries X-Service-Date and " +
         'X-Service-Signature: v1,<base64 Ed25519 by the project\'s signing key over "LG1-ANSWER\\n" + date + "\\n" + nonce + "\\n" + METHOD + " " + ' +
         'path and query as sent + "\\n" + hex SHA-256 of the license key + "\\n" + X-Service-Domain as sent (or "") + "\\n" + hex SHA-256 of the body>. ' +
         'Malformed → 422 on nonce',
     }),
-    ApiQuery({ name: 'license', required: false, schema: { type: 'string' }, description: 'The license key, when X-LICENSE-KEY is not sent' }),
+    ApiQuery({
+      name: 'license',
+      required: false,
+      schema: { type: 'string' },
+      description: 'The license key, when X-LICENSE-KEY is not sent',
+    }),
     ApiErrors(
       { status: 401, description: 'Missing license key' },
-      { status: 403, refusal: true, description: 'Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set' },
-      { status: 429, description: 'Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again' },
+      {
+        status: 403,
+        refusal: true,
+        description:
+          'Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set',
+      },
+      {
+        status: 429,
+        description: 'Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again',
+      },
     ),
   );
-

@@ -7,26 +7,59 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import { fieldError } from '../common/http/errors.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi/decorators.js';
+import {
+  ApiBodyErrors,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+} from '../common/openapi/decorators.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
-import { ACTION_INVALID, CheckOptions, DOMAIN_NOT_REGISTERED, HasPaidResult, NO_DOMAIN, parseCheckOptions, PaymentsService } from './payments.service.js';
+import {
+  ACTION_INVALID,
+  CheckOptions,
+  DOMAIN_NOT_REGISTERED,
+  HasPaidResult,
+  NO_DOMAIN,
+  parseCheckOptions,
+  PaymentsService,
+} from './payments.service.js';
 
-const ActionQuery = ApiQuery({ name: 'action', required: false, enum: ['check_project'], description: 'Force a project-level check; ignore the domain' });
+const ActionQuery = ApiQuery({
+  name: 'action',
+  required: false,
+  enum: ['check_project'],
+  description: 'Force a project-level check; ignore the domain',
+});
 const IncludeQuery = ApiQuery({
   name: 'include',
   required: false,
-  schema: { type: 'string', pattern: '^(injectables|token)(,(injectables|token))*$', example: 'injectables,token' },
+  schema: {
+    type: 'string',
+    pattern: '^(injectables|token)(,(injectables|token))*$',
+    example: 'injectables,token',
+  },
   description:
-    'Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project\'s offline_grace_hours), both only when has_paid is true',
+    "Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project's offline_grace_hours), both only when has_paid is true",
 });
-const ApiKeyIncludeQuery = ApiQuery({ name: 'include', required: false, enum: ['injectables'], description: 'Include paid-only injectables when has_paid is true' });
-const DomainHeader = ApiHeader({ name: 'X-Service-Domain', required: false, description: 'The calling domain' });
+const ApiKeyIncludeQuery = ApiQuery({
+  name: 'include',
+  required: false,
+  enum: ['injectables'],
+  description: 'Include paid-only injectables when has_paid is true',
+});
+const DomainHeader = ApiHeader({
+  name: 'X-Service-Domain',
+  required: false,
+  description: 'The calling domain',
+});
 const DomainQuery = ApiQuery({
   name: 'domain',
   required: false,
   schema: { type: 'string' },
-  description: 'The calling domain when X-Service-Domain is not sent (a URL or host:port is reduced to the host); else the host of Origin, else of Referer',
+  description:
+    'The calling domain when X-Service-Domain is not sent (a URL or host:port is reduced to the host); else the host of Origin, else of Referer',
 });
 
 /** The redirect_url refusals carry, in the examples. */
@@ -61,7 +94,13 @@ export class PaymentsController {
   @ApiBody({ type: HasPaidRequest, required: false })
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, is_test_license, redirect_url?, injectables?}' })
   @ApiBodyErrors(
-    { status: 400, description: 'The calling domain could not be determined, or the X-Service-Domain header or domain parameter sent names no host (`data.redirect_url` is set); or a malformed JSON body', message: NO_DOMAIN, data: REDIRECT },
+    {
+      status: 400,
+      description:
+        'The calling domain could not be determined, or the X-Service-Domain header or domain parameter sent names no host (`data.redirect_url` is set); or a malformed JSON body',
+      message: NO_DOMAIN,
+      data: REDIRECT,
+    },
     {
       status: 403,
       refusal: true,
@@ -71,10 +110,16 @@ export class PaymentsController {
       message: DOMAIN_NOT_REGISTERED,
       data: REDIRECT,
     },
-    { status: 422, description: 'action or include has an unknown value, or X-Service-Nonce is malformed (`nonce`)', field: 'action', message: ACTION_INVALID },
+    {
+      status: 422,
+      description: 'action or include has an unknown value, or X-Service-Nonce is malformed (`nonce`)',
+      field: 'action',
+      message: ACTION_INVALID,
+    },
     {
       status: 429,
-      description: 'Daily usage limit reached (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT per license)',
+      description:
+        'Daily usage limit reached (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT per license)',
       message: 'This license has reached its daily limit of 1000 checks; it resets at midnight UTC.',
     },
   )
@@ -106,17 +151,32 @@ export class PaymentsController {
   @ApiIdParam('project', 'Project id')
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, redirect_url?, injectables?}' })
   @ApiErrors(
-    { status: 400, description: 'No domain was sent, or the one sent names no host, and action=check_project was not given', message: NO_DOMAIN },
+    {
+      status: 400,
+      description:
+        'No domain was sent, or the one sent names no host, and action=check_project was not given',
+      message: NO_DOMAIN,
+    },
     {
       status: 403,
-      description: 'Invalid, revoked or expired key; no access to the project; or the domain is not registered under the project',
+      description:
+        'Invalid, revoked or expired key; no access to the project; or the domain is not registered under the project',
       message: DOMAIN_NOT_REGISTERED,
       data: REDIRECT,
     },
     404,
-    { status: 422, description: 'action or include has an unknown value (`token` is issued to license keys only)', field: 'action', message: ACTION_INVALID },
+    {
+      status: 422,
+      description: 'action or include has an unknown value (`token` is issued to license keys only)',
+      field: 'action',
+      message: ACTION_INVALID,
+    },
   )
-  async hasPaidByApiKey(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) id: number, @Req() req: Request): Promise<HasPaidResult> {
+  async hasPaidByApiKey(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) id: number,
+    @Req() req: Request,
+  ): Promise<HasPaidResult> {
     const options: CheckOptions = parseCheckOptions(req.query as Record<string, unknown>);
     if (options.include?.token) throw fieldError('include', TOKEN_NEEDS_LICENSE);
     const project = await this.projects.findAccessible(principal, id);
@@ -124,7 +184,8 @@ export class PaymentsController {
   }
 }
 
-export const TOKEN_NEEDS_LICENSE = 'Offline tokens are issued to license keys: ask POST /project/has-paid with include=token.';
+export const TOKEN_NEEDS_LICENSE =
+  'Offline tokens are issued to license keys: ask POST /project/has-paid with include=token.';
 
 function pick(config: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

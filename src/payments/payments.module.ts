@@ -19,7 +19,14 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
  * injectable stream, self-service deactivation, and what they rest on (the license lookups, usage counters and activations).
  */
 @Module({
-  imports: [AuthModule, ProjectsModule, DomainsModule, LicensesModule, InjectablesModule, WebhookOutboxModule],
+  imports: [
+    AuthModule,
+    ProjectsModule,
+    DomainsModule,
+    LicensesModule,
+    InjectablesModule,
+    WebhookOutboxModule,
+  ],
   controllers: [PaymentsController, InjectableStreamController, LicenseDeactivationController],
   providers: [PaymentsService, CountersService, RuntimeLookupService, LicenseKeyGuard, AnswerSigning],
   exports: [LicenseKeyGuard, AnswerSigning],

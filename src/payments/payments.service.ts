@@ -54,7 +54,8 @@ export function secondsToUtcMidnight(now = new Date()): number {
   return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
-export const INVALID_INCLUDE = 'The selected include is invalid: include takes injectables, token, or both comma-separated.';
+export const INVALID_INCLUDE =
+  'The selected include is invalid: include takes injectables, token, or both comma-separated.';
 
 /** `include`: a comma-separated list of `injectables` and `token`; anything else is a 422. */
 function parseInclude(value: unknown): Include | undefined {
@@ -94,7 +95,11 @@ export class PaymentsService {
   }
 
   /** The runtime check of a license that passed LicenseKeyGuard. */
-  async checkLicense(entry: RuntimeEntry & { project: ProjectEntity }, req: Request, options: CheckOptions): Promise<HasPaidResult> {
+  async checkLicense(
+    entry: RuntimeEntry & { project: ProjectEntity },
+    req: Request,
+    options: CheckOptions,
+  ): Promise<HasPaidResult> {
     const { license, project } = entry;
     /** The host the answer is for, as an offline token names it (null for check_project). */
     let evaluated: string | null = null;
@@ -111,14 +116,19 @@ export class PaymentsService {
         hasPaid = project.has_paid;
       } else if (license.domain_id !== null) {
         const pinned = entry.pinned;
-        if (!pinned) throw runtimeRefusal(403, 'The domain this license is pinned to no longer exists.', project);
+        if (!pinned)
+          throw runtimeRefusal(403, 'The domain this license is pinned to no longer exists.', project);
         if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
           throw runtimeRefusal(403, 'This license is pinned to another domain.', project);
         }
-        if (!pinned.is_active) throw runtimeRefusal(403, 'The domain this license is pinned to is inactive.', project);
+        if (!pinned.is_active)
+          throw runtimeRefusal(403, 'The domain this license is pinned to is inactive.', project);
         hasPaid = pinned.has_paid;
         evaluated = calling.host ?? pinned.domain;
-        counted = { domain: pinned, host: calling.host && calling.host !== pinned.domain ? calling.host : '' };
+        counted = {
+          domain: pinned,
+          host: calling.host && calling.host !== pinned.domain ? calling.host : '',
+        };
       } else {
         if (!calling.host) throw runtimeRefusal(400, noDomainMessage(req, options.domain), project);
         const registered = findRegistered(entry.domains, calling.host);
@@ -129,10 +139,18 @@ export class PaymentsService {
       if (counted) {
         const outcome = await this.counters.activate(entry, counted.domain.domain, counted.host);
         if (outcome === 'max_domains') {
-          throw runtimeRefusal(403, `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`, project);
+          throw runtimeRefusal(
+            403,
+            `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
+            project,
+          );
         }
         if (outcome === 'max_subdomains') {
-          throw runtimeRefusal(403, `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain.domain}.`, project);
+          throw runtimeRefusal(
+            403,
+            `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain.domain}.`,
+            project,
+          );
         }
       }
     }
@@ -140,13 +158,24 @@ export class PaymentsService {
     if ((await this.counters.takeUsage(license, project)) === 'refused') {
       runtimeChecks.inc({ outcome: 'refused_429' });
       const retry = secondsToUtcMidnight();
-      throw new ApiError(429, `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`, null, null, {
-        'Retry-After': String(retry),
-      });
+      throw new ApiError(
+        429,
+        `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`,
+        null,
+        null,
+        {
+          'Retry-After': String(retry),
+        },
+      );
     }
     countAnswer(hasPaid);
-    const grant = options.include?.token ? { license, keySha256: (licenseKey(req) as SentLicenseKey).hash, domain: evaluated } : undefined;
-    return { ...(await this.answer(project, hasPaid, options, grant)), is_test_license: license.is_test_license };
+    const grant = options.include?.token
+      ? { license, keySha256: (licenseKey(req) as SentLicenseKey).hash, domain: evaluated }
+      : undefined;
+    return {
+      ...(await this.answer(project, hasPaid, options, grant)),
+      is_test_license: license.is_test_license,
+    };
   }
 
   /** allowed_ips, then allowed_countries: 403 saying which refused the caller. */
@@ -164,7 +193,12 @@ export class PaymentsService {
   }
 
   /** The check of a project read with an API key: the same domain rules, no license limits. */
-  async checkProject(project: ProjectEntity, domains: Map<string, DomainEntity>, req: Request, options: CheckOptions): Promise<HasPaidResult> {
+  async checkProject(
+    project: ProjectEntity,
+    domains: Map<string, DomainEntity>,
+    req: Request,
+    options: CheckOptions,
+  ): Promise<HasPaidResult> {
     if (options.action === 'check_project') return this.answer(project, project.has_paid, options);
     const calling = callingDomain(req, options.domain);
     if (!calling.host) throw new ApiError(400, noDomainMessage(req, options.domain));
@@ -174,7 +208,12 @@ export class PaymentsService {
   }
 
   /** {has_paid, redirect_url?, injectables?, token?}. */
-  private async answer(project: ProjectEntity, hasPaid: boolean, options: CheckOptions, grant?: TokenGrant): Promise<HasPaidResult> {
+  private async answer(
+    project: ProjectEntity,
+    hasPaid: boolean,
+    options: CheckOptions,
+    grant?: TokenGrant,
+  ): Promise<HasPaidResult> {
     if (!hasPaid) return { has_paid: false, redirect_url: project.default_redirect_url };
     if (options.include === undefined) return { has_paid: true };
     const result: HasPaidResult = { has_paid: true };

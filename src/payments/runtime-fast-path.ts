@@ -79,7 +79,8 @@ export class RuntimeFastPath {
     );
     const server = app.getHttpServer() as Server;
     const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
-    if (listeners.length !== 1) throw new Error(`RuntimeFastPath: expected one request listener, found ${listeners.length}.`);
+    if (listeners.length !== 1)
+      throw new Error(`RuntimeFastPath: expected one request listener, found ${listeners.length}.`);
     const [routed] = listeners;
     server.removeListener('request', routed);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -136,7 +137,8 @@ export class RuntimeFastPath {
     } catch (writing) {
       this.logger.error({ err: writing, req_id: (req as Request).id }, 'Could not write the error answer');
       if (res.headersSent) return void res.destroy();
-      for (const name of res.getHeaderNames()) if (name !== 'x-request-id' && !name.startsWith('access-control-')) res.removeHeader(name);
+      for (const name of res.getHeaderNames())
+        if (name !== 'x-request-id' && !name.startsWith('access-control-')) res.removeHeader(name);
       send(res, 500, { status: 'error', message: 'Internal server error.', data: null, errors: null });
     }
   }
@@ -209,7 +211,7 @@ function send(res: ServerResponse, status: number, body: Envelope): void {
 
 function isRuntimePath(url: string | undefined): boolean {
   if (url === undefined || !url.startsWith(PATH)) return false;
-  return url.length === PATH.length || url.charCodeAt(PATH.length) === 63 /* ? */;
+  return url.length === PATH.length || url.charCodeAt(PATH.length) === 63; /* ? */
 }
 
 /**
@@ -221,30 +223,44 @@ function isRuntimePath(url: string | undefined): boolean {
 function assertRouteEnhancers(app: INestApplication): CanActivate {
   const config = app.get(ApplicationConfig);
   const problems: string[] = [];
-  const own = (key: string): unknown[] => [...(Reflect.getMetadata(key, PaymentsController) ?? []), ...(Reflect.getMetadata(key, handler) ?? [])];
+  const own = (key: string): unknown[] => [
+    ...(Reflect.getMetadata(key, PaymentsController) ?? []),
+    ...(Reflect.getMetadata(key, handler) ?? []),
+  ];
   const guards = own(GUARDS_METADATA);
-  if (guards.length !== 1 || guards[0] !== LicenseKeyGuard) problems.push('route guards other than LicenseKeyGuard');
+  if (guards.length !== 1 || guards[0] !== LicenseKeyGuard)
+    problems.push('route guards other than LicenseKeyGuard');
   if (own(INTERCEPTORS_METADATA).length > 0) problems.push('route interceptors');
   if (own(PIPES_METADATA).length > 0) problems.push('route pipes');
   if (own(EXCEPTION_FILTERS_METADATA).length > 0) problems.push('route filters');
   if (Reflect.getMetadata(HTTP_CODE_METADATA, handler) !== 200) problems.push('a status other than 200');
-  for (const [key, what] of [[HEADERS_METADATA, 'response headers'], [REDIRECT_METADATA, 'a redirect'], [RAW_RESPONSE, 'a raw response']]) {
+  for (const [key, what] of [
+    [HEADERS_METADATA, 'response headers'],
+    [REDIRECT_METADATA, 'a redirect'],
+    [RAW_RESPONSE, 'a raw response'],
+  ]) {
     if (Reflect.getMetadata(key, handler) !== undefined) problems.push(what);
   }
   // A singleton APP_GUARD is held as an instance among the global guards.
   const globalGuards = config.getGlobalGuards();
-  if (globalGuards.length !== 1 || !(globalGuards[0] instanceof ThrottleGuard)) problems.push('global guards other than ThrottleGuard');
+  if (globalGuards.length !== 1 || !(globalGuards[0] instanceof ThrottleGuard))
+    problems.push('global guards other than ThrottleGuard');
   const interceptors = config.getGlobalInterceptors();
-  if (interceptors.length !== 1 || !(interceptors[0] instanceof EnvelopeInterceptor)) problems.push('global interceptors other than the envelope');
+  if (interceptors.length !== 1 || !(interceptors[0] instanceof EnvelopeInterceptor))
+    problems.push('global interceptors other than the envelope');
   const filters = config.getGlobalFilters();
-  if (filters.length !== 1 || !(filters[0] instanceof EnvelopeExceptionFilter)) problems.push('global filters other than the envelope filter');
+  if (filters.length !== 1 || !(filters[0] instanceof EnvelopeExceptionFilter))
+    problems.push('global filters other than the envelope filter');
   // Global pipes (validation) do not apply to @Req(), the handler's one argument.
   const args = Object.keys(Reflect.getMetadata(ROUTE_ARGS_METADATA, PaymentsController, 'hasPaid') ?? {});
-  if (args.length !== 1 || args[0] !== `${RouteParamtypes.REQUEST}:0`) problems.push('handler arguments other than @Req()');
+  if (args.length !== 1 || args[0] !== `${RouteParamtypes.REQUEST}:0`)
+    problems.push('handler arguments other than @Req()');
   for (const kind of ['Guards', 'Interceptors', 'Pipes', 'Filters'] as const) {
-    if (config[`getGlobalRequest${kind}`]().length > 0) problems.push(`request-scoped global ${kind.toLowerCase()}`);
+    if (config[`getGlobalRequest${kind}`]().length > 0)
+      problems.push(`request-scoped global ${kind.toLowerCase()}`);
   }
   if (config.getGlobalPreRequestHooks().length > 0) problems.push('pre-request hooks');
-  if (problems.length > 0) throw new Error(`RuntimeFastPath cannot answer ${PATH}: it does not run ${problems.join(', ')}.`);
+  if (problems.length > 0)
+    throw new Error(`RuntimeFastPath cannot answer ${PATH}: it does not run ${problems.join(', ')}.`);
   return globalGuards[0];
 }

@@ -15,9 +15,23 @@ const HASH = 'a'.repeat(64);
  * read number `hookAt` answers: that is where a racing write (commit, then generation bump) lands.
  */
 function world() {
-  const license = { id: 1, project_id: 7, uuid_hash: HASH, revoked_at: null as Date | null, domain_id: null } as LicenseEntity;
-  const project = { id: 7, is_active: true, locked_at: null, default_redirect_url: null } as unknown as ProjectEntity;
-  const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
+  const license = {
+    id: 1,
+    project_id: 7,
+    uuid_hash: HASH,
+    revoked_at: null as Date | null,
+    domain_id: null,
+  } as LicenseEntity;
+  const project = {
+    id: 7,
+    is_active: true,
+    locked_at: null,
+    default_redirect_url: null,
+  } as unknown as ProjectEntity;
+  const generations = new ProjectGenerations({
+    client: null,
+    key: (name: string) => name,
+  } as unknown as RedisService);
   const state = { licenseReads: 0, hookAt: 1, afterLicenseRead: null as null | (() => Promise<void>) };
   const read = async (hash: string) => {
     state.licenseReads++;
@@ -27,8 +41,14 @@ function world() {
     if (state.licenseReads === state.hookAt) await state.afterLicenseRead?.();
     return copy;
   };
-  const licenses = { byKeyHash: read, projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null } as unknown as LicensesService;
-  const projects = { find: async () => ({ ...project }), redirectUrlOf: async () => null } as unknown as ProjectsService;
+  const licenses = {
+    byKeyHash: read,
+    projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null,
+  } as unknown as LicensesService;
+  const projects = {
+    find: async () => ({ ...project }),
+    redirectUrlOf: async () => null,
+  } as unknown as ProjectsService;
   const domains = { active: async () => [], find: async () => null } as unknown as DomainsService;
   const lookup = new RuntimeLookupService(licenses, projects, domains, generations);
   /** A management write: the row changes and commits, then the project's generation is bumped. */
@@ -81,7 +101,9 @@ describe('RuntimeLookupService', () => {
   it('reads the database once for a key no license has, however often it is sent, also after a delete', async () => {
     const { lookup, state, remove } = world();
     const unknown = 'b'.repeat(64);
-    expect(await Promise.all(Array.from({ length: 5 }, () => lookup.byKeyHash(unknown)))).toEqual(Array(5).fill(null));
+    expect(await Promise.all(Array.from({ length: 5 }, () => lookup.byKeyHash(unknown)))).toEqual(
+      Array(5).fill(null),
+    );
     expect(await lookup.byKeyHash(unknown)).toBeNull();
     expect(state.licenseReads).toBe(1);
     // A license that existed and was deleted: found until the delete, then gone for good.

@@ -50,7 +50,12 @@ export class RuntimeLookupService {
    * deployed on a busy site costs one database read a minute, not one per call.
    */
   // On the wall clock, as every other time here (lru-cache's default is performance.now()).
-  private readonly absent = new LRUCache<string, true>({ max: MAX_ENTRIES, ttl: ABSENT_MS, ttlResolution: 0, perf: Date });
+  private readonly absent = new LRUCache<string, true>({
+    max: MAX_ENTRIES,
+    ttl: ABSENT_MS,
+    ttlResolution: 0,
+    perf: Date,
+  });
 
   constructor(
     private readonly licenses: LicensesService,
@@ -68,7 +73,9 @@ export class RuntimeLookupService {
   }
 
   private isCurrent(entry: RuntimeEntry): boolean {
-    return entry.generation !== null && entry.generation === this.generations.current(entry.license.project_id);
+    return (
+      entry.generation !== null && entry.generation === this.generations.current(entry.license.project_id)
+    );
   }
 
   /**
@@ -122,7 +129,9 @@ export class RuntimeLookupService {
     const entry: RuntimeEntry = {
       license,
       project,
-      redirectUrl: project ? project.default_redirect_url : await this.projects.redirectUrlOf(license.project_id),
+      redirectUrl: project
+        ? project.default_redirect_url
+        : await this.projects.redirectUrlOf(license.project_id),
       domains,
       pinned: license.domain_id === null ? null : await this.domains.find(license.domain_id),
       generation: current,

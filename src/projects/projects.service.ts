@@ -7,7 +7,14 @@ import { UserEntity } from '../auth/user.entity.js';
 import { sealSecret } from '../common/crypto/crypto.js';
 import { isUniqueViolation } from '../database/db-errors.js';
 import { lockedRow } from '../database/unit-of-work.js';
-import { ApiError, fieldError, forbidden, notFound, PROJECT_LOCKED, SLUG_TAKEN } from '../common/http/errors.js';
+import {
+  ApiError,
+  fieldError,
+  forbidden,
+  notFound,
+  PROJECT_LOCKED,
+  SLUG_TAKEN,
+} from '../common/http/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { AppConfig } from '../config/app-config.js';
 import { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
@@ -63,7 +70,11 @@ export class ProjectsService {
    * then 403 for a scoped key of another project or a global key of another owner, then — for
    * writes — 403 while the project is locked.
    */
-  async findAccessible(principal: ApiPrincipal, id: number, options: { write?: boolean } = {}): Promise<ProjectEntity> {
+  async findAccessible(
+    principal: ApiPrincipal,
+    id: number,
+    options: { write?: boolean } = {},
+  ): Promise<ProjectEntity> {
     const project = await this.findOr404(id);
     assertAccess(principal, project, options);
     return project;
@@ -76,18 +87,37 @@ export class ProjectsService {
 
   /** A project's default_redirect_url, deleted projects included (a refusal of their licenses still redirects). */
   async redirectUrlOf(id: number): Promise<string | null> {
-    return (await this.projects.findOne({ where: { id }, withDeleted: true, select: { id: true, default_redirect_url: true } }))?.default_redirect_url ?? null;
+    return (
+      (
+        await this.projects.findOne({
+          where: { id },
+          withDeleted: true,
+          select: { id: true, default_redirect_url: true },
+        })
+      )?.default_redirect_url ?? null
+    );
   }
 
   /** The project's Ed25519 private key, sealed with APP_KEY; null when the project does not exist or was deleted. */
   async sealedSigningKey(id: number): Promise<string | null> {
-    const row = await this.projects.createQueryBuilder('p').select('p.id').addSelect('p.signing_private_key').where('p.id = :id', { id }).getOne();
+    const row = await this.projects
+      .createQueryBuilder('p')
+      .select('p.id')
+      .addSelect('p.signing_private_key')
+      .where('p.id = :id', { id })
+      .getOne();
     return row?.signing_private_key ?? null;
   }
 
   /** Where a project's webhooks go now, and the (sealed) secret that signs them; deleted projects included. */
   webhookTarget(id: number): Promise<Pick<ProjectEntity, 'webhook_url' | 'webhook_secret'> | null> {
-    return this.projects.createQueryBuilder('p').withDeleted().select(['p.id', 'p.webhook_url']).addSelect('p.webhook_secret').where('p.id = :id', { id }).getOne();
+    return this.projects
+      .createQueryBuilder('p')
+      .withDeleted()
+      .select(['p.id', 'p.webhook_url'])
+      .addSelect('p.webhook_secret')
+      .where('p.id = :id', { id })
+      .getOne();
   }
 
   /** The project (not deleted) or 404, without an access check: callers check access themselves. */
@@ -100,7 +130,8 @@ export class ProjectsService {
   /** The plan limit is enforced before validation (as the interface document says), so a guard checks it too. */
   async assertBelowProjectLimit(user: UserEntity): Promise<void> {
     if (user.max_projects === null || user.max_projects === undefined) return;
-    if ((await this.projects.countBy({ user_id: user.id })) >= user.max_projects) throw projectLimitReached(user.max_projects);
+    if ((await this.projects.countBy({ user_id: user.id })) >= user.max_projects)
+      throw projectLimitReached(user.max_projects);
   }
 
   /**
@@ -114,7 +145,8 @@ export class ProjectsService {
     const user = principal.user;
     for (let attempt = 0; ; attempt++) {
       const slug = dto.slug ?? (await this.freeSlug(slugify(dto.name)));
-      if (dto.slug && (await this.projects.exists({ where: { slug }, withDeleted: true }))) throw fieldError('slug', SLUG_TAKEN);
+      if (dto.slug && (await this.projects.exists({ where: { slug }, withDeleted: true })))
+        throw fieldError('slug', SLUG_TAKEN);
       const values = {
         ...PROJECT_DEFAULTS,
         ...this.writable(dto),
@@ -128,13 +160,24 @@ export class ProjectsService {
       };
       try {
         return await this.outbox.changeOwned(user.id, async (manager) => {
-          if (user.max_projects !== null && (await manager.countBy(ProjectEntity, { user_id: user.id })) >= user.max_projects) {
+          if (
+            user.max_projects !== null &&
+            (await manager.countBy(ProjectEntity, { user_id: user.id })) >= user.max_projects
+          ) {
             throw projectLimitReached(user.max_projects);
           }
           const result = await manager.insert(ProjectEntity, values as QueryDeepPartialEntity<ProjectEntity>);
-          const project = await manager.findOneByOrFail(ProjectEntity, { id: result.identifiers[0].id as number });
-          const also = dto.webhook_secret ? { webhook_secret: [null, REDACTED] as [null, string] } : undefined;
-          return { result: project, events: [['project.created', project]], audit: { action: 'project.created', before: null, after: project, also } };
+          const project = await manager.findOneByOrFail(ProjectEntity, {
+            id: result.identifiers[0].id as number,
+          });
+          const also = dto.webhook_secret
+            ? { webhook_secret: [null, REDACTED] as [null, string] }
+            : undefined;
+          return {
+            result: project,
+            events: [['project.created', project]],
+            audit: { action: 'project.created', before: null, after: project, also },
+          };
         });
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
@@ -156,20 +199,37 @@ export class ProjectsService {
     if (dto.name === null) throw fieldError('name', 'The name field is required.');
     const changes: Partial<ProjectEntity> = { ...(replace ? PROJECT_DEFAULTS : {}), ...this.writable(dto) };
     if (dto.slug && dto.slug !== project.slug) {
-      if (await this.projects.exists({ where: { slug: dto.slug }, withDeleted: true })) throw fieldError('slug', SLUG_TAKEN);
+      if (await this.projects.exists({ where: { slug: dto.slug }, withDeleted: true }))
+        throw fieldError('slug', SLUG_TAKEN);
       changes.slug = dto.slug;
     }
     await this.assertWebhookTarget(changes.webhook_url);
     return await this.outbox.change(project, async (manager) => {
       const before = await lockedRow(manager, ProjectEntity, project.id);
       // The secret is never read back: the audit row says whether one was set, before and after.
-      const secret = 'webhook_secret' in changes ? [(await hasWebhookSecret(manager, project.id)) ? REDACTED : null, changes.webhook_secret ? REDACTED : null] : null;
+      const secret =
+        'webhook_secret' in changes
+          ? [
+              (await hasWebhookSecret(manager, project.id)) ? REDACTED : null,
+              changes.webhook_secret ? REDACTED : null,
+            ]
+          : null;
       const also = secret ? { webhook_secret: secret as [unknown, unknown] } : undefined;
-      await manager.update(ProjectEntity, { id: project.id }, changes as QueryDeepPartialEntity<ProjectEntity>);
+      await manager.update(
+        ProjectEntity,
+        { id: project.id },
+        changes as QueryDeepPartialEntity<ProjectEntity>,
+      );
       const after = await manager.findOneByOrFail(ProjectEntity, { id: project.id });
       const events: ProjectEvents = [['project.updated', after]];
-      if (after.has_paid !== before.has_paid) events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
-      return { result: after, events, project: after, audit: { action: 'project.updated', before, after, also } };
+      if (after.has_paid !== before.has_paid)
+        events.push([after.has_paid ? 'project.paid' : 'project.unpaid', after]);
+      return {
+        result: after,
+        events,
+        project: after,
+        audit: { action: 'project.updated', before, after, also },
+      };
     });
   }
 
@@ -208,23 +268,43 @@ export class ProjectsService {
   private async assertWebhookTarget(url: string | null | undefined): Promise<void> {
     if (!url) return;
     const problem = await this.targets.refusal(url);
-    if (problem) throw fieldError('webhook_url', `The webhook url ${problem}; set WEBHOOK_ALLOW_PRIVATE=true to allow it.`);
+    if (problem)
+      throw fieldError(
+        'webhook_url',
+        `The webhook url ${problem}; set WEBHOOK_ALLOW_PRIVATE=true to allow it.`,
+      );
   }
 
   signingKey(project: ProjectEntity) {
-    return { algorithm: 'Ed25519', public_key_pem: project.signing_public_key, public_key: rawPublicKey(project.signing_public_key) };
+    return {
+      algorithm: 'Ed25519',
+      public_key_pem: project.signing_public_key,
+      public_key: rawPublicKey(project.signing_public_key),
+    };
   }
 
   /** The DTO fields that map straight onto columns; the webhook secret is sealed with APP_KEY. */
   private writable(dto: UpdateProjectDto): Partial<ProjectEntity> {
     const out: Partial<ProjectEntity> = {};
-    for (const field of ['name', 'description', 'default_redirect_url', 'webhook_url', 'logo_url', 'has_paid', 'is_active', 'offline_grace_hours'] as const) {
-      if (dto[field] !== undefined && !(field === 'name' && dto[field] === null)) (out as Record<string, unknown>)[field] = dto[field];
+    for (const field of [
+      'name',
+      'description',
+      'default_redirect_url',
+      'webhook_url',
+      'logo_url',
+      'has_paid',
+      'is_active',
+      'offline_grace_hours',
+    ] as const) {
+      if (dto[field] !== undefined && !(field === 'name' && dto[field] === null))
+        (out as Record<string, unknown>)[field] = dto[field];
     }
     if (dto.meta !== undefined) out.meta = dto.meta ?? {};
-    if (dto.webhook_events !== undefined) out.webhook_events = dto.webhook_events ? [...new Set(dto.webhook_events)] : [ALL_EVENTS];
+    if (dto.webhook_events !== undefined)
+      out.webhook_events = dto.webhook_events ? [...new Set(dto.webhook_events)] : [ALL_EVENTS];
     if (dto.webhook_enabled !== undefined) out.webhook_enabled = dto.webhook_enabled;
-    if (dto.webhook_secret !== undefined) out.webhook_secret = dto.webhook_secret ? sealSecret(this.config.appKey, dto.webhook_secret) : null;
+    if (dto.webhook_secret !== undefined)
+      out.webhook_secret = dto.webhook_secret ? sealSecret(this.config.appKey, dto.webhook_secret) : null;
     return out;
   }
 
@@ -234,7 +314,10 @@ export class ProjectsService {
       .createQueryBuilder('p')
       .withDeleted()
       .select('p.slug', 'slug')
-      .where('p.slug = :base OR p.slug LIKE :pattern', { base, pattern: `${base.replace(/[\\%_]/g, '\\$&')}-%` })
+      .where('p.slug = :base OR p.slug LIKE :pattern', {
+        base,
+        pattern: `${base.replace(/[\\%_]/g, '\\$&')}-%`,
+      })
       .getRawMany();
     const taken = new Set(rows.map((r) => r.slug));
     if (!taken.has(base)) return base;
@@ -244,18 +327,32 @@ export class ProjectsService {
 
 /** Whether the project has a webhook secret (a column never read with the row). */
 async function hasWebhookSecret(manager: EntityManager, id: number): Promise<boolean> {
-  const row = await manager.createQueryBuilder(ProjectEntity, 'p').withDeleted().select('p.id').addSelect('p.webhook_secret').where('p.id = :id', { id }).getOne();
+  const row = await manager
+    .createQueryBuilder(ProjectEntity, 'p')
+    .withDeleted()
+    .select('p.id')
+    .addSelect('p.webhook_secret')
+    .where('p.id = :id', { id })
+    .getOne();
   return Boolean(row?.webhook_secret);
 }
 
 const projectLimitReached = (max: number) =>
-  new ApiError(HttpStatus.FORBIDDEN, `Project limit reached: your plan allows ${max} project${max === 1 ? '' : 's'}.`);
+  new ApiError(
+    HttpStatus.FORBIDDEN,
+    `Project limit reached: your plan allows ${max} project${max === 1 ? '' : 's'}.`,
+  );
 
 /** A scoped key acts only on its project; a global key only on its owner's projects (docs/decisions.md#accounts-and-api-keys). */
-export function assertAccess(principal: ApiPrincipal, project: ProjectEntity, options: { write?: boolean } = {}): void {
+export function assertAccess(
+  principal: ApiPrincipal,
+  project: ProjectEntity,
+  options: { write?: boolean } = {},
+): void {
   if (principal.projectId !== null && principal.projectId !== project.id) {
     throw forbidden('This API key is scoped to another project.');
   }
-  if (project.user_id !== principal.user.id) throw forbidden('This API key does not belong to the owner of this project.');
+  if (project.user_id !== principal.user.id)
+    throw forbidden('This API key does not belong to the owner of this project.');
   if (options.write && project.locked_at) throw forbidden(PROJECT_LOCKED);
 }

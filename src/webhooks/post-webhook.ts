@@ -58,16 +58,24 @@ export async function postWebhook(
     return { status, retryAfter, error: null };
   } catch (e) {
     if (deadline.signal.aborted) {
-      return { status, retryAfter, error: `Timed out after ${init.timeoutMs} ms${status === null ? '' : ` reading the body of its HTTP ${status} answer`}` };
+      return {
+        status,
+        retryAfter,
+        error: `Timed out after ${init.timeoutMs} ms${status === null ? '' : ` reading the body of its HTTP ${status} answer`}`,
+      };
     }
     if (status !== null) return { status, retryAfter, error: cutOff(status) };
     const error = e as NodeJS.ErrnoException;
     if (error.code === 'ERR_WEBHOOK_PRIVATE_ADDRESS') return { status, retryAfter, error: error.message };
-    return { status, retryAfter, error: `${error.message}${error.code && !error.message.includes(error.code) ? ` (${error.code})` : ''}` };
+    return {
+      status,
+      retryAfter,
+      error: `${error.message}${error.code && !error.message.includes(error.code) ? ` (${error.code})` : ''}`,
+    };
   } finally {
     clearTimeout(timer);
   }
 }
 
-const cutOff = (status: number) => `HTTP ${status}, but the connection closed before the end of the answer's body (not counted as received)`;
-
+const cutOff = (status: number) =>
+  `HTTP ${status}, but the connection closed before the end of the answer's body (not counted as received)`;

@@ -8,14 +8,21 @@ import { isPrivateAddress, WebhookTargets } from './ssrf.js';
 const hostOf = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '');
 
 /** WebhookTargets with the default configuration (WEBHOOK_ALLOW_PRIVATE off) unless `env` says otherwise. */
-function targets(answers: Record<string, LookupAddress[] | Error | 'hang'>, env: Record<string, string> = {}) {
-  const config = loadConfig({ APP_KEY: randomBytes(32).toString('base64'), WEBHOOK_DNS_TIMEOUT_MS: '200', ...env }, () => undefined);
+function targets(
+  answers: Record<string, LookupAddress[] | Error | 'hang'>,
+  env: Record<string, string> = {},
+) {
+  const config = loadConfig(
+    { APP_KEY: randomBytes(32).toString('base64'), WEBHOOK_DNS_TIMEOUT_MS: '200', ...env },
+    () => undefined,
+  );
   const t = new WebhookTargets(config);
   const asked: string[] = [];
   t.resolve = (host: string) => {
     asked.push(host);
     const answer = answers[host];
-    if (answer === undefined) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
+    if (answer === undefined)
+      return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
     if (answer === 'hang') return new Promise<never>(() => undefined);
     return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
   };
@@ -24,9 +31,13 @@ function targets(answers: Record<string, LookupAddress[] | Error | 'hang'>, env:
 
 /** Calls the connect-time lookup as net.connect does; resolves with its callback's arguments. */
 function connectLookup(t: WebhookTargets, host: string, options: { all?: boolean; family?: number } = {}) {
-  return new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family?: number }>((resolve) => {
-    t.lookup(host, { family: options.family ?? 0, all: options.all ?? false }, (error, address, family) => resolve({ error, address, family }));
-  });
+  return new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family?: number }>(
+    (resolve) => {
+      t.lookup(host, { family: options.family ?? 0, all: options.all ?? false }, (error, address, family) =>
+        resolve({ error, address, family }),
+      );
+    },
+  );
 }
 
 const v4 = (address: string): LookupAddress => ({ address, family: 4 });
@@ -116,14 +127,16 @@ describe('isPrivateAddress', () => {
 });
 
 describe('WebhookTargets.refusal (on write, default configuration)', () => {
-  it.each([['https://93.184.216.34/hook'], ['http://8.8.8.8/hook'], ['https://[2606:4700:4700::1111]/hook'], ['https://[::ffff:8.8.8.8]/hook']])(
-    'accepts the public literal %s without a lookup',
-    async (url) => {
-      const { t, asked } = targets({});
-      expect(await t.refusal(url)).toBeNull();
-      expect(asked).toEqual([]);
-    },
-  );
+  it.each([
+    ['https://93.184.216.34/hook'],
+    ['http://8.8.8.8/hook'],
+    ['https://[2606:4700:4700::1111]/hook'],
+    ['https://[::ffff:8.8.8.8]/hook'],
+  ])('accepts the public literal %s without a lookup', async (url) => {
+    const { t, asked } = targets({});
+    expect(await t.refusal(url)).toBeNull();
+    expect(asked).toEqual([]);
+  });
 
   it.each([
     ['http://127.0.0.1:1234/x', 'points at a private address (127.0.0.1)'],
@@ -146,8 +159,12 @@ describe('WebhookTargets.refusal (on write, default configuration)', () => {
       'mapped.example.com': [v6('::ffff:127.0.0.1')],
     });
     expect(await t.refusal('https://hooks.example.com/hook')).toBeNull();
-    expect(await t.refusal('https://mixed.example.com/hook')).toBe('resolves to a private address (10.0.0.7)');
-    expect(await t.refusal('https://mapped.example.com/hook')).toBe('resolves to a private address (::ffff:127.0.0.1)');
+    expect(await t.refusal('https://mixed.example.com/hook')).toBe(
+      'resolves to a private address (10.0.0.7)',
+    );
+    expect(await t.refusal('https://mapped.example.com/hook')).toBe(
+      'resolves to a private address (::ffff:127.0.0.1)',
+    );
     expect(asked).toEqual(['hooks.example.com', 'mixed.example.com', 'mapped.example.com']);
   });
 
@@ -173,7 +190,9 @@ describe('WebhookTargets at delivery (default configuration)', () => {
     expect(t.literalRefusal(new URL('http://[::127.0.0.1]/x'))).toBe(
       'Refused: the webhook URL points at a private address (::7f00:1) (set WEBHOOK_ALLOW_PRIVATE=true to allow).',
     );
-    expect(t.literalRefusal(new URL('http://169.254.169.254/latest'))).toMatch(/private address \(169\.254\.169\.254\)/);
+    expect(t.literalRefusal(new URL('http://169.254.169.254/latest'))).toMatch(
+      /private address \(169\.254\.169\.254\)/,
+    );
     expect(t.literalRefusal(new URL('http://8.8.8.8/hook'))).toBeNull();
     expect(t.literalRefusal(new URL('https://[2606:4700:4700::1111]/hook'))).toBeNull();
     expect(t.literalRefusal(new URL('https://hooks.example.com/hook'))).toBeNull();
@@ -181,17 +200,28 @@ describe('WebhookTargets at delivery (default configuration)', () => {
 
   it('lookup hands the socket public addresses, one or all as asked, filtered by family', async () => {
     const { t } = targets({ 'hooks.example.com': [v4('93.184.216.34'), v6('2606:4700:4700::1111')] });
-    expect(await connectLookup(t, 'hooks.example.com')).toEqual({ error: null, address: '93.184.216.34', family: 4 });
+    expect(await connectLookup(t, 'hooks.example.com')).toEqual({
+      error: null,
+      address: '93.184.216.34',
+      family: 4,
+    });
     expect(await connectLookup(t, 'hooks.example.com', { all: true })).toEqual({
       error: null,
       address: [v4('93.184.216.34'), v6('2606:4700:4700::1111')],
       family: undefined,
     });
-    expect(await connectLookup(t, 'hooks.example.com', { family: 6 })).toEqual({ error: null, address: '2606:4700:4700::1111', family: 6 });
+    expect(await connectLookup(t, 'hooks.example.com', { family: 6 })).toEqual({
+      error: null,
+      address: '2606:4700:4700::1111',
+      family: 6,
+    });
   });
 
   it('lookup refuses a name with any private address: the socket gets nothing', async () => {
-    const { t } = targets({ 'rebound.example.com': [v4('93.184.216.34'), v4('127.0.0.1')], 'nat64.example.com': [v6('64:ff9b::a00:1')] });
+    const { t } = targets({
+      'rebound.example.com': [v4('93.184.216.34'), v4('127.0.0.1')],
+      'nat64.example.com': [v6('64:ff9b::a00:1')],
+    });
     for (const [host, address] of [
       ['rebound.example.com', '127.0.0.1'],
       ['nat64.example.com', '64:ff9b::a00:1'],
@@ -199,12 +229,17 @@ describe('WebhookTargets at delivery (default configuration)', () => {
       const { error, address: given } = await connectLookup(t, host, { all: true });
       expect(given).toBe('');
       expect(error?.code).toBe('ERR_WEBHOOK_PRIVATE_ADDRESS');
-      expect(error?.message).toBe(`Refused: the webhook URL resolves to a private address (${address}) (set WEBHOOK_ALLOW_PRIVATE=true to allow).`);
+      expect(error?.message).toBe(
+        `Refused: the webhook URL resolves to a private address (${address}) (set WEBHOOK_ALLOW_PRIVATE=true to allow).`,
+      );
     }
   });
 
   it('lookup fails closed when the lookup fails or is slow', async () => {
-    const { t } = targets({ 'slow.example.com': 'hang', 'broken.example.com': Object.assign(new Error('queryA ESERVFAIL'), { code: 'ESERVFAIL' }) });
+    const { t } = targets({
+      'slow.example.com': 'hang',
+      'broken.example.com': Object.assign(new Error('queryA ESERVFAIL'), { code: 'ESERVFAIL' }),
+    });
     const failed = await connectLookup(t, 'broken.example.com', { all: true });
     expect(failed.error?.code).toBe('ESERVFAIL');
     expect(failed.address).toBe('');
@@ -219,9 +254,16 @@ describe('WebhookTargets at delivery (default configuration)', () => {
   it('lookup of a name with no address (of the family asked) fails', async () => {
     const { t } = targets({ 'empty.example.com': [], 'v4only.example.com': [v4('93.184.216.34')] });
     const empty = await connectLookup(t, 'empty.example.com', { all: true });
-    expect([empty.error?.code, empty.error?.message, empty.address]).toEqual(['ENOTFOUND', 'empty.example.com has no address', '']);
+    expect([empty.error?.code, empty.error?.message, empty.address]).toEqual([
+      'ENOTFOUND',
+      'empty.example.com has no address',
+      '',
+    ]);
     const noV6 = await connectLookup(t, 'v4only.example.com', { family: 6 });
-    expect([noV6.error?.code, noV6.error?.message]).toEqual(['ENOTFOUND', 'v4only.example.com has no IPv6 address']);
+    expect([noV6.error?.code, noV6.error?.message]).toEqual([
+      'ENOTFOUND',
+      'v4only.example.com has no IPv6 address',
+    ]);
   });
 
   it('with WEBHOOK_ALLOW_PRIVATE=true, lookup hands over private addresses too', async () => {

@@ -67,7 +67,8 @@ export class PrivateAddressError extends Error {
   readonly code = 'ERR_WEBHOOK_PRIVATE_ADDRESS';
 }
 
-const refusedAt = (reason: string) => `Refused: the webhook URL ${reason} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`;
+const refusedAt = (reason: string) =>
+  `Refused: the webhook URL ${reason} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`;
 
 /**
  * Where webhooks may go. Unless WEBHOOK_ALLOW_PRIVATE, an address that is not public is refused on
@@ -89,7 +90,13 @@ export class WebhookTargets {
     const ms = this.config.env.WEBHOOK_DNS_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     const slow = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error(`DNS lookup of ${host} timed out after ${ms} ms`), { code: 'ETIMEOUT' })), ms);
+      timer = setTimeout(
+        () =>
+          reject(
+            Object.assign(new Error(`DNS lookup of ${host} timed out after ${ms} ms`), { code: 'ETIMEOUT' }),
+          ),
+        ms,
+      );
     });
     try {
       return await Promise.race([this.resolve(host), slow]);
@@ -146,7 +153,8 @@ export class WebhookTargets {
    */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
     this.connectable(hostname, options.family).then(
-      (addresses) => (options.all ? callback(null, addresses) : callback(null, addresses[0].address, addresses[0].family)),
+      (addresses) =>
+        options.all ? callback(null, addresses) : callback(null, addresses[0].address, addresses[0].family),
       (error: NodeJS.ErrnoException) => callback(error, '', 0),
     );
   };
@@ -156,7 +164,11 @@ export class WebhookTargets {
     const bad = this.allowPrivate ? undefined : all.find((a) => isPrivateAddress(a.address));
     if (bad) throw new PrivateAddressError(refusedAt(`resolves to a private address (${bad.address})`));
     const wanted = family === 4 || family === 6 ? all.filter((a) => a.family === family) : all;
-    if (wanted.length === 0) throw Object.assign(new Error(`${hostname} has no ${wanted === all ? '' : `IPv${String(family)} `}address`), { code: 'ENOTFOUND' });
+    if (wanted.length === 0)
+      throw Object.assign(
+        new Error(`${hostname} has no ${wanted === all ? '' : `IPv${String(family)} `}address`),
+        { code: 'ENOTFOUND' },
+      );
     return wanted;
   }
 }

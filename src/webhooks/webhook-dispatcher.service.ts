@@ -16,7 +16,8 @@ import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.
 import { WebhookOutbox } from './webhook-outbox.service.js';
 
 const CLAIM_MARGIN_MS = 5000;
-const INTERRUPTED = 'Interrupted: the dispatcher sending it stopped before recording the outcome (the receiver may have received it).';
+const INTERRUPTED =
+  'Interrupted: the dispatcher sending it stopped before recording the outcome (the receiver may have received it).';
 
 /** Seconds from a Retry-After header (delta-seconds or HTTP date), or null. */
 export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
@@ -114,7 +115,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    * back) and the first fill that works again, not every poll in between.
    */
   private passed(error: unknown): void {
-    if (error !== null && !this.failing) this.logger.warn({ db: databaseFailure(error) }, 'Webhook dispatch failing; polling on (logged again once it works)');
+    if (error !== null && !this.failing)
+      this.logger.warn(
+        { db: databaseFailure(error) },
+        'Webhook dispatch failing; polling on (logged again once it works)',
+      );
     if (error === null && this.failing) this.logger.log('Webhook dispatch works again');
     this.failing = error !== null;
   }
@@ -132,7 +137,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const full = [...this.perHost].filter(([, n]) => n >= perHost).map(([host]) => host);
       const query = this.deliveries.createQueryBuilder('d').where(this.due(now));
       if (full.length > 0) query.andWhere('d.target_host NOT IN (:...full)', { full });
-      const candidates = await query.orderBy('d.next_attempt_at', 'ASC').addOrderBy('d.id', 'ASC').limit(slots - this.sending.size).getMany();
+      const candidates = await query
+        .orderBy('d.next_attempt_at', 'ASC')
+        .addOrderBy('d.id', 'ASC')
+        .limit(slots - this.sending.size)
+        .getMany();
       if (candidates.length === 0) return;
       let progress = false;
       for (const candidate of candidates) {
@@ -157,7 +166,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const host = delivery.target_host;
     this.perHost.set(host, (this.perHost.get(host) ?? 0) + 1);
     const sent: Promise<void> = this.deliver(delivery)
-      .catch((error: Error) => this.logger.warn(`webhook ${delivery.event_id}: delivery failed unexpectedly: ${error.message}`))
+      .catch((error: Error) =>
+        this.logger.warn(`webhook ${delivery.event_id}: delivery failed unexpectedly: ${error.message}`),
+      )
       .finally(() => {
         this.sending.delete(sent);
         const left = (this.perHost.get(host) ?? 1) - 1;
@@ -173,8 +184,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const col = (name: string) => (alias ? `${alias}.${name}` : name);
     return new Brackets((w) =>
       w
-        .where(`(${col('status')} = :pending AND ${col('next_attempt_at')} <= :now)`, { pending: 'pending', now })
-        .orWhere(`(${col('status')} = :delivering AND ${col('claimed_until')} < :now)`, { delivering: 'delivering', now }),
+        .where(`(${col('status')} = :pending AND ${col('next_attempt_at')} <= :now)`, {
+          pending: 'pending',
+          now,
+        })
+        .orWhere(`(${col('status')} = :delivering AND ${col('claimed_until')} < :now)`, {
+          delivering: 'delivering',
+          now,
+        }),
     );
   }
 
@@ -189,12 +206,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     // The claim outlives one attempt (timeout + margin); after that another dispatcher may take the row.
     const until = new Date(Math.ceil((now.getTime() + this.claimMs) / 1000) * 1000);
     const took = await this.unit.run(async (manager) => {
-      const changes: Partial<WebhookDeliveryEntity> = { status: 'delivering', claimed_by: this.id, claimed_until: until };
+      const changes: Partial<WebhookDeliveryEntity> = {
+        status: 'delivering',
+        claimed_by: this.id,
+        claimed_until: until,
+      };
       if (interrupted) {
         Object.assign(changes, {
           attempts: candidate.attempts + 1,
           // The lost attempt began about one claim's length before its claim ran out.
-          first_attempt_at: candidate.first_attempt_at ?? new Date((candidate.claimed_until?.getTime() ?? now.getTime()) - this.claimMs),
+          first_attempt_at:
+            candidate.first_attempt_at ??
+            new Date((candidate.claimed_until?.getTime() ?? now.getTime()) - this.claimMs),
           last_attempt_at: now,
           last_status_code: null,
           last_error: INTERRUPTED,
@@ -255,8 +278,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           'webhook-timestamp': String(timestamp),
         };
         const sealed = project?.webhook_secret;
-        if (sealed) headers['webhook-signature'] = webhookSignature(openSecret(this.config.appKey, sealed), delivery.event_id, timestamp, delivery.payload);
-        const answer = await postWebhook(target, { headers, body: delivery.payload, timeoutMs: this.config.env.WEBHOOK_TIMEOUT_MS, lookup: this.targets.lookup });
+        if (sealed)
+          headers['webhook-signature'] = webhookSignature(
+            openSecret(this.config.appKey, sealed),
+            delivery.event_id,
+            timestamp,
+            delivery.payload,
+          );
+        const answer = await postWebhook(target, {
+          headers,
+          body: delivery.payload,
+          timeoutMs: this.config.env.WEBHOOK_TIMEOUT_MS,
+          lookup: this.targets.lookup,
+        });
         code = answer.status;
         retryAfter = retryAfterSeconds(answer.retryAfter);
         error = answer.error;
@@ -271,7 +305,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const base = this.schedule[attempt - 1];
       if (base === undefined) {
         status = 'failed';
-        this.logger.warn(`webhook ${delivery.event_id} (${delivery.type}) failed after ${attempt} attempts: ${error}`);
+        this.logger.warn(
+          `webhook ${delivery.event_id} (${delivery.type}) failed after ${attempt} attempts: ${error}`,
+        );
       } else {
         status = 'pending';
         // The schedule counts from the first try; a longer Retry-After wins. Rounded up to the next
@@ -300,7 +336,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           claimed_by: null,
           claimed_until: null,
         })
-        .where('id = :id AND claimed_by = :me AND attempts = :before', { id: delivery.id, me: this.id, before: delivery.attempts })
+        .where('id = :id AND claimed_by = :me AND attempts = :before', {
+          id: delivery.id,
+          me: this.id,
+          before: delivery.attempts,
+        })
         .execute();
       if (result.affected !== 1) return false;
       await manager.insert(WebhookAttemptEntity, {
@@ -318,7 +358,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     if (recorded) {
       webhookAttempts.inc({ outcome });
     } else {
-      this.logger.warn(`webhook ${delivery.event_id} (${delivery.type}): attempt ${attempt} ended (${error ?? 'succeeded'}) after another dispatcher took the delivery over; not recorded`);
+      this.logger.warn(
+        `webhook ${delivery.event_id} (${delivery.type}): attempt ${attempt} ended (${error ?? 'succeeded'}) after another dispatcher took the delivery over; not recorded`,
+      );
     }
   }
 }

@@ -84,10 +84,15 @@ export class WebhookOutbox {
    * the owner's writes (a row lock on MySQL) so that counts taken inside the unit stay true until it
    * commits.
    */
-  async changeOwned<T extends ProjectEntity>(userId: number, work: (manager: EntityManager) => Promise<ProjectChange<T>>): Promise<T> {
+  async changeOwned<T extends ProjectEntity>(
+    userId: number,
+    work: (manager: EntityManager) => Promise<ProjectChange<T>>,
+  ): Promise<T> {
     let recorded = 0;
     const result = await this.unit.run(async (manager) => {
-      await writeLocked(manager.createQueryBuilder(UserEntity, 'u').select('u.id').where('u.id = :id', { id: userId })).getOne();
+      await writeLocked(
+        manager.createQueryBuilder(UserEntity, 'u').select('u.id').where('u.id = :id', { id: userId }),
+      ).getOne();
       const change = await work(manager);
       recorded = await this.recordChange(manager, change.project ?? change.result, change);
       return change.result;
@@ -96,7 +101,11 @@ export class WebhookOutbox {
     return result;
   }
 
-  private async recordChange(manager: EntityManager, project: ProjectEntity, change: ProjectChange<unknown>): Promise<number> {
+  private async recordChange(
+    manager: EntityManager,
+    project: ProjectEntity,
+    change: ProjectChange<unknown>,
+  ): Promise<number> {
     await this.audits.record(manager, { owner_id: project.user_id, project_id: project.id }, change.audit);
     return this.record(manager, project, change.events ?? []);
   }
@@ -105,10 +114,20 @@ export class WebhookOutbox {
    * Records each event the project subscribes to (`webhook_events`, while `webhook_enabled`); returns
    * how many were written.
    */
-  async record(manager: EntityManager, project: ProjectEntity, all: Array<[WebhookEvent, unknown]>): Promise<number> {
-    const events = project.webhook_enabled === false ? [] : all.filter(([type]) => subscribes(project.webhook_events, type));
+  async record(
+    manager: EntityManager,
+    project: ProjectEntity,
+    all: Array<[WebhookEvent, unknown]>,
+  ): Promise<number> {
+    const events =
+      project.webhook_enabled === false
+        ? []
+        : all.filter(([type]) => subscribes(project.webhook_events, type));
     if (!project.webhook_url || events.length === 0) return 0;
-    const owner = await manager.findOne(UserEntity, { where: { id: project.user_id }, select: { id: true, webhooks_enabled: true } });
+    const owner = await manager.findOne(UserEntity, {
+      where: { id: project.user_id },
+      select: { id: true, webhooks_enabled: true },
+    });
     if (!owner?.webhooks_enabled) return 0;
     const now = new Date();
     for (const [type, data] of events) {

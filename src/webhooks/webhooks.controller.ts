@@ -6,11 +6,20 @@ import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ApiError, notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam, DATABASE_AWAY } from '../common/openapi/decorators.js';
+import {
+  ApiCursorQuery,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+} from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { WebhookDeliveryResponse, WebhookDeliveryWithAttemptsResponse } from './dto/webhook-delivery.response.js';
+import {
+  WebhookDeliveryResponse,
+  WebhookDeliveryWithAttemptsResponse,
+} from './dto/webhook-delivery.response.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
 
@@ -33,16 +42,30 @@ export class WebhooksController {
 
   /** Latest first, each with its log of attempts. */
   @Get()
-  @ApiOperation({ summary: "List a project's webhook deliveries", description: 'The outbox, latest first, each delivery with every attempt.' })
+  @ApiOperation({
+    summary: "List a project's webhook deliveries",
+    description: 'The outbox, latest first, each delivery with every attempt.',
+  })
   @ApiCursorQuery(20)
   @ApiEnvelope(WebhookDeliveryWithAttemptsResponse, { cursor: true })
   @ApiErrors(422)
-  async list(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Query() query: CursorQueryDto): Promise<CursorPage<WebhookDeliveryEntity>> {
+  async list(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Query() query: CursorQueryDto,
+  ): Promise<CursorPage<WebhookDeliveryEntity>> {
     const project = await this.projects.findAccessible(principal, projectId);
-    const qb = this.deliveries.createQueryBuilder('d').where('d.project_id = :project', { project: project.id });
-    const page = await this.cursors.page(qb, `webhook-deliveries:${project.id}`, query, { defaultPerPage: 20, order: 'DESC' });
+    const qb = this.deliveries
+      .createQueryBuilder('d')
+      .where('d.project_id = :project', { project: project.id });
+    const page = await this.cursors.page(qb, `webhook-deliveries:${project.id}`, query, {
+      defaultPerPage: 20,
+      order: 'DESC',
+    });
     const ids = page.data.map((d) => d.id);
-    const log = ids.length ? await this.attempts.find({ where: { delivery_id: In(ids) }, order: { id: 'ASC' } }) : [];
+    const log = ids.length
+      ? await this.attempts.find({ where: { delivery_id: In(ids) }, order: { id: 'ASC' } })
+      : [];
     for (const delivery of page.data) delivery.attempt_log = log.filter((a) => a.delivery_id === delivery.id);
     return page;
   }
@@ -50,11 +73,22 @@ export class WebhooksController {
   /** Queues the delivery for an immediate new attempt, whatever its state. */
   @Post(':delivery/retry')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Retry a webhook delivery now', description: 'Queues a new attempt right away, whatever the state of the delivery.' })
+  @ApiOperation({
+    summary: 'Retry a webhook delivery now',
+    description: 'Queues a new attempt right away, whatever the state of the delivery.',
+  })
   @ApiIdParam('delivery', 'Webhook delivery id')
   @ApiEnvelope(WebhookDeliveryResponse, { description: 'The delivery, pending again (without attempt_log)' })
-  @ApiErrors({ status: 409, description: 'The delivery is being attempted right now; try again in a moment', message: BEING_ATTEMPTED })
-  async retry(@CurrentPrincipal() principal: ApiPrincipal, @Param('project', IdPipe) projectId: number, @Param('delivery', IdPipe) id: number) {
+  @ApiErrors({
+    status: 409,
+    description: 'The delivery is being attempted right now; try again in a moment',
+    message: BEING_ATTEMPTED,
+  })
+  async retry(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('delivery', IdPipe) id: number,
+  ) {
     const project = await this.projects.findAccessible(principal, projectId);
     const delivery = await this.deliveries.findOneBy({ id, project_id: project.id });
     if (!delivery) throw notFound('Webhook delivery');

@@ -9,7 +9,12 @@ import { WebhooksController } from './webhooks.controller.js';
 
 /** Delivering the outbox (the dispatcher) and the deliveries' API. */
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookDeliveryEntity, WebhookAttemptEntity]), WebhookOutboxModule, AuthModule, ProjectsModule],
+  imports: [
+    TypeOrmModule.forFeature([WebhookDeliveryEntity, WebhookAttemptEntity]),
+    WebhookOutboxModule,
+    AuthModule,
+    ProjectsModule,
+  ],
   controllers: [WebhooksController],
   providers: [WebhookDispatcher],
   exports: [WebhookDispatcher],

@@ -10,7 +10,12 @@ import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /** The receiver is on 127.0.0.1; deliveries are polled every 100 ms. */
-const ENV = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_POLL_MS: '100', THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000' };
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_POLL_MS: '100',
+  THROTTLE_API_LIMIT: '100000',
+  THROTTLE_RUNTIME_LIMIT: '100000',
+};
 const DAY_MS = 86_400_000;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -31,7 +36,12 @@ async function receiver(secret: string) {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       try {
-        events.push(new Webhook(secret).verify(body, req.headers as IncomingHttpHeaders as Record<string, string>) as Event);
+        events.push(
+          new Webhook(secret).verify(
+            body,
+            req.headers as IncomingHttpHeaders as Record<string, string>,
+          ) as Event,
+        );
       } catch (error) {
         problems.push((error as Error).message);
       }
@@ -76,14 +86,21 @@ describe('activation and lifecycle webhooks', () => {
     const rx = await receiver(secret);
     receivers.push(rx);
     const { key } = await makeAccount(t.app);
-    const project = await makeProject(t, key, { has_paid: true, webhook_url: rx.url, webhook_secret: secret });
-    const domain = (await makeDomain(t, key, project.id, { domain: `shop-${uniqueToken()}.example.com`, has_paid: true })).domain as string;
+    const project = await makeProject(t, key, {
+      has_paid: true,
+      webhook_url: rx.url,
+      webhook_secret: secret,
+    });
+    const domain = (
+      await makeDomain(t, key, project.id, { domain: `shop-${uniqueToken()}.example.com`, has_paid: true })
+    ).domain as string;
     const l = await makeLicense(t, key, project.id, license);
     await waitFor(() => rx.of('license.created').length === 1, 'license.created');
     return { rx, key, project, domain, license: l, uuid: l.uuid as string };
   }
   const api = (key: string) => apiAs(t, key);
-  const check = (uuid: string, domain: string) => t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain);
+  const check = (uuid: string, domain: string) =>
+    t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain);
 
   it('license.deactivated for a vendor delete (by api_key) and a self-service one (by license), one per activation', async () => {
     const { rx, key, project, domain, license, uuid } = await setup();
@@ -92,67 +109,121 @@ describe('activation and lifecycle webhooks', () => {
     const base = `/project/${project.id}/licenses/${license.id}/activations`;
     const [own, sub] = expectSuccess(await api(key).get(base)).data;
     expectSuccess(await api(key).delete(`${base}/${sub.id}`));
-    expectSuccess(await t.http().post('/api/v1/license/deactivate').set('X-LICENSE-KEY', uuid).send({ domain }));
+    expectSuccess(
+      await t.http().post('/api/v1/license/deactivate').set('X-LICENSE-KEY', uuid).send({ domain }),
+    );
     expect(own.host).toBe('');
-    const events = await waitFor(() => rx.of('license.deactivated').length === 2 && rx.of('license.deactivated'), 'two license.deactivated');
+    const events = await waitFor(
+      () => rx.of('license.deactivated').length === 2 && rx.of('license.deactivated'),
+      'two license.deactivated',
+    );
     expect(events.map((e) => e.data)).toEqual([
       { license_id: license.id, project_id: project.id, domain, host: `www.${domain}`, by: 'api_key' },
       { license_id: license.id, project_id: project.id, domain, host: '', by: 'license' },
     ]);
     // A refused or empty deactivation sends nothing.
     expectError(await api(key).delete(`${base}/${sub.id}`), 404);
-    expect(expectSuccess(await t.http().post('/api/v1/license/deactivate').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain))).toEqual({ deactivated: 0 });
+    expect(
+      expectSuccess(
+        await t
+          .http()
+          .post('/api/v1/license/deactivate')
+          .set('X-LICENSE-KEY', uuid)
+          .set('X-Service-Domain', domain),
+      ),
+    ).toEqual({ deactivated: 0 });
     await sleep(400);
     expect(rx.of('license.deactivated')).toHaveLength(2);
     expect(rx.problems).toEqual([]);
   });
 
   it('deleting or renaming a registered domain frees the activations of its old name (license.deactivated), so a license can take a new domain', async () => {
-    const { rx, key, project, domain, license, uuid } = await setup({ max_domains: 1, max_subdomains_per_domain: 1 });
+    const { rx, key, project, domain, license, uuid } = await setup({
+      max_domains: 1,
+      max_subdomains_per_domain: 1,
+    });
     const other = await makeLicense(t, key, project.id, { max_domains: 1 });
-    const renamed = await makeDomain(t, key, project.id, { domain: `old-${uniqueToken()}.example.com`, has_paid: true });
+    const renamed = await makeDomain(t, key, project.id, {
+      domain: `old-${uniqueToken()}.example.com`,
+      has_paid: true,
+    });
     const moved = `new-${uniqueToken()}.example.com`;
-    const fresh = (await makeDomain(t, key, project.id, { domain: `fresh-${uniqueToken()}.example.com`, has_paid: true })).domain;
+    const fresh = (
+      await makeDomain(t, key, project.id, { domain: `fresh-${uniqueToken()}.example.com`, has_paid: true })
+    ).domain;
     expectSuccess(await check(uuid, domain));
     expectSuccess(await check(uuid, `www.${domain}`));
     expectSuccess(await check(other.uuid, renamed.domain));
     expectError(await check(uuid, fresh), 403);
     expectError(await check(other.uuid, fresh), 403);
 
-    const domains = expectSuccess(await api(key).get(`/project/${project.id}/domains`)).data as Array<{ id: number; domain: string }>;
-    expectSuccess(await api(key).delete(`/project/${project.id}/domains/${domains.find((d) => d.domain === domain)!.id}`));
+    const domains = expectSuccess(await api(key).get(`/project/${project.id}/domains`)).data as Array<{
+      id: number;
+      domain: string;
+    }>;
+    expectSuccess(
+      await api(key).delete(`/project/${project.id}/domains/${domains.find((d) => d.domain === domain)!.id}`),
+    );
     expectSuccess(await api(key).patch(`/project/${project.id}/domains/${renamed.id}`, { domain: moved }));
 
     // The slots the old names held are free: each license takes a domain it was refused before.
-    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}/activations`)).data).toEqual([]);
-    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data).toEqual([]);
+    expect(
+      expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}/activations`)).data,
+    ).toEqual([]);
+    expect(
+      expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data,
+    ).toEqual([]);
     expectSuccess(await check(uuid, fresh));
     expectSuccess(await check(other.uuid, moved));
-    const events = await waitFor(() => rx.of('license.deactivated').length === 3 && rx.of('license.deactivated'), 'three license.deactivated');
+    const events = await waitFor(
+      () => rx.of('license.deactivated').length === 3 && rx.of('license.deactivated'),
+      'three license.deactivated',
+    );
     expect(events.map((e) => e.data)).toEqual([
       { license_id: license.id, project_id: project.id, domain, host: '', by: 'api_key' },
       { license_id: license.id, project_id: project.id, domain, host: `www.${domain}`, by: 'api_key' },
       { license_id: other.id, project_id: project.id, domain: renamed.domain, host: '', by: 'api_key' },
     ]);
     // A write that keeps the name (a flag) frees nothing.
-    expectSuccess(await api(key).patch(`/project/${project.id}/domains/${renamed.id}`, { domain: moved.toUpperCase(), has_paid: true }));
-    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data.map((a: any) => a.domain)).toEqual([moved]);
+    expectSuccess(
+      await api(key).patch(`/project/${project.id}/domains/${renamed.id}`, {
+        domain: moved.toUpperCase(),
+        has_paid: true,
+      }),
+    );
+    expect(
+      expectSuccess(await api(key).get(`/project/${project.id}/licenses/${other.id}/activations`)).data.map(
+        (a: any) => a.domain,
+      ),
+    ).toEqual([moved]);
     await sleep(300);
     expect(rx.of('license.deactivated')).toHaveLength(3);
     expect(rx.problems).toEqual([]);
   });
 
   it('license.domain_limit_reached once per license, place and UTC day, however many refusals (also racing ones)', async () => {
-    const { rx, key, project, domain, license, uuid } = await setup({ max_domains: 1, max_subdomains_per_domain: 0 });
-    const b = (await makeDomain(t, key, project.id, { domain: `b-${uniqueToken()}.example.com`, has_paid: true })).domain;
-    const c = (await makeDomain(t, key, project.id, { domain: `c-${uniqueToken()}.example.com`, has_paid: true })).domain;
+    const { rx, key, project, domain, license, uuid } = await setup({
+      max_domains: 1,
+      max_subdomains_per_domain: 0,
+    });
+    const b = (
+      await makeDomain(t, key, project.id, { domain: `b-${uniqueToken()}.example.com`, has_paid: true })
+    ).domain;
+    const c = (
+      await makeDomain(t, key, project.id, { domain: `c-${uniqueToken()}.example.com`, has_paid: true })
+    ).domain;
     expectSuccess(await check(uuid, domain));
     for (let i = 0; i < 3; i++) expectError(await check(uuid, b), 403);
     const racing = await Promise.all(Array.from({ length: 10 }, () => check(uuid, c)));
     expect(racing.every((r) => r.status === 403)).toBe(true);
-    expect(expectError(await check(uuid, `www.${domain}`), 403).message).toBe(`This license has reached its limit of 0 subdomains for ${domain}.`);
+    expect(expectError(await check(uuid, `www.${domain}`), 403).message).toBe(
+      `This license has reached its limit of 0 subdomains for ${domain}.`,
+    );
     expectError(await check(uuid, `www.${domain}`), 403);
-    await waitFor(() => rx.of('license.domain_limit_reached').length >= 3, 'three license.domain_limit_reached');
+    await waitFor(
+      () => rx.of('license.domain_limit_reached').length >= 3,
+      'three license.domain_limit_reached',
+    );
     await sleep(400);
     const reached = rx.of('license.domain_limit_reached').map((e) => e.data);
     expect(reached).toHaveLength(3);
@@ -160,7 +231,13 @@ describe('activation and lifecycle webhooks', () => {
       expect.arrayContaining([
         { license_id: license.id, project_id: project.id, limit: 'max_domains', domain: b, host: '' },
         { license_id: license.id, project_id: project.id, limit: 'max_domains', domain: c, host: '' },
-        { license_id: license.id, project_id: project.id, limit: 'max_subdomains_per_domain', domain, host: `www.${domain}` },
+        {
+          license_id: license.id,
+          project_id: project.id,
+          limit: 'max_subdomains_per_domain',
+          domain,
+          host: `www.${domain}`,
+        },
       ]),
     );
     expect(rx.problems).toEqual([]);
@@ -172,8 +249,11 @@ describe('activation and lifecycle webhooks', () => {
     const { rx, key, project, license } = await setup({ expires_at: expiresAt.toISOString() });
     const revoked = await makeLicense(t, key, project.id, { expires_at: expiresAt.toISOString() });
     expectSuccess(await api(key).post(`/project/${project.id}/licenses/${revoked.id}/revoke`));
-    const far = await makeLicense(t, key, project.id, { expires_at: new Date(Date.now() + 30 * DAY_MS).toISOString() });
-    const mine = () => rx.events.filter((e) => e.type.startsWith('license.expir') && e.data.id === license.id);
+    const far = await makeLicense(t, key, project.id, {
+      expires_at: new Date(Date.now() + 30 * DAY_MS).toISOString(),
+    });
+    const mine = () =>
+      rx.events.filter((e) => e.type.startsWith('license.expir') && e.data.id === license.id);
     const at = (ms: number) => new Date(expiresAt.getTime() + ms);
 
     await lifecycle.tick(at(-7 * DAY_MS - 60_000)); // more than 7 days before: nothing
@@ -186,21 +266,39 @@ describe('activation and lifecycle webhooks', () => {
     await waitFor(() => mine().length === 2, 'license.expired');
     await sleep(400);
     expect(mine().map((e) => e.type)).toEqual(['license.expiring', 'license.expired']);
-    for (const e of mine()) expect(e.data).toMatchObject({ id: license.id, project_id: project.id, expires_at: expiresAt.toISOString().replace('.000Z', 'Z') });
+    for (const e of mine())
+      expect(e.data).toMatchObject({
+        id: license.id,
+        project_id: project.id,
+        expires_at: expiresAt.toISOString().replace('.000Z', 'Z'),
+      });
     expect(mine()[0].data).not.toHaveProperty('expiry_notice');
     // Neither the revoked license nor the one expiring in 30 days said anything.
-    expect(rx.events.filter((e) => [revoked.id, far.id].includes(e.data.id) && e.type.startsWith('license.expir'))).toEqual([]);
+    expect(
+      rx.events.filter((e) => [revoked.id, far.id].includes(e.data.id) && e.type.startsWith('license.expir')),
+    ).toEqual([]);
 
     // Renewed: the new date is announced in its turn; the notice bookkeeping does not touch updated_at.
     const before = expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}`));
     const renewed = new Date(expiresAt.getTime() + 365 * DAY_MS);
     await lifecycle.tick(at(120_000));
-    expect(expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}`)).updated_at).toBe(before.updated_at);
-    expectSuccess(await api(key).patch(`/project/${project.id}/licenses/${license.id}`, { expires_at: renewed.toISOString() }));
+    expect(
+      expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}`)).updated_at,
+    ).toBe(before.updated_at);
+    expectSuccess(
+      await api(key).patch(`/project/${project.id}/licenses/${license.id}`, {
+        expires_at: renewed.toISOString(),
+      }),
+    );
     await lifecycle.tick(new Date(renewed.getTime() - 3 * DAY_MS));
     await lifecycle.tick(new Date(renewed.getTime() + 1000));
     await waitFor(() => mine().length === 4, 'the renewed date announced');
-    expect(mine().map((e) => e.type)).toEqual(['license.expiring', 'license.expired', 'license.expiring', 'license.expired']);
+    expect(mine().map((e) => e.type)).toEqual([
+      'license.expiring',
+      'license.expired',
+      'license.expiring',
+      'license.expired',
+    ]);
     expect(rx.problems).toEqual([]);
   });
 
@@ -210,7 +308,10 @@ describe('activation and lifecycle webhooks', () => {
     const sent = new Date(Math.floor((Date.now() + 8 * DAY_MS) / 1000) * 1000 + 600).toISOString();
     const { rx, key, project, license } = await setup({ expires_at: sent });
     const path = `/project/${project.id}/licenses/${license.id}`;
-    const notices = () => rx.events.filter((e) => e.type.startsWith('license.expir') && e.data.id === license.id).map((e) => e.type);
+    const notices = () =>
+      rx.events
+        .filter((e) => e.type.startsWith('license.expir') && e.data.id === license.id)
+        .map((e) => e.type);
     // Stored and returned in whole seconds, the same on both databases (MySQL would round, SQLite keep the fraction).
     expect(license.expires_at).toBe(sent.replace(/\.\d{3}Z$/, 'Z'));
     const expiresAt = new Date(license.expires_at);
@@ -231,9 +332,16 @@ describe('activation and lifecycle webhooks', () => {
     const expiresAt = new Date(Date.now() + 8 * DAY_MS);
     const { rx, license } = await setup({ expires_at: expiresAt.toISOString() });
     await lifecycle.tick(new Date(expiresAt.getTime() + 5000));
-    await waitFor(() => rx.events.some((e) => e.type === 'license.expired' && e.data.id === license.id), 'license.expired');
+    await waitFor(
+      () => rx.events.some((e) => e.type === 'license.expired' && e.data.id === license.id),
+      'license.expired',
+    );
     await sleep(300);
-    expect(rx.events.filter((e) => e.data.id === license.id && e.type.startsWith('license.expir')).map((e) => e.type)).toEqual(['license.expired']);
+    expect(
+      rx.events
+        .filter((e) => e.data.id === license.id && e.type.startsWith('license.expir'))
+        .map((e) => e.type),
+    ).toEqual(['license.expired']);
   });
 
   it('racing schedulers claim each notice once', async () => {
@@ -241,9 +349,13 @@ describe('activation and lifecycle webhooks', () => {
     const { rx, key, project } = await setup();
     const expiresAt = new Date(Date.now() + 9 * DAY_MS);
     const licenses: Array<Record<string, any>> = [];
-    for (let i = 0; i < 5; i++) licenses.push(await makeLicense(t, key, project.id, { expires_at: expiresAt.toISOString() }));
-    const claimed = await Promise.all(Array.from({ length: 4 }, () => lifecycle.tick(new Date(expiresAt.getTime() - DAY_MS))));
-    const ours = () => rx.events.filter((e) => e.type === 'license.expiring' && licenses.some((l) => l.id === e.data.id));
+    for (let i = 0; i < 5; i++)
+      licenses.push(await makeLicense(t, key, project.id, { expires_at: expiresAt.toISOString() }));
+    const claimed = await Promise.all(
+      Array.from({ length: 4 }, () => lifecycle.tick(new Date(expiresAt.getTime() - DAY_MS))),
+    );
+    const ours = () =>
+      rx.events.filter((e) => e.type === 'license.expiring' && licenses.some((l) => l.id === e.data.id));
     await waitFor(() => ours().length >= 5, 'five license.expiring');
     await sleep(300);
     expect(ours()).toHaveLength(5);
@@ -259,8 +371,13 @@ describe('the expiry scheduler on its own clock (LICENSE_EXPIRY_POLL_MS=200)', (
     try {
       const { key } = await makeAccount(t.app);
       const project = await makeProject(t, key, { webhook_url: rx.url, webhook_secret: secret });
-      const license = await makeLicense(t, key, project.id, { expires_at: new Date(Date.now() + 2500).toISOString() });
-      const types = () => rx.events.filter((e) => e.data.id === license.id && e.type.startsWith('license.expir')).map((e) => e.type);
+      const license = await makeLicense(t, key, project.id, {
+        expires_at: new Date(Date.now() + 2500).toISOString(),
+      });
+      const types = () =>
+        rx.events
+          .filter((e) => e.data.id === license.id && e.type.startsWith('license.expir'))
+          .map((e) => e.type);
       await waitFor(() => types().length === 1, 'license.expiring', 5000);
       expect(types()).toEqual(['license.expiring']);
       await waitFor(() => types().length === 2, 'license.expired', 8000);

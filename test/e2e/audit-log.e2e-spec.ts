@@ -5,7 +5,14 @@ import type { Response } from 'supertest';
 import { AuditService } from '../../src/audit/audit.service.js';
 import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.service.js';
-import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -23,7 +30,11 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
 /** Every write operation the API documents, as `METHOD /api/v1/path`. */
 const WRITES = Object.entries(DOC.paths as Json)
-  .flatMap(([path, item]) => Object.keys(item).filter((m) => WRITE_METHODS.includes(m)).map((m) => `${m.toUpperCase()} ${path}`))
+  .flatMap(([path, item]) =>
+    Object.keys(item)
+      .filter((m) => WRITE_METHODS.includes(m))
+      .map((m) => `${m.toUpperCase()} ${path}`),
+  )
   .sort();
 
 /** Writes that change nothing a user manages, and why they leave no audit row. */
@@ -33,7 +44,8 @@ const NOT_AUDITED: Record<string, string> = {
 
 /** Writes made with a license key, not an API key: audited with the actor "license", checked where their feature is tested. */
 const BY_LICENSE_HOLDER: Record<string, string> = {
-  'POST /api/v1/license/deactivate': 'self-service deactivation: its rows are checked in activations.e2e-spec.ts',
+  'POST /api/v1/license/deactivate':
+    'self-service deactivation: its rows are checked in activations.e2e-spec.ts',
 };
 
 /** The rows one write must leave: action, resource and the fields its `changes` must name. */
@@ -59,37 +71,104 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
   'POST /api/v1/api-keys': async ({ send }) => {
     const sent = await send('POST', '/api-keys', { name: 'walk', read_only: true });
     const id = expectSuccess(sent.res, 201).id;
-    return { ...sent, rows: [{ action: 'api_key.created', resource_type: 'api_key', resource_id: id, project_id: null, changed: { name: [null, 'walk'], read_only: [null, true], key: [null, '[redacted]'], prefix: 'any' } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'api_key.created',
+          resource_type: 'api_key',
+          resource_id: id,
+          project_id: null,
+          changed: {
+            name: [null, 'walk'],
+            read_only: [null, true],
+            key: [null, '[redacted]'],
+            prefix: 'any',
+          },
+        },
+      ],
+    };
   },
   'DELETE /api/v1/api-keys/{id}': async ({ send }) => {
     const id = expectSuccess((await send('POST', '/api-keys', { name: 'to revoke' })).res, 201).id;
     const sent = await send('DELETE', `/api-keys/${id}`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'api_key.revoked', resource_type: 'api_key', resource_id: id, project_id: null, changed: { revoked_at: 'any' } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'api_key.revoked',
+          resource_type: 'api_key',
+          resource_id: id,
+          project_id: null,
+          changed: { revoked_at: 'any' },
+        },
+      ],
+    };
   },
   'POST /api/v1/api-keys/{id}/roll': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const id = expectSuccess((await send('POST', '/api-keys', { name: 'to roll', project_id: project.id })).res, 201).id;
+    const id = expectSuccess(
+      (await send('POST', '/api-keys', { name: 'to roll', project_id: project.id })).res,
+      201,
+    ).id;
     const sent = await send('POST', `/api-keys/${id}/roll`, { grace_seconds: 60 });
     const replacement = expectSuccess(sent.res, 201).id;
     const rows: Row[] = [
-      { action: 'api_key.created', resource_type: 'api_key', resource_id: replacement, project_id: project.id, changed: { name: [null, 'to roll'], key: [null, '[redacted]'] } },
-      { action: 'api_key.rolled', resource_type: 'api_key', resource_id: id, project_id: project.id, changed: { expires_at: 'any', rolled_at: 'any' } },
+      {
+        action: 'api_key.created',
+        resource_type: 'api_key',
+        resource_id: replacement,
+        project_id: project.id,
+        changed: { name: [null, 'to roll'], key: [null, '[redacted]'] },
+      },
+      {
+        action: 'api_key.rolled',
+        resource_type: 'api_key',
+        resource_id: id,
+        project_id: project.id,
+        changed: { expires_at: 'any', rolled_at: 'any' },
+      },
     ];
     return { ...sent, rows };
   },
   'POST /api/v1/project': async ({ send }) => {
-    const sent = await send('POST', '/project', { name: 'Walk', webhook_secret: 'whsec_c2VjcmV0LXRoYXQtbXVzdC1ub3QtbGVhaw==' });
+    const sent = await send('POST', '/project', {
+      name: 'Walk',
+      webhook_secret: 'whsec_c2VjcmV0LXRoYXQtbXVzdC1ub3QtbGVhaw==',
+    });
     const id = expectSuccess(sent.res, 201).id;
-    return { ...sent, rows: [{ action: 'project.created', resource_type: 'project', resource_id: id, project_id: id, changed: { name: [null, 'Walk'], webhook_secret: [null, '[redacted]'] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'project.created',
+          resource_type: 'project',
+          resource_id: id,
+          project_id: id,
+          changed: { name: [null, 'Walk'], webhook_secret: [null, '[redacted]'] },
+        },
+      ],
+    };
   },
   'PATCH /api/v1/project/{project}': async ({ t, key, send }) => {
     const project = await makeProject(t, key, { description: 'before' });
-    const sent = await send('PATCH', `/project/${project.id}`, { description: 'after', webhook_events: ['license.created'] });
+    const sent = await send('PATCH', `/project/${project.id}`, {
+      description: 'after',
+      webhook_events: ['license.created'],
+    });
     expectSuccess(sent.res);
     return {
       ...sent,
-      rows: [{ action: 'project.updated', resource_type: 'project', resource_id: project.id, project_id: project.id, changed: { description: ['before', 'after'], webhook_events: [['*'], ['license.created']] } }],
+      rows: [
+        {
+          action: 'project.updated',
+          resource_type: 'project',
+          resource_id: project.id,
+          project_id: project.id,
+          changed: { description: ['before', 'after'], webhook_events: [['*'], ['license.created']] },
+        },
+      ],
     };
   },
   'PUT /api/v1/project/{project}': async ({ t, key, send }) => {
@@ -98,62 +177,161 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
     expectSuccess(sent.res);
     return {
       ...sent,
-      rows: [{ action: 'project.updated', resource_type: 'project', resource_id: project.id, project_id: project.id, changed: { has_paid: [true, false], webhook_secret: ['[redacted]', null] } }],
+      rows: [
+        {
+          action: 'project.updated',
+          resource_type: 'project',
+          resource_id: project.id,
+          project_id: project.id,
+          changed: { has_paid: [true, false], webhook_secret: ['[redacted]', null] },
+        },
+      ],
     };
   },
   'DELETE /api/v1/project/{project}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const sent = await send('DELETE', `/project/${project.id}`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'project.deleted', resource_type: 'project', resource_id: project.id, project_id: project.id, changed: { name: [project.name, null] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'project.deleted',
+          resource_type: 'project',
+          resource_id: project.id,
+          project_id: project.id,
+          changed: { name: [project.name, null] },
+        },
+      ],
+    };
   },
   'POST /api/v1/project/{project}/lock': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const sent = await send('POST', `/project/${project.id}/lock`, { reason: 'unpaid invoice' });
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'project.locked', resource_type: 'project', resource_id: project.id, project_id: project.id, changed: { locked_at: 'any', reason: [null, 'unpaid invoice'] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'project.locked',
+          resource_type: 'project',
+          resource_id: project.id,
+          project_id: project.id,
+          changed: { locked_at: 'any', reason: [null, 'unpaid invoice'] },
+        },
+      ],
+    };
   },
   'POST /api/v1/project/{project}/unlock': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     expectSuccess(await t.http().post(`/api/v1/project/${project.id}/lock`).set('X-API-KEY', key));
     const sent = await send('POST', `/project/${project.id}/unlock`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'project.unlocked', resource_type: 'project', resource_id: project.id, project_id: project.id, changed: { locked_at: 'any' } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'project.unlocked',
+          resource_type: 'project',
+          resource_id: project.id,
+          project_id: project.id,
+          changed: { locked_at: 'any' },
+        },
+      ],
+    };
   },
   'POST /api/v1/project/{project}/domains': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const sent = await send('POST', `/project/${project.id}/domains`, { domain: 'Shop.Example.com', has_paid: true });
+    const sent = await send('POST', `/project/${project.id}/domains`, {
+      domain: 'Shop.Example.com',
+      has_paid: true,
+    });
     const id = expectSuccess(sent.res, 201).id;
-    return { ...sent, rows: [{ action: 'domain.created', resource_type: 'domain', resource_id: id, project_id: project.id, changed: { domain: [null, 'shop.example.com'], has_paid: [null, true] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'domain.created',
+          resource_type: 'domain',
+          resource_id: id,
+          project_id: project.id,
+          changed: { domain: [null, 'shop.example.com'], has_paid: [null, true] },
+        },
+      ],
+    };
   },
   'PATCH /api/v1/project/{project}/domains/{domain}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const domain = await makeDomain(t, key, project.id);
     const sent = await send('PATCH', `/project/${project.id}/domains/${domain.id}`, { has_paid: true });
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'domain.updated', resource_type: 'domain', resource_id: domain.id, project_id: project.id, changed: { has_paid: [false, true] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'domain.updated',
+          resource_type: 'domain',
+          resource_id: domain.id,
+          project_id: project.id,
+          changed: { has_paid: [false, true] },
+        },
+      ],
+    };
   },
   'PUT /api/v1/project/{project}/domains/{domain}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const domain = await makeDomain(t, key, project.id, { is_active: false });
     const sent = await send('PUT', `/project/${project.id}/domains/${domain.id}`, { domain: domain.domain });
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'domain.updated', resource_type: 'domain', resource_id: domain.id, project_id: project.id, changed: { is_active: [false, true] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'domain.updated',
+          resource_type: 'domain',
+          resource_id: domain.id,
+          project_id: project.id,
+          changed: { is_active: [false, true] },
+        },
+      ],
+    };
   },
   'DELETE /api/v1/project/{project}/domains/{domain}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const domain = await makeDomain(t, key, project.id);
     const sent = await send('DELETE', `/project/${project.id}/domains/${domain.id}`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'domain.deleted', resource_type: 'domain', resource_id: domain.id, project_id: project.id, changed: { domain: [domain.domain, null] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'domain.deleted',
+          resource_type: 'domain',
+          resource_id: domain.id,
+          project_id: project.id,
+          changed: { domain: [domain.domain, null] },
+        },
+      ],
+    };
   },
   'POST /api/v1/project/{project}/licenses': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const sent = await send('POST', `/project/${project.id}/licenses`, { title: 'Walk license', max_domains: 3 });
+    const sent = await send('POST', `/project/${project.id}/licenses`, {
+      title: 'Walk license',
+      max_domains: 3,
+    });
     const id = expectSuccess(sent.res, 201).id;
     return {
       ...sent,
-      rows: [{ action: 'license.created', resource_type: 'license', resource_id: id, project_id: project.id, changed: { title: [null, 'Walk license'], max_domains: [null, 3], uuid: [null, '[redacted]'] } }],
+      rows: [
+        {
+          action: 'license.created',
+          resource_type: 'license',
+          resource_id: id,
+          project_id: project.id,
+          changed: { title: [null, 'Walk license'], max_domains: [null, 3], uuid: [null, '[redacted]'] },
+        },
+      ],
     };
   },
   'PATCH /api/v1/project/{project}/licenses/{license}': async ({ t, key, send }) => {
@@ -161,29 +339,80 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
     const license = await makeLicense(t, key, project.id, { max_domains: 1 });
     const sent = await send('PATCH', `/project/${project.id}/licenses/${license.id}`, { max_domains: 5 });
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'license.updated', resource_type: 'license', resource_id: license.id, project_id: project.id, changed: { max_domains: [1, 5] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'license.updated',
+          resource_type: 'license',
+          resource_id: license.id,
+          project_id: project.id,
+          changed: { max_domains: [1, 5] },
+        },
+      ],
+    };
   },
   'PUT /api/v1/project/{project}/licenses/{license}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const license = await makeLicense(t, key, project.id, { allow_configs: true });
     const sent = await send('PUT', `/project/${project.id}/licenses/${license.id}`, { title: license.title });
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'license.updated', resource_type: 'license', resource_id: license.id, project_id: project.id, changed: { allow_configs: [true, false] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'license.updated',
+          resource_type: 'license',
+          resource_id: license.id,
+          project_id: project.id,
+          changed: { allow_configs: [true, false] },
+        },
+      ],
+    };
   },
   'DELETE /api/v1/project/{project}/licenses/{license}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const license = await makeLicense(t, key, project.id);
     const sent = await send('DELETE', `/project/${project.id}/licenses/${license.id}`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'license.deleted', resource_type: 'license', resource_id: license.id, project_id: project.id, changed: { title: [license.title, null], uuid: ['[redacted]', null] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'license.deleted',
+          resource_type: 'license',
+          resource_id: license.id,
+          project_id: project.id,
+          changed: { title: [license.title, null], uuid: ['[redacted]', null] },
+        },
+      ],
+    };
   },
-  'DELETE /api/v1/project/{project}/licenses/{license}/activations/{activation}': async ({ t, key, send }) => {
+  'DELETE /api/v1/project/{project}/licenses/{license}/activations/{activation}': async ({
+    t,
+    key,
+    send,
+  }) => {
     const project = await makeProject(t, key);
     const domain = await makeDomain(t, key, project.id);
     const license = await makeLicense(t, key, project.id);
-    expectSuccess(await t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', license.uuid).set('X-Service-Domain', domain.domain));
-    const [activation] = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/licenses/${license.id}/activations`).set('X-API-KEY', key)).data;
-    const sent = await send('DELETE', `/project/${project.id}/licenses/${license.id}/activations/${activation.id}`);
+    expectSuccess(
+      await t
+        .http()
+        .post('/api/v1/project/has-paid')
+        .set('X-LICENSE-KEY', license.uuid)
+        .set('X-Service-Domain', domain.domain),
+    );
+    const [activation] = expectSuccess(
+      await t
+        .http()
+        .get(`/api/v1/project/${project.id}/licenses/${license.id}/activations`)
+        .set('X-API-KEY', key),
+    ).data;
+    const sent = await send(
+      'DELETE',
+      `/project/${project.id}/licenses/${license.id}/activations/${activation.id}`,
+    );
     expectSuccess(sent.res);
     return {
       ...sent,
@@ -203,57 +432,151 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
     const license = await makeLicense(t, key, project.id);
     const sent = await send('POST', `/project/${project.id}/licenses/${license.id}/revoke`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'license.revoked', resource_type: 'license', resource_id: license.id, project_id: project.id, changed: { revoked_at: 'any' } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'license.revoked',
+          resource_type: 'license',
+          resource_id: license.id,
+          project_id: project.id,
+          changed: { revoked_at: 'any' },
+        },
+      ],
+    };
   },
   'POST /api/v1/project/{project}/licenses/{license}/reactivate': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const license = await makeLicense(t, key, project.id);
-    expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`).set('X-API-KEY', key));
+    expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`)
+        .set('X-API-KEY', key),
+    );
     const sent = await send('POST', `/project/${project.id}/licenses/${license.id}/reactivate`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'license.reactivated', resource_type: 'license', resource_id: license.id, project_id: project.id, changed: { revoked_at: 'any' } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'license.reactivated',
+          resource_type: 'license',
+          resource_id: license.id,
+          project_id: project.id,
+          changed: { revoked_at: 'any' },
+        },
+      ],
+    };
   },
   'POST /api/v1/project/{project}/injectables': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const sent = await send('POST', `/project/${project.id}/injectables`, { slug: 'walk', content: 'PAYLOAD-MUST-NOT-LEAK', secret: 'injectable-secret-must-not-leak' });
+    const sent = await send('POST', `/project/${project.id}/injectables`, {
+      slug: 'walk',
+      content: 'PAYLOAD-MUST-NOT-LEAK',
+      secret: 'injectable-secret-must-not-leak',
+    });
     const id = expectSuccess(sent.res, 201).id;
     return {
       ...sent,
-      rows: [{ action: 'injectable.created', resource_type: 'injectable', resource_id: id, project_id: project.id, changed: { slug: [null, 'walk'], secret: [null, '[redacted]'], content_hash: 'any' } }],
+      rows: [
+        {
+          action: 'injectable.created',
+          resource_type: 'injectable',
+          resource_id: id,
+          project_id: project.id,
+          changed: { slug: [null, 'walk'], secret: [null, '[redacted]'], content_hash: 'any' },
+        },
+      ],
     };
   },
   'PUT /api/v1/project/{project}/injectables/{injectable}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const created = await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'walk', content: 'one', secret: 'first-secret' });
+    const created = await t
+      .http()
+      .post(`/api/v1/project/${project.id}/injectables`)
+      .set('X-API-KEY', key)
+      .send({ slug: 'walk', content: 'one', secret: 'first-secret' });
     const id = expectSuccess(created, 201).id;
-    const sent = await send('PUT', `/project/${project.id}/injectables/${id}`, { title: 'Walk', content: 'PAYLOAD-MUST-NOT-LEAK', secret: 'injectable-secret-must-not-leak' });
+    const sent = await send('PUT', `/project/${project.id}/injectables/${id}`, {
+      title: 'Walk',
+      content: 'PAYLOAD-MUST-NOT-LEAK',
+      secret: 'injectable-secret-must-not-leak',
+    });
     expectSuccess(sent.res);
     return {
       ...sent,
-      rows: [{ action: 'injectable.updated', resource_type: 'injectable', resource_id: id, project_id: project.id, changed: { title: [null, 'Walk'], secret: ['[redacted]', '[redacted]'], content_hash: 'any', signature: 'any' } }],
+      rows: [
+        {
+          action: 'injectable.updated',
+          resource_type: 'injectable',
+          resource_id: id,
+          project_id: project.id,
+          changed: {
+            title: [null, 'Walk'],
+            secret: ['[redacted]', '[redacted]'],
+            content_hash: 'any',
+            signature: 'any',
+          },
+        },
+      ],
     };
   },
   'DELETE /api/v1/project/{project}/injectables/{injectable}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const created = await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'gone', content: 'x', secret: 's' });
+    const created = await t
+      .http()
+      .post(`/api/v1/project/${project.id}/injectables`)
+      .set('X-API-KEY', key)
+      .send({ slug: 'gone', content: 'x', secret: 's' });
     const id = expectSuccess(created, 201).id;
     const sent = await send('DELETE', `/project/${project.id}/injectables/${id}`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'injectable.deleted', resource_type: 'injectable', resource_id: id, project_id: project.id, changed: { slug: ['gone', null] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'injectable.deleted',
+          resource_type: 'injectable',
+          resource_id: id,
+          project_id: project.id,
+          changed: { slug: ['gone', null] },
+        },
+      ],
+    };
   },
   'POST /api/v1/project/{project}/webhook-deliveries/{delivery}/retry': async ({ t, key, send }) => {
     // The dispatcher is off: project.created waits in the outbox, as if its retries had run out.
     const project = await makeProject(t, key, { webhook_url: 'http://127.0.0.1:9/hook' });
-    const delivery = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/webhook-deliveries`).set('X-API-KEY', key)).data[0];
+    const delivery = expectSuccess(
+      await t.http().get(`/api/v1/project/${project.id}/webhook-deliveries`).set('X-API-KEY', key),
+    ).data[0];
     await t.dataSource.query("UPDATE webhook_deliveries SET status = 'failed' WHERE id = ?", [delivery.id]);
     const sent = await send('POST', `/project/${project.id}/webhook-deliveries/${delivery.id}/retry`);
     expectSuccess(sent.res);
-    return { ...sent, rows: [{ action: 'webhook_delivery.retried', resource_type: 'webhook_delivery', resource_id: delivery.id, project_id: project.id, changed: { status: ['failed', 'pending'] } }] };
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'webhook_delivery.retried',
+          resource_type: 'webhook_delivery',
+          resource_id: delivery.id,
+          project_id: project.id,
+          changed: { status: ['failed', 'pending'] },
+        },
+      ],
+    };
   },
 };
 
 /** Secrets and payloads the walk sends; none may appear in the log. */
-const NEVER_LOGGED = ['whsec_c2VjcmV0LXRoYXQtbXVzdC1ub3QtbGVhaw==', 'old-secret-value', 'PAYLOAD-MUST-NOT-LEAK', 'injectable-secret-must-not-leak', 'first-secret'];
+const NEVER_LOGGED = [
+  'whsec_c2VjcmV0LXRoYXQtbXVzdC1ub3QtbGVhaw==',
+  'old-secret-value',
+  'PAYLOAD-MUST-NOT-LEAK',
+  'injectable-secret-must-not-leak',
+  'first-secret',
+];
 
 async function auditCount(t: TestApp): Promise<number> {
   const [row] = await t.dataSource.query('SELECT COUNT(*) AS n FROM audit_events');
@@ -263,7 +586,11 @@ async function auditCount(t: TestApp): Promise<number> {
 describe('audit log', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_DISPATCHER: 'false', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      WEBHOOK_DISPATCHER: 'false',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
   });
   afterAll(async () => t.close());
 
@@ -284,10 +611,18 @@ describe('audit log', () => {
         bumps: new Map(),
         send: async (method, path, body) => {
           const requestId = `walk-${randomBytes(6).toString('hex')}`;
-          const req = t.http()[method.toLowerCase() as 'post'](`/api/v1${path}`).set('X-API-KEY', key).set('X-Request-Id', requestId).set('User-Agent', USER_AGENT);
+          const req = t
+            .http()
+            [method.toLowerCase() as 'post'](`/api/v1${path}`)
+            .set('X-API-KEY', key)
+            .set('X-Request-Id', requestId)
+            .set('User-Agent', USER_AGENT);
           const before = bump.mock.calls.length;
           const res = body === undefined ? await req : await req.send(body);
-          walk.bumps.set(requestId, bump.mock.calls.slice(before).map(([project]) => project));
+          walk.bumps.set(
+            requestId,
+            bump.mock.calls.slice(before).map(([project]) => project),
+          );
           if (typeof res.body?.data?.key === 'string') secrets.push(res.body.data.key);
           if (typeof res.body?.data?.uuid === 'string') secrets.push(res.body.data.uuid);
           return { res, requestId };
@@ -296,44 +631,108 @@ describe('audit log', () => {
     });
 
     it('has a step for every write, or says why it is not audited', () => {
-      expect([...Object.keys(STEPS), ...Object.keys(NOT_AUDITED), ...Object.keys(BY_LICENSE_HOLDER)].sort()).toEqual(WRITES);
+      expect(
+        [...Object.keys(STEPS), ...Object.keys(NOT_AUDITED), ...Object.keys(BY_LICENSE_HOLDER)].sort(),
+      ).toEqual(WRITES);
     });
 
-    it.each(Object.keys(STEPS))('%s leaves its audit rows, with the actor, the request and what changed', async (operation) => {
-      const { res, requestId, rows } = await STEPS[operation](walk);
-      expect(res.headers['x-request-id']).toBe(requestId);
-      // A write in a project makes its cached reads stale with one bump (one Redis publish), after its commit.
-      const inProject = /^\/api\/v1\/project\/(\d+)/.exec((res as unknown as { req: { path: string } }).req.path)?.[1];
-      expect({ operation, bumps: walk.bumps.get(requestId) }).toEqual({ operation, bumps: inProject ? [Number(inProject)] : [] });
-      const log = expectSuccess(await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', walk.key)).data as Json[];
-      const mine = log.filter((row) => row.request_id === requestId).reverse();
-      expect(mine.map((row) => ({ action: row.action, resource_type: row.resource_type, resource_id: row.resource_id, project_id: row.project_id }))).toEqual(
-        rows.map(({ changed: _changed, ...row }) => row),
-      );
-      mine.forEach((row, i) => {
-        expect(Object.keys(row).sort()).toEqual(['action', 'actor', 'changes', 'created_at', 'id', 'ip', 'project_id', 'request_id', 'resource_id', 'resource_type', 'user_agent']);
-        expect(row.actor).toEqual({ type: 'api_key', api_key_id: keyRow.id, api_key_prefix: keyRow.prefix, user_id: keyRow.user_id });
-        expect({ ip: row.ip, user_agent: row.user_agent }).toEqual({ ip: '127.0.0.1', user_agent: USER_AGENT });
-        expect(row.created_at).toMatch(TIMESTAMP);
-        for (const [field, change] of Object.entries(rows[i].changed)) {
-          expect({ field, recorded: Array.isArray(row.changes[field]) && row.changes[field].length === 2 }).toEqual({ field, recorded: true });
-          if (change !== 'any') expect({ field, change: row.changes[field] }).toEqual({ field, change });
-        }
-        for (const [field, [before, after]] of Object.entries(row.changes as Record<string, [unknown, unknown]>)) {
-          // (A secret replaced by another reads "[redacted]" on both sides.)
-          if (before !== '[redacted]') expect({ field, same: JSON.stringify(before) === JSON.stringify(after) }).toEqual({ field, same: false });
-        }
-      });
-    });
+    it.each(Object.keys(STEPS))(
+      '%s leaves its audit rows, with the actor, the request and what changed',
+      async (operation) => {
+        const { res, requestId, rows } = await STEPS[operation](walk);
+        expect(res.headers['x-request-id']).toBe(requestId);
+        // A write in a project makes its cached reads stale with one bump (one Redis publish), after its commit.
+        const inProject = /^\/api\/v1\/project\/(\d+)/.exec(
+          (res as unknown as { req: { path: string } }).req.path,
+        )?.[1];
+        expect({ operation, bumps: walk.bumps.get(requestId) }).toEqual({
+          operation,
+          bumps: inProject ? [Number(inProject)] : [],
+        });
+        const log = expectSuccess(
+          await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', walk.key),
+        ).data as Json[];
+        const mine = log.filter((row) => row.request_id === requestId).reverse();
+        expect(
+          mine.map((row) => ({
+            action: row.action,
+            resource_type: row.resource_type,
+            resource_id: row.resource_id,
+            project_id: row.project_id,
+          })),
+        ).toEqual(rows.map(({ changed: _changed, ...row }) => row));
+        mine.forEach((row, i) => {
+          expect(Object.keys(row).sort()).toEqual([
+            'action',
+            'actor',
+            'changes',
+            'created_at',
+            'id',
+            'ip',
+            'project_id',
+            'request_id',
+            'resource_id',
+            'resource_type',
+            'user_agent',
+          ]);
+          expect(row.actor).toEqual({
+            type: 'api_key',
+            api_key_id: keyRow.id,
+            api_key_prefix: keyRow.prefix,
+            user_id: keyRow.user_id,
+          });
+          expect({ ip: row.ip, user_agent: row.user_agent }).toEqual({
+            ip: '127.0.0.1',
+            user_agent: USER_AGENT,
+          });
+          expect(row.created_at).toMatch(TIMESTAMP);
+          for (const [field, change] of Object.entries(rows[i].changed)) {
+            expect({
+              field,
+              recorded: Array.isArray(row.changes[field]) && row.changes[field].length === 2,
+            }).toEqual({ field, recorded: true });
+            if (change !== 'any') expect({ field, change: row.changes[field] }).toEqual({ field, change });
+          }
+          for (const [field, [before, after]] of Object.entries(
+            row.changes as Record<string, [unknown, unknown]>,
+          )) {
+            // (A secret replaced by another reads "[redacted]" on both sides.)
+            if (before !== '[redacted]')
+              expect({ field, same: JSON.stringify(before) === JSON.stringify(after) }).toEqual({
+                field,
+                same: false,
+              });
+          }
+        });
+      },
+    );
 
     it('never records a secret, a key or a payload, and never the bookkeeping columns', async () => {
-      const log = expectSuccess(await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', walk.key)).data as Json[];
+      const log = expectSuccess(
+        await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', walk.key),
+      ).data as Json[];
       expect(log.length).toBeGreaterThan(20);
       const text = JSON.stringify(log);
-      for (const secret of secrets) expect({ secret, logged: text.includes(secret) }).toEqual({ secret, logged: false });
+      for (const secret of secrets)
+        expect({ secret, logged: text.includes(secret) }).toEqual({ secret, logged: false });
       for (const row of log) {
-        for (const field of ['content', 'encrypted_content', 'file_path', 'key_hash', 'uuid_hash', 'signing_private_key', 'user_id', 'created_at', 'updated_at', 'id']) {
-          expect({ action: row.action, field, recorded: field in row.changes }).toEqual({ action: row.action, field, recorded: false });
+        for (const field of [
+          'content',
+          'encrypted_content',
+          'file_path',
+          'key_hash',
+          'uuid_hash',
+          'signing_private_key',
+          'user_id',
+          'created_at',
+          'updated_at',
+          'id',
+        ]) {
+          expect({ action: row.action, field, recorded: field in row.changes }).toEqual({
+            action: row.action,
+            field,
+            recorded: false,
+          });
         }
       }
     });
@@ -346,22 +745,57 @@ describe('audit log', () => {
       const project = await makeProject(t, key);
       const domain = await makeDomain(t, key, project.id);
       const license = await makeLicense(t, key, project.id, { domain_id: domain.id });
-      const revokedKeyId = expectSuccess(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'r' }), 201).id;
+      const revokedKeyId = expectSuccess(
+        await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'r' }),
+        201,
+      ).id;
       expectSuccess(await t.http().delete(`/api/v1/api-keys/${revokedKeyId}`).set('X-API-KEY', key));
       const locked = await makeProject(t, key);
       expectSuccess(await t.http().post(`/api/v1/project/${locked.id}/lock`).set('X-API-KEY', key));
       const before = await auditCount(t);
 
-      expectError(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'x', slug: 'not a slug' }), 422);
-      expectError(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', key).send({ webhook_events: ['license.created', 'nope'] }), 422);
-      expectError(await t.http().post(`/api/v1/project/${locked.id}/domains`).set('X-API-KEY', key).send({ domain: 'locked.example.com' }), 403);
-      expectError(await t.http().delete(`/api/v1/project/${project.id}/licenses/999999`).set('X-API-KEY', key), 404);
-      expectError(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', stranger).send({ name: 'mine' }), 403);
+      expectError(
+        await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'x', slug: 'not a slug' }),
+        422,
+      );
+      expectError(
+        await t
+          .http()
+          .patch(`/api/v1/project/${project.id}`)
+          .set('X-API-KEY', key)
+          .send({ webhook_events: ['license.created', 'nope'] }),
+        422,
+      );
+      expectError(
+        await t
+          .http()
+          .post(`/api/v1/project/${locked.id}/domains`)
+          .set('X-API-KEY', key)
+          .send({ domain: 'locked.example.com' }),
+        403,
+      );
+      expectError(
+        await t.http().delete(`/api/v1/project/${project.id}/licenses/999999`).set('X-API-KEY', key),
+        404,
+      );
+      expectError(
+        await t
+          .http()
+          .patch(`/api/v1/project/${project.id}`)
+          .set('X-API-KEY', stranger)
+          .send({ name: 'mine' }),
+        403,
+      );
       expectError(await t.http().post(`/api/v1/api-keys/${revokedKeyId}/roll`).set('X-API-KEY', key), 409);
       // Refused inside the unit of work, after it read the row: a license is pinned to the domain.
-      expectError(await t.http().delete(`/api/v1/project/${project.id}/domains/${domain.id}`).set('X-API-KEY', key), 422);
+      expectError(
+        await t.http().delete(`/api/v1/project/${project.id}/domains/${domain.id}`).set('X-API-KEY', key),
+        422,
+      );
       expect(await auditCount(t)).toBe(before);
-      expectSuccess(await t.http().get(`/api/v1/project/${project.id}/licenses/${license.id}`).set('X-API-KEY', key));
+      expectSuccess(
+        await t.http().get(`/api/v1/project/${project.id}/licenses/${license.id}`).set('X-API-KEY', key),
+      );
     });
 
     it('a write that rolls back after its audit row was written leaves neither the change nor the row', async () => {
@@ -376,7 +810,11 @@ describe('audit log', () => {
         throw new Error('the outbox insert failed');
       };
       try {
-        const res = await t.http().patch(`/api/v1/project/${project.id}/licenses/${license.id}`).set('X-API-KEY', key).send({ max_domains: 9 });
+        const res = await t
+          .http()
+          .patch(`/api/v1/project/${project.id}/licenses/${license.id}`)
+          .set('X-API-KEY', key)
+          .send({ max_domains: 9 });
         expectError(res, 500);
       } finally {
         outbox.record = record;
@@ -390,9 +828,25 @@ describe('audit log', () => {
       const { key } = await makeAccount(t.app);
       const project = await makeProject(t, key);
       const license = await makeLicense(t, key, project.id);
-      expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`).set('X-API-KEY', key));
-      expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`).set('X-API-KEY', key).set('X-Request-Id', 'revoke-again'));
-      const log = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?action=license.revoked`).set('X-API-KEY', key)).data;
+      expectSuccess(
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`)
+          .set('X-API-KEY', key),
+      );
+      expectSuccess(
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`)
+          .set('X-API-KEY', key)
+          .set('X-Request-Id', 'revoke-again'),
+      );
+      const log = expectSuccess(
+        await t
+          .http()
+          .get(`/api/v1/project/${project.id}/audit-log?action=license.revoked`)
+          .set('X-API-KEY', key),
+      ).data;
       expect(log.map((row: Json) => [row.request_id === 'revoke-again', Object.keys(row.changes)])).toEqual([
         [true, []],
         [false, ['revoked_at']],
@@ -413,12 +867,26 @@ describe('audit log', () => {
         meta: { a: `${euros(5458)}${c === '€' ? 'ab' : 'ba'}` }, // 16384 bytes of JSON
       });
       const project = await makeProject(t, key, largest('€'));
-      const updated = expectSuccess(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', key).send({ name: 'Renamed', ...largest('₤') }));
+      const updated = expectSuccess(
+        await t
+          .http()
+          .patch(`/api/v1/project/${project.id}`)
+          .set('X-API-KEY', key)
+          .send({ name: 'Renamed', ...largest('₤') }),
+      );
       expect(updated.meta).toEqual(largest('₤').meta);
-      const [row] = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?action=project.updated`).set('X-API-KEY', key)).data;
+      const [row] = expectSuccess(
+        await t
+          .http()
+          .get(`/api/v1/project/${project.id}/audit-log?action=project.updated`)
+          .set('X-API-KEY', key),
+      ).data;
       expect(row.changes.name).toEqual([project.name, 'Renamed']);
       // The largest value gives way first, then the next, until the row fits; the rest stays as it was.
-      expect(row.changes.meta).toEqual(['[omitted: 16384 bytes, too large for the audit log]', '[omitted: 16384 bytes, too large for the audit log]']);
+      expect(row.changes.meta).toEqual([
+        '[omitted: 16384 bytes, too large for the audit log]',
+        '[omitted: 16384 bytes, too large for the audit log]',
+      ]);
       expect(row.changes.description).toEqual([largest('€').description, largest('₤').description]);
       expect(row.changes.webhook_url).toEqual([largest('€').webhook_url, largest('₤').webhook_url]);
       const [stored] = await t.dataSource.query('SELECT changes FROM audit_events WHERE id = ?', [row.id]);
@@ -445,38 +913,73 @@ describe('audit log', () => {
     const projects = (rows: Json[]) => [...new Set(rows.map((row) => row.project_id))].sort();
 
     it("a global key reads its owner's rows, across projects and of API keys", async () => {
-      const rows = expectSuccess(await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', owner.key)).data;
+      const rows = expectSuccess(
+        await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', owner.key),
+      ).data;
       expect(projects(rows)).toEqual([one.id, two.id, null].sort());
       // The scoped key was made with the CLI.
       const made = rows.find((row: Json) => row.action === 'api_key.created' && row.project_id === one.id);
       expect(made.actor).toEqual({ type: 'cli', api_key_id: null, api_key_prefix: null, user_id: null });
-      expect({ request_id: made.request_id, ip: made.ip, user_agent: made.user_agent }).toEqual({ request_id: null, ip: null, user_agent: null });
+      expect({ request_id: made.request_id, ip: made.ip, user_agent: made.user_agent }).toEqual({
+        request_id: null,
+        ip: null,
+        user_agent: null,
+      });
     });
 
     it("a scoped key reads its project's rows only, and is refused another project's log", async () => {
-      const rows = expectSuccess(await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', scopedOne)).data;
+      const rows = expectSuccess(
+        await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', scopedOne),
+      ).data;
       expect(projects(rows)).toEqual([one.id]);
-      expect(rows.map((row: Json) => row.action).sort()).toEqual(['api_key.created', 'license.created', 'project.created']);
-      expect(expectSuccess(await t.http().get(`/api/v1/project/${one.id}/audit-log`).set('X-API-KEY', scopedOne)).data).toEqual(rows);
-      expect(expectError(await t.http().get(`/api/v1/project/${two.id}/audit-log`).set('X-API-KEY', scopedOne), 403).message).toBe('This API key is scoped to another project.');
+      expect(rows.map((row: Json) => row.action).sort()).toEqual([
+        'api_key.created',
+        'license.created',
+        'project.created',
+      ]);
+      expect(
+        expectSuccess(await t.http().get(`/api/v1/project/${one.id}/audit-log`).set('X-API-KEY', scopedOne))
+          .data,
+      ).toEqual(rows);
+      expect(
+        expectError(
+          await t.http().get(`/api/v1/project/${two.id}/audit-log`).set('X-API-KEY', scopedOne),
+          403,
+        ).message,
+      ).toBe('This API key is scoped to another project.');
     });
 
     it("another owner's global key never sees them", async () => {
       const other = await makeAccount(t.app);
-      const rows = expectSuccess(await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', other.key)).data;
+      const rows = expectSuccess(
+        await t.http().get('/api/v1/audit-log?per_page=50').set('X-API-KEY', other.key),
+      ).data;
       expect(rows.filter((row: Json) => [one.id, two.id].includes(row.project_id))).toEqual([]);
-      expect(rows.every((row: Json) => row.actor.user_id === null || row.actor.user_id === other.user.id)).toBe(true);
-      expect(expectError(await t.http().get(`/api/v1/project/${one.id}/audit-log`).set('X-API-KEY', other.key), 403).message).toBe(
-        'This API key does not belong to the owner of this project.',
-      );
+      expect(
+        rows.every((row: Json) => row.actor.user_id === null || row.actor.user_id === other.user.id),
+      ).toBe(true);
+      expect(
+        expectError(
+          await t.http().get(`/api/v1/project/${one.id}/audit-log`).set('X-API-KEY', other.key),
+          403,
+        ).message,
+      ).toBe('This API key does not belong to the owner of this project.');
     });
 
     it("keeps a deleted project's rows in the account's log, and answers 404 for its own log", async () => {
       const gone = await makeProject(t, owner.key);
       expectSuccess(await t.http().delete(`/api/v1/project/${gone.id}`).set('X-API-KEY', owner.key));
-      const rows = expectSuccess(await t.http().get(`/api/v1/audit-log?resource_type=project&resource_id=${gone.id}`).set('X-API-KEY', owner.key)).data;
+      const rows = expectSuccess(
+        await t
+          .http()
+          .get(`/api/v1/audit-log?resource_type=project&resource_id=${gone.id}`)
+          .set('X-API-KEY', owner.key),
+      ).data;
       expect(rows.map((row: Json) => row.action)).toEqual(['project.deleted', 'project.created']);
-      expectError(await t.http().get(`/api/v1/project/${gone.id}/audit-log`).set('X-API-KEY', owner.key), 404);
+      expectError(
+        await t.http().get(`/api/v1/project/${gone.id}/audit-log`).set('X-API-KEY', owner.key),
+        404,
+      );
       expectError(await t.http().get('/api/v1/project/999999/audit-log').set('X-API-KEY', owner.key), 404);
     });
   });
@@ -491,14 +994,26 @@ describe('audit log', () => {
       project = await makeProject(t, key);
       licenses = [];
       for (let i = 0; i < 7; i++) licenses.push((await makeLicense(t, key, project.id)).id);
-      expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses/${licenses[2]}/revoke`).set('X-API-KEY', key));
+      expectSuccess(
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/licenses/${licenses[2]}/revoke`)
+          .set('X-API-KEY', key),
+      );
     });
 
-    const list = async (query: string) => expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log${query}`).set('X-API-KEY', key));
+    const list = async (query: string) =>
+      expectSuccess(
+        await t.http().get(`/api/v1/project/${project.id}/audit-log${query}`).set('X-API-KEY', key),
+      );
 
     it('latest first, 20 a page by default, a cursor to walk the rest without a duplicate or a gap', async () => {
       const all = await list('?per_page=50');
-      expect(all.data.map((row: Json) => row.action)).toEqual(['license.revoked', ...Array(7).fill('license.created'), 'project.created']);
+      expect(all.data.map((row: Json) => row.action)).toEqual([
+        'license.revoked',
+        ...Array(7).fill('license.created'),
+        'project.created',
+      ]);
       const ids = all.data.map((row: Json) => row.id);
       expect([...ids].sort((a: number, b: number) => b - a)).toEqual(ids);
       const walked: number[] = [];
@@ -513,40 +1028,86 @@ describe('audit log', () => {
     });
 
     it('filters by action, resource_type, resource_id, since and until', async () => {
-      expect((await list('?action=license.revoked')).data.map((row: Json) => row.resource_id)).toEqual([licenses[2]]);
+      expect((await list('?action=license.revoked')).data.map((row: Json) => row.resource_id)).toEqual([
+        licenses[2],
+      ]);
       expect((await list('?resource_type=license')).data).toHaveLength(8);
-      expect((await list(`?resource_type=license&resource_id=${licenses[2]}`)).data.map((row: Json) => row.action)).toEqual(['license.revoked', 'license.created']);
+      expect(
+        (await list(`?resource_type=license&resource_id=${licenses[2]}`)).data.map((row: Json) => row.action),
+      ).toEqual(['license.revoked', 'license.created']);
       expect((await list('?since=2999-01-01')).data).toEqual([]);
       expect((await list('?until=2000-01-01T00:00:00Z')).data).toEqual([]);
       const newest = (await list('?per_page=1')).data[0];
       // Both bounds are inclusive, to the second.
-      expect((await list(`?since=${newest.created_at}&until=${newest.created_at}&action=license.revoked`)).data.map((row: Json) => row.id)).toEqual([newest.id]);
-      expect((await list(`?since=${encodeURIComponent(newest.created_at.replace('Z', '+00:00'))}&action=license.revoked`)).data).toHaveLength(1);
+      expect(
+        (
+          await list(`?since=${newest.created_at}&until=${newest.created_at}&action=license.revoked`)
+        ).data.map((row: Json) => row.id),
+      ).toEqual([newest.id]);
+      expect(
+        (
+          await list(
+            `?since=${encodeURIComponent(newest.created_at.replace('Z', '+00:00'))}&action=license.revoked`,
+          )
+        ).data,
+      ).toHaveLength(1);
     });
 
     it('answers 422 naming the parameter for a bad filter, page size or cursor', async () => {
       const bad = async (query: string, field: string, message: string) => {
-        const res = await t.http().get(`/api/v1/project/${project.id}/audit-log${query}`).set('X-API-KEY', key);
-        expect({ query, errors: expectError(res, 422, [field]).errors }).toEqual({ query, errors: { [field]: [message] } });
+        const res = await t
+          .http()
+          .get(`/api/v1/project/${project.id}/audit-log${query}`)
+          .set('X-API-KEY', key);
+        expect({ query, errors: expectError(res, 422, [field]).errors }).toEqual({
+          query,
+          errors: { [field]: [message] },
+        });
       };
       await bad('?since=yesterday', 'since', 'The since field must be an ISO-8601 date or date-time.');
       await bad('?until=2026-13-45', 'until', 'The until field must be an ISO-8601 date or date-time.');
       // Days a month does not have are not read as the next month's (2026-02-30 is not March 2).
       await bad('?since=2026-02-30', 'since', 'The since field must be an ISO-8601 date or date-time.');
-      await bad('?until=2026-04-31T10:00:00Z', 'until', 'The until field must be an ISO-8601 date or date-time.');
+      await bad(
+        '?until=2026-04-31T10:00:00Z',
+        'until',
+        'The until field must be an ISO-8601 date or date-time.',
+      );
       await bad('?since=2026-02-29', 'since', 'The since field must be an ISO-8601 date or date-time.');
-      await bad('?since=2026-01-01T24:30:00Z', 'since', 'The since field must be an ISO-8601 date or date-time.');
-      for (const query of ['since=2028-02-29&until=2028-02-29T23:59:59%2B01:00', 'since=0001-01-01', 'since=0050-12-31T23:59:59Z']) {
-        expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log?${query}`).set('X-API-KEY', key));
+      await bad(
+        '?since=2026-01-01T24:30:00Z',
+        'since',
+        'The since field must be an ISO-8601 date or date-time.',
+      );
+      for (const query of [
+        'since=2028-02-29&until=2028-02-29T23:59:59%2B01:00',
+        'since=0001-01-01',
+        'since=0050-12-31T23:59:59Z',
+      ]) {
+        expectSuccess(
+          await t.http().get(`/api/v1/project/${project.id}/audit-log?${query}`).set('X-API-KEY', key),
+        );
       }
-      await bad('?action=license.exploded', 'action', 'The selected action is invalid: use a webhook event name, api_key.created, api_key.revoked, api_key.rolled or webhook_delivery.retried.');
-      await bad('?resource_type=user', 'resource_type', 'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery.');
+      await bad(
+        '?action=license.exploded',
+        'action',
+        'The selected action is invalid: use a webhook event name, api_key.created, api_key.revoked, api_key.rolled or webhook_delivery.retried.',
+      );
+      await bad(
+        '?resource_type=user',
+        'resource_type',
+        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery.',
+      );
       await bad('?resource_id=abc', 'resource_id', 'The resource id field must be an integer.');
       await bad('?per_page=51', 'per_page', 'The per page field must be between 1 and 50.');
       await bad('?cursor=tampered', 'cursor', 'The cursor is invalid.');
       // A cursor belongs to its filters.
       const page = await list('?per_page=2&resource_type=license');
-      await bad(`?per_page=2&resource_type=project&cursor=${encodeURIComponent(page.next_cursor)}`, 'cursor', 'The cursor is invalid.');
+      await bad(
+        `?per_page=2&resource_type=project&cursor=${encodeURIComponent(page.next_cursor)}`,
+        'cursor',
+        'The cursor is invalid.',
+      );
     });
   });
 
@@ -555,7 +1116,8 @@ describe('audit log', () => {
       const { key, user } = await makeAccount(t.app);
       const project = await makeProject(t, key);
       const day = 86_400_000;
-      const at = (daysAgo: number) => new Date(Date.now() - daysAgo * day).toISOString().slice(0, 19).replace('T', ' ');
+      const at = (daysAgo: number) =>
+        new Date(Date.now() - daysAgo * day).toISOString().slice(0, 19).replace('T', ' ');
       for (const [action, daysAgo] of [
         ['license.created', 400],
         ['license.updated', 366],
@@ -568,7 +1130,9 @@ describe('audit log', () => {
       }
       expect(t.config.env.AUDIT_RETENTION_DAYS).toBe(365);
       expect(await t.app.get(AuditService).prune()).toBe(2);
-      const rows = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/audit-log`).set('X-API-KEY', key)).data;
+      const rows = expectSuccess(
+        await t.http().get(`/api/v1/project/${project.id}/audit-log`).set('X-API-KEY', key),
+      ).data;
       expect(rows.map((row: Json) => row.action)).toEqual(['license.deleted', 'project.created']);
       expect(await t.app.get(AuditService).prune()).toBe(0);
     });
@@ -576,49 +1140,123 @@ describe('audit log', () => {
 
   describe('webhook subscriptions', () => {
     const outbox = async (projectId: number) =>
-      ((await t.dataSource.query('SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [projectId])) as Array<{ type: string }>).map((row) => row.type);
+      (
+        (await t.dataSource.query('SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [
+          projectId,
+        ])) as Array<{ type: string }>
+      ).map((row) => row.type);
 
     it('writes every event by default, only the subscribed ones with webhook_events, none with webhook_enabled false', async () => {
       const { key } = await makeAccount(t.app);
       const everything = await makeProject(t, key, { webhook_url: 'http://127.0.0.1:9/hook' });
-      expect({ events: everything.webhook_events, enabled: everything.webhook_enabled }).toEqual({ events: ['*'], enabled: true });
-      const picky = await makeProject(t, key, { webhook_url: 'http://127.0.0.1:9/hook', webhook_events: ['license.created', 'license.revoked', 'license.created'] });
+      expect({ events: everything.webhook_events, enabled: everything.webhook_enabled }).toEqual({
+        events: ['*'],
+        enabled: true,
+      });
+      const picky = await makeProject(t, key, {
+        webhook_url: 'http://127.0.0.1:9/hook',
+        webhook_events: ['license.created', 'license.revoked', 'license.created'],
+      });
       expect(picky.webhook_events).toEqual(['license.created', 'license.revoked']);
-      const muted = await makeProject(t, key, { webhook_url: 'http://127.0.0.1:9/hook', webhook_enabled: false });
+      const muted = await makeProject(t, key, {
+        webhook_url: 'http://127.0.0.1:9/hook',
+        webhook_enabled: false,
+      });
       for (const project of [everything, picky, muted]) {
         await makeDomain(t, key, project.id);
         const license = await makeLicense(t, key, project.id);
-        expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`).set('X-API-KEY', key));
+        expectSuccess(
+          await t
+            .http()
+            .post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`)
+            .set('X-API-KEY', key),
+        );
       }
-      expect(await outbox(everything.id)).toEqual(['project.created', 'domain.created', 'license.created', 'license.revoked']);
+      expect(await outbox(everything.id)).toEqual([
+        'project.created',
+        'domain.created',
+        'license.created',
+        'license.revoked',
+      ]);
       expect(await outbox(picky.id)).toEqual(['license.created', 'license.revoked']);
       expect(await outbox(muted.id)).toEqual([]);
 
       // Subscribing again takes effect with the next write; null restores every event.
-      const updated = expectSuccess(await t.http().patch(`/api/v1/project/${muted.id}`).set('X-API-KEY', key).send({ webhook_enabled: true, webhook_events: ['domain.created'] }));
-      expect({ events: updated.webhook_events, enabled: updated.webhook_enabled }).toEqual({ events: ['domain.created'], enabled: true });
+      const updated = expectSuccess(
+        await t
+          .http()
+          .patch(`/api/v1/project/${muted.id}`)
+          .set('X-API-KEY', key)
+          .send({ webhook_enabled: true, webhook_events: ['domain.created'] }),
+      );
+      expect({ events: updated.webhook_events, enabled: updated.webhook_enabled }).toEqual({
+        events: ['domain.created'],
+        enabled: true,
+      });
       await makeDomain(t, key, muted.id);
       await makeLicense(t, key, muted.id);
       expect(await outbox(muted.id)).toEqual(['domain.created']);
-      expect(expectSuccess(await t.http().patch(`/api/v1/project/${muted.id}`).set('X-API-KEY', key).send({ webhook_events: null })).webhook_events).toEqual(['*']);
+      expect(
+        expectSuccess(
+          await t
+            .http()
+            .patch(`/api/v1/project/${muted.id}`)
+            .set('X-API-KEY', key)
+            .send({ webhook_events: null }),
+        ).webhook_events,
+      ).toEqual(['*']);
       // PUT returns omitted fields to their defaults.
-      expectSuccess(await t.http().patch(`/api/v1/project/${picky.id}`).set('X-API-KEY', key).send({ webhook_enabled: false }));
-      const replaced = expectSuccess(await t.http().put(`/api/v1/project/${picky.id}`).set('X-API-KEY', key).send({ name: picky.name, webhook_url: 'http://127.0.0.1:9/hook' }));
-      expect({ events: replaced.webhook_events, enabled: replaced.webhook_enabled }).toEqual({ events: ['*'], enabled: true });
+      expectSuccess(
+        await t
+          .http()
+          .patch(`/api/v1/project/${picky.id}`)
+          .set('X-API-KEY', key)
+          .send({ webhook_enabled: false }),
+      );
+      const replaced = expectSuccess(
+        await t
+          .http()
+          .put(`/api/v1/project/${picky.id}`)
+          .set('X-API-KEY', key)
+          .send({ name: picky.name, webhook_url: 'http://127.0.0.1:9/hook' }),
+      );
+      expect({ events: replaced.webhook_events, enabled: replaced.webhook_enabled }).toEqual({
+        events: ['*'],
+        enabled: true,
+      });
     });
 
     it('answers 422 naming every unknown event type', async () => {
       const { key } = await makeAccount(t.app);
       const refuse = async (webhook_events: unknown, message: string) => {
-        const res = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: `p ${uniqueToken()}`, webhook_events });
-        expect({ sent: webhook_events, errors: expectError(res, 422, ['webhook_events']).errors }).toEqual({ sent: webhook_events, errors: { webhook_events: [message] } });
+        const res = await t
+          .http()
+          .post('/api/v1/project')
+          .set('X-API-KEY', key)
+          .send({ name: `p ${uniqueToken()}`, webhook_events });
+        expect({ sent: webhook_events, errors: expectError(res, 422, ['webhook_events']).errors }).toEqual({
+          sent: webhook_events,
+          errors: { webhook_events: [message] },
+        });
       };
-      await refuse(['license.created', 'license.exploded', 'project.renamed', 'license.exploded'], 'The webhook events field contains unknown event types: license.exploded, project.renamed.');
-      await refuse(['*', 'license.created'], 'The webhook events field must be ["*"] alone, or a list of event types without "*".');
+      await refuse(
+        ['license.created', 'license.exploded', 'project.renamed', 'license.exploded'],
+        'The webhook events field contains unknown event types: license.exploded, project.renamed.',
+      );
+      await refuse(
+        ['*', 'license.created'],
+        'The webhook events field must be ["*"] alone, or a list of event types without "*".',
+      );
       await refuse('license.created', 'The webhook events field must be an array of event types, or ["*"].');
       await refuse([42], 'The webhook events field contains unknown event types: 42.');
-      const enabled = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: `p ${uniqueToken()}`, webhook_enabled: 'yes' });
-      expect(expectError(enabled, 422, ['webhook_enabled']).errors).toEqual({ webhook_enabled: ['The webhook enabled field must be true or false.'] });
+      const enabled = await t
+        .http()
+        .post('/api/v1/project')
+        .set('X-API-KEY', key)
+        .send({ name: `p ${uniqueToken()}`, webhook_enabled: 'yes' });
+      expect(expectError(enabled, 422, ['webhook_enabled']).errors).toEqual({
+        webhook_enabled: ['The webhook enabled field must be true or false.'],
+      });
     });
   });
 });

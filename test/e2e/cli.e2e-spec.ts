@@ -7,7 +7,12 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
 /** Runs the built CLI against the test app's database. */
 function run(t: TestApp, ...args: string[]) {
   return spawnSync(process.execPath, ['dist/src/cli.js', ...args], {
-    env: { ...process.env, DATABASE_URL: t.config.env.DATABASE_URL, APP_KEY: t.config.appKey.toString('base64'), LOG_LEVEL: 'silent' },
+    env: {
+      ...process.env,
+      DATABASE_URL: t.config.env.DATABASE_URL,
+      APP_KEY: t.config.appKey.toString('base64'),
+      LOG_LEVEL: 'silent',
+    },
     encoding: 'utf8',
   });
 }
@@ -29,29 +34,69 @@ describe('admin CLI', () => {
 
   it('creates a user, a global and a scoped key; each command prints one JSON object', async () => {
     const email = `cli-${randomBytes(3).toString('hex')}@example.test`;
-    const user = cli(t, 'users:create', '--email', email, '--name', 'Ada', '--max-projects', '3', '--no-webhooks');
+    const user = cli(
+      t,
+      'users:create',
+      '--email',
+      email,
+      '--name',
+      'Ada',
+      '--max-projects',
+      '3',
+      '--no-webhooks',
+    );
     expect(user.code).toBe(0);
     expect(user.lines).toBe(1);
-    expect(user.out).toMatchObject({ email, name: 'Ada', max_projects: 3, webhooks_enabled: false, can_create_licenses: true });
+    expect(user.out).toMatchObject({
+      email,
+      name: 'Ada',
+      max_projects: 3,
+      webhooks_enabled: false,
+      can_create_licenses: true,
+    });
 
     const global = cli(t, 'keys:create', '--email', email, '--name', 'admin');
     expect(global.code).toBe(0);
     expect(global.out).toMatchObject({ project_id: null, expires_at: null });
     expect(global.out.key).toMatch(/^lg_/);
 
-    const list = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', global.out.key as string));
+    const list = expectSuccess(
+      await t
+        .http()
+        .get('/api/v1/api-keys')
+        .set('X-API-KEY', global.out.key as string),
+    );
     expect(list.map((k: { id: number }) => k.id)).toEqual([global.out.id]);
 
     const project = expectSuccess(
-      await t.http().post('/api/v1/project').set('X-API-KEY', global.out.key as string).send({ name: 'CLI project' }),
+      await t
+        .http()
+        .post('/api/v1/project')
+        .set('X-API-KEY', global.out.key as string)
+        .send({ name: 'CLI project' }),
       201,
     );
     const projectId = project.id;
-    const scoped = cli(t, 'keys:create', '--email', email, '--project', String(projectId), '--expires-at', '2999-01-01T00:00:00Z');
+    const scoped = cli(
+      t,
+      'keys:create',
+      '--email',
+      email,
+      '--project',
+      String(projectId),
+      '--expires-at',
+      '2999-01-01T00:00:00Z',
+    );
     expect(scoped.code).toBe(0);
     expect(scoped.out).toMatchObject({ project_id: projectId, expires_at: '2999-01-01T00:00:00Z' });
     // A scoped key cannot manage API keys.
-    expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', scoped.out.key as string), 403);
+    expectError(
+      await t
+        .http()
+        .get('/api/v1/api-keys')
+        .set('X-API-KEY', scoped.out.key as string),
+      403,
+    );
 
     const keys = cli(t, 'keys:list', '--email', email);
     expect((keys.out.keys as unknown[]).length).toBe(2);
@@ -60,7 +105,13 @@ describe('admin CLI', () => {
     const revoked = cli(t, 'keys:revoke', '--id', String(global.out.id));
     expect(revoked.code).toBe(0);
     expect(revoked.out.revoked_at).toEqual(expect.any(String));
-    expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', global.out.key as string), 403);
+    expectError(
+      await t
+        .http()
+        .get('/api/v1/api-keys')
+        .set('X-API-KEY', global.out.key as string),
+      403,
+    );
 
     const users = cli(t, 'users:list');
     expect((users.out.users as { email: string }[]).map((u) => u.email)).toContain(email);
@@ -71,46 +122,109 @@ describe('admin CLI', () => {
     expect(cli(t, 'users:create', '--email', email).code).toBe(0);
     const admin = cli(t, 'keys:create', '--email', email, '--name', 'admin');
     const key = admin.out.key as string;
-    const project = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Audited' }), 201);
-    const other = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Other' }), 201);
+    const project = expectSuccess(
+      await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Audited' }),
+      201,
+    );
+    const other = expectSuccess(
+      await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Other' }),
+      201,
+    );
 
     const readOnly = cli(t, 'keys:create', '--email', email, '--project', String(project.id), '--read-only');
     expect(readOnly.out).toMatchObject({ project_id: project.id, read_only: true });
-    expect(expectError(await t.http().patch(`/api/v1/project/${project.id}`).set('X-API-KEY', readOnly.out.key as string).send({ name: 'x' }), 403).message).toBe(
-      'This API key is read-only.',
-    );
+    expect(
+      expectError(
+        await t
+          .http()
+          .patch(`/api/v1/project/${project.id}`)
+          .set('X-API-KEY', readOnly.out.key as string)
+          .send({ name: 'x' }),
+        403,
+      ).message,
+    ).toBe('This API key is read-only.');
 
     const rolled = cli(t, 'keys:roll', '--id', String(readOnly.out.id), '--grace', '0');
     expect(rolled.code).toBe(0);
     expect(rolled.lines).toBe(1);
-    expect(rolled.out).toMatchObject({ project_id: project.id, read_only: true, previous_key: { id: readOnly.out.id, rolled_at: expect.any(String) } });
+    expect(rolled.out).toMatchObject({
+      project_id: project.id,
+      read_only: true,
+      previous_key: { id: readOnly.out.id, rolled_at: expect.any(String) },
+    });
     expect(rolled.out.key).toMatch(/^lg_/);
-    expectError(await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', readOnly.out.key as string), 403);
-    expectSuccess(await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', rolled.out.key as string));
-    expect(cli(t, 'keys:roll', '--id', String(readOnly.out.id)).out).toEqual({ error: 'This API key has already been rolled: roll its replacement instead.' });
-    expect(cli(t, 'keys:roll', '--id', String(rolled.out.id), '--grace', '604801').out).toEqual({ error: '--grace must be at most 604800' });
+    expectError(
+      await t
+        .http()
+        .get(`/api/v1/project/${project.id}`)
+        .set('X-API-KEY', readOnly.out.key as string),
+      403,
+    );
+    expectSuccess(
+      await t
+        .http()
+        .get(`/api/v1/project/${project.id}`)
+        .set('X-API-KEY', rolled.out.key as string),
+    );
+    expect(cli(t, 'keys:roll', '--id', String(readOnly.out.id)).out).toEqual({
+      error: 'This API key has already been rolled: roll its replacement instead.',
+    });
+    expect(cli(t, 'keys:roll', '--id', String(rolled.out.id), '--grace', '604801').out).toEqual({
+      error: '--grace must be at most 604800',
+    });
     expect(cli(t, 'keys:roll', '--id', '999999').out).toEqual({ error: 'no API key with id 999999' });
 
     const all = cli(t, 'audit:list', '--email', email);
     expect(all.code).toBe(0);
     expect(all.lines).toBe(1);
     const events = all.out.events as Array<Record<string, any>>;
-    expect(events.map((e) => e.action)).toEqual(['api_key.rolled', 'api_key.created', 'api_key.created', 'project.created', 'project.created', 'api_key.created']);
+    expect(events.map((e) => e.action)).toEqual([
+      'api_key.rolled',
+      'api_key.created',
+      'api_key.created',
+      'project.created',
+      'project.created',
+      'api_key.created',
+    ]);
     const [rolledRow, createdRow] = events;
-    for (const row of [rolledRow, createdRow]) expect(row.actor).toEqual({ type: 'cli', api_key_id: null, api_key_prefix: null, user_id: null });
-    expect(rolledRow).toMatchObject({ resource_type: 'api_key', resource_id: readOnly.out.id, project_id: project.id, request_id: null, ip: null, user_agent: null });
-    expect(createdRow).toMatchObject({ resource_id: rolled.out.id, changes: { key: [null, '[redacted]'], read_only: [null, true] } });
+    for (const row of [rolledRow, createdRow])
+      expect(row.actor).toEqual({ type: 'cli', api_key_id: null, api_key_prefix: null, user_id: null });
+    expect(rolledRow).toMatchObject({
+      resource_type: 'api_key',
+      resource_id: readOnly.out.id,
+      project_id: project.id,
+      request_id: null,
+      ip: null,
+      user_agent: null,
+    });
+    expect(createdRow).toMatchObject({
+      resource_id: rolled.out.id,
+      changes: { key: [null, '[redacted]'], read_only: [null, true] },
+    });
     expect(events[3].actor).toMatchObject({ type: 'api_key', api_key_id: admin.out.id });
     expect(JSON.stringify(all.out)).not.toContain(key);
 
     const scoped = cli(t, 'audit:list', '--email', email, '--project', String(project.id), '--limit', '2');
-    expect((scoped.out.events as Array<{ project_id: number }>).map((e) => e.project_id)).toEqual([project.id, project.id]);
-    expect((cli(t, 'audit:list', '--email', email, '--project', String(other.id)).out.events as unknown[]).length).toBe(1);
-    expect(cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out.error).toMatch(/^no user with email stranger@example.test/);
+    expect((scoped.out.events as Array<{ project_id: number }>).map((e) => e.project_id)).toEqual([
+      project.id,
+      project.id,
+    ]);
+    expect(
+      (cli(t, 'audit:list', '--email', email, '--project', String(other.id)).out.events as unknown[]).length,
+    ).toBe(1);
+    expect(
+      cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out.error,
+    ).toMatch(/^no user with email stranger@example.test/);
     cli(t, 'users:create', '--email', 'stranger@example.test');
-    expect(cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out).toEqual({ error: `no project with id ${project.id} owned by stranger@example.test` });
-    expect(cli(t, 'audit:list', '--email', email, '--limit', '0').out).toEqual({ error: '--limit must be at least 1' });
-    expect(cli(t, 'audit:list', '--email', email, '--limit', '1001').out).toEqual({ error: '--limit must be at most 1000' });
+    expect(
+      cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out,
+    ).toEqual({ error: `no project with id ${project.id} owned by stranger@example.test` });
+    expect(cli(t, 'audit:list', '--email', email, '--limit', '0').out).toEqual({
+      error: '--limit must be at least 1',
+    });
+    expect(cli(t, 'audit:list', '--email', email, '--limit', '1001').out).toEqual({
+      error: '--limit must be at most 1000',
+    });
   });
 
   it('exits 1 with a one-line JSON error', () => {
@@ -119,9 +233,14 @@ describe('admin CLI', () => {
     const again = cli(t, 'users:create', '--email', 'twice@example.test');
     expect(again.code).toBe(1);
     expect(again.lines).toBe(1);
-    expect(again.out).toEqual({ error: expect.stringMatching(/^a user with email twice@example.test already exists \(id \d+\): create a key for it with keys:create --email twice@example.test$/) });
+    expect(again.out).toEqual({
+      error: expect.stringMatching(
+        /^a user with email twice@example.test already exists \(id \d+\): create a key for it with keys:create --email twice@example.test$/,
+      ),
+    });
     expect(cli(t, 'keys:create', '--email', 'nobody@example.test').out).toEqual({
-      error: 'no user with email nobody@example.test: create it with users:create --email nobody@example.test',
+      error:
+        'no user with email nobody@example.test: create it with users:create --email nobody@example.test',
     });
     expect(cli(t, 'keys:revoke', '--id', 'x').out).toEqual({ error: '--id must be a non-negative integer' });
     expect(cli(t, 'nonsense').out).toEqual({ error: 'unknown command "nonsense": see help' });
@@ -139,27 +258,66 @@ describe('admin CLI', () => {
       const result = cli(t, ...args);
       expect({ args, code: result.code, out: result.out }).toEqual({ args, code: 1, out: { error } });
     };
-    refused(['users:create', '--email', email, '--name', 'n'.repeat(256)], 'The name field must not be greater than 255 characters.');
-    refused(['users:create', '--email', email, '--max-projects', '2147483648'], 'The max projects field must not be greater than 2147483647.');
-    refused(['users:create', '--email', email, '--max-projects', '99999999999999'], 'The max projects field must not be greater than 2147483647.');
+    refused(
+      ['users:create', '--email', email, '--name', 'n'.repeat(256)],
+      'The name field must not be greater than 255 characters.',
+    );
+    refused(
+      ['users:create', '--email', email, '--max-projects', '2147483648'],
+      'The max projects field must not be greater than 2147483647.',
+    );
+    refused(
+      ['users:create', '--email', email, '--max-projects', '99999999999999'],
+      'The max projects field must not be greater than 2147483647.',
+    );
     const users = cli(t, 'users:list').out.users as Array<{ email: string }>;
     expect(users.map((u) => u.email)).not.toContain(email);
 
-    expect(cli(t, 'users:create', '--email', email, '--name', '€'.repeat(255), '--max-projects', '2147483647').out).toMatchObject({ name: '€'.repeat(255), max_projects: 2147483647 });
-    refused(['keys:create', '--email', email, '--name', 'k'.repeat(256)], 'The name field must not be greater than 255 characters.');
-    refused(['keys:create', '--email', email, '--expires-at', '+010000-01-01T00:00:00Z'], 'The expires at field must be a date before the year 10000.');
+    expect(
+      cli(t, 'users:create', '--email', email, '--name', '€'.repeat(255), '--max-projects', '2147483647').out,
+    ).toMatchObject({ name: '€'.repeat(255), max_projects: 2147483647 });
+    refused(
+      ['keys:create', '--email', email, '--name', 'k'.repeat(256)],
+      'The name field must not be greater than 255 characters.',
+    );
+    refused(
+      ['keys:create', '--email', email, '--expires-at', '+010000-01-01T00:00:00Z'],
+      'The expires at field must be a date before the year 10000.',
+    );
     expect(cli(t, 'keys:list', '--email', email).out).toEqual({ keys: [] });
-    expect(cli(t, 'keys:create', '--email', email, '--name', '€'.repeat(255), '--expires-at', '9999-12-31T23:59:59Z').out).toMatchObject({ name: '€'.repeat(255), expires_at: '9999-12-31T23:59:59Z' });
+    expect(
+      cli(
+        t,
+        'keys:create',
+        '--email',
+        email,
+        '--name',
+        '€'.repeat(255),
+        '--expires-at',
+        '9999-12-31T23:59:59Z',
+      ).out,
+    ).toMatchObject({ name: '€'.repeat(255), expires_at: '9999-12-31T23:59:59Z' });
   });
 
   it('prints the commands on help, and each command its usage on --help', () => {
     for (const args of [['help'], ['--help'], ['-h']]) {
       const help = run(t, ...args);
       expect(help.status).toBe(0);
-      for (const command of ['users:create', 'users:list', 'keys:create', 'keys:list', 'keys:revoke', 'keys:roll', 'audit:list']) expect(help.stdout).toContain(command);
+      for (const command of [
+        'users:create',
+        'users:list',
+        'keys:create',
+        'keys:list',
+        'keys:revoke',
+        'keys:roll',
+        'audit:list',
+      ])
+        expect(help.stdout).toContain(command);
     }
     const one = run(t, 'keys:create', '--help');
     expect(one.status).toBe(0);
-    expect(one.stdout).toBe('usage: npm run -s cli -- keys:create --email E [--project ID] [--name N] [--expires-at ISO] [--read-only]\n');
+    expect(one.stdout).toBe(
+      'usage: npm run -s cli -- keys:create --email E [--project ID] [--name N] [--expires-at ISO] [--read-only]\n',
+    );
   });
 });

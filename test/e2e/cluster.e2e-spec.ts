@@ -11,7 +11,16 @@ describe('CLUSTER_WORKERS without Redis', () => {
     let failure: { status?: number; stderr?: Buffer } = {};
     try {
       execFileSync(process.execPath, ['dist/src/main.js'], {
-        env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', PORT: '0', DATABASE_URL: 'sqlite::memory:', APP_KEY: randomBytes(32).toString('base64'), CLUSTER_WORKERS: '2', REDIS_URL: '' },
+        env: {
+          ...process.env,
+          NODE_ENV: 'test',
+          LOG_LEVEL: 'silent',
+          PORT: '0',
+          DATABASE_URL: 'sqlite::memory:',
+          APP_KEY: randomBytes(32).toString('base64'),
+          CLUSTER_WORKERS: '2',
+          REDIS_URL: '',
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
         timeout: 20_000,
       });

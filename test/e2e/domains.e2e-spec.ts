@@ -1,12 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { makeAccount, makeApiKey, makeDomain, makeProject, makeUser, uniqueToken } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs, expectClientError } from '../utils/api.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** The domain fields are limited to exactly these. */
-const DOMAIN_KEYS = ['created_at', 'domain', 'has_paid', 'id', 'is_active', 'is_primary', 'project_id', 'updated_at'].sort();
+const DOMAIN_KEYS = [
+  'created_at',
+  'domain',
+  'has_paid',
+  'id',
+  'is_active',
+  'is_primary',
+  'project_id',
+  'updated_at',
+].sort();
 
 function expectDomainShape(d: Record<string, unknown>) {
   expect(Object.keys(d).sort()).toEqual(DOMAIN_KEYS);
@@ -43,17 +59,36 @@ describe('project domains', () => {
       const { key, project, base } = await setup();
       const data = expectSuccess(await api(key).post(base, { domain: 'example.com' }), 201);
       expectDomainShape(data);
-      expect(data).toMatchObject({ project_id: project.id, domain: 'example.com', has_paid: false, is_active: true, is_primary: false });
+      expect(data).toMatchObject({
+        project_id: project.id,
+        domain: 'example.com',
+        has_paid: false,
+        is_active: true,
+        is_primary: false,
+      });
     });
 
     it('stores the flags sent and ignores unknown fields', async () => {
       const { key, project, base } = await setup();
       const data = expectSuccess(
-        await api(key).post(base, { domain: 'flags.example.com', has_paid: true, is_active: false, is_primary: true, project_id: 999999, bogus: 1 }),
+        await api(key).post(base, {
+          domain: 'flags.example.com',
+          has_paid: true,
+          is_active: false,
+          is_primary: true,
+          project_id: 999999,
+          bogus: 1,
+        }),
         201,
       );
       expectDomainShape(data);
-      expect(data).toMatchObject({ project_id: project.id, domain: 'flags.example.com', has_paid: true, is_active: false, is_primary: true });
+      expect(data).toMatchObject({
+        project_id: project.id,
+        domain: 'flags.example.com',
+        has_paid: true,
+        is_active: false,
+        is_primary: true,
+      });
     });
 
     it('normalises the host name', async () => {
@@ -109,8 +144,12 @@ describe('project domains', () => {
     it('refuses non-boolean flags', async () => {
       const { key, base } = await setup();
       expectError(await api(key).post(base, { domain: 'a.example.com', has_paid: 'yes' }), 422, ['has_paid']);
-      expectError(await api(key).post(base, { domain: 'a.example.com', is_active: 'true' }), 422, ['is_active']);
-      expectError(await api(key).post(base, { domain: 'a.example.com', is_primary: 'no' }), 422, ['is_primary']);
+      expectError(await api(key).post(base, { domain: 'a.example.com', is_active: 'true' }), 422, [
+        'is_active',
+      ]);
+      expectError(await api(key).post(base, { domain: 'a.example.com', is_primary: 'no' }), 422, [
+        'is_primary',
+      ]);
       expect(expectSuccess(await api(key).get(base)).data).toHaveLength(0);
     });
 
@@ -135,7 +174,10 @@ describe('project domains', () => {
       ];
       for (const body of bodies) {
         const res = await api(key).post(base, body);
-        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({ body, status: 'below 500' });
+        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({
+          body,
+          status: 'below 500',
+        });
         if (res.status >= 400) expectClientError(res);
         else expectDomainShape(res.body.data);
       }
@@ -169,8 +211,12 @@ describe('project domains', () => {
       expect(d2.is_primary).toBe(true);
       expect(expectSuccess(await api(key).get(`${base}/${d1.id}`)).is_primary).toBe(false);
       const list = expectSuccess(await api(key).get(base));
-      expect(list.data.filter((d: { is_primary: boolean }) => d.is_primary).map((d: { id: number }) => d.id)).toEqual([d2.id]);
-      expect(expectSuccess(await api(key).get(`/project/${other.id}/domains/${otherPrimary.id}`)).is_primary).toBe(true);
+      expect(
+        list.data.filter((d: { is_primary: boolean }) => d.is_primary).map((d: { id: number }) => d.id),
+      ).toEqual([d2.id]);
+      expect(
+        expectSuccess(await api(key).get(`/project/${other.id}/domains/${otherPrimary.id}`)).is_primary,
+      ).toBe(true);
     });
 
     it('a failed create does not clear the primary flag', async () => {
@@ -178,7 +224,11 @@ describe('project domains', () => {
       const d1 = await makeDomain(t, key, project.id, { is_primary: true });
       expectError(await api(key).post(base, { domain: 'bad domain', is_primary: true }), 422, ['domain']);
       expectError(await api(key).post(base, { domain: d1.domain, is_primary: true }), 422, ['domain']);
-      expectError(await api(key).post(base, { domain: 'ok.example.com', is_primary: true, has_paid: 'yes' }), 422, ['has_paid']);
+      expectError(
+        await api(key).post(base, { domain: 'ok.example.com', is_primary: true, has_paid: 'yes' }),
+        422,
+        ['has_paid'],
+      );
       const fresh = await makeApiKey(t.app, user);
       expect(expectSuccess(await api(fresh).get(`${base}/${d1.id}`)).is_primary).toBe(true);
       expect(expectSuccess(await api(fresh).get(base)).data).toEqual([d1]);
@@ -285,7 +335,9 @@ describe('project domains', () => {
         expectError(await api(key).delete(`${base}/${id}`), 404);
       }
       // The foreign domain is untouched.
-      expect(expectSuccess(await api(key).get(`/project/${other.id}/domains/${foreign.id}`))).toEqual(foreign);
+      expect(expectSuccess(await api(key).get(`/project/${other.id}/domains/${foreign.id}`))).toEqual(
+        foreign,
+      );
     });
 
     it('PATCH updates only the fields sent, normalising the domain', async () => {
@@ -294,14 +346,24 @@ describe('project domains', () => {
       expectSuccess(await api(key).get(`${base}/${d.id}`)); // warm any cache
       const paid = expectSuccess(await api(key).patch(`${base}/${d.id}`, { has_paid: true }));
       expectDomainShape(paid);
-      expect(paid).toMatchObject({ id: d.id, domain: 'patch.example.com', has_paid: true, is_active: true, is_primary: false });
+      expect(paid).toMatchObject({
+        id: d.id,
+        domain: 'patch.example.com',
+        has_paid: true,
+        is_active: true,
+        is_primary: false,
+      });
       expect(expectSuccess(await api(key).get(`${base}/${d.id}`)).has_paid).toBe(true);
-      const renamed = expectSuccess(await api(key).patch(`${base}/${d.id}`, { domain: ' Renamed.Example.COM. ' }));
+      const renamed = expectSuccess(
+        await api(key).patch(`${base}/${d.id}`, { domain: ' Renamed.Example.COM. ' }),
+      );
       expect(renamed).toMatchObject({ domain: 'renamed.example.com', has_paid: true });
       const inactive = expectSuccess(await api(key).patch(`${base}/${d.id}`, { is_active: false }));
       expect(inactive).toMatchObject({ domain: 'renamed.example.com', has_paid: true, is_active: false });
       // Its own value is not a collision.
-      expect(expectSuccess(await api(key).patch(`${base}/${d.id}`, { domain: 'renamed.example.com' })).domain).toBe('renamed.example.com');
+      expect(
+        expectSuccess(await api(key).patch(`${base}/${d.id}`, { domain: 'renamed.example.com' })).domain,
+      ).toBe('renamed.example.com');
     });
 
     it('PATCH validates like create and a 422 changes nothing', async () => {
@@ -309,10 +371,16 @@ describe('project domains', () => {
       const a = await makeDomain(t, key, project.id, { domain: 'a.example.com' });
       const b = await makeDomain(t, key, project.id, { domain: 'b.example.com' });
       expectError(await api(key).patch(`${base}/${b.id}`, { domain: 'A.example.com' }), 422, ['domain']);
-      expectError(await api(key).patch(`${base}/${b.id}`, { domain: 'https://c.example.com' }), 422, ['domain']);
+      expectError(await api(key).patch(`${base}/${b.id}`, { domain: 'https://c.example.com' }), 422, [
+        'domain',
+      ]);
       expectError(await api(key).patch(`${base}/${b.id}`, { domain: '' }), 422, ['domain']);
       expectError(await api(key).patch(`${base}/${b.id}`, { domain: null }), 422, ['domain']);
-      expectError(await api(key).patch(`${base}/${b.id}`, { has_paid: 'yes', domain: 'c.example.com' }), 422, ['has_paid']);
+      expectError(
+        await api(key).patch(`${base}/${b.id}`, { has_paid: 'yes', domain: 'c.example.com' }),
+        422,
+        ['has_paid'],
+      );
       const fresh = await makeApiKey(t.app, user);
       expect(expectSuccess(await api(fresh).get(`${base}/${b.id}`))).toEqual(b);
       expect(expectSuccess(await api(fresh).get(`${base}/${a.id}`))).toEqual(a);
@@ -323,27 +391,57 @@ describe('project domains', () => {
       const d1 = await makeDomain(t, key, project.id, { is_primary: true });
       const d2 = await makeDomain(t, key, project.id);
       const d3 = await makeDomain(t, key, project.id);
-      expect(expectSuccess(await api(key).patch(`${base}/${d2.id}`, { is_primary: true })).is_primary).toBe(true);
+      expect(expectSuccess(await api(key).patch(`${base}/${d2.id}`, { is_primary: true })).is_primary).toBe(
+        true,
+      );
       const list = expectSuccess(await api(key).get(base));
-      const flags = Object.fromEntries(list.data.map((d: { id: number; is_primary: boolean }) => [d.id, d.is_primary]));
+      const flags = Object.fromEntries(
+        list.data.map((d: { id: number; is_primary: boolean }) => [d.id, d.is_primary]),
+      );
       expect(flags).toEqual({ [d1.id]: false, [d2.id]: true, [d3.id]: false });
       // Un-setting leaves the project without a primary; nothing else changes.
-      expect(expectSuccess(await api(key).patch(`${base}/${d2.id}`, { is_primary: false })).is_primary).toBe(false);
+      expect(expectSuccess(await api(key).patch(`${base}/${d2.id}`, { is_primary: false })).is_primary).toBe(
+        false,
+      );
       const after = expectSuccess(await api(key).get(base));
       expect(after.data.every((d: { is_primary: boolean }) => !d.is_primary)).toBe(true);
     });
 
     it('PUT replaces: domain required, omitted flags return to defaults', async () => {
       const { key, project, base } = await setup();
-      const d = await makeDomain(t, key, project.id, { domain: 'put.example.com', has_paid: true, is_active: false, is_primary: true });
+      const d = await makeDomain(t, key, project.id, {
+        domain: 'put.example.com',
+        has_paid: true,
+        is_active: false,
+        is_primary: true,
+      });
       expectError(await api(key).put(`${base}/${d.id}`, {}), 422, ['domain']);
       expectError(await api(key).put(`${base}/${d.id}`, { has_paid: true }), 422, ['domain']);
       expect(expectSuccess(await api(key).get(`${base}/${d.id}`))).toEqual(d);
       const replaced = expectSuccess(await api(key).put(`${base}/${d.id}`, { domain: 'put.example.com' }));
       expectDomainShape(replaced);
-      expect(replaced).toMatchObject({ id: d.id, project_id: project.id, domain: 'put.example.com', has_paid: false, is_active: true, is_primary: false });
-      const all = expectSuccess(await api(key).put(`${base}/${d.id}`, { domain: 'PUT2.example.com', has_paid: true, is_active: false, is_primary: true }));
-      expect(all).toMatchObject({ domain: 'put2.example.com', has_paid: true, is_active: false, is_primary: true });
+      expect(replaced).toMatchObject({
+        id: d.id,
+        project_id: project.id,
+        domain: 'put.example.com',
+        has_paid: false,
+        is_active: true,
+        is_primary: false,
+      });
+      const all = expectSuccess(
+        await api(key).put(`${base}/${d.id}`, {
+          domain: 'PUT2.example.com',
+          has_paid: true,
+          is_active: false,
+          is_primary: true,
+        }),
+      );
+      expect(all).toMatchObject({
+        domain: 'put2.example.com',
+        has_paid: true,
+        is_active: false,
+        is_primary: true,
+      });
       expect(expectSuccess(await api(key).get(`${base}/${d.id}`))).toEqual(all);
     });
 
@@ -351,9 +449,14 @@ describe('project domains', () => {
       const { key, project, base } = await setup();
       const d1 = await makeDomain(t, key, project.id, { is_primary: true });
       const d2 = await makeDomain(t, key, project.id);
-      expect(expectSuccess(await api(key).put(`${base}/${d2.id}`, { domain: d2.domain, is_primary: true })).is_primary).toBe(true);
+      expect(
+        expectSuccess(await api(key).put(`${base}/${d2.id}`, { domain: d2.domain, is_primary: true }))
+          .is_primary,
+      ).toBe(true);
       expect(expectSuccess(await api(key).get(`${base}/${d1.id}`)).is_primary).toBe(false);
-      expectError(await api(key).put(`${base}/${d1.id}`, { domain: d2.domain.toUpperCase() }), 422, ['domain']);
+      expectError(await api(key).put(`${base}/${d1.id}`, { domain: d2.domain.toUpperCase() }), 422, [
+        'domain',
+      ]);
       expect(expectSuccess(await api(key).get(`${base}/${d1.id}`)).domain).toBe(d1.domain);
     });
 
@@ -376,7 +479,13 @@ describe('project domains', () => {
     it('refuses to delete a domain that licenses are pinned to, naming the count', async () => {
       const { key, project, base } = await setup();
       const d = await makeDomain(t, key, project.id);
-      expectSuccess(await api(key).post(`/project/${project.id}/licenses`, { title: `pinned-${uniqueToken()}`, domain_id: d.id }), 201);
+      expectSuccess(
+        await api(key).post(`/project/${project.id}/licenses`, {
+          title: `pinned-${uniqueToken()}`,
+          domain_id: d.id,
+        }),
+        201,
+      );
       const body = expectError(await api(key).delete(`${base}/${d.id}`), 422, ['domain']);
       expect(body.errors.domain.join(' ')).toContain('1');
       expect(expectSuccess(await api(key).get(`${base}/${d.id}`))).toEqual(d);
@@ -425,7 +534,9 @@ describe('project domains', () => {
       expect(created.project_id).toBe(project.id);
       expect(ids(expectSuccess(await s.get(base)))).toEqual([created.id]);
       expect(expectSuccess(await s.patch(`${base}/${created.id}`, { has_paid: true })).has_paid).toBe(true);
-      expect(expectSuccess(await s.put(`${base}/${created.id}`, { domain: 'scoped.example.com' })).has_paid).toBe(false);
+      expect(
+        expectSuccess(await s.put(`${base}/${created.id}`, { domain: 'scoped.example.com' })).has_paid,
+      ).toBe(false);
 
       const otherBase = `/project/${other.id}/domains`;
       expectError(await s.get(otherBase), 403);
@@ -462,7 +573,9 @@ describe('project domains', () => {
       expectError(await api(key).put(`${base}/${d.id}`, { domain: d.domain }), 403);
       expectError(await api(key).delete(`${base}/${d.id}`), 403);
       expectSuccess(await api(key).post(`/project/${project.id}/unlock`));
-      expect(expectSuccess(await api(key).patch(`${base}/${d.id}`, { is_primary: true })).is_primary).toBe(true);
+      expect(expectSuccess(await api(key).patch(`${base}/${d.id}`, { is_primary: true })).is_primary).toBe(
+        true,
+      );
     });
   });
 });

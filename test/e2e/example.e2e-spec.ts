@@ -15,11 +15,18 @@ const REDIRECT = 'https://pay.example.com/renew';
  * Runs the example in a child process. Asynchronously on purpose: the service under test lives in
  * this process, so spawnSync would block the event loop the child's requests need.
  */
-function runExample(env: Record<string, string | undefined>, script = EXAMPLE): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function runExample(
+  env: Record<string, string | undefined>,
+  script = EXAMPLE,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const childEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v;
-    const child = spawn(process.execPath, [script], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script], {
+      cwd: ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -43,7 +50,11 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
   let freeContent: string;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'sdk/tsconfig.json')], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'sdk/tsconfig.json')],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
     expect(existsSync(join(ROOT, 'sdk/dist/index.js'))).toBe(true);
     expect(existsSync(join(ROOT, 'sdk/dist/index.d.ts'))).toBe(true);
 
@@ -52,7 +63,13 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
     project = await makeProject(t, key, { has_paid: true, default_redirect_url: REDIRECT });
     const domain = await makeDomain(t, key, project.id, { has_paid: true });
     license = await makeLicense(t, key, project.id);
-    const signingKey = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/signing-key`).set('Accept', 'application/json').set('X-API-KEY', key));
+    const signingKey = expectSuccess(
+      await t
+        .http()
+        .get(`/api/v1/project/${project.id}/signing-key`)
+        .set('Accept', 'application/json')
+        .set('X-API-KEY', key),
+    );
     const secret = `example-${uniqueToken()}`;
     const create = async (body: Record<string, unknown>) =>
       expectSuccess(
@@ -64,7 +81,10 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
           .send({ slug: `ex-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret, ...body }),
         201,
       );
-    for (const content of [`<script>window.PRO = "${uniqueToken()}";</script>`, `.pro { color: gold } /* ☃ ${uniqueToken()} */`]) {
+    for (const content of [
+      `<script>window.PRO = "${uniqueToken()}";</script>`,
+      `.pro { color: gold } /* ☃ ${uniqueToken()} */`,
+    ]) {
       paidContents.push(content);
       await create({ content, only_if_paid: true, target_path: '#pro' });
     }
@@ -90,7 +110,13 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
   });
 
   it('without SERVICE_DOMAIN it checks the project; the PEM key works as PUBLIC_KEY', async () => {
-    const pem = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/signing-key`).set('Accept', 'application/json').set('X-API-KEY', key)).public_key_pem;
+    const pem = expectSuccess(
+      await t
+        .http()
+        .get(`/api/v1/project/${project.id}/signing-key`)
+        .set('Accept', 'application/json')
+        .set('X-API-KEY', key),
+    ).public_key_pem;
     const run = await runExample({ ...env, SERVICE_DOMAIN: undefined, PUBLIC_KEY: pem });
     expect(run.status).toBe(0);
     for (const content of paidContents) expect(run.stdout).toContain(content);
@@ -98,7 +124,13 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
 
   it('exits non-zero on a wrong key, a wrong secret and a refused license', async () => {
     const other = await makeProject(t, key);
-    const otherKey = expectSuccess(await t.http().get(`/api/v1/project/${other.id}/signing-key`).set('Accept', 'application/json').set('X-API-KEY', key)).public_key;
+    const otherKey = expectSuccess(
+      await t
+        .http()
+        .get(`/api/v1/project/${other.id}/signing-key`)
+        .set('Accept', 'application/json')
+        .set('X-API-KEY', key),
+    ).public_key;
     const badKey = await runExample({ ...env, PUBLIC_KEY: otherKey });
     expect(badKey.status).toBe(1);
     expect(badKey.stderr).toMatch(/Signature check failed/);
@@ -107,7 +139,13 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
     expect(badSecret.status).toBe(1);
     expect(badSecret.stderr).toMatch(/wrong secret/);
 
-    expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`).set('Accept', 'application/json').set('X-API-KEY', key));
+    expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/licenses/${license.id}/revoke`)
+        .set('Accept', 'application/json')
+        .set('X-API-KEY', key),
+    );
     const revoked = await runExample(env);
     expect(revoked.status).toBe(1);
     expect(revoked.stdout).toBe('');
@@ -127,8 +165,10 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
   let env: Record<string, string>;
   let project: Record<string, any>;
   const api = () => ({
-    get: (path: string) => t.http().get(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
-    post: (path: string) => t.http().post(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
+    get: (path: string) =>
+      t.http().get(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
+    post: (path: string) =>
+      t.http().post(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
   });
 
   beforeAll(async () => {
@@ -154,7 +194,10 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
     try {
       const started = Date.now();
       const run = await runExample({ ...env, LICENSEGATE_URL: url, TIMEOUT_MS: '500' }, SCRIPT);
-      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 1, stderr: `licensegate: ${url}/api/v1 did not answer within 500 ms\n` });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({
+        status: 1,
+        stderr: `licensegate: ${url}/api/v1 did not answer within 500 ms\n`,
+      });
       expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
       silent.close();
@@ -164,25 +207,38 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
   it('verifies the answer and the token (raw or PEM key, with a domain or for the project), exit 0', async () => {
     const run = await runExample(env, SCRIPT);
     expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(run.stdout).toMatch(/^OK: signed answer verified \(HTTP 200, signed at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\): \{"has_paid":true,"token":"LG1\.[^"]+","is_test_license":false\}\n/);
-    expect(run.stdout).toMatch(new RegExp(`OK: offline token verified: license \\d+, domain ${env.SERVICE_DOMAIN.replace(/\./g, '\\.')}, valid until \\d{4}-`));
+    expect(run.stdout).toMatch(
+      /^OK: signed answer verified \(HTTP 200, signed at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\): \{"has_paid":true,"token":"LG1\.[^"]+","is_test_license":false\}\n/,
+    );
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `OK: offline token verified: license \\d+, domain ${env.SERVICE_DOMAIN.replace(/\./g, '\\.')}, valid until \\d{4}-`,
+      ),
+    );
 
     const pem = expectSuccess(await api().get(`/project/${project.id}/signing-key`)).public_key_pem;
-    const byProject = await runExample({ ...env, SERVICE_DOMAIN: undefined, PUBLIC_KEY: pem, LICENSEGATE_URL: `${t.url}/api/v1/` }, SCRIPT);
+    const byProject = await runExample(
+      { ...env, SERVICE_DOMAIN: undefined, PUBLIC_KEY: pem, LICENSEGATE_URL: `${t.url}/api/v1/` },
+      SCRIPT,
+    );
     expect(byProject.status).toBe(0);
     expect(byProject.stdout).toContain('domain (project check)');
   });
 
-  it('exits 1 on another project\'s key, another project id, and a revoked license (its refusal still verified)', async () => {
+  it("exits 1 on another project's key, another project id, and a revoked license (its refusal still verified)", async () => {
     const other = await makeProject(t, key);
     const otherKey = expectSuccess(await api().get(`/project/${other.id}/signing-key`)).public_key;
     const badKey = await runExample({ ...env, PUBLIC_KEY: otherKey }, SCRIPT);
     expect(badKey.status).toBe(1);
-    expect(badKey.stderr).toBe("licensegate: the answer's signature does not verify: altered in transit, or another project's key\n");
+    expect(badKey.stderr).toBe(
+      "licensegate: the answer's signature does not verify: altered in transit, or another project's key\n",
+    );
 
     const badProject = await runExample({ ...env, PROJECT_ID: String(other.id) }, SCRIPT);
     expect(badProject.status).toBe(1);
-    expect(badProject.stderr).toBe(`licensegate: the offline token is for project ${project.id}, not ${other.id}\n`);
+    expect(badProject.stderr).toBe(
+      `licensegate: the offline token is for project ${project.id}, not ${other.id}\n`,
+    );
 
     const revoked = await makeLicense(t, key, project.id);
     expectSuccess(await api().post(`/project/${project.id}/licenses/${revoked.id}/revoke`));
@@ -193,7 +249,14 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
   });
 
   it('a paid project with offline_grace_hours 0 gets no token; an unpaid domain neither', async () => {
-    expectSuccess(await t.http().patch(`/api/v1/project/${project.id}`).set('Accept', 'application/json').set('X-API-KEY', key).send({ offline_grace_hours: 0 }));
+    expectSuccess(
+      await t
+        .http()
+        .patch(`/api/v1/project/${project.id}`)
+        .set('Accept', 'application/json')
+        .set('X-API-KEY', key)
+        .send({ offline_grace_hours: 0 }),
+    );
     const noGrace = await runExample(env, SCRIPT);
     expect(noGrace.status).toBe(0);
     expect(noGrace.stdout).toContain("Paid, but no offline token: the project's offline_grace_hours is 0.");

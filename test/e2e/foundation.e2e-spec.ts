@@ -68,50 +68,91 @@ describe('foundation: root, envelope, errors, API keys', () => {
     it('400, not a 500, for a body nested deeper than any DTO goes; ordinary nesting passes', async () => {
       const { key } = await makeAccount(t.app);
       const deep = `{"name":"deep","meta":{"x":${'['.repeat(1000)}${']'.repeat(1000)}}}`;
-      const res = await t.http().post('/api/v1/project').set('X-API-KEY', key).set('Content-Type', 'application/json').send(deep);
+      const res = await t
+        .http()
+        .post('/api/v1/project')
+        .set('X-API-KEY', key)
+        .set('Content-Type', 'application/json')
+        .send(deep);
       expectError(res, 400);
       expect(res.body.message).toMatch(/nests deeper than 32 levels/);
       expect(expectSuccess(await t.http().get('/api/v1/project').set('X-API-KEY', key)).data).toEqual([]);
       const fine = { name: 'nested', meta: { a: { b: { c: { d: [1, [2, [3]]] } } } } };
-      expect(expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send(fine), 201).meta).toEqual(fine.meta);
+      expect(
+        expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send(fine), 201).meta,
+      ).toEqual(fine.meta);
     });
 
     it('422 for strings longer than their column, counted as stored (emoji variation selectors too)', async () => {
       const { key } = await makeAccount(t.app);
-      const res = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'a\uFE0F'.repeat(255) });
+      const res = await t
+        .http()
+        .post('/api/v1/project')
+        .set('X-API-KEY', key)
+        .send({ name: 'a\uFE0F'.repeat(255) });
       expectError(res, 422);
       expect(Object.keys(res.body.errors)).toEqual(['name']);
-      expectError(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: '\u2764\uFE0F'.repeat(200) }), 422);
+      expectError(
+        await t
+          .http()
+          .post('/api/v1/api-keys')
+          .set('X-API-KEY', key)
+          .send({ name: '\u2764\uFE0F'.repeat(200) }),
+        422,
+      );
     });
 
     it('400 for malformed JSON', async () => {
       const { key } = await makeAccount(t.app);
-      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Content-Type', 'application/json').send('{"name": ');
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('X-API-KEY', key)
+        .set('Content-Type', 'application/json')
+        .send('{"name": ');
       expectError(res, 400);
       expect(res.body.message).toMatch(/malformed json/i);
     });
 
     it('400 for a JSON body that is not an object', async () => {
       const { key } = await makeAccount(t.app);
-      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Content-Type', 'application/json').send('[1,2]');
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('X-API-KEY', key)
+        .set('Content-Type', 'application/json')
+        .send('[1,2]');
       expectError(res, 400);
     });
 
     it('413 for an oversized body', async () => {
       const { key } = await makeAccount(t.app);
-      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'x'.repeat(5000) });
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('X-API-KEY', key)
+        .send({ name: 'x'.repeat(5000) });
       expectError(res, 413);
     });
 
     it('415 for an unsupported content type', async () => {
       const { key } = await makeAccount(t.app);
-      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Content-Type', 'text/plain').send('name=x');
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('X-API-KEY', key)
+        .set('Content-Type', 'text/plain')
+        .send('name=x');
       expectError(res, 415);
     });
 
     it('422 with errors keyed by field', async () => {
       const { key } = await makeAccount(t.app);
-      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ project_id: 'seven', expires_at: 'never' });
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('X-API-KEY', key)
+        .send({ project_id: 'seven', expires_at: 'never' });
       const body = expectError(res, 422, ['project_id', 'expires_at']);
       expect(Array.isArray(body.errors.project_id)).toBe(true);
     });
@@ -144,7 +185,10 @@ describe('foundation: root, envelope, errors, API keys', () => {
     });
 
     it('a license key is no substitute for an API key', async () => {
-      expectError(await t.http().get('/api/v1/api-keys').set('X-LICENSE-KEY', '6a1f0a52-0000-4000-8000-000000000000'), 401);
+      expectError(
+        await t.http().get('/api/v1/api-keys').set('X-LICENSE-KEY', '6a1f0a52-0000-4000-8000-000000000000'),
+        401,
+      );
     });
 
     it('403 for a revoked or an expired key', async () => {
@@ -160,17 +204,42 @@ describe('foundation: root, envelope, errors, API keys', () => {
       const expiring = await makeApiKey(t.app, user, { expires_at: new Date(Date.now() + 1500) });
       expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', expiring));
       await new Promise((r) => setTimeout(r, 1600));
-      expect(expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', expiring), 403).message).toMatch(/expired/i);
+      expect(
+        expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', expiring), 403).message,
+      ).toMatch(/expired/i);
     });
 
     it('creates a key shown once, usable at once, never listed with its secret', async () => {
       const { key } = await makeAccount(t.app);
-      const created = expectSuccess(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'ci', unknown: 'dropped' }), 201);
+      const created = expectSuccess(
+        await t
+          .http()
+          .post('/api/v1/api-keys')
+          .set('X-API-KEY', key)
+          .send({ name: 'ci', unknown: 'dropped' }),
+        201,
+      );
       expect(created.key).toMatch(/^lg_[A-Za-z0-9_-]{43}$/);
       expect(created.prefix).toBe(created.key.slice(0, 8));
-      expect({ read_only: created.read_only, rolled_at: created.rolled_at }).toEqual({ read_only: false, rolled_at: null });
+      expect({ read_only: created.read_only, rolled_at: created.rolled_at }).toEqual({
+        read_only: false,
+        rolled_at: null,
+      });
       expect(Object.keys(created).sort()).toEqual(
-        ['created_at', 'expires_at', 'id', 'key', 'last_used_at', 'name', 'prefix', 'project_id', 'read_only', 'revoked_at', 'rolled_at', 'updated_at'].sort(),
+        [
+          'created_at',
+          'expires_at',
+          'id',
+          'key',
+          'last_used_at',
+          'name',
+          'prefix',
+          'project_id',
+          'read_only',
+          'revoked_at',
+          'rolled_at',
+          'updated_at',
+        ].sort(),
       );
       const list = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', created.key));
       expect(list).toHaveLength(2);
@@ -193,8 +262,20 @@ describe('foundation: root, envelope, errors, API keys', () => {
 
     it('refuses expires_at in the past and an unknown project', async () => {
       const { key } = await makeAccount(t.app);
-      expectError(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ expires_at: '2001-01-01T00:00:00Z' }), 422, ['expires_at']);
-      expectError(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ project_id: 424242 }), 422, ['project_id']);
+      expectError(
+        await t
+          .http()
+          .post('/api/v1/api-keys')
+          .set('X-API-KEY', key)
+          .send({ expires_at: '2001-01-01T00:00:00Z' }),
+        422,
+        ['expires_at'],
+      );
+      expectError(
+        await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ project_id: 424242 }),
+        422,
+        ['project_id'],
+      );
     });
   });
 
@@ -203,7 +284,11 @@ describe('foundation: root, envelope, errors, API keys', () => {
       const res = await t.http().get('/api/docs-json');
       expect(res.status).toBe(200);
       expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['api-key', 'license-key']);
-      expect(res.body.components.securitySchemes['api-key']).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
+      expect(res.body.components.securitySchemes['api-key']).toMatchObject({
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-API-KEY',
+      });
       expect(res.body.paths['/api/v1/api-keys']).toBeDefined();
     });
 
@@ -299,9 +384,30 @@ describe('with default settings', () => {
   describe('GET /metrics', () => {
     it('serves Prometheus text with the process and runtime metrics', async () => {
       const { key } = await makeAccount(t.app);
-      const project = expectSuccess(await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Metrics', has_paid: true }), 201);
-      const license = expectSuccess(await t.http().post(`/api/v1/project/${project.id}/licenses`).set('X-API-KEY', key).send({ title: 'm' }), 201);
-      expect((await t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid)).status).toBe(200);
+      const project = expectSuccess(
+        await t
+          .http()
+          .post('/api/v1/project')
+          .set('X-API-KEY', key)
+          .send({ name: 'Metrics', has_paid: true }),
+        201,
+      );
+      const license = expectSuccess(
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/licenses`)
+          .set('X-API-KEY', key)
+          .send({ title: 'm' }),
+        201,
+      );
+      expect(
+        (
+          await t
+            .http()
+            .post('/api/v1/project/has-paid?action=check_project')
+            .set('X-LICENSE-KEY', license.uuid)
+        ).status,
+      ).toBe(200);
       expect((await t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', 'nope')).status).toBe(403);
       const res = await t.http().get('/metrics');
       expect(res.status).toBe(200);
@@ -317,22 +423,42 @@ describe('with default settings', () => {
       expect(t.config.env.MAX_UPLOAD_BYTES).toBe(5 * 1024 * 1024);
       const { key } = await makeAccount(t.app);
       // {"name":"x","pad":"aaa…"}: the padding is an unknown field, ignored once parsed.
-      const body = (size: number) => `{"name":"x","pad":"${'a'.repeat(size - '{"name":"x","pad":""}'.length)}"}`;
-      const send = (path: string, size: number) => t.http().post(path).set('X-API-KEY', key).set('X-LICENSE-KEY', 'none').set('Content-Type', 'application/json').send(body(size));
+      const body = (size: number) =>
+        `{"name":"x","pad":"${'a'.repeat(size - '{"name":"x","pad":""}'.length)}"}`;
+      const send = (path: string, size: number) =>
+        t
+          .http()
+          .post(path)
+          .set('X-API-KEY', key)
+          .set('X-LICENSE-KEY', 'none')
+          .set('Content-Type', 'application/json')
+          .send(body(size));
       expect((await send('/api/v1/api-keys', 5 * 1024 * 1024)).status).toBe(201);
-      expect(expectError(await send('/api/v1/api-keys', 5 * 1024 * 1024 + 1), 413).message).toBe('Request body is too large.');
+      expect(expectError(await send('/api/v1/api-keys', 5 * 1024 * 1024 + 1), 413).message).toBe(
+        'Request body is too large.',
+      );
       expect((await send('/api/v1/project/has-paid', 5 * 1024 * 1024)).status).toBe(403);
-      expect(expectError(await send('/api/v1/project/has-paid', 5 * 1024 * 1024 + 1), 413).message).toBe('Request body is too large.');
+      expect(expectError(await send('/api/v1/project/has-paid', 5 * 1024 * 1024 + 1), 413).message).toBe(
+        'Request body is too large.',
+      );
     });
   });
 
   describe('stored sizes (default MAX_UPLOAD_BYTES)', () => {
     it('422 for meta larger than 16384 characters of JSON, and for an API key expiring after the year 9999', async () => {
       const { key } = await makeAccount(t.app);
-      const big = await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'big meta', meta: { k: 'a'.repeat(70_000) } });
+      const big = await t
+        .http()
+        .post('/api/v1/project')
+        .set('X-API-KEY', key)
+        .send({ name: 'big meta', meta: { k: 'a'.repeat(70_000) } });
       expectError(big, 422);
       expect(Object.keys(big.body.errors)).toEqual(['meta']);
-      const late = await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'late', expires_at: '+012000-01-01T00:00:00Z' });
+      const late = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('X-API-KEY', key)
+        .send({ name: 'late', expires_at: '+012000-01-01T00:00:00Z' });
       expectError(late, 422);
       expect(late.body.errors.expires_at[0]).toMatch(/before the year 10000/);
     });

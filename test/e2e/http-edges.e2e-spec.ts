@@ -19,7 +19,8 @@ function parseResponses(raw: Buffer): RawResponse[] {
   let rest = raw;
   while (rest.length > 0) {
     const end = rest.indexOf('\r\n\r\n');
-    if (end < 0) throw new Error(`incomplete response: ${JSON.stringify(rest.toString('latin1').slice(0, 200))}`);
+    if (end < 0)
+      throw new Error(`incomplete response: ${JSON.stringify(rest.toString('latin1').slice(0, 200))}`);
     const [statusLine, ...lines] = rest.subarray(0, end).toString('latin1').split('\r\n');
     const headers: Record<string, string> = {};
     for (const line of lines) {
@@ -30,7 +31,8 @@ function parseResponses(raw: Buffer): RawResponse[] {
     // 100 Continue has no body; every other answer here has a Content-Length.
     const length = status < 200 ? 0 : Number(headers['content-length']);
     if (!Number.isInteger(length)) throw new Error(`no Content-Length: ${statusLine}`);
-    if (status >= 200) out.push({ status, headers, body: rest.subarray(end + 4, end + 4 + length).toString('utf8') });
+    if (status >= 200)
+      out.push({ status, headers, body: rest.subarray(end + 4, end + 4 + length).toString('utf8') });
     rest = rest.subarray(end + 4 + length);
   }
   return out;
@@ -39,7 +41,10 @@ function parseResponses(raw: Buffer): RawResponse[] {
 const portOf = (t: TestApp) => Number(new URL(t.url).port);
 
 /** Sends raw bytes on a new connection and collects everything until the server closes it. */
-function exchange(t: TestApp, ...chunks: Array<string | Buffer>): Promise<{ responses: RawResponse[]; closedByServer: boolean }> {
+function exchange(
+  t: TestApp,
+  ...chunks: Array<string | Buffer>
+): Promise<{ responses: RawResponse[]; closedByServer: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(portOf(t), '127.0.0.1');
     const received: Buffer[] = [];
@@ -69,7 +74,10 @@ async function expectEnvelope(t: TestApp, request: string | Buffer, status: numb
   const { responses, closedByServer } = await exchange(t, request);
   expect(responses).toHaveLength(1);
   const [res] = responses;
-  expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({ status, body: { status: 'error', message, data: null, errors: null } });
+  expect({ status: res.status, body: JSON.parse(res.body) }).toEqual({
+    status,
+    body: { status: 'error', message, data: null, errors: null },
+  });
   expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
   expect(res.headers['x-request-id']).toMatch(UUID);
   expect(res.headers.connection).toBe('close');
@@ -82,7 +90,10 @@ function nextConnectionClosed(server: Server, ms: number): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     server.once('connection', (socket: Socket) => {
       const at = Date.now();
-      const timer = setTimeout(() => reject(new Error(`the server kept the connection open for ${ms} ms`)), ms);
+      const timer = setTimeout(
+        () => reject(new Error(`the server kept the connection open for ${ms} ms`)),
+        ms,
+      );
       socket.once('close', () => {
         clearTimeout(timer);
         resolve(Date.now() - at);
@@ -128,16 +139,41 @@ describe('answers node writes itself are in the envelope', () => {
   afterAll(async () => t.close());
 
   it('unknown method → 400', async () => {
-    await expectEnvelope(t, 'FOO /api/v1/ HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'The request does not start with a known HTTP method.');
+    await expectEnvelope(
+      t,
+      'FOO /api/v1/ HTTP/1.1\r\nHost: x\r\n\r\n',
+      400,
+      'The request does not start with a known HTTP method.',
+    );
     // TLS sent to the plain port is the same case.
-    await expectEnvelope(t, Buffer.from('160301020001000001fc0303', 'hex'), 400, 'The request does not start with a known HTTP method.');
+    await expectEnvelope(
+      t,
+      Buffer.from('160301020001000001fc0303', 'hex'),
+      400,
+      'The request does not start with a known HTTP method.',
+    );
   });
 
   it('bad Content-Length (not a number, negative, sent twice) → 400', async () => {
     const message = 'The Content-Length header must be a single non-negative integer.';
-    await expectEnvelope(t, 'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}', 400, message);
-    await expectEnvelope(t, 'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, message);
-    await expectEnvelope(t, 'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400, message);
+    await expectEnvelope(
+      t,
+      'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}',
+      400,
+      message,
+    );
+    await expectEnvelope(
+      t,
+      'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
+      400,
+      message,
+    );
+    await expectEnvelope(
+      t,
+      'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}',
+      400,
+      message,
+    );
   });
 
   it('Content-Length with Transfer-Encoding, or a malformed chunked body → 400', async () => {
@@ -157,40 +193,91 @@ describe('answers node writes itself are in the envelope', () => {
   });
 
   it('NUL or another control character in a header → 400', async () => {
-    const message = 'A request header contains characters HTTP does not allow in a header name or value (such as NUL or other control characters).';
-    await expectEnvelope(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Thing: a\0b\r\n\r\n', 400, message);
-    await expectEnvelope(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Th\x01ing: ab\r\n\r\n', 400, message);
+    const message =
+      'A request header contains characters HTTP does not allow in a header name or value (such as NUL or other control characters).';
+    await expectEnvelope(
+      t,
+      'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Thing: a\0b\r\n\r\n',
+      400,
+      message,
+    );
+    await expectEnvelope(
+      t,
+      'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Th\x01ing: ab\r\n\r\n',
+      400,
+      message,
+    );
   });
 
   it('a malformed request line → 400', async () => {
-    await expectEnvelope(t, 'GET /api/v1/a b HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'The request line is malformed: send METHOD /path HTTP/1.1 (percent-encode spaces in the path).');
-    await expectEnvelope(t, 'GET /api/v1/ HTTP/7.0\r\nHost: x\r\n\r\n', 400, 'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.');
+    await expectEnvelope(
+      t,
+      'GET /api/v1/a b HTTP/1.1\r\nHost: x\r\n\r\n',
+      400,
+      'The request line is malformed: send METHOD /path HTTP/1.1 (percent-encode spaces in the path).',
+    );
+    await expectEnvelope(
+      t,
+      'GET /api/v1/ HTTP/7.0\r\nHost: x\r\n\r\n',
+      400,
+      'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.',
+    );
   });
 
   // Node counts the request line with the headers: a long URL is refused by the same limit, so the message names both.
-  const TOO_LARGE = 'The request line and headers are too large: at most 16384 bytes in all, the URL with its query string included.';
+  const TOO_LARGE =
+    'The request line and headers are too large: at most 16384 bytes in all, the URL with its query string included.';
   it('a 70 kB header → 431, the answer read in full although the client was still sending', async () => {
-    await expectEnvelope(t, `GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`, 431, TOO_LARGE);
+    await expectEnvelope(
+      t,
+      `GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`,
+      431,
+      TOO_LARGE,
+    );
   });
 
   it('a 20 kB URL → 431 saying the URL counts, on Express routes and on the runtime fast path', async () => {
-    await expectEnvelope(t, `GET /api/v1/project?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, TOO_LARGE);
-    await expectEnvelope(t, `POST /api/v1/project/has-paid?domain=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`, 431, TOO_LARGE);
+    await expectEnvelope(
+      t,
+      `GET /api/v1/project?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      431,
+      TOO_LARGE,
+    );
+    await expectEnvelope(
+      t,
+      `POST /api/v1/project/has-paid?domain=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`,
+      431,
+      TOO_LARGE,
+    );
   });
 
   it('Host sent twice → 400 (RFC 9112: a proxy and this service could each read another one)', async () => {
     for (const path of ['/api/v1/health/live', '/api/v1/project/has-paid']) {
-      const { responses } = await exchange(t, `${path.endsWith('has-paid') ? 'POST' : 'GET'} ${path} HTTP/1.1\r\nHost: a.example.com\r\nHost: b.example.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+      const { responses } = await exchange(
+        t,
+        `${path.endsWith('has-paid') ? 'POST' : 'GET'} ${path} HTTP/1.1\r\nHost: a.example.com\r\nHost: b.example.com\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
       expect(responses.map((r) => ({ status: r.status, body: JSON.parse(r.body) }))).toEqual([
-        { status: 400, body: { status: 'error', message: 'The Host header must be sent once.', data: null, errors: null } },
+        {
+          status: 400,
+          body: { status: 'error', message: 'The Host header must be sent once.', data: null, errors: null },
+        },
       ]);
     }
   });
 
   it('Expect other than 100-continue → 417, echoing the request id; 100-continue still works', async () => {
-    const res = await expectEnvelope(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n', 417, 'The Expect header "x" is not supported: only 100-continue is.');
+    const res = await expectEnvelope(
+      t,
+      'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nExpect: x\r\n\r\n',
+      417,
+      'The Expect header "x" is not supported: only 100-continue is.',
+    );
     expect(res.headers['x-request-id']).toMatch(UUID);
-    const echoed = await exchange(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nExpect: x\r\nX-Request-Id: mine-1\r\n\r\n');
+    const echoed = await exchange(
+      t,
+      'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nExpect: x\r\nX-Request-Id: mine-1\r\n\r\n',
+    );
     expect(echoed.responses[0].headers['x-request-id']).toBe('mine-1');
 
     const body = '{"name":"Continued"}';
@@ -212,19 +299,31 @@ describe('answers node writes itself are in the envelope', () => {
     });
     expect(responses[0].headers['x-request-id']).toMatch(UUID);
     // HTTP/1.0 needs none.
-    expect((await exchange(t, 'GET /api/v1/health/live HTTP/1.0\r\n\r\n')).responses.map((r) => r.status)).toEqual([200]);
+    expect(
+      (await exchange(t, 'GET /api/v1/health/live HTTP/1.0\r\n\r\n')).responses.map((r) => r.status),
+    ).toEqual([200]);
   });
 
   it('CONNECT → 405 with Allow', async () => {
-    const res = await expectEnvelope(t, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 405, 'The CONNECT method is not supported.');
+    const res = await expectEnvelope(
+      t,
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      405,
+      'The CONNECT method is not supported.',
+    );
     expect(res.headers.allow).toBe('GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
   });
 
   it('a malformed request pipelined after a good one is answered after it, in order', async () => {
-    const { responses, closedByServer } = await exchange(t, 'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\n\r\nFOO / HTTP/1.1\r\nHost: x\r\n\r\n');
+    const { responses, closedByServer } = await exchange(
+      t,
+      'GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\n\r\nFOO / HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
     expect(responses.map((r) => r.status)).toEqual([200, 400]);
     expect(JSON.parse(responses[0].body)).toMatchObject({ status: 'success' });
-    expect(JSON.parse(responses[1].body).message).toBe('The request does not start with a known HTTP method.');
+    expect(JSON.parse(responses[1].body).message).toBe(
+      'The request does not start with a known HTTP method.',
+    );
     expect(closedByServer).toBe(true);
   });
 });
@@ -249,7 +348,9 @@ describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
   it('a client that stops sending its request half-way is dropped after the idle timeout', async () => {
     const closed = nextConnectionClosed(t.app.getHttpServer() as Server, 20_000);
     const socket = connect(portOf(t), '127.0.0.1', () => {
-      socket.write(`POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`);
+      socket.write(
+        `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`,
+      );
     });
     socket.on('error', () => undefined);
     try {
@@ -260,7 +361,9 @@ describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
   }, 30_000);
 
   it('an upload that keeps sending is never cut, however long it takes in all', async () => {
-    const body = Buffer.from(JSON.stringify({ slug: 'slow', secret: 's3cret', content: 'y'.repeat(600_000) }));
+    const body = Buffer.from(
+      JSON.stringify({ slug: 'slow', secret: 's3cret', content: 'y'.repeat(600_000) }),
+    );
     const project = await makeProject(t, key);
     const head = `POST /api/v1/project/${project.id}/injectables HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
     const started = Date.now();
@@ -301,7 +404,12 @@ describe('connection timeouts with the defaults', () => {
   it('idle 30 s, headers 20 s, whole request 300 s, keep-alive 65 s: a client that never reads is dropped after 30-60 s', async () => {
     expect(t.config.env.HTTP_IDLE_TIMEOUT_MS).toBe(30_000);
     const server = t.app.getHttpServer() as Server;
-    expect({ idle: server.timeout, headers: server.headersTimeout, request: server.requestTimeout, keepAlive: server.keepAliveTimeout }).toEqual({
+    expect({
+      idle: server.timeout,
+      headers: server.headersTimeout,
+      request: server.requestTimeout,
+      keepAlive: server.keepAliveTimeout,
+    }).toEqual({
       idle: 30_000,
       headers: 20_000,
       request: 300_000,
@@ -331,7 +439,10 @@ describe('large answers waiting for slow clients are bounded (MAX_PENDING_ANSWER
   let key: string;
   let injectablePath: string;
   beforeAll(async () => {
-    t = await createTestApp({ MAX_PENDING_ANSWER_BYTES: String(16 * 1024 * 1024), THROTTLE_API_LIMIT: '100000' });
+    t = await createTestApp({
+      MAX_PENDING_ANSWER_BYTES: String(16 * 1024 * 1024),
+      THROTTLE_API_LIMIT: '100000',
+    });
     ({ key } = await makeAccount(t.app));
     injectablePath = await bigInjectable(t, key);
   }, 60_000);
@@ -341,25 +452,46 @@ describe('large answers waiting for slow clients are bounded (MAX_PENDING_ANSWER
     const slow = stallingReader(t, injectablePath, key);
     try {
       await settle();
-      const refused = await t.http().get(injectablePath).set('X-API-KEY', key).set('X-Request-Id', 'over-budget');
+      const refused = await t
+        .http()
+        .get(injectablePath)
+        .set('X-API-KEY', key)
+        .set('X-Request-Id', 'over-budget');
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('5');
       expect(refused.headers['x-request-id']).toBe('over-budget');
-      expect(refused.body).toEqual({ status: 'error', message: 'The service is sending too many large answers to slow clients: try again in a moment.', data: null, errors: null });
-      expectSuccess(await t.http().get(injectablePath.replace(/\/injectables\/\d+$/, '')).set('X-API-KEY', key));
+      expect(refused.body).toEqual({
+        status: 'error',
+        message: 'The service is sending too many large answers to slow clients: try again in a moment.',
+        data: null,
+        errors: null,
+      });
+      expectSuccess(
+        await t
+          .http()
+          .get(injectablePath.replace(/\/injectables\/\d+$/, ''))
+          .set('X-API-KEY', key),
+      );
     } finally {
       slow.destroy();
     }
     await settle();
-    expect(expectSuccess(await t.http().get(injectablePath).set('X-API-KEY', key)).content.length).toBeGreaterThan(5_000_000);
+    expect(
+      expectSuccess(await t.http().get(injectablePath).set('X-API-KEY', key)).content.length,
+    ).toBeGreaterThan(5_000_000);
   }, 30_000);
 
   it('one large answer always goes, even one larger than the budget', async () => {
-    const small = await createTestApp({ MAX_PENDING_ANSWER_BYTES: String(1024 * 1024), THROTTLE_API_LIMIT: '100000' });
+    const small = await createTestApp({
+      MAX_PENDING_ANSWER_BYTES: String(1024 * 1024),
+      THROTTLE_API_LIMIT: '100000',
+    });
     try {
       const { key: smallKey } = await makeAccount(small.app);
       const path = await bigInjectable(small, smallKey);
-      expect(expectSuccess(await small.http().get(path).set('X-API-KEY', smallKey)).content.length).toBeGreaterThan(5_000_000);
+      expect(
+        expectSuccess(await small.http().get(path).set('X-API-KEY', smallKey)).content.length,
+      ).toBeGreaterThan(5_000_000);
     } finally {
       await small.close();
     }
@@ -403,29 +535,53 @@ describe('bodies and paths the app cannot read: a clear 400 on Express routes an
   const both = (headers: Record<string, string>, body: string | Buffer) =>
     Promise.all(
       ['/api/v1/api-keys', '/api/v1/project/has-paid'].map(async (path) => {
-        const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { 'X-API-KEY': key, 'X-LICENSE-KEY': 'unknown', ...headers }, body });
+        const res = await fetch(`${t.url}${path}`, {
+          method: 'POST',
+          headers: { 'X-API-KEY': key, 'X-LICENSE-KEY': 'unknown', ...headers },
+          body,
+        });
         return { path, status: res.status, body: await res.json() };
       }),
     );
   const refusal = (status: number, message: string) =>
-    ['/api/v1/api-keys', '/api/v1/project/has-paid'].map((path) => ({ path, status, body: { status: 'error', message, data: null, errors: null } }));
+    ['/api/v1/api-keys', '/api/v1/project/has-paid'].map((path) => ({
+      path,
+      status,
+      body: { status: 'error', message, data: null, errors: null },
+    }));
 
-  it.each(['gzip', 'deflate', 'br'])('a body that is not valid %s data although Content-Encoding says so → 400 saying so', async (encoding) => {
-    expect(await both({ 'Content-Type': 'application/json', 'Content-Encoding': encoding }, '{"name":"x"}')).toEqual(
-      refusal(400, `The request body could not be decompressed: it is not valid ${encoding} data (Content-Encoding).`),
-    );
-  });
+  it.each(['gzip', 'deflate', 'br'])(
+    'a body that is not valid %s data although Content-Encoding says so → 400 saying so',
+    async (encoding) => {
+      expect(
+        await both({ 'Content-Type': 'application/json', 'Content-Encoding': encoding }, '{"name":"x"}'),
+      ).toEqual(
+        refusal(
+          400,
+          `The request body could not be decompressed: it is not valid ${encoding} data (Content-Encoding).`,
+        ),
+      );
+    },
+  );
 
   it('a compressed body that is valid is read as usual', async () => {
     const { gzipSync } = await import('node:zlib');
-    const [created, checked] = await both({ 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, gzipSync('{"name":"zipped"}'));
+    const [created, checked] = await both(
+      { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      gzipSync('{"name":"zipped"}'),
+    );
     expect(created).toMatchObject({ status: 201, body: { data: { name: 'zipped' } } });
     expect(checked).toMatchObject({ status: 403, body: { message: 'Invalid license key.' } });
   });
 
-  it.each(['"text"', '42', 'true', 'null'])('valid JSON that is not an object (%s) → 400 "must be a JSON object", not "malformed"', async (body) => {
-    expect(await both({ 'Content-Type': 'application/json' }, body)).toEqual(refusal(400, 'The request body must be a JSON object.'));
-  });
+  it.each(['"text"', '42', 'true', 'null'])(
+    'valid JSON that is not an object (%s) → 400 "must be a JSON object", not "malformed"',
+    async (body) => {
+      expect(await both({ 'Content-Type': 'application/json' }, body)).toEqual(
+        refusal(400, 'The request body must be a JSON object.'),
+      );
+    },
+  );
 
   it('multipart/form-data where no endpoint takes a file → 415, not a 422 about fields it never read', async () => {
     const form = () => {
@@ -434,10 +590,22 @@ describe('bodies and paths the app cannot read: a clear 400 on Express routes an
       f.set('license', 'unknown');
       return f;
     };
-    const message = 'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).';
-    for (const [method, path] of [['POST', '/api/v1/project'], ['POST', '/api/v1/api-keys'], ['POST', '/api/v1/project/has-paid'], ['POST', '/api/v1/project/has-paid/'], ['PATCH', '/api/v1/project/1']]) {
+    const message =
+      'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).';
+    for (const [method, path] of [
+      ['POST', '/api/v1/project'],
+      ['POST', '/api/v1/api-keys'],
+      ['POST', '/api/v1/project/has-paid'],
+      ['POST', '/api/v1/project/has-paid/'],
+      ['PATCH', '/api/v1/project/1'],
+    ]) {
       const res = await fetch(`${t.url}${path}`, { method, headers: { 'X-API-KEY': key }, body: form() });
-      expect({ method, path, status: res.status, body: await res.json() }).toEqual({ method, path, status: 415, body: { status: 'error', message, data: null, errors: null } });
+      expect({ method, path, status: res.status, body: await res.json() }).toEqual({
+        method,
+        path,
+        status: 415,
+        body: { status: 'error', message, data: null, errors: null },
+      });
     }
     // Where a file is taken, a form still reaches the route.
     const project = await makeProject(t, key);
@@ -446,13 +614,25 @@ describe('bodies and paths the app cannot read: a clear 400 on Express routes an
     upload.set('secret', 's3cret');
     upload.set('type', 'file');
     upload.set('file', new Blob(['hello']), 'hello.txt');
-    const created = await fetch(`${t.url}/api/v1/project/${project.id}/injectables`, { method: 'POST', headers: { 'X-API-KEY': key }, body: upload });
+    const created = await fetch(`${t.url}/api/v1/project/${project.id}/injectables`, {
+      method: 'POST',
+      headers: { 'X-API-KEY': key },
+      body: upload,
+    });
     expect(created.status).toBe(201);
     const id = ((await created.json()) as { data: { id: number } }).data.id;
     const replaced = new FormData();
     replaced.set('secret', 's3cret');
     replaced.set('file', new Blob(['again']), 'again.txt');
-    expect((await fetch(`${t.url}/api/v1/project/${project.id}/injectables/${id}`, { method: 'PUT', headers: { 'X-API-KEY': key }, body: replaced })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${t.url}/api/v1/project/${project.id}/injectables/${id}`, {
+          method: 'PUT',
+          headers: { 'X-API-KEY': key },
+          body: replaced,
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it.each([
@@ -460,6 +640,9 @@ describe('bodies and paths the app cannot read: a clear 400 on Express routes an
     ['/api/v1/project/1/domains/%E0%A4', "The path contains an invalid percent-encoding: '%E0%A4'."],
   ])('invalid percent-encoding in a path parameter (%s) → 400 saying so', async (path, message) => {
     const res = await fetch(`${t.url}${path}`, { headers: { 'X-API-KEY': key } });
-    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { status: 'error', message, data: null, errors: null } });
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 400,
+      body: { status: 'error', message, data: null, errors: null },
+    });
   });
 });

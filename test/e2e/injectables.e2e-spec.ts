@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createDecipheriv, createHash, createPublicKey, KeyObject, randomBytes, scryptSync, verify } from 'node:crypto';
+import {
+  createDecipheriv,
+  createHash,
+  createPublicKey,
+  KeyObject,
+  randomBytes,
+  scryptSync,
+  verify,
+} from 'node:crypto';
 import { makeAccount, makeApiKey, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
@@ -31,11 +39,35 @@ const INJECTABLE_KEYS = [
   'updated_at',
 ].sort();
 /** Items of the management list: every key of an injectable but the payload, plus the payload's size. */
-const LIST_ITEM_KEYS = [...INJECTABLE_KEYS.filter((k) => k !== 'content' && k !== 'encrypted_content'), 'content_size'].sort();
+const LIST_ITEM_KEYS = [
+  ...INJECTABLE_KEYS.filter((k) => k !== 'content' && k !== 'encrypted_content'),
+  'content_size',
+].sort();
 /** Stream items carry exactly these. */
-const STREAM_ITEM_KEYS = ['slug', 'type', 'mode', 'encrypted_content', 'file_path', 'target_path', 'signature', 'meta'].sort();
+const STREAM_ITEM_KEYS = [
+  'slug',
+  'type',
+  'mode',
+  'encrypted_content',
+  'file_path',
+  'target_path',
+  'signature',
+  'meta',
+].sort();
 /** `include=injectables` items carry exactly these. */
-const PAID_ITEM_KEYS = ['id', 'slug', 'title', 'type', 'mode', 'target_path', 'content', 'file_path', 'is_active', 'only_if_paid', 'meta'].sort();
+const PAID_ITEM_KEYS = [
+  'id',
+  'slug',
+  'title',
+  'type',
+  'mode',
+  'target_path',
+  'content',
+  'file_path',
+  'is_active',
+  'only_if_paid',
+  'meta',
+].sort();
 
 /**
  * Every secret this file sends contains this marker, so the final test can prove that no response
@@ -85,17 +117,27 @@ const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 function signingKeysFrom(data: Record<string, unknown>): SigningKeys {
   expect(Object.keys(data).sort()).toEqual(['algorithm', 'public_key', 'public_key_pem']);
   expect(data.algorithm).toBe('Ed25519');
-  expect(String(data.public_key_pem)).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n?$/);
+  expect(String(data.public_key_pem)).toMatch(
+    /^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n?$/,
+  );
   const raw = Buffer.from(String(data.public_key), 'base64');
   expect(raw.length).toBe(32);
   const pem = createPublicKey(String(data.public_key_pem));
   expect(pem.asymmetricKeyType).toBe('ed25519');
-  const fromRaw = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+  const fromRaw = createPublicKey({
+    key: Buffer.concat([ED25519_SPKI_PREFIX, raw]),
+    format: 'der',
+    type: 'spki',
+  });
   return { pem, raw: fromRaw };
 }
 
 /** The exact UTF-8 text the signature covers. */
-function signedText(projectId: number, f: { slug: string; type: string; mode: string; target_path: string | null }, contentHash: string): string {
+function signedText(
+  projectId: number,
+  f: { slug: string; type: string; mode: string; target_path: string | null },
+  contentHash: string,
+): string {
   return `LG1-SIG\n${projectId}\n${f.slug}\n${f.type}\n${f.mode}\n${f.target_path ?? ''}\n${contentHash}`;
 }
 
@@ -124,7 +166,8 @@ function expectSealed(keys: SigningKeys, projectId: number, item: Record<string,
   const b64 = (item.encrypted_content ?? item.content) as string;
   if ('content' in item && 'encrypted_content' in item) expect(item.content).toBe(item.encrypted_content);
   const payload = decrypt(b64, expected.secret);
-  const want = typeof expected.payload === 'string' ? Buffer.from(expected.payload, 'utf8') : expected.payload;
+  const want =
+    typeof expected.payload === 'string' ? Buffer.from(expected.payload, 'utf8') : expected.payload;
   expect(payload.equals(want)).toBe(true);
   const hash = sha256Hex(blobOf(b64));
   if ('content_hash' in item) expect(item.content_hash).toBe(hash);
@@ -135,7 +178,10 @@ function expectSealed(keys: SigningKeys, projectId: number, item: Record<string,
     expect(item.file_path).toBeNull();
   }
   if ('signature' in item) {
-    expect(verifies(keys, signedText(projectId, item as any, hash), item.signature)).toEqual({ pem: true, raw: true });
+    expect(verifies(keys, signedText(projectId, item as any, hash), item.signature)).toEqual({
+      pem: true,
+      raw: true,
+    });
   }
   return hash;
 }
@@ -188,7 +234,11 @@ describe('injectables', () => {
   const seen: Array<{ status: number; text: string; body: any }> = [];
 
   beforeAll(async () => {
-    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000', MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES) });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      THROTTLE_RUNTIME_LIMIT: '100000',
+      MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES),
+    });
   });
   afterAll(async () => t.close());
 
@@ -216,7 +266,12 @@ describe('injectables', () => {
       put: (path: string, body: unknown) => wrap(t.http().put(`/api/v1${path}`)).send(body as object),
       delete: (path: string) => wrap(t.http().delete(`/api/v1${path}`)),
       /** Multipart/form-data: every field as text (supertest .field()), and an optional file (.attach()). */
-      form: (method: 'post' | 'put', path: string, fields: Record<string, string>, file?: { buffer: Buffer; name: string }) => {
+      form: (
+        method: 'post' | 'put',
+        path: string,
+        fields: Record<string, string>,
+        file?: { buffer: Buffer; name: string },
+      ) => {
         const req = wrap(t.http()[method](`/api/v1${path}`));
         for (const [name, value] of Object.entries(fields)) req.field(name, value);
         if (file) req.attach('file', file.buffer, file.name);
@@ -235,7 +290,13 @@ describe('injectables', () => {
 
   /** POST /project/has-paid?include=injectables&action=check_project with the license. */
   const hasPaid = (license: string) =>
-    track(t.http().post(`${HAS_PAID}?include=injectables&action=check_project`).set('Accept', 'application/json').set('X-LICENSE-KEY', license));
+    track(
+      t
+        .http()
+        .post(`${HAS_PAID}?include=injectables&action=check_project`)
+        .set('Accept', 'application/json')
+        .set('X-LICENSE-KEY', license),
+    );
 
   interface Ctx {
     user: Awaited<ReturnType<typeof makeAccount>>['user'];
@@ -256,7 +317,14 @@ describe('injectables', () => {
 
   /** POST a JSON injectable and return `data` (201 asserted). */
   async function create(ctx: Ctx, overrides: Record<string, unknown> = {}) {
-    const body = { slug: `inj-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: `<b>hello ${uniqueToken()}</b>`, ...overrides };
+    const body = {
+      slug: `inj-${uniqueToken()}`,
+      type: 'snippet',
+      mode: 'inject',
+      secret: newSecret(),
+      content: `<b>hello ${uniqueToken()}</b>`,
+      ...overrides,
+    };
     const res = await api(ctx.key).post(ctx.base, body);
     const data = expectSuccess(res, 201);
     expectInjectableShape(data);
@@ -264,7 +332,8 @@ describe('injectables', () => {
   }
 
   const get = async (ctx: Ctx, id: number) => expectSuccess(await api(ctx.key).get(`${ctx.base}/${id}`));
-  const listAll = async (ctx: Ctx) => expectSuccess(await api(ctx.key).get(`${ctx.base}?per_page=50`)).data as Array<Record<string, any>>;
+  const listAll = async (ctx: Ctx) =>
+    expectSuccess(await api(ctx.key).get(`${ctx.base}?per_page=50`)).data as Array<Record<string, any>>;
 
   // -------------------------------------------------------------------------------------------
   describe('create', () => {
@@ -324,9 +393,21 @@ describe('injectables', () => {
       const ctx = await setup();
       const secret = newSecret();
       const slug = `min-${uniqueToken()}`;
-      const data = expectSuccess(await api(ctx.key).post(ctx.base, { slug, type: 'html', mode: 'inject', secret, content: 'x' }), 201);
+      const data = expectSuccess(
+        await api(ctx.key).post(ctx.base, { slug, type: 'html', mode: 'inject', secret, content: 'x' }),
+        201,
+      );
       expectInjectableShape(data);
-      expect(data).toMatchObject({ slug, title: null, target_path: null, validate_endpoint: null, file_path: null, is_active: true, only_if_paid: false, meta: {} });
+      expect(data).toMatchObject({
+        slug,
+        title: null,
+        target_path: null,
+        validate_endpoint: null,
+        file_path: null,
+        is_active: true,
+        only_if_paid: false,
+        meta: {},
+      });
       expectSealed(ctx.keys, ctx.pid, data, { secret, payload: 'x' });
     });
 
@@ -335,20 +416,34 @@ describe('injectables', () => {
       const secret = newSecret();
       const bytes = Buffer.concat([Buffer.from([0, 1, 2, 255, 254, 0]), randomBytes(3000)]);
       const slug = `file-${uniqueToken()}`;
-      const res = await api(ctx.key).form('post', ctx.base, {
+      const res = await api(ctx.key).form(
+        'post',
+        ctx.base,
+        {
+          slug,
+          title: 'A file',
+          type: 'file',
+          mode: 'write',
+          target_path: 'assets/app.bin',
+          secret,
+          is_active: 'true',
+          only_if_paid: 'false',
+          meta: '{"version":"1.2.3","n":2}',
+        },
+        { buffer: bytes, name: 'app-bundle.v2.bin' },
+      );
+      const data = expectSuccess(res, 201);
+      expectInjectableShape(data);
+      expect(data).toMatchObject({
         slug,
         title: 'A file',
         type: 'file',
         mode: 'write',
         target_path: 'assets/app.bin',
-        secret,
-        is_active: 'true',
-        only_if_paid: 'false',
-        meta: '{"version":"1.2.3","n":2}',
-      }, { buffer: bytes, name: 'app-bundle.v2.bin' });
-      const data = expectSuccess(res, 201);
-      expectInjectableShape(data);
-      expect(data).toMatchObject({ slug, title: 'A file', type: 'file', mode: 'write', target_path: 'assets/app.bin', is_active: true, only_if_paid: false, meta: { version: '1.2.3', n: 2 } });
+        is_active: true,
+        only_if_paid: false,
+        meta: { version: '1.2.3', n: 2 },
+      });
       expect(typeof data.file_path).toBe('string');
       expect(data.file_path).not.toContain('app-bundle');
       expectSealed(ctx.keys, ctx.pid, data, { secret, payload: bytes, fileName: 'app-bundle.v2.bin' });
@@ -360,7 +455,12 @@ describe('injectables', () => {
       const ctx = await setup();
       const secret = newSecret();
       const name = 'résumé-☃.txt';
-      const res = await api(ctx.key).form('post', ctx.base, { slug: `utf8-${uniqueToken()}`, type: 'file', mode: 'write', secret }, { buffer: Buffer.from('hi'), name });
+      const res = await api(ctx.key).form(
+        'post',
+        ctx.base,
+        { slug: `utf8-${uniqueToken()}`, type: 'file', mode: 'write', secret },
+        { buffer: Buffer.from('hi'), name },
+      );
       const data = expectSuccess(res, 201);
       expect(decrypt(data.file_path, secret).toString('utf8')).toBe(name);
     });
@@ -369,7 +469,13 @@ describe('injectables', () => {
       const ctx = await setup();
       const secret = newSecret();
       const data = expectSuccess(
-        await api(ctx.key).form('post', ctx.base, { slug: `mp-${uniqueToken()}`, type: 'script', mode: 'append', secret, content: 'console.log("hi ☃")' }),
+        await api(ctx.key).form('post', ctx.base, {
+          slug: `mp-${uniqueToken()}`,
+          type: 'script',
+          mode: 'append',
+          secret,
+          content: 'console.log("hi ☃")',
+        }),
         201,
       );
       expectInjectableShape(data);
@@ -396,7 +502,12 @@ describe('injectables', () => {
           meta: JSON.stringify({ active, paid, deep: { ok: true } }),
         });
         const data = expectSuccess(res, 201);
-        expect({ active, paid, is_active: data.is_active, only_if_paid: data.only_if_paid }).toEqual({ active, paid, is_active: isActive, only_if_paid: onlyIfPaid });
+        expect({ active, paid, is_active: data.is_active, only_if_paid: data.only_if_paid }).toEqual({
+          active,
+          paid,
+          is_active: isActive,
+          only_if_paid: onlyIfPaid,
+        });
         expect(data.meta).toEqual({ active, paid, deep: { ok: true } });
       }
     });
@@ -411,14 +522,27 @@ describe('injectables', () => {
       const ctx = await setup();
       const secret = newSecret();
       const bytes = randomBytes(MAX_UPLOAD_BYTES);
-      const data = expectSuccess(await api(ctx.key).form('post', ctx.base, { slug: `max-${uniqueToken()}`, type: 'file', mode: 'write', secret }, { buffer: bytes, name: 'max.bin' }), 201);
+      const data = expectSuccess(
+        await api(ctx.key).form(
+          'post',
+          ctx.base,
+          { slug: `max-${uniqueToken()}`, type: 'file', mode: 'write', secret },
+          { buffer: bytes, name: 'max.bin' },
+        ),
+        201,
+      );
       expectSealed(ctx.keys, ctx.pid, data, { secret, payload: bytes, fileName: 'max.bin' });
     });
 
     it('refuses a file larger than MAX_UPLOAD_BYTES with 413 and stores nothing', async () => {
       const ctx = await setup();
       for (const size of [MAX_UPLOAD_BYTES + 1, MAX_UPLOAD_BYTES * 3]) {
-        const res = await api(ctx.key).form('post', ctx.base, { slug: `big-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() }, { buffer: randomBytes(size), name: 'big.bin' });
+        const res = await api(ctx.key).form(
+          'post',
+          ctx.base,
+          { slug: `big-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() },
+          { buffer: randomBytes(size), name: 'big.bin' },
+        );
         expect({ size, status: res.status }).toEqual({ size, status: 413 });
         expectError(res, 413);
       }
@@ -428,9 +552,21 @@ describe('injectables', () => {
     it('refuses content larger than MAX_UPLOAD_BYTES with 413 (JSON and multipart) and stores nothing', async () => {
       const ctx = await setup();
       const big = 'x'.repeat(MAX_UPLOAD_BYTES + 10);
-      const json = await api(ctx.key).post(ctx.base, { slug: `bigjson-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: big });
+      const json = await api(ctx.key).post(ctx.base, {
+        slug: `bigjson-${uniqueToken()}`,
+        type: 'snippet',
+        mode: 'inject',
+        secret: newSecret(),
+        content: big,
+      });
       expectError(json, 413);
-      const form = await api(ctx.key).form('post', ctx.base, { slug: `bigform-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: big });
+      const form = await api(ctx.key).form('post', ctx.base, {
+        slug: `bigform-${uniqueToken()}`,
+        type: 'snippet',
+        mode: 'inject',
+        secret: newSecret(),
+        content: big,
+      });
       expect({ multipartStatus: form.status, body: form.body }).toMatchObject({ multipartStatus: 413 });
       expectError(form, 413);
       expect(await listAll(ctx)).toEqual([]);
@@ -439,10 +575,19 @@ describe('injectables', () => {
     it('refuses a multipart body of many fields, each under MAX_UPLOAD_BYTES, once it outgrows one payload: 413, stores nothing', async () => {
       const ctx = await setup();
       // Each field alone is within the limit; together they would all be held in memory.
-      const fields: Record<string, string> = { slug: `many-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'x' };
+      const fields: Record<string, string> = {
+        slug: `many-${uniqueToken()}`,
+        type: 'snippet',
+        mode: 'inject',
+        secret: newSecret(),
+        content: 'x',
+      };
       for (let i = 0; i < 40; i++) fields[`pad${i}`] = 'y'.repeat(MAX_UPLOAD_BYTES - 100);
       const res = await api(ctx.key).form('post', ctx.base, fields);
-      expect({ status: res.status, message: res.body.message }).toEqual({ status: 413, message: `The multipart body is larger than MAX_UPLOAD_BYTES (${MAX_UPLOAD_BYTES} bytes) and 256 KiB for the other fields.` });
+      expect({ status: res.status, message: res.body.message }).toEqual({
+        status: 413,
+        message: `The multipart body is larger than MAX_UPLOAD_BYTES (${MAX_UPLOAD_BYTES} bytes) and 256 KiB for the other fields.`,
+      });
       expectError(res, 413);
       expect(await listAll(ctx)).toEqual([]);
       // A payload of MAX_UPLOAD_BYTES with every other field at its longest still fits.
@@ -459,7 +604,13 @@ describe('injectables', () => {
 
     it('answers 422 with the named field for every invalid create, and stores nothing', async () => {
       const ctx = await setup();
-      const ok = () => ({ slug: `ok-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'hello' });
+      const ok = () => ({
+        slug: `ok-${uniqueToken()}`,
+        type: 'snippet',
+        mode: 'inject',
+        secret: newSecret(),
+        content: 'hello',
+      });
       const jsonCases: Array<[string, Record<string, unknown>, string[]]> = [
         ['missing secret', { ...ok(), secret: undefined }, ['secret']],
         ['empty secret', { ...ok(), secret: '' }, ['secret']],
@@ -489,17 +640,97 @@ describe('injectables', () => {
         expect({ name, status: res.status, errors: res.body.errors }).toMatchObject({ name, status: 422 });
         expectError(res, 422, fields);
       }
-      const formCases: Array<[string, Record<string, string>, { buffer: Buffer; name: string } | undefined, string[]]> = [
-        ['multipart missing secret', { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write' }, { buffer: Buffer.from('x'), name: 'x.txt' }, ['secret']],
-        ['multipart type file without a file', { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() }, undefined, ['file']],
-        ['multipart invalid type', { slug: `f-${uniqueToken()}`, type: 'exe', mode: 'write', secret: newSecret() }, { buffer: Buffer.from('x'), name: 'x.txt' }, ['type']],
-        ['multipart invalid mode', { slug: `f-${uniqueToken()}`, type: 'file', mode: 'delete', secret: newSecret() }, { buffer: Buffer.from('x'), name: 'x.txt' }, ['mode']],
-        ['multipart is_active maybe', { slug: `f-${uniqueToken()}`, type: 'html', mode: 'inject', secret: newSecret(), content: 'c', is_active: 'maybe' }, undefined, ['is_active']],
-        ['multipart only_if_paid yes', { slug: `f-${uniqueToken()}`, type: 'html', mode: 'inject', secret: newSecret(), content: 'c', only_if_paid: 'yes' }, undefined, ['only_if_paid']],
-        ['multipart meta not JSON', { slug: `f-${uniqueToken()}`, type: 'html', mode: 'inject', secret: newSecret(), content: 'c', meta: '{oops' }, undefined, ['meta']],
-        ['multipart meta a JSON number', { slug: `f-${uniqueToken()}`, type: 'html', mode: 'inject', secret: newSecret(), content: 'c', meta: '42' }, undefined, ['meta']],
-        ['multipart slug not alpha_dash', { slug: 'no way', type: 'html', mode: 'inject', secret: newSecret(), content: 'c' }, undefined, ['slug']],
-        ['multipart non-file without content', { slug: `f-${uniqueToken()}`, type: 'html', mode: 'inject', secret: newSecret() }, undefined, ['content']],
+      const formCases: Array<
+        [string, Record<string, string>, { buffer: Buffer; name: string } | undefined, string[]]
+      > = [
+        [
+          'multipart missing secret',
+          { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write' },
+          { buffer: Buffer.from('x'), name: 'x.txt' },
+          ['secret'],
+        ],
+        [
+          'multipart type file without a file',
+          { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() },
+          undefined,
+          ['file'],
+        ],
+        [
+          'multipart invalid type',
+          { slug: `f-${uniqueToken()}`, type: 'exe', mode: 'write', secret: newSecret() },
+          { buffer: Buffer.from('x'), name: 'x.txt' },
+          ['type'],
+        ],
+        [
+          'multipart invalid mode',
+          { slug: `f-${uniqueToken()}`, type: 'file', mode: 'delete', secret: newSecret() },
+          { buffer: Buffer.from('x'), name: 'x.txt' },
+          ['mode'],
+        ],
+        [
+          'multipart is_active maybe',
+          {
+            slug: `f-${uniqueToken()}`,
+            type: 'html',
+            mode: 'inject',
+            secret: newSecret(),
+            content: 'c',
+            is_active: 'maybe',
+          },
+          undefined,
+          ['is_active'],
+        ],
+        [
+          'multipart only_if_paid yes',
+          {
+            slug: `f-${uniqueToken()}`,
+            type: 'html',
+            mode: 'inject',
+            secret: newSecret(),
+            content: 'c',
+            only_if_paid: 'yes',
+          },
+          undefined,
+          ['only_if_paid'],
+        ],
+        [
+          'multipart meta not JSON',
+          {
+            slug: `f-${uniqueToken()}`,
+            type: 'html',
+            mode: 'inject',
+            secret: newSecret(),
+            content: 'c',
+            meta: '{oops',
+          },
+          undefined,
+          ['meta'],
+        ],
+        [
+          'multipart meta a JSON number',
+          {
+            slug: `f-${uniqueToken()}`,
+            type: 'html',
+            mode: 'inject',
+            secret: newSecret(),
+            content: 'c',
+            meta: '42',
+          },
+          undefined,
+          ['meta'],
+        ],
+        [
+          'multipart slug not alpha_dash',
+          { slug: 'no way', type: 'html', mode: 'inject', secret: newSecret(), content: 'c' },
+          undefined,
+          ['slug'],
+        ],
+        [
+          'multipart non-file without content',
+          { slug: `f-${uniqueToken()}`, type: 'html', mode: 'inject', secret: newSecret() },
+          undefined,
+          ['content'],
+        ],
       ];
       for (const [name, fields, file, errorFields] of formCases) {
         const res = await api(ctx.key).form('post', ctx.base, fields, file);
@@ -512,7 +743,12 @@ describe('injectables', () => {
     it('refuses content and file together (exactly one of them)', async () => {
       const ctx = await setup();
       for (const type of ['file', 'snippet']) {
-        const res = await api(ctx.key).form('post', ctx.base, { slug: `both-${uniqueToken()}`, type, mode: 'write', secret: newSecret(), content: 'also' }, { buffer: Buffer.from('x'), name: 'x.txt' });
+        const res = await api(ctx.key).form(
+          'post',
+          ctx.base,
+          { slug: `both-${uniqueToken()}`, type, mode: 'write', secret: newSecret(), content: 'also' },
+          { buffer: Buffer.from('x'), name: 'x.txt' },
+        );
         expect({ type, status: res.status }).toEqual({ type, status: 422 });
         const body = expectError(res, 422);
         expect(Object.keys(body.errors ?? {}).some((k) => k === 'content' || k === 'file')).toBe(true);
@@ -524,16 +760,40 @@ describe('injectables', () => {
       const ctx = await setup();
       const slug = `dup-${uniqueToken()}`;
       await create(ctx, { slug });
-      const res = await api(ctx.key).post(ctx.base, { slug, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'again' });
+      const res = await api(ctx.key).post(ctx.base, {
+        slug,
+        type: 'snippet',
+        mode: 'inject',
+        secret: newSecret(),
+        content: 'again',
+      });
       expectError(res, 422, ['slug']);
       expect(res.body.errors.slug[0]).toBe('The slug has already been taken.');
       // multipart as well
-      expectError(await api(ctx.key).form('post', ctx.base, { slug, type: 'file', mode: 'write', secret: newSecret() }, { buffer: Buffer.from('x'), name: 'x' }), 422, ['slug']);
+      expectError(
+        await api(ctx.key).form(
+          'post',
+          ctx.base,
+          { slug, type: 'file', mode: 'write', secret: newSecret() },
+          { buffer: Buffer.from('x'), name: 'x' },
+        ),
+        422,
+        ['slug'],
+      );
       expect(await listAll(ctx)).toHaveLength(1);
 
       // Another project of the same owner, and a project of another owner.
       const sameOwner = await makeProject(t, ctx.key);
-      expectSuccess(await api(ctx.key).post(`/project/${sameOwner.id}/injectables`, { slug, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'b' }), 201);
+      expectSuccess(
+        await api(ctx.key).post(`/project/${sameOwner.id}/injectables`, {
+          slug,
+          type: 'snippet',
+          mode: 'inject',
+          secret: newSecret(),
+          content: 'b',
+        }),
+        201,
+      );
       const other = await setup();
       const { data } = await create(other, { slug });
       expect(data.slug).toBe(slug);
@@ -541,7 +801,14 @@ describe('injectables', () => {
 
     it('ignores unknown fields', async () => {
       const ctx = await setup();
-      const { data } = await create(ctx, { id: 999999, project_id: 424242, content_hash: 'f'.repeat(64), signature: 'forged', bogus: 'x', encrypted_content: 'AAAA' });
+      const { data } = await create(ctx, {
+        id: 999999,
+        project_id: 424242,
+        content_hash: 'f'.repeat(64),
+        signature: 'forged',
+        bogus: 'x',
+        encrypted_content: 'AAAA',
+      });
       expect(data.id).not.toBe(999999);
       expect(data.project_id).toBe(ctx.pid);
       expect(data.content_hash).not.toBe('f'.repeat(64));
@@ -556,8 +823,16 @@ describe('injectables', () => {
       const ctx = await setup();
       const { data: before } = await create(ctx);
       const secret2 = newSecret();
-      const edits = [{ slug: `renamed-${uniqueToken()}` }, { content: 'raced ☃', secret: secret2 }, { target_path: '/raced' }, { mode: 'replace' }];
-      for (const res of await Promise.all(edits.map((body) => api(ctx.key).put(`${ctx.base}/${before.id}`, body)))) expectSuccess(res);
+      const edits = [
+        { slug: `renamed-${uniqueToken()}` },
+        { content: 'raced ☃', secret: secret2 },
+        { target_path: '/raced' },
+        { mode: 'replace' },
+      ];
+      for (const res of await Promise.all(
+        edits.map((body) => api(ctx.key).put(`${ctx.base}/${before.id}`, body)),
+      ))
+        expectSuccess(res);
       const after = await get(ctx, before.id);
       // Every edit landed, and the signature covers the slug, target path, mode and content together.
       expect(after).toMatchObject({ slug: edits[0].slug, target_path: '/raced', mode: 'replace' });
@@ -567,12 +842,23 @@ describe('injectables', () => {
     it('slug, type or mode sent as null is 422 naming each, and the injectable stays as it was', async () => {
       const ctx = await setup();
       const { data: before } = await create(ctx);
-      const res = await api(ctx.key).put(`${ctx.base}/${before.id}`, { slug: null, type: null, mode: null, title: 'Not applied' });
+      const res = await api(ctx.key).put(`${ctx.base}/${before.id}`, {
+        slug: null,
+        type: null,
+        mode: null,
+        title: 'Not applied',
+      });
       expectError(res, 422, ['slug', 'type', 'mode']);
       expect(await get(ctx, before.id)).toEqual(before);
       // content null with a secret: there is nothing to encrypt (it was a 500).
-      const content = await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: null, secret: newSecret() });
-      expect({ status: content.status, errors: content.body.errors }).toEqual({ status: 422, errors: { content: ['The content field cannot be null.'] } });
+      const content = await api(ctx.key).put(`${ctx.base}/${before.id}`, {
+        content: null,
+        secret: newSecret(),
+      });
+      expect({ status: content.status, errors: content.body.errors }).toEqual({
+        status: 422,
+        errors: { content: ['The content field cannot be null.'] },
+      });
       expect(await get(ctx, before.id)).toEqual(before);
     });
 
@@ -589,8 +875,20 @@ describe('injectables', () => {
       expectSealed(ctx.keys, ctx.pid, after, { secret: body.secret, payload: body.content });
       expect(await get(ctx, before.id)).toEqual(after);
 
-      const viaForm = expectSuccess(await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { title: 'Newer', is_active: '0', only_if_paid: '1', meta: '{"x":[1]}' }));
-      expect(viaForm).toMatchObject({ title: 'Newer', is_active: false, only_if_paid: true, meta: { x: [1] } });
+      const viaForm = expectSuccess(
+        await api(ctx.key).form('put', `${ctx.base}/${before.id}`, {
+          title: 'Newer',
+          is_active: '0',
+          only_if_paid: '1',
+          meta: '{"x":[1]}',
+        }),
+      );
+      expect(viaForm).toMatchObject({
+        title: 'Newer',
+        is_active: false,
+        only_if_paid: true,
+        meta: { x: [1] },
+      });
       expect(viaForm.content).toBe(before.content);
       expect(viaForm.content_hash).toBe(before.content_hash);
       expect(viaForm.signature).toBe(before.signature);
@@ -601,7 +899,10 @@ describe('injectables', () => {
       const ctx = await setup();
       const { data: before, body } = await create(ctx);
       const secret2 = newSecret();
-      const res = await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: 'brand new ☃', secret: secret2 });
+      const res = await api(ctx.key).put(`${ctx.base}/${before.id}`, {
+        content: 'brand new ☃',
+        secret: secret2,
+      });
       const after = expectSuccess(res);
       expectInjectableShape(after);
       expect(after.content).not.toBe(before.content);
@@ -613,7 +914,9 @@ describe('injectables', () => {
 
       // multipart, with a third secret
       const secret3 = newSecret();
-      const again = expectSuccess(await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { content: 'third', secret: secret3 }));
+      const again = expectSuccess(
+        await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { content: 'third', secret: secret3 }),
+      );
       expectSealed(ctx.keys, ctx.pid, again, { secret: secret3, payload: 'third' });
       expectWrongSecret(again.content, secret2);
       expect(again.content_hash).not.toBe(after.content_hash);
@@ -623,7 +926,9 @@ describe('injectables', () => {
     it('re-sends of the same content with the same secret still produce a fresh blob that verifies', async () => {
       const ctx = await setup();
       const { data: before, body } = await create(ctx);
-      const after = expectSuccess(await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: body.content, secret: body.secret }));
+      const after = expectSuccess(
+        await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: body.content, secret: body.secret }),
+      );
       expectSealed(ctx.keys, ctx.pid, after, { secret: body.secret, payload: body.content });
     });
 
@@ -644,15 +949,22 @@ describe('injectables', () => {
         expect(after).toMatchObject(change);
         expect(after.content).toBe(before.content);
         expect(after.content_hash).toBe(before.content_hash);
-        expect({ change, resigned: after.signature !== previous.signature }).toEqual({ change, resigned: true });
+        expect({ change, resigned: after.signature !== previous.signature }).toEqual({
+          change,
+          resigned: true,
+        });
         expectSealed(ctx.keys, ctx.pid, after, { secret: body.secret, payload: body.content });
         // The old signature does not cover the new fields.
-        expect(verifies(ctx.keys, signedText(ctx.pid, after, after.content_hash), previous.signature)).toEqual({ pem: false, raw: false });
+        expect(
+          verifies(ctx.keys, signedText(ctx.pid, after, after.content_hash), previous.signature),
+        ).toEqual({ pem: false, raw: false });
         previous = after;
       }
       // multipart slug change
       const slug = `form-${uniqueToken()}`;
-      const viaForm = expectSuccess(await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { slug, mode: 'write' }));
+      const viaForm = expectSuccess(
+        await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { slug, mode: 'write' }),
+      );
       expect(viaForm).toMatchObject({ slug, mode: 'write' });
       expectSealed(ctx.keys, ctx.pid, viaForm, { secret: body.secret, payload: body.content });
     });
@@ -683,11 +995,23 @@ describe('injectables', () => {
         expectError(res, 422, fields);
         expect({ name, record: await get(ctx, before.id) }).toEqual({ name, record: before });
       }
-      const formCases: Array<[string, Record<string, string>, { buffer: Buffer; name: string } | undefined, string[]]> = [
+      const formCases: Array<
+        [string, Record<string, string>, { buffer: Buffer; name: string } | undefined, string[]]
+      > = [
         ['multipart content without secret', { content: 'new', title: 'changed' }, undefined, ['secret']],
         ['multipart secret alone', { secret: newSecret() }, undefined, ['secret']],
-        ['multipart switch to file without a file', { type: 'file', secret: newSecret(), title: 'changed' }, undefined, ['file']],
-        ['multipart switch to file with a file but no secret', { type: 'file' }, { buffer: Buffer.from('f'), name: 'f.txt' }, ['secret']],
+        [
+          'multipart switch to file without a file',
+          { type: 'file', secret: newSecret(), title: 'changed' },
+          undefined,
+          ['file'],
+        ],
+        [
+          'multipart switch to file with a file but no secret',
+          { type: 'file' },
+          { buffer: Buffer.from('f'), name: 'f.txt' },
+          ['secret'],
+        ],
         ['multipart invalid type', { type: 'nope', title: 'changed' }, undefined, ['type']],
         ['multipart invalid mode', { mode: 'nope', title: 'changed' }, undefined, ['mode']],
         ['multipart is_active maybe', { is_active: 'maybe' }, undefined, ['is_active']],
@@ -705,7 +1029,14 @@ describe('injectables', () => {
       const { data: before, body } = await create(ctx);
       const secret2 = newSecret();
       const bytes = randomBytes(1234);
-      const after = expectSuccess(await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { type: 'file', secret: secret2 }, { buffer: bytes, name: 'switched.dat' }));
+      const after = expectSuccess(
+        await api(ctx.key).form(
+          'put',
+          `${ctx.base}/${before.id}`,
+          { type: 'file', secret: secret2 },
+          { buffer: bytes, name: 'switched.dat' },
+        ),
+      );
       expectInjectableShape(after);
       expect(after.type).toBe('file');
       expect(after.content_hash).not.toBe(before.content_hash);
@@ -719,34 +1050,72 @@ describe('injectables', () => {
       const ctx = await setup();
       const secret = newSecret();
       const bytes = randomBytes(500);
-      const before = expectSuccess(await api(ctx.key).form('post', ctx.base, { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write', secret }, { buffer: bytes, name: 'orig.bin' }), 201);
+      const before = expectSuccess(
+        await api(ctx.key).form(
+          'post',
+          ctx.base,
+          { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write', secret },
+          { buffer: bytes, name: 'orig.bin' },
+        ),
+        201,
+      );
 
-      const meta = expectSuccess(await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { title: 'Meta only', is_active: 'false', meta: '{"m":true}' }));
+      const meta = expectSuccess(
+        await api(ctx.key).form('put', `${ctx.base}/${before.id}`, {
+          title: 'Meta only',
+          is_active: 'false',
+          meta: '{"m":true}',
+        }),
+      );
       expect(meta).toMatchObject({ title: 'Meta only', is_active: false, meta: { m: true }, type: 'file' });
-      for (const field of ['content', 'encrypted_content', 'file_path', 'content_hash', 'signature']) expect(meta[field]).toBe(before[field]);
+      for (const field of ['content', 'encrypted_content', 'file_path', 'content_hash', 'signature'])
+        expect(meta[field]).toBe(before[field]);
       expectSealed(ctx.keys, ctx.pid, meta, { secret, payload: bytes, fileName: 'orig.bin' });
 
       // JSON metadata-only update of a file injectable
-      const json = expectSuccess(await api(ctx.key).put(`${ctx.base}/${before.id}`, { title: 'JSON meta', only_if_paid: true }));
+      const json = expectSuccess(
+        await api(ctx.key).put(`${ctx.base}/${before.id}`, { title: 'JSON meta', only_if_paid: true }),
+      );
       expect(json).toMatchObject({ title: 'JSON meta', only_if_paid: true, type: 'file' });
       expect(json.file_path).toBe(before.file_path);
       expect(json.content).toBe(before.content);
 
       // target_path change on a file re-signs, keeps the file
-      const moved = expectSuccess(await api(ctx.key).put(`${ctx.base}/${before.id}`, { target_path: '/srv/x.bin' }));
+      const moved = expectSuccess(
+        await api(ctx.key).put(`${ctx.base}/${before.id}`, { target_path: '/srv/x.bin' }),
+      );
       expect(moved.signature).not.toBe(before.signature);
       expectSealed(ctx.keys, ctx.pid, moved, { secret, payload: bytes, fileName: 'orig.bin' });
 
       // content on a file injectable is refused
-      expectError(await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: 'text', secret: newSecret() }), 422);
+      expectError(
+        await api(ctx.key).put(`${ctx.base}/${before.id}`, { content: 'text', secret: newSecret() }),
+        422,
+      );
 
       // a new file without a secret
-      expectError(await api(ctx.key).form('put', `${ctx.base}/${before.id}`, {}, { buffer: randomBytes(10), name: 'n.bin' }), 422, ['secret']);
+      expectError(
+        await api(ctx.key).form(
+          'put',
+          `${ctx.base}/${before.id}`,
+          {},
+          { buffer: randomBytes(10), name: 'n.bin' },
+        ),
+        422,
+        ['secret'],
+      );
       expect(await get(ctx, before.id)).toEqual(moved);
 
       const secret2 = newSecret();
       const bytes2 = randomBytes(700);
-      const replaced = expectSuccess(await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { secret: secret2 }, { buffer: bytes2, name: 'second.bin' }));
+      const replaced = expectSuccess(
+        await api(ctx.key).form(
+          'put',
+          `${ctx.base}/${before.id}`,
+          { secret: secret2 },
+          { buffer: bytes2, name: 'second.bin' },
+        ),
+      );
       expect(replaced.content_hash).not.toBe(before.content_hash);
       expect(replaced.signature).not.toBe(moved.signature);
       expectSealed(ctx.keys, ctx.pid, replaced, { secret: secret2, payload: bytes2, fileName: 'second.bin' });
@@ -754,16 +1123,35 @@ describe('injectables', () => {
       expectWrongSecret(replaced.file_path, secret);
 
       // a replacement file larger than MAX_UPLOAD_BYTES → 413, file kept
-      const big = await api(ctx.key).form('put', `${ctx.base}/${before.id}`, { secret: newSecret() }, { buffer: randomBytes(MAX_UPLOAD_BYTES + 1), name: 'big.bin' });
+      const big = await api(ctx.key).form(
+        'put',
+        `${ctx.base}/${before.id}`,
+        { secret: newSecret() },
+        { buffer: randomBytes(MAX_UPLOAD_BYTES + 1), name: 'big.bin' },
+      );
       expectError(big, 413);
       expect(await get(ctx, before.id)).toEqual(replaced);
     });
 
     it('switching a file injectable back to a text type with content + secret clears file_path', async () => {
       const ctx = await setup();
-      const before = expectSuccess(await api(ctx.key).form('post', ctx.base, { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() }, { buffer: Buffer.from('abc'), name: 'a.txt' }), 201);
+      const before = expectSuccess(
+        await api(ctx.key).form(
+          'post',
+          ctx.base,
+          { slug: `f-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() },
+          { buffer: Buffer.from('abc'), name: 'a.txt' },
+        ),
+        201,
+      );
       const secret2 = newSecret();
-      const after = expectSuccess(await api(ctx.key).put(`${ctx.base}/${before.id}`, { type: 'snippet', content: 'now text', secret: secret2 }));
+      const after = expectSuccess(
+        await api(ctx.key).put(`${ctx.base}/${before.id}`, {
+          type: 'snippet',
+          content: 'now text',
+          secret: secret2,
+        }),
+      );
       expect(after.type).toBe('snippet');
       expectSealed(ctx.keys, ctx.pid, after, { secret: secret2, payload: 'now text' });
     });
@@ -790,7 +1178,10 @@ describe('injectables', () => {
       const { data: gone } = await create(ctx, { only_if_paid: true });
       let streamed = expectSuccess(await stream(license.uuid)).injectables.map((i: any) => i.slug);
       expect(streamed).toEqual([keep.slug, gone.slug]);
-      expect(expectSuccess(await hasPaid(license.uuid)).injectables.map((i: any) => i.id)).toEqual([keep.id, gone.id]);
+      expect(expectSuccess(await hasPaid(license.uuid)).injectables.map((i: any) => i.id)).toEqual([
+        keep.id,
+        gone.id,
+      ]);
 
       const res = await api(ctx.key).delete(`${ctx.base}/${gone.id}`);
       expect(expectSuccess(res)).toBeNull();
@@ -814,7 +1205,11 @@ describe('injectables', () => {
       const ctx = await setup();
       const { data: mine } = await create(ctx);
       const otherProject = await makeProject(t, ctx.key);
-      const { data: foreign } = await create({ ...ctx, pid: otherProject.id, base: `/project/${otherProject.id}/injectables` });
+      const { data: foreign } = await create({
+        ...ctx,
+        pid: otherProject.id,
+        base: `/project/${otherProject.id}/injectables`,
+      });
       for (const id of [foreign.id, 99999999, 'abc', '0', '-1', '1.5', '1e3', `${mine.id}x`, '2147483648']) {
         const path = `${ctx.base}/${id}`;
         expect({ id, status: (await api(ctx.key).get(path)).status }).toEqual({ id, status: 404 });
@@ -824,14 +1219,23 @@ describe('injectables', () => {
         expectError(await api(ctx.key).delete(path), 404);
       }
       // The foreign one is untouched and still readable through its own project.
-      expect(expectSuccess(await api(ctx.key).get(`/project/${otherProject.id}/injectables/${foreign.id}`))).toEqual(foreign);
+      expect(
+        expectSuccess(await api(ctx.key).get(`/project/${otherProject.id}/injectables/${foreign.id}`)),
+      ).toEqual(foreign);
       // A nonexistent or non-integer project is 404 too.
       expectError(await api(ctx.key).get(`/project/99999999/injectables`), 404);
       expectError(await api(ctx.key).get(`/project/abc/injectables/${mine.id}`), 404);
-      expectError(await api(ctx.key).post(`/project/99999999/injectables`, { slug: 'x', secret: newSecret(), content: 'x' }), 404);
+      expectError(
+        await api(ctx.key).post(`/project/99999999/injectables`, {
+          slug: 'x',
+          secret: newSecret(),
+          content: 'x',
+        }),
+        404,
+      );
     });
 
-    it('401 without a key; 403 for another owner\'s key, a scoped key of another project, an unknown key', async () => {
+    it("401 without a key; 403 for another owner's key, a scoped key of another project, an unknown key", async () => {
       const ctx = await setup();
       const { data: mine } = await create(ctx);
       const stranger = (await makeAccount(t.app)).key;
@@ -844,9 +1248,21 @@ describe('injectables', () => {
         list: () => api(key).get(ctx.base),
         get: () => api(key).get(`${ctx.base}/${mine.id}`),
         'get missing': () => api(key).get(`${ctx.base}/99999999`),
-        create: () => api(key).post(ctx.base, { slug: `x-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'x' }),
+        create: () =>
+          api(key).post(ctx.base, {
+            slug: `x-${uniqueToken()}`,
+            type: 'snippet',
+            mode: 'inject',
+            secret: newSecret(),
+            content: 'x',
+          }),
         'create multipart': () =>
-          api(key).form('post', ctx.base, { slug: `x-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() }, { buffer: Buffer.from('x'), name: 'x' }),
+          api(key).form(
+            'post',
+            ctx.base,
+            { slug: `x-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() },
+            { buffer: Buffer.from('x'), name: 'x' },
+          ),
         put: () => api(key).put(`${ctx.base}/${mine.id}`, { title: 'hijack' }),
         'put multipart': () => api(key).form('put', `${ctx.base}/${mine.id}`, { title: 'hijack' }),
         delete: () => api(key).delete(`${ctx.base}/${mine.id}`),
@@ -873,7 +1289,9 @@ describe('injectables', () => {
       const scopedOwn = await makeApiKey(t.app, ctx.user, { project_id: ctx.pid });
       const own = { ...ctx, key: scopedOwn };
       const { data } = await create(own);
-      expect(expectSuccess(await api(scopedOwn).put(`${ctx.base}/${data.id}`, { title: 'scoped' })).title).toBe('scoped');
+      expect(
+        expectSuccess(await api(scopedOwn).put(`${ctx.base}/${data.id}`, { title: 'scoped' })).title,
+      ).toBe('scoped');
       expect(expectSuccess(await api(scopedOwn).delete(`${ctx.base}/${data.id}`))).toBeNull();
     });
 
@@ -883,10 +1301,30 @@ describe('injectables', () => {
       const { data: mine } = await create(ctx);
       expectSuccess(await api(ctx.key).post(`/project/${ctx.pid}/lock`, { reason: 'testing' }));
 
-      expectError(await api(ctx.key).post(ctx.base, { slug: `l-${uniqueToken()}`, type: 'snippet', mode: 'inject', secret: newSecret(), content: 'x' }), 403);
-      expectError(await api(ctx.key).form('post', ctx.base, { slug: `l-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() }, { buffer: Buffer.from('x'), name: 'x' }), 403);
+      expectError(
+        await api(ctx.key).post(ctx.base, {
+          slug: `l-${uniqueToken()}`,
+          type: 'snippet',
+          mode: 'inject',
+          secret: newSecret(),
+          content: 'x',
+        }),
+        403,
+      );
+      expectError(
+        await api(ctx.key).form(
+          'post',
+          ctx.base,
+          { slug: `l-${uniqueToken()}`, type: 'file', mode: 'write', secret: newSecret() },
+          { buffer: Buffer.from('x'), name: 'x' },
+        ),
+        403,
+      );
       expectError(await api(ctx.key).put(`${ctx.base}/${mine.id}`, { title: 'locked' }), 403);
-      expectError(await api(ctx.key).form('put', `${ctx.base}/${mine.id}`, { content: 'locked', secret: newSecret() }), 403);
+      expectError(
+        await api(ctx.key).form('put', `${ctx.base}/${mine.id}`, { content: 'locked', secret: newSecret() }),
+        403,
+      );
       expectError(await api(ctx.key).delete(`${ctx.base}/${mine.id}`), 403);
 
       expect(await get(ctx, mine.id)).toEqual(mine);
@@ -897,7 +1335,9 @@ describe('injectables', () => {
 
       expectSuccess(await api(ctx.key).post(`/project/${ctx.pid}/unlock`));
       await create(ctx);
-      expect(expectSuccess(await api(ctx.key).put(`${ctx.base}/${mine.id}`, { title: 'unlocked' })).title).toBe('unlocked');
+      expect(
+        expectSuccess(await api(ctx.key).put(`${ctx.base}/${mine.id}`, { title: 'unlocked' })).title,
+      ).toBe('unlocked');
       expect(expectSuccess(await stream(license.uuid)).injectables).toHaveLength(2);
     });
   });
@@ -930,7 +1370,12 @@ describe('injectables', () => {
   describe('60 injectables: list (cursor, latest first) and stream walk', () => {
     let ctx: Ctx;
     let license: Record<string, any>;
-    const created: Array<{ data: Record<string, any>; secret: string; payload: string | Buffer; fileName?: string }> = [];
+    const created: Array<{
+      data: Record<string, any>;
+      secret: string;
+      payload: string | Buffer;
+      fileName?: string;
+    }> = [];
 
     beforeAll(async () => {
       ctx = await setup();
@@ -942,13 +1387,33 @@ describe('injectables', () => {
         if (i % 7 === 3) {
           const bytes = randomBytes(64 + i);
           const data = expectSuccess(
-            await api(ctx.key).form('post', ctx.base, { slug, type: 'file', mode: 'write', target_path: `files/${i}.bin`, secret, meta: JSON.stringify({ i }) }, { buffer: bytes, name: `file-${i}.bin` }),
+            await api(ctx.key).form(
+              'post',
+              ctx.base,
+              {
+                slug,
+                type: 'file',
+                mode: 'write',
+                target_path: `files/${i}.bin`,
+                secret,
+                meta: JSON.stringify({ i }),
+              },
+              { buffer: bytes, name: `file-${i}.bin` },
+            ),
             201,
           );
           created.push({ data, secret, payload: bytes, fileName: `file-${i}.bin` });
         } else {
           const content = `content #${i} ☃`;
-          const { data } = await create(ctx, { slug, secret, content, type: ['snippet', 'html', 'script', 'style'][i % 4], mode: ['inject', 'write', 'replace', 'append', 'prepend'][i % 5], meta: { i }, ...(i % 2 ? { target_path: `#el-${i}` } : {}) });
+          const { data } = await create(ctx, {
+            slug,
+            secret,
+            content,
+            type: ['snippet', 'html', 'script', 'style'][i % 4],
+            mode: ['inject', 'write', 'replace', 'append', 'prepend'][i % 5],
+            meta: { i },
+            ...(i % 2 ? { target_path: `#el-${i}` } : {}),
+          });
           created.push({ data, secret, payload: content });
         }
       }
@@ -972,7 +1437,11 @@ describe('injectables', () => {
       let cursor: string | null = null;
       const sizes: number[] = [];
       do {
-        const page: any = expectSuccess(await api(ctx.key).get(`${ctx.base}?per_page=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+        const page: any = expectSuccess(
+          await api(ctx.key).get(
+            `${ctx.base}?per_page=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          ),
+        );
         sizes.push(page.data.length);
         items.push(...page.data);
         walked.push(...page.data.map((i: any) => i.id));
@@ -984,15 +1453,24 @@ describe('injectables', () => {
       for (const item of items) {
         const c = created.find((x) => x.data.id === item.id)!;
         expect(item).toEqual(asListed(c.data));
-        expect(item.content_size).toBe(typeof c.payload === 'string' ? Buffer.byteLength(c.payload, 'utf8') : c.payload.length);
+        expect(item.content_size).toBe(
+          typeof c.payload === 'string' ? Buffer.byteLength(c.payload, 'utf8') : c.payload.length,
+        );
       }
 
       // default page size, second page continues where the first stopped
-      const second = expectSuccess(await api(ctx.key).get(`${ctx.base}?cursor=${encodeURIComponent(first.next_cursor)}`));
+      const second = expectSuccess(
+        await api(ctx.key).get(`${ctx.base}?cursor=${encodeURIComponent(first.next_cursor)}`),
+      );
       expect(second.data.map((i: any) => i.id)).toEqual(desc.slice(20, 40));
 
-      for (const bad of ['51', '0', '-1', 'abc', '1.5']) expectError(await api(ctx.key).get(`${ctx.base}?per_page=${bad}`), 422, ['per_page']);
-      expectError(await api(ctx.key).get(`${ctx.base}?cursor=${encodeURIComponent(`${first.next_cursor}x`)}`), 422, ['cursor']);
+      for (const bad of ['51', '0', '-1', 'abc', '1.5'])
+        expectError(await api(ctx.key).get(`${ctx.base}?per_page=${bad}`), 422, ['per_page']);
+      expectError(
+        await api(ctx.key).get(`${ctx.base}?cursor=${encodeURIComponent(`${first.next_cursor}x`)}`),
+        422,
+        ['cursor'],
+      );
       expectError(await api(ctx.key).get(`${ctx.base}?cursor=garbage`), 422, ['cursor']);
     });
 
@@ -1068,7 +1546,11 @@ describe('injectables', () => {
       const a = await create(ctx, { slug: `a-${uniqueToken()}` });
       const paid = await create(ctx, { slug: `paid-${uniqueToken()}`, only_if_paid: true });
       const inactive = await create(ctx, { slug: `inactive-${uniqueToken()}`, is_active: false });
-      const inactivePaid = await create(ctx, { slug: `inpaid-${uniqueToken()}`, is_active: false, only_if_paid: true });
+      const inactivePaid = await create(ctx, {
+        slug: `inpaid-${uniqueToken()}`,
+        is_active: false,
+        only_if_paid: true,
+      });
       const slugsOf = async () => {
         const data = expectSuccess(await stream(license.uuid));
         expect(Object.keys(data).sort()).toEqual(['has_more', 'injectables', 'next_cursor']);
@@ -1102,38 +1584,59 @@ describe('injectables', () => {
       const license = await makeLicense(t, ctx.key, ctx.pid);
       const first = await create(ctx, { slug: `first-${uniqueToken()}` });
       const second = await create(ctx, { slug: `second-${uniqueToken()}` });
-      const page = async (query: Record<string, string | number> = {}) => expectSuccess(await stream(license.uuid, query));
+      const page = async (query: Record<string, string | number> = {}) =>
+        expectSuccess(await stream(license.uuid, query));
       const one = await page({ per_page: 1 });
       expect(one.injectables.map((i: any) => i.slug)).toEqual([first.data.slug]);
       // Read twice: the second answer may come from the cache.
-      expect((await page({ per_page: 1, cursor: one.next_cursor })).injectables[0].encrypted_content).toBe(second.data.content);
+      expect((await page({ per_page: 1, cursor: one.next_cursor })).injectables[0].encrypted_content).toBe(
+        second.data.content,
+      );
 
       const secret = newSecret();
-      const updated = expectSuccess(await api(ctx.key).put(`${ctx.base}/${second.data.id}`, { content: 'changed', secret }));
+      const updated = expectSuccess(
+        await api(ctx.key).put(`${ctx.base}/${second.data.id}`, { content: 'changed', secret }),
+      );
       const next = await page({ per_page: 1, cursor: one.next_cursor });
       expect(next.injectables[0].encrypted_content).toBe(updated.content);
       expect(next.injectables[0].encrypted_content).not.toBe(second.data.content);
 
       const third = await create(ctx, { slug: `third-${uniqueToken()}` });
-      expect((await page()).injectables.map((i: any) => i.slug)).toEqual([first.data.slug, second.data.slug, third.data.slug]);
+      expect((await page()).injectables.map((i: any) => i.slug)).toEqual([
+        first.data.slug,
+        second.data.slug,
+        third.data.slug,
+      ]);
       expectSuccess(await api(ctx.key).delete(`${ctx.base}/${first.data.id}`));
       expect((await page()).injectables.map((i: any) => i.slug)).toEqual([second.data.slug, third.data.slug]);
     });
 
-    it('a license streams only its own project\'s injectables; the `license` query parameter works too', async () => {
+    it("a license streams only its own project's injectables; the `license` query parameter works too", async () => {
       const one = await setup();
       const two = await setup();
       const l1 = await makeLicense(t, one.key, one.pid);
       const l2 = await makeLicense(t, two.key, two.pid);
       const i1 = await create(one);
       const i2 = await create(two);
-      expect(expectSuccess(await stream(l1.uuid)).injectables.map((i: any) => i.slug)).toEqual([i1.data.slug]);
-      expect(expectSuccess(await stream(l2.uuid)).injectables.map((i: any) => i.slug)).toEqual([i2.data.slug]);
-      expect(expectSuccess(await track(t.http().get(`${STREAM}?license=${l1.uuid}`).set('Accept', 'application/json'))).injectables.map((i: any) => i.slug)).toEqual([i1.data.slug]);
+      expect(expectSuccess(await stream(l1.uuid)).injectables.map((i: any) => i.slug)).toEqual([
+        i1.data.slug,
+      ]);
+      expect(expectSuccess(await stream(l2.uuid)).injectables.map((i: any) => i.slug)).toEqual([
+        i2.data.slug,
+      ]);
+      expect(
+        expectSuccess(
+          await track(t.http().get(`${STREAM}?license=${l1.uuid}`).set('Accept', 'application/json')),
+        ).injectables.map((i: any) => i.slug),
+      ).toEqual([i1.data.slug]);
       // empty project
       const three = await setup();
       const l3 = await makeLicense(t, three.key, three.pid);
-      expect(expectSuccess(await stream(l3.uuid))).toEqual({ injectables: [], next_cursor: null, has_more: false });
+      expect(expectSuccess(await stream(l3.uuid))).toEqual({
+        injectables: [],
+        next_cursor: null,
+        has_more: false,
+      });
     });
 
     it('refusals: no key 401, API key only 401, unknown 403, revoked 403, locked project 403', async () => {
@@ -1144,7 +1647,10 @@ describe('injectables', () => {
 
       expectError(await stream(), 401);
       expectError(await stream(''), 401);
-      expectError(await track(t.http().get(STREAM).set('Accept', 'application/json').set('X-API-KEY', ctx.key)), 401);
+      expectError(
+        await track(t.http().get(STREAM).set('Accept', 'application/json').set('X-API-KEY', ctx.key)),
+        401,
+      );
       expectError(await stream('00000000-0000-4000-8000-000000000000'), 403);
       expectError(await stream('not-a-license'), 403);
 
@@ -1169,12 +1675,29 @@ describe('injectables', () => {
       const ctx = await setup({ has_paid: true });
       const license = await makeLicense(t, ctx.key, ctx.pid);
       await create(ctx, { slug: `free-${uniqueToken()}` });
-      const paid = await create(ctx, { slug: `paid-${uniqueToken()}`, only_if_paid: true, title: 'Paid', target_path: '#x', meta: { p: 1 } });
+      const paid = await create(ctx, {
+        slug: `paid-${uniqueToken()}`,
+        only_if_paid: true,
+        title: 'Paid',
+        target_path: '#x',
+        meta: { p: 1 },
+      });
       await create(ctx, { slug: `off-${uniqueToken()}`, only_if_paid: true, is_active: false });
       const fileSecret = newSecret();
       const fileBytes = randomBytes(99);
       const paidFile = expectSuccess(
-        await api(ctx.key).form('post', ctx.base, { slug: `pfile-${uniqueToken()}`, type: 'file', mode: 'write', secret: fileSecret, only_if_paid: '1' }, { buffer: fileBytes, name: 'paid.bin' }),
+        await api(ctx.key).form(
+          'post',
+          ctx.base,
+          {
+            slug: `pfile-${uniqueToken()}`,
+            type: 'file',
+            mode: 'write',
+            secret: fileSecret,
+            only_if_paid: '1',
+          },
+          { buffer: fileBytes, name: 'paid.bin' },
+        ),
         201,
       );
 
@@ -1184,16 +1707,33 @@ describe('injectables', () => {
       for (const item of data.injectables) expect(Object.keys(item).sort()).toEqual(PAID_ITEM_KEYS);
       const pick = (i: Record<string, any>) => Object.fromEntries(PAID_ITEM_KEYS.map((k) => [k, i[k]]));
       expect(data.injectables).toEqual([pick(paid.data), pick(paidFile)]);
-      expectSealed(ctx.keys, ctx.pid, data.injectables[0], { secret: paid.body.secret, payload: paid.body.content });
-      expectSealed(ctx.keys, ctx.pid, data.injectables[1], { secret: fileSecret, payload: fileBytes, fileName: 'paid.bin' });
+      expectSealed(ctx.keys, ctx.pid, data.injectables[0], {
+        secret: paid.body.secret,
+        payload: paid.body.content,
+      });
+      expectSealed(ctx.keys, ctx.pid, data.injectables[1], {
+        secret: fileSecret,
+        payload: fileBytes,
+        fileName: 'paid.bin',
+      });
 
       // without include: no injectables key
-      const plain = expectSuccess(await track(t.http().post(`${HAS_PAID}?action=check_project`).set('Accept', 'application/json').set('X-LICENSE-KEY', license.uuid)));
+      const plain = expectSuccess(
+        await track(
+          t
+            .http()
+            .post(`${HAS_PAID}?action=check_project`)
+            .set('Accept', 'application/json')
+            .set('X-LICENSE-KEY', license.uuid),
+        ),
+      );
       expect(plain).not.toHaveProperty('injectables');
 
       // a change shows at the very next call
       expectSuccess(await api(ctx.key).put(`${ctx.base}/${paid.data.id}`, { is_active: false }));
-      expect(expectSuccess(await hasPaid(license.uuid)).injectables.map((i: any) => i.id)).toEqual([paidFile.id]);
+      expect(expectSuccess(await hasPaid(license.uuid)).injectables.map((i: any) => i.id)).toEqual([
+        paidFile.id,
+      ]);
 
       expectSuccess(await api(ctx.key).patch(`/project/${ctx.pid}`, { has_paid: false }));
       const unpaid = expectSuccess(await hasPaid(license.uuid));
@@ -1201,7 +1741,9 @@ describe('injectables', () => {
       expect(unpaid).not.toHaveProperty('injectables');
 
       expectSuccess(await api(ctx.key).patch(`/project/${ctx.pid}`, { has_paid: true }));
-      expect(expectSuccess(await hasPaid(license.uuid)).injectables.map((i: any) => i.id)).toEqual([paidFile.id]);
+      expect(expectSuccess(await hasPaid(license.uuid)).injectables.map((i: any) => i.id)).toEqual([
+        paidFile.id,
+      ]);
     });
 
     it('has_paid true with no paid-only injectables → an empty list', async () => {
@@ -1218,7 +1760,9 @@ describe('injectables', () => {
   describe('secrets (never stored, never returned)', () => {
     it('no response of this file ever contained a secret or a `secret` key in its data', () => {
       expect(seen.length).toBeGreaterThan(100);
-      const leaks = seen.filter((r) => r.text?.includes(SECRET_MARKER)).map((r) => `${r.status}: ${r.text.slice(0, 200)}`);
+      const leaks = seen
+        .filter((r) => r.text?.includes(SECRET_MARKER))
+        .map((r) => `${r.status}: ${r.text.slice(0, 200)}`);
       expect(leaks).toEqual([]);
       const keyed = seen.filter((r) => r.body?.status === 'success').flatMap((r) => secretKeys(r.body.data));
       expect(keyed).toEqual([]);

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import type { Response } from 'supertest';
 import { UserEntity } from '../../src/auth/user.entity.js';
-import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, makeUser, uniqueToken } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs, expectClientError } from '../utils/api.js';
@@ -63,7 +71,8 @@ function expectLicenseShape(l: Record<string, unknown>) {
 /** Every bad input is a 4xx in the envelope, never a 500. */
 const ids = (page: { data: Array<{ id: number }> }) => page.data.map((d) => d.id);
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
-const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const inDays = (days: number) =>
+  new Date(Date.now() + days * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 describe('licenses', () => {
   let t: TestApp;
@@ -164,20 +173,46 @@ describe('licenses', () => {
 
     it('applies the owner’s license_defaults to omitted fields only', async () => {
       const { user, key, base } = await setup();
-      await t.dataSource.getRepository(UserEntity).update({ id: user.id }, { license_defaults: { max_usage_per_day: 7, is_test_license: true } });
+      await t.dataSource
+        .getRepository(UserEntity)
+        .update({ id: user.id }, { license_defaults: { max_usage_per_day: 7, is_test_license: true } });
       const defaulted = expectSuccess(await api(key).post(base, { title: 'Defaulted' }), 201);
-      expect(defaulted).toMatchObject({ ...BARE, title: 'Defaulted', max_usage_per_day: 7, is_test_license: true });
+      expect(defaulted).toMatchObject({
+        ...BARE,
+        title: 'Defaulted',
+        max_usage_per_day: 7,
+        is_test_license: true,
+      });
 
-      const explicit = expectSuccess(await api(key).post(base, { title: 'Explicit', max_usage_per_day: 3, is_test_license: false, max_domains: 2 }), 201);
-      expect(explicit).toMatchObject({ ...BARE, title: 'Explicit', max_usage_per_day: 3, is_test_license: false, max_domains: 2 });
+      const explicit = expectSuccess(
+        await api(key).post(base, {
+          title: 'Explicit',
+          max_usage_per_day: 3,
+          is_test_license: false,
+          max_domains: 2,
+        }),
+        201,
+      );
+      expect(explicit).toMatchObject({
+        ...BARE,
+        title: 'Explicit',
+        max_usage_per_day: 3,
+        is_test_license: false,
+        max_domains: 2,
+      });
 
       // An explicit null is not "omitted".
-      const nulled = expectSuccess(await api(key).post(base, { title: 'Nulled', max_usage_per_day: null }), 201);
+      const nulled = expectSuccess(
+        await api(key).post(base, { title: 'Nulled', max_usage_per_day: null }),
+        201,
+      );
       expect(nulled).toMatchObject({ max_usage_per_day: null, is_test_license: true });
 
       // Another owner is not affected.
       const other = await setup();
-      expect(expectSuccess(await api(other.key).post(other.base, { title: 'Defaulted' }), 201)).toMatchObject({ ...BARE, title: 'Defaulted' });
+      expect(expectSuccess(await api(other.key).post(other.base, { title: 'Defaulted' }), 201)).toMatchObject(
+        { ...BARE, title: 'Defaulted' },
+      );
     });
 
     it('ignores unknown and service-owned fields', async () => {
@@ -208,7 +243,17 @@ describe('licenses', () => {
 
     it('validates the title: required, a string, at most 255 characters', async () => {
       const { user, key, base } = await setup();
-      const bad: unknown[] = [{}, { title: '' }, { title: '   ' }, { title: null }, { title: 'x'.repeat(256) }, { title: 123 }, { title: ['a'] }, { title: { a: 1 } }, { title: true }];
+      const bad: unknown[] = [
+        {},
+        { title: '' },
+        { title: '   ' },
+        { title: null },
+        { title: 'x'.repeat(256) },
+        { title: 123 },
+        { title: ['a'] },
+        { title: { a: 1 } },
+        { title: true },
+      ];
       for (const body of bad) {
         const res = await api(key).post(base, body);
         expect({ body, status: res.status }).toEqual({ body, status: 422 });
@@ -227,8 +272,12 @@ describe('licenses', () => {
       const body = expectError(await api(key).post(base, { title: 'Taken' }), 422, ['title']);
       expect(body.errors.title[0]).toBe('The title has already been taken.');
       expectError(await api(key).post(base, { title: '  Taken ' }), 422, ['title']);
-      expect(expectSuccess(await api(key).post(`/project/${other.id}/licenses`, { title: 'Taken' }), 201).title).toBe('Taken');
-      expect(expectSuccess(await api(stranger.key).post(stranger.base, { title: 'Taken' }), 201).title).toBe('Taken');
+      expect(
+        expectSuccess(await api(key).post(`/project/${other.id}/licenses`, { title: 'Taken' }), 201).title,
+      ).toBe('Taken');
+      expect(expectSuccess(await api(stranger.key).post(stranger.base, { title: 'Taken' }), 201).title).toBe(
+        'Taken',
+      );
     });
 
     it('domain_id must name a domain of this project', async () => {
@@ -243,28 +292,52 @@ describe('licenses', () => {
         expectError(res, 422, ['domain_id']);
       }
       const own = await makeDomain(t, key, project.id);
-      expect(expectSuccess(await api(key).post(base, { title: 'Pinned', domain_id: own.id }), 201).domain_id).toBe(own.id);
+      expect(
+        expectSuccess(await api(key).post(base, { title: 'Pinned', domain_id: own.id }), 201).domain_id,
+      ).toBe(own.id);
     });
 
     it('expires_at must be a valid date in the future', async () => {
       const { user, key, base } = await setup();
       const past = new Date(Date.now() - 60_000).toISOString();
-      for (const expires_at of ['2000-01-01T00:00:00Z', past, 'not a date', '', '2099-13-45T00:00:00Z', 12345, true, { at: 'x' }]) {
+      for (const expires_at of [
+        '2000-01-01T00:00:00Z',
+        past,
+        'not a date',
+        '',
+        '2099-13-45T00:00:00Z',
+        12345,
+        true,
+        { at: 'x' },
+      ]) {
         const res = await api(key).post(base, { title: `exp-${uniqueToken()}`, expires_at });
         expect({ expires_at, status: res.status }).toEqual({ expires_at, status: 422 });
         expectError(res, 422, ['expires_at']);
       }
       expect((await freshList(user, base)).data).toEqual([]);
       const soon = inDays(1);
-      expect(expectSuccess(await api(key).post(base, { title: 'Tomorrow', expires_at: soon }), 201).expires_at).toBe(soon);
-      const dateOnly = expectSuccess(await api(key).post(base, { title: 'Date only', expires_at: '2099-01-02' }), 201);
+      expect(
+        expectSuccess(await api(key).post(base, { title: 'Tomorrow', expires_at: soon }), 201).expires_at,
+      ).toBe(soon);
+      const dateOnly = expectSuccess(
+        await api(key).post(base, { title: 'Date only', expires_at: '2099-01-02' }),
+        201,
+      );
       expect(dateOnly.expires_at).toMatch(/^2099-01-0[12]T/);
     });
 
     it('expires_at naming a day the month does not have, or not ISO-8601, is refused, never moved to another day', async () => {
       const { user, key, project, base } = await setup();
       // JavaScript's Date reads 2099-02-30 as 2099-03-02, and "Feb 30 2099" in the server's time zone.
-      const cases = ['2099-02-30', '2099-02-29T12:00:00Z', '2099-04-31T00:00:00+02:00', '2099-06-31 10:00', 'Feb 30 2099', '2099/03/01', '12/01/2099'];
+      const cases = [
+        '2099-02-30',
+        '2099-02-29T12:00:00Z',
+        '2099-04-31T00:00:00+02:00',
+        '2099-06-31 10:00',
+        'Feb 30 2099',
+        '2099/03/01',
+        '12/01/2099',
+      ];
       for (const expires_at of cases) {
         const res = await api(key).post(base, { title: `odd-${uniqueToken()}`, expires_at });
         expect({ expires_at, status: res.status, errors: res.body.errors }).toEqual({
@@ -274,10 +347,18 @@ describe('licenses', () => {
         });
       }
       expect((await freshList(user, base)).data).toEqual([]);
-      const license = await makeLicense(t, key, project.id, { title: 'Kept', expires_at: '2099-01-01T00:00:00Z' });
+      const license = await makeLicense(t, key, project.id, {
+        title: 'Kept',
+        expires_at: '2099-01-01T00:00:00Z',
+      });
       const patch = await api(key).patch(`${base}/${license.id}`, { expires_at: '2099-02-30T00:00:00Z' });
-      expect({ status: patch.status, errors: patch.body.errors }).toEqual({ status: 422, errors: { expires_at: ['The expires at field must be a valid date.'] } });
-      expect(expectSuccess(await api(key).get(`${base}/${license.id}`)).expires_at).toBe('2099-01-01T00:00:00Z');
+      expect({ status: patch.status, errors: patch.body.errors }).toEqual({
+        status: 422,
+        errors: { expires_at: ['The expires at field must be a valid date.'] },
+      });
+      expect(expectSuccess(await api(key).get(`${base}/${license.id}`)).expires_at).toBe(
+        '2099-01-01T00:00:00Z',
+      );
       // Real days, leap days and ISO forms with offsets are taken as before.
       for (const [sent, stored] of [
         ['2096-02-29', '2096-02-29T00:00:00Z'],
@@ -286,7 +367,10 @@ describe('licenses', () => {
         ['2099', '2099-01-01T00:00:00Z'],
         ['2099-06', '2099-06-01T00:00:00Z'],
       ]) {
-        expect(expectSuccess(await api(key).post(base, { title: `ok-${uniqueToken()}`, expires_at: sent }), 201).expires_at).toBe(stored);
+        expect(
+          expectSuccess(await api(key).post(base, { title: `ok-${uniqueToken()}`, expires_at: sent }), 201)
+            .expires_at,
+        ).toBe(stored);
       }
     });
 
@@ -298,7 +382,10 @@ describe('licenses', () => {
         expectError(res, 422, ['expires_at']);
       }
       expect((await freshList(user, base)).data).toEqual([]);
-      const last = expectSuccess(await api(key).post(base, { title: 'Last second', expires_at: '9999-12-31T23:59:59Z' }), 201);
+      const last = expectSuccess(
+        await api(key).post(base, { title: 'Last second', expires_at: '9999-12-31T23:59:59Z' }),
+        201,
+      );
       expect(last.expires_at).toBe('9999-12-31T23:59:59Z');
     });
 
@@ -312,7 +399,15 @@ describe('licenses', () => {
         }
       }
       expect((await freshList(user, base)).data).toEqual([]);
-      const zero = expectSuccess(await api(key).post(base, { title: 'Zeros', max_domains: 0, max_subdomains_per_domain: 0, max_usage_per_day: 0 }), 201);
+      const zero = expectSuccess(
+        await api(key).post(base, {
+          title: 'Zeros',
+          max_domains: 0,
+          max_subdomains_per_domain: 0,
+          max_usage_per_day: 0,
+        }),
+        201,
+      );
       expect(zero).toMatchObject({ max_domains: 0, max_subdomains_per_domain: 0, max_usage_per_day: 0 });
     });
 
@@ -339,8 +434,14 @@ describe('licenses', () => {
         expectError(res, 422, ['allowed_ips']);
       }
       expect((await freshList(user, base)).data).toEqual([]);
-      const wrongKind = expectError(await api(key).post(base, { title: `ips-${uniqueToken()}`, allowed_ips: [1, 2] }), 422, ['allowed_ips']);
-      expect(wrongKind.errors.allowed_ips).toEqual(['The allowed ips field must be a string of comma-separated values (or an array of strings).']);
+      const wrongKind = expectError(
+        await api(key).post(base, { title: `ips-${uniqueToken()}`, allowed_ips: [1, 2] }),
+        422,
+        ['allowed_ips'],
+      );
+      expect(wrongKind.errors.allowed_ips).toEqual([
+        'The allowed ips field must be a string of comma-separated values (or an array of strings).',
+      ]);
       const good: Array<[string | string[], string | null]> = [
         ['203.0.113.7, 10.0.0.0/8, 2001:db8::/32', '203.0.113.7,10.0.0.0/8,2001:db8::/32'],
         ['127.0.0.1', '127.0.0.1'],
@@ -350,7 +451,10 @@ describe('licenses', () => {
         [[], null],
       ];
       for (const [input, stored] of good) {
-        expect(expectSuccess(await api(key).post(base, { title: `ips-${uniqueToken()}`, allowed_ips: input }), 201).allowed_ips).toBe(stored);
+        expect(
+          expectSuccess(await api(key).post(base, { title: `ips-${uniqueToken()}`, allowed_ips: input }), 201)
+            .allowed_ips,
+        ).toBe(stored);
       }
     });
 
@@ -368,7 +472,12 @@ describe('licenses', () => {
         [' gb ,Ie', 'GB,IE'],
         [['de', 'FR'], 'DE,FR'],
       ] as Array<[string | string[], string]>) {
-        expect(expectSuccess(await api(key).post(base, { title: `cc-${uniqueToken()}`, allowed_countries: input }), 201).allowed_countries).toBe(stored);
+        expect(
+          expectSuccess(
+            await api(key).post(base, { title: `cc-${uniqueToken()}`, allowed_countries: input }),
+            201,
+          ).allowed_countries,
+        ).toBe(stored);
       }
     });
 
@@ -397,7 +506,15 @@ describe('licenses', () => {
           allow_configs: 1,
         }),
         422,
-        ['title', 'expires_at', 'max_domains', 'max_subdomains_per_domain', 'max_usage_per_day', 'is_test_license', 'allow_configs'],
+        [
+          'title',
+          'expires_at',
+          'max_domains',
+          'max_subdomains_per_domain',
+          'max_usage_per_day',
+          'is_test_license',
+          'allow_configs',
+        ],
       );
       expect(body.message).toMatch(/more error/);
     });
@@ -405,7 +522,12 @@ describe('licenses', () => {
     it('reports every bad field at once (date and lists)', async () => {
       const { key, base } = await setup();
       expectError(
-        await api(key).post(base, { title: 'Fine', expires_at: '2000-01-01T00:00:00Z', allowed_ips: 'nope', allowed_countries: 'XX' }),
+        await api(key).post(base, {
+          title: 'Fine',
+          expires_at: '2000-01-01T00:00:00Z',
+          allowed_ips: 'nope',
+          allowed_countries: 'XX',
+        }),
         422,
         ['expires_at', 'allowed_ips', 'allowed_countries'],
       );
@@ -414,14 +536,23 @@ describe('licenses', () => {
     it('reports the checks that need the database together, once the request is well formed', async () => {
       const { key, project, base } = await setup();
       await makeLicense(t, key, project.id, { title: 'Taken' });
-      expectError(await api(key).post(base, { title: 'Taken', domain_id: 999999 }), 422, ['title', 'domain_id']);
+      expectError(await api(key).post(base, { title: 'Taken', domain_id: 999999 }), 422, [
+        'title',
+        'domain_id',
+      ]);
     });
 
     it('request-shape errors come first: the database checks wait until the request is well formed', async () => {
       const { key, project, base } = await setup();
       await makeLicense(t, key, project.id, { title: 'Taken' });
       const body = expectError(
-        await api(key).post(base, { title: 'Taken', max_domains: -1, domain_id: 999999, allowed_ips: 'nope', is_test_license: 'yes' }),
+        await api(key).post(base, {
+          title: 'Taken',
+          max_domains: -1,
+          domain_id: 999999,
+          allowed_ips: 'nope',
+          is_test_license: 'yes',
+        }),
         422,
         ['max_domains', 'allowed_ips', 'is_test_license'],
       );
@@ -444,7 +575,10 @@ describe('licenses', () => {
       ];
       for (const body of bodies) {
         const res = await api(key).post(base, body);
-        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({ body, status: 'below 500' });
+        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({
+          body,
+          status: 'below 500',
+        });
         if (res.status >= 400) expectClientError(res);
         else expectLicenseShape(expectSuccess(res, 201));
       }
@@ -495,9 +629,22 @@ describe('licenses', () => {
     it('license authentication is not accepted', async () => {
       const { key, project, base } = await setup();
       const l = await makeLicense(t, key, project.id);
-      expectError(await t.http().get(`/api/v1${base}`).set('Accept', 'application/json').set('X-LICENSE-KEY', l.uuid), 401);
-      expectError(await t.http().get(`/api/v1${base}/${l.id}`).set('Accept', 'application/json').set('X-LICENSE-KEY', l.uuid), 401);
-      expectError(await t.http().get(`/api/v1${base}?license=${l.uuid}`).set('Accept', 'application/json'), 401);
+      expectError(
+        await t.http().get(`/api/v1${base}`).set('Accept', 'application/json').set('X-LICENSE-KEY', l.uuid),
+        401,
+      );
+      expectError(
+        await t
+          .http()
+          .get(`/api/v1${base}/${l.id}`)
+          .set('Accept', 'application/json')
+          .set('X-LICENSE-KEY', l.uuid),
+        401,
+      );
+      expectError(
+        await t.http().get(`/api/v1${base}?license=${l.uuid}`).set('Accept', 'application/json'),
+        401,
+      );
     });
 
     it('403 for another owner’s global key on every license route', async () => {
@@ -537,7 +684,9 @@ describe('licenses', () => {
       expect(ids(expectSuccess(await s.get(base)))).toEqual([created.id]);
       expect(expectSuccess(await s.get(`${base}/${created.id}`))).toEqual(created);
       expect(expectSuccess(await s.patch(`${base}/${created.id}`, { max_domains: 4 })).max_domains).toBe(4);
-      expect(expectSuccess(await s.put(`${base}/${created.id}`, { title: 'Scoped put' })).max_domains).toBeNull();
+      expect(
+        expectSuccess(await s.put(`${base}/${created.id}`, { title: 'Scoped put' })).max_domains,
+      ).toBeNull();
       expect(expectSuccess(await s.post(`${base}/${created.id}/revoke`)).revoked_at).toMatch(TIMESTAMP);
       expect(expectSuccess(await s.post(`${base}/${created.id}/reactivate`)).revoked_at).toBeNull();
       expect(expectSuccess(await s.get(`${base}/${created.id}/usage`)).today.count).toBe(0);
@@ -607,8 +756,12 @@ describe('licenses', () => {
         expectError(await api(who).get(`${base}/${own.id}`), 403);
       }
       // Nothing changed.
-      expect(expectSuccess(await api(key).get(`/project/${sibling.id}/licenses/${siblingLicense.id}`))).toEqual(siblingLicense);
-      expect(expectSuccess(await api(stranger.key).get(`${stranger.base}/${strangerLicense.id}`))).toEqual(strangerLicense);
+      expect(
+        expectSuccess(await api(key).get(`/project/${sibling.id}/licenses/${siblingLicense.id}`)),
+      ).toEqual(siblingLicense);
+      expect(expectSuccess(await api(stranger.key).get(`${stranger.base}/${strangerLicense.id}`))).toEqual(
+        strangerLicense,
+      );
     });
   });
 
@@ -647,7 +800,8 @@ describe('licenses', () => {
     it('walks 45 licenses with per_page 20: pages of 20, 20, 5; defaults and maximum', async () => {
       const { key, project, base } = await setup();
       const created: number[] = [];
-      for (let i = 0; i < 45; i++) created.push((await makeLicense(t, key, project.id, { title: `walk-${i}` })).id);
+      for (let i = 0; i < 45; i++)
+        created.push((await makeLicense(t, key, project.id, { title: `walk-${i}` })).id);
       const expected = [...created].sort((x, y) => y - x);
 
       const seen: number[] = [];
@@ -677,21 +831,29 @@ describe('licenses', () => {
       expect(ids(all)).toEqual(expected);
       expect(all.next_cursor).toBeNull();
       // The default page size also applies when walking with the cursor alone.
-      const second = expectSuccess(await api(key).get(`${base}?cursor=${encodeURIComponent(first.next_cursor)}`));
+      const second = expectSuccess(
+        await api(key).get(`${base}?cursor=${encodeURIComponent(first.next_cursor)}`),
+      );
       expect(ids(second)).toEqual(expected.slice(20, 40));
     });
 
     it('licenses created while walking cause no duplicates and no gaps', async () => {
       const { key, project, base } = await setup();
       const original: number[] = [];
-      for (let i = 0; i < 45; i++) original.push((await makeLicense(t, key, project.id, { title: `orig-${i}` })).id);
+      for (let i = 0; i < 45; i++)
+        original.push((await makeLicense(t, key, project.id, { title: `orig-${i}` })).id);
 
       const page1 = expectSuccess(await api(key).get(`${base}?per_page=20`));
       const added: number[] = [];
-      for (let i = 0; i < 5; i++) added.push((await makeLicense(t, key, project.id, { title: `added-${i}` })).id);
-      const page2 = expectSuccess(await api(key).get(`${base}?per_page=20&cursor=${encodeURIComponent(page1.next_cursor)}`));
+      for (let i = 0; i < 5; i++)
+        added.push((await makeLicense(t, key, project.id, { title: `added-${i}` })).id);
+      const page2 = expectSuccess(
+        await api(key).get(`${base}?per_page=20&cursor=${encodeURIComponent(page1.next_cursor)}`),
+      );
       added.push((await makeLicense(t, key, project.id, { title: 'added-late' })).id);
-      const page3 = expectSuccess(await api(key).get(`${base}?per_page=20&cursor=${encodeURIComponent(page2.next_cursor)}`));
+      const page3 = expectSuccess(
+        await api(key).get(`${base}?per_page=20&cursor=${encodeURIComponent(page2.next_cursor)}`),
+      );
       expect(page3.next_cursor).toBeNull();
 
       const seen = [...ids(page1), ...ids(page2), ...ids(page3)];
@@ -699,7 +861,9 @@ describe('licenses', () => {
       expect(seen).toEqual([...original].sort((x, y) => y - x));
       for (const id of added) expect(seen).not.toContain(id);
       // The new ones lead a fresh walk.
-      expect(ids(expectSuccess(await api(key).get(`${base}?per_page=6`)))).toEqual([...added].sort((x, y) => y - x));
+      expect(ids(expectSuccess(await api(key).get(`${base}?per_page=6`)))).toEqual(
+        [...added].sort((x, y) => y - x),
+      );
     });
 
     it('refuses a tampered cursor and a cursor of another list', async () => {
@@ -711,23 +875,42 @@ describe('licenses', () => {
         await makeDomain(t, key, project.id);
       }
       const cursor: string = expectSuccess(await api(key).get(`${base}?per_page=1`)).next_cursor;
-      const otherCursor: string = expectSuccess(await api(key).get(`/project/${other.id}/licenses?per_page=1`)).next_cursor;
-      const domainCursor: string = expectSuccess(await api(key).get(`/project/${project.id}/domains?per_page=1`)).next_cursor;
+      const otherCursor: string = expectSuccess(
+        await api(key).get(`/project/${other.id}/licenses?per_page=1`),
+      ).next_cursor;
+      const domainCursor: string = expectSuccess(
+        await api(key).get(`/project/${project.id}/domains?per_page=1`),
+      ).next_cursor;
       expect(typeof cursor).toBe('string');
       expect(typeof otherCursor).toBe('string');
       expect(typeof domainCursor).toBe('string');
 
       const [payload, signature] = cursor.split('.');
-      const flipped = signature ? `${payload}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}` : `${cursor}x`;
-      const forged = Buffer.from(JSON.stringify({ s: `licenses:${project.id}`, id: 999999 })).toString('base64url');
-      const tampered = [`${cursor}x`, `x${cursor}`, flipped, 'garbage', '.', `${forged}.${signature ?? ''}`, 'eyJpZCI6MX0', 'a'.repeat(600)];
+      const flipped = signature
+        ? `${payload}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`
+        : `${cursor}x`;
+      const forged = Buffer.from(JSON.stringify({ s: `licenses:${project.id}`, id: 999999 })).toString(
+        'base64url',
+      );
+      const tampered = [
+        `${cursor}x`,
+        `x${cursor}`,
+        flipped,
+        'garbage',
+        '.',
+        `${forged}.${signature ?? ''}`,
+        'eyJpZCI6MX0',
+        'a'.repeat(600),
+      ];
       for (const bad of [...tampered, otherCursor, domainCursor]) {
         const res = await api(key).get(`${base}?cursor=${encodeURIComponent(bad)}`);
         expect({ bad, status: res.status }).toEqual({ bad, status: 422 });
         expectError(res, 422, ['cursor']);
       }
       // The genuine cursor still works.
-      expect(expectSuccess(await api(key).get(`${base}?per_page=1&cursor=${encodeURIComponent(cursor)}`)).data).toHaveLength(1);
+      expect(
+        expectSuccess(await api(key).get(`${base}?per_page=1&cursor=${encodeURIComponent(cursor)}`)).data,
+      ).toHaveLength(1);
     });
   });
 
@@ -748,9 +931,20 @@ describe('licenses', () => {
     it('racing PATCHes of different fields all land: each writes only what it sent', async () => {
       const { key, project, base } = await setup();
       const l = await makeLicense(t, key, project.id, { title: 'Racing' });
-      const changes = [{ title: `Renamed ${uniqueToken()}` }, { max_domains: 4 }, { max_usage_per_day: 9 }, { allowed_countries: 'nl' }, { is_test_license: true }, { allowed_ips: '10.1.0.0/16' }];
-      for (const res of await Promise.all(changes.map((body) => api(key).patch(`${base}/${l.id}`, body)))) expectSuccess(res);
-      expect(expectSuccess(await api(key).get(`${base}/${l.id}`))).toMatchObject({ ...Object.assign({}, ...changes), allowed_countries: 'NL' });
+      const changes = [
+        { title: `Renamed ${uniqueToken()}` },
+        { max_domains: 4 },
+        { max_usage_per_day: 9 },
+        { allowed_countries: 'nl' },
+        { is_test_license: true },
+        { allowed_ips: '10.1.0.0/16' },
+      ];
+      for (const res of await Promise.all(changes.map((body) => api(key).patch(`${base}/${l.id}`, body))))
+        expectSuccess(res);
+      expect(expectSuccess(await api(key).get(`${base}/${l.id}`))).toMatchObject({
+        ...Object.assign({}, ...changes),
+        allowed_countries: 'NL',
+      });
     });
 
     it('PATCH changes only the fields sent', async () => {
@@ -768,9 +962,21 @@ describe('licenses', () => {
         is_test_license: true,
         allow_configs: false,
       });
-      const patched = expectSuccess(await api(key).patch(`${base}/${l.id}`, { max_domains: 5, allow_configs: true, allowed_countries: 'fr, it' }));
+      const patched = expectSuccess(
+        await api(key).patch(`${base}/${l.id}`, {
+          max_domains: 5,
+          allow_configs: true,
+          allowed_countries: 'fr, it',
+        }),
+      );
       expectLicenseShape(patched);
-      expect(patched).toEqual({ ...l, max_domains: 5, allow_configs: true, allowed_countries: 'FR,IT', updated_at: patched.updated_at });
+      expect(patched).toEqual({
+        ...l,
+        max_domains: 5,
+        allow_configs: true,
+        allowed_countries: 'FR,IT',
+        updated_at: patched.updated_at,
+      });
       expect(patched.updated_at >= l.updated_at).toBe(true);
       expect(expectSuccess(await api(key).get(`${base}/${l.id}`))).toEqual(patched);
 
@@ -785,9 +991,23 @@ describe('licenses', () => {
     it('PATCH can clear nullable fields and does not apply license_defaults', async () => {
       const { user, key, project, base } = await setup();
       const d = await makeDomain(t, key, project.id);
-      const l = await makeLicense(t, key, project.id, { domain_id: d.id, expires_at: inDays(30), max_usage_per_day: 9, allowed_ips: '10.0.0.1' });
-      await t.dataSource.getRepository(UserEntity).update({ id: user.id }, { license_defaults: { max_domains: 42, is_test_license: true } });
-      const cleared = expectSuccess(await api(key).patch(`${base}/${l.id}`, { domain_id: null, expires_at: null, max_usage_per_day: null, allowed_ips: null }));
+      const l = await makeLicense(t, key, project.id, {
+        domain_id: d.id,
+        expires_at: inDays(30),
+        max_usage_per_day: 9,
+        allowed_ips: '10.0.0.1',
+      });
+      await t.dataSource
+        .getRepository(UserEntity)
+        .update({ id: user.id }, { license_defaults: { max_domains: 42, is_test_license: true } });
+      const cleared = expectSuccess(
+        await api(key).patch(`${base}/${l.id}`, {
+          domain_id: null,
+          expires_at: null,
+          max_usage_per_day: null,
+          allowed_ips: null,
+        }),
+      );
       expect(cleared).toMatchObject({ ...BARE, title: l.title, uuid: l.uuid });
     });
 
@@ -847,15 +1067,32 @@ describe('licenses', () => {
       expectError(await api(key).put(`${base}/${l.id}`, { title: '' }), 422, ['title']);
       expect(expectSuccess(await api(await makeApiKey(t.app, user)).get(`${base}/${l.id}`))).toEqual(l);
 
-      const replaced = expectSuccess(await api(key).put(`${base}/${l.id}`, { title: 'After', max_domains: 4 }));
+      const replaced = expectSuccess(
+        await api(key).put(`${base}/${l.id}`, { title: 'After', max_domains: 4 }),
+      );
       expectLicenseShape(replaced);
-      expect(replaced).toEqual({ ...l, ...BARE, title: 'After', max_domains: 4, updated_at: replaced.updated_at });
+      expect(replaced).toEqual({
+        ...l,
+        ...BARE,
+        title: 'After',
+        max_domains: 4,
+        updated_at: replaced.updated_at,
+      });
       expect(expectSuccess(await api(key).get(`${base}/${l.id}`))).toEqual(replaced);
 
       // With license_defaults, "defaults" are the owner's.
-      await t.dataSource.getRepository(UserEntity).update({ id: user.id }, { license_defaults: { max_usage_per_day: 7, is_test_license: true } });
+      await t.dataSource
+        .getRepository(UserEntity)
+        .update({ id: user.id }, { license_defaults: { max_usage_per_day: 7, is_test_license: true } });
       const again = expectSuccess(await api(key).put(`${base}/${l.id}`, { title: 'Again' }));
-      expect(again).toMatchObject({ ...BARE, title: 'Again', max_usage_per_day: 7, is_test_license: true, uuid: l.uuid, id: l.id });
+      expect(again).toMatchObject({
+        ...BARE,
+        title: 'Again',
+        max_usage_per_day: 7,
+        is_test_license: true,
+        uuid: l.uuid,
+        id: l.id,
+      });
     });
 
     it('PUT validates like create and keeps its own title; a revoked license stays revoked', async () => {
@@ -863,7 +1100,11 @@ describe('licenses', () => {
       await makeLicense(t, key, project.id, { title: 'Other' });
       const l = await makeLicense(t, key, project.id, { title: 'Self' });
       expectError(await api(key).put(`${base}/${l.id}`, { title: 'Other' }), 422, ['title']);
-      expectError(await api(key).put(`${base}/${l.id}`, { title: 'Self', max_domains: -1, allowed_countries: 'XX' }), 422, ['max_domains']);
+      expectError(
+        await api(key).put(`${base}/${l.id}`, { title: 'Self', max_domains: -1, allowed_countries: 'XX' }),
+        422,
+        ['max_domains'],
+      );
       const revoked = expectSuccess(await api(key).post(`${base}/${l.id}/revoke`));
       const replaced = expectSuccess(await api(key).put(`${base}/${l.id}`, { title: 'Self' }));
       expect(replaced.revoked_at).toBe(revoked.revoked_at);
@@ -905,7 +1146,9 @@ describe('licenses', () => {
       expect(expectSuccess(await api(key).get(`${base}/${l.id}`)).revoked_at).toBe(revoked.revoked_at);
 
       // Revoking again keeps the first time.
-      expect(expectSuccess(await api(key).post(`${base}/${l.id}/revoke`)).revoked_at).toBe(revoked.revoked_at);
+      expect(expectSuccess(await api(key).post(`${base}/${l.id}/revoke`)).revoked_at).toBe(
+        revoked.revoked_at,
+      );
 
       const reactivated = expectSuccess(await api(key).post(`${base}/${l.id}/reactivate`));
       expectLicenseShape(reactivated);
@@ -971,7 +1214,9 @@ describe('licenses', () => {
       const one = await makeLicense(t, key, project.id, { domain_id: d.id });
       await makeLicense(t, key, project.id); // not pinned: not counted
 
-      let body = expectError(await api(key).delete(`/project/${project.id}/domains/${d.id}`), 422, ['domain']);
+      let body = expectError(await api(key).delete(`/project/${project.id}/domains/${d.id}`), 422, [
+        'domain',
+      ]);
       expect(body.errors.domain.join(' ')).toMatch(/\b1\b/);
       const two = await makeLicense(t, key, project.id, { domain_id: d.id });
       body = expectError(await api(key).delete(`/project/${project.id}/domains/${d.id}`), 422, ['domain']);
@@ -979,7 +1224,9 @@ describe('licenses', () => {
       expect(expectSuccess(await api(key).get(`/project/${project.id}/domains/${d.id}`))).toEqual(d);
 
       // Unpinning one and deleting the other frees the domain.
-      expect(expectSuccess(await api(key).patch(`${base}/${one.id}`, { domain_id: null })).domain_id).toBeNull();
+      expect(
+        expectSuccess(await api(key).patch(`${base}/${one.id}`, { domain_id: null })).domain_id,
+      ).toBeNull();
       body = expectError(await api(key).delete(`/project/${project.id}/domains/${d.id}`), 422, ['domain']);
       expect(body.errors.domain.join(' ')).toMatch(/\b1\b/);
       expect(expectSuccess(await api(key).delete(`${base}/${two.id}`))).toBeNull();
@@ -995,11 +1242,17 @@ describe('licenses', () => {
       for (let round = 0; round < 12; round++) {
         const d = await makeDomain(t, key, project.id);
         const existing = await makeLicense(t, key, project.id);
-        const sendPins = () => [
-          api(key).patch(`${base}/${existing.id}`, { domain_id: d.id }),
-          ...Array.from({ length: 3 }, () => api(key).post(base, { title: `Pinned ${uniqueToken()}`, domain_id: d.id })),
-        ].map((req) => req.then((res) => res));
-        const sendDelete = () => api(key).delete(`/project/${project.id}/domains/${d.id}`).then((res) => res);
+        const sendPins = () =>
+          [
+            api(key).patch(`${base}/${existing.id}`, { domain_id: d.id }),
+            ...Array.from({ length: 3 }, () =>
+              api(key).post(base, { title: `Pinned ${uniqueToken()}`, domain_id: d.id }),
+            ),
+          ].map((req) => req.then((res) => res));
+        const sendDelete = () =>
+          api(key)
+            .delete(`/project/${project.id}/domains/${d.id}`)
+            .then((res) => res);
         const offset = round - 4;
         let removal: Promise<Response>;
         let pins: Array<Promise<Response>>;

@@ -9,9 +9,19 @@ import { createTestDatabase } from '../utils/test-app.js';
 type Server = ChildProcessByStdio<null, Readable, null>;
 
 /** The built server with the environment `npm start` gives it (no LOG_LEVEL: the default, info). */
-async function startServer(db: string, extra: Record<string, string> = {}): Promise<{ server: Server; base: string; out: () => string }> {
+async function startServer(
+  db: string,
+  extra: Record<string, string> = {},
+): Promise<{ server: Server; base: string; out: () => string }> {
   const port = await freePort();
-  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), DATABASE_URL: db, APP_KEY: randomBytes(32).toString('base64'), WEBHOOK_DISPATCHER: 'false', ...extra };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: String(port),
+    DATABASE_URL: db,
+    APP_KEY: randomBytes(32).toString('base64'),
+    WEBHOOK_DISPATCHER: 'false',
+    ...extra,
+  };
   delete env.LOG_LEVEL;
   if (extra.LOG_LEVEL) env.LOG_LEVEL = extra.LOG_LEVEL;
   const server = spawn(process.execPath, ['dist/src/main.js'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -45,19 +55,36 @@ describe('logs at the default level (info)', () => {
     const { server, base, out } = await startServer(db.url);
     try {
       const runtime = (id: string, query = '') =>
-        fetch(`${base}/api/v1/project/has-paid${query}`, { method: 'POST', headers: { 'X-Request-Id': id, 'X-LICENSE-KEY': 'key-in-header-never-logged' } });
+        fetch(`${base}/api/v1/project/has-paid${query}`, {
+          method: 'POST',
+          headers: { 'X-Request-Id': id, 'X-LICENSE-KEY': 'key-in-header-never-logged' },
+        });
       expect((await runtime('served-1')).status).toBe(403);
       expect((await runtime('served-2', '?license=key-in-query-never-logged')).status).toBe(403);
       // Through Express (trailing slash): still the runtime check, still no line of its own.
-      expect((await fetch(`${base}/api/v1/project/has-paid/?license=key-in-query-never-logged`, { method: 'POST', headers: { 'X-Request-Id': 'routed-1' } })).status).toBe(403);
+      expect(
+        (
+          await fetch(`${base}/api/v1/project/has-paid/?license=key-in-query-never-logged`, {
+            method: 'POST',
+            headers: { 'X-Request-Id': 'routed-1' },
+          })
+        ).status,
+      ).toBe(403);
       const stream = await fetch(`${base}/api/v1/injectable/stream?a=1&license=key-in-query-never-logged`, {
-        headers: { 'X-Request-Id': 'stream-1', Referer: 'https://shop.example.com/?license=key-in-referer-never-logged' },
+        headers: {
+          'X-Request-Id': 'stream-1',
+          Referer: 'https://shop.example.com/?license=key-in-referer-never-logged',
+        },
       });
       expect(stream.status).toBe(403);
-      expect((await fetch(`${base}/api/v1/project`, { headers: { 'X-Request-Id': 'managed-1' } })).status).toBe(401);
+      expect(
+        (await fetch(`${base}/api/v1/project`, { headers: { 'X-Request-Id': 'managed-1' } })).status,
+      ).toBe(401);
       await waitFor(async () => out().includes('managed-1') && out().includes('stream-1'));
       await new Promise((r) => setTimeout(r, 300));
-      const ids = lines(out()).map((l) => l.req?.id).filter(Boolean);
+      const ids = lines(out())
+        .map((l) => l.req?.id)
+        .filter(Boolean);
       expect(ids).toEqual(expect.arrayContaining(['stream-1', 'managed-1']));
       expect(ids).not.toEqual(expect.arrayContaining(['served-1']));
       expect(ids.filter((id) => ['served-1', 'served-2', 'routed-1'].includes(id))).toEqual([]);
@@ -75,22 +102,40 @@ describe('logs at the default level (info)', () => {
   it('at debug, writes the runtime check’s line too, the same for a served call as for a routed one', async () => {
     const { server, base, out } = await startServer(db.url, { LOG_LEVEL: 'debug' });
     try {
-      const call = (path: string, id: string) => fetch(`${base}${path}`, { method: 'POST', headers: { 'X-Request-Id': id, 'X-LICENSE-KEY': 'secret-key-never-logged' } });
+      const call = (path: string, id: string) =>
+        fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { 'X-Request-Id': id, 'X-LICENSE-KEY': 'secret-key-never-logged' },
+        });
       expect((await call('/api/v1/project/has-paid?action=check_project', 'served-call-1')).status).toBe(403);
-      expect((await call('/api/v1/project/has-paid/?action=check_project', 'routed-call-1')).status).toBe(403);
+      expect((await call('/api/v1/project/has-paid/?action=check_project', 'routed-call-1')).status).toBe(
+        403,
+      );
       await waitFor(async () => out().includes('served-call-1') && out().includes('routed-call-1'));
       expect(out()).not.toContain('secret-key-never-logged');
       const line = (id: string) => lines(out()).find((l) => l.req?.id === id)!;
       const served = line('served-call-1');
       const routed = line('routed-call-1');
-      expect(served).toMatchObject({ level: 20, reqId: 'served-call-1', req: { method: 'POST', url: '/api/v1/project/has-paid?action=check_project' }, res: { statusCode: 403 } });
-      expect(routed).toMatchObject({ level: 20, reqId: 'routed-call-1', req: { method: 'POST' }, res: { statusCode: 403 } });
+      expect(served).toMatchObject({
+        level: 20,
+        reqId: 'served-call-1',
+        req: { method: 'POST', url: '/api/v1/project/has-paid?action=check_project' },
+        res: { statusCode: 403 },
+      });
+      expect(routed).toMatchObject({
+        level: 20,
+        reqId: 'routed-call-1',
+        req: { method: 'POST' },
+        res: { statusCode: 403 },
+      });
       // Only a call that went through Express's router carries route params.
       expect(served.req.params).toBeUndefined();
       expect(routed.req.params).toBeDefined();
       const shape = (l: Record<string, any>) => ({
         line: Object.keys(l).sort(),
-        req: Object.keys(l.req).filter((k) => k !== 'params').sort(),
+        req: Object.keys(l.req)
+          .filter((k) => k !== 'params')
+          .sort(),
         res: Object.keys(l.res).sort(),
         responseHeaders: Object.keys(l.res.headers).sort(),
         key: l.req.headers['x-license-key'],
@@ -111,7 +156,11 @@ describe('logs at the default level (info)', () => {
       const agent = 'x'.repeat(4000);
       const calls = Math.ceil((LOG_BUFFER_BYTES * 3) / 4000);
       for (let sent = 0; sent < calls; sent += 50) {
-        await Promise.all(Array.from({ length: 50 }, () => fetch(`${base}/api/v1/health/live`, { headers: { 'User-Agent': agent } })));
+        await Promise.all(
+          Array.from({ length: 50 }, () =>
+            fetch(`${base}/api/v1/health/live`, { headers: { 'User-Agent': agent } }),
+          ),
+        );
       }
       // At most LOG_BUFFER_BYTES wait (plus what the pipe holds): most of the rest was dropped.
       expect(await metric(base, 'licensegate_log_lines_dropped_total')).toBeGreaterThan(calls / 3);

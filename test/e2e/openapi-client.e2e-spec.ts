@@ -21,13 +21,20 @@ const exercised = new Set<string>();
 function expectDocumented(method: string, path: string, res: { status: number; body: unknown }) {
   exercised.add(`${method.toUpperCase()} ${path}`);
   const response = DOC.paths[path]?.[method]?.responses?.[String(res.status)];
-  expect({ operation: `${method.toUpperCase()} ${path}`, status: res.status, documented: Boolean(response) }).toEqual({
+  expect({
+    operation: `${method.toUpperCase()} ${path}`,
+    status: res.status,
+    documented: Boolean(response),
+  }).toEqual({
     operation: `${method.toUpperCase()} ${path}`,
     status: res.status,
     documented: true,
   });
   const problems = schemaProblems(DOC, response.content['application/json'].schema, res.body);
-  expect({ operation: `${method.toUpperCase()} ${path} ${res.status}`, problems }).toEqual({ operation: `${method.toUpperCase()} ${path} ${res.status}`, problems: [] });
+  expect({ operation: `${method.toUpperCase()} ${path} ${res.status}`, problems }).toEqual({
+    operation: `${method.toUpperCase()} ${path} ${res.status}`,
+    problems: [],
+  });
 }
 
 describe('typed client generated from openapi.json', () => {
@@ -36,7 +43,11 @@ describe('typed client generated from openapi.json', () => {
   let api: ReturnType<typeof createApiClient>;
 
   beforeAll(async () => {
-    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_DISPATCHER: 'false', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      WEBHOOK_DISPATCHER: 'false',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
     ({ key } = await makeAccount(t.app));
     api = createApiClient(t.url, { apiKey: key });
   });
@@ -105,7 +116,11 @@ describe('typed client generated from openapi.json', () => {
     const anonymous = createApiClient(t.url);
     const created = await api('post', '/api/v1/project', {
       params: {},
-      body: { name: `Walk ${uniqueToken()}`, webhook_url: 'http://127.0.0.1:9/hook', default_redirect_url: 'https://example.com/pay' },
+      body: {
+        name: `Walk ${uniqueToken()}`,
+        webhook_url: 'http://127.0.0.1:9/hook',
+        default_redirect_url: 'https://example.com/pay',
+      },
     });
     expectDocumented('post', '/api/v1/project', created);
     if (!created.ok) throw new Error(`HTTP ${created.status}`);
@@ -114,84 +129,155 @@ describe('typed client generated from openapi.json', () => {
     const project = { path: { project: created.body.data.id } };
 
     expectDocumented('get', '/api/v1/project', await api('get', '/api/v1/project', { params: {} }));
-    expectDocumented('patch', '/api/v1/project/{project}', await api('patch', '/api/v1/project/{project}', { params: project, body: { description: 'd' } }));
+    expectDocumented(
+      'patch',
+      '/api/v1/project/{project}',
+      await api('patch', '/api/v1/project/{project}', { params: project, body: { description: 'd' } }),
+    );
     expectDocumented(
       'put',
       '/api/v1/project/{project}',
       await api('put', '/api/v1/project/{project}', {
         params: project,
-        body: { name: created.body.data.name, webhook_url: 'http://127.0.0.1:9/hook', default_redirect_url: 'https://example.com/pay' },
+        body: {
+          name: created.body.data.name,
+          webhook_url: 'http://127.0.0.1:9/hook',
+          default_redirect_url: 'https://example.com/pay',
+        },
       }),
     );
-    expectDocumented('get', '/api/v1/project/{project}/signing-key', await api('get', '/api/v1/project/{project}/signing-key', { params: project }));
-    expectDocumented('get', '/api/v1/project/{project}', await anonymous('get', '/api/v1/project/{project}', { params: project }));
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/signing-key',
+      await api('get', '/api/v1/project/{project}/signing-key', { params: project }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}',
+      await anonymous('get', '/api/v1/project/{project}', { params: project }),
+    );
 
     // Domains
-    const domain = await api('post', '/api/v1/project/{project}/domains', { params: project, body: { domain: 'shop.example.com', has_paid: true } });
+    const domain = await api('post', '/api/v1/project/{project}/domains', {
+      params: project,
+      body: { domain: 'shop.example.com', has_paid: true },
+    });
     expectDocumented('post', '/api/v1/project/{project}/domains', domain);
     if (!domain.ok) throw new Error(`HTTP ${domain.status}`);
     const domainPath = { path: { ...project.path, domain: domain.body.data.id } };
-    expectDocumented('get', '/api/v1/project/{project}/domains', await api('get', '/api/v1/project/{project}/domains', { params: project }));
-    expectDocumented('get', '/api/v1/project/{project}/domains/{domain}', await api('get', '/api/v1/project/{project}/domains/{domain}', { params: domainPath }));
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/domains',
+      await api('get', '/api/v1/project/{project}/domains', { params: project }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/domains/{domain}',
+      await api('get', '/api/v1/project/{project}/domains/{domain}', { params: domainPath }),
+    );
     expectDocumented(
       'patch',
       '/api/v1/project/{project}/domains/{domain}',
-      await api('patch', '/api/v1/project/{project}/domains/{domain}', { params: domainPath, body: { is_primary: true } }),
+      await api('patch', '/api/v1/project/{project}/domains/{domain}', {
+        params: domainPath,
+        body: { is_primary: true },
+      }),
     );
     expectDocumented(
       'put',
       '/api/v1/project/{project}/domains/{domain}',
-      await api('put', '/api/v1/project/{project}/domains/{domain}', { params: domainPath, body: { domain: 'shop.example.com', has_paid: true } }),
+      await api('put', '/api/v1/project/{project}/domains/{domain}', {
+        params: domainPath,
+        body: { domain: 'shop.example.com', has_paid: true },
+      }),
     );
     expectDocumented(
       'post',
       '/api/v1/project/{project}/domains',
-      await api('post', '/api/v1/project/{project}/domains', { params: project, body: { domain: 'http://bad.example.com/x' } }),
+      await api('post', '/api/v1/project/{project}/domains', {
+        params: project,
+        body: { domain: 'http://bad.example.com/x' },
+      }),
     );
 
     // Licenses
-    const license = await api('post', '/api/v1/project/{project}/licenses', { params: project, body: { title: 'Main', max_domains: 2, allowed_countries: 'DE, FR' } });
+    const license = await api('post', '/api/v1/project/{project}/licenses', {
+      params: project,
+      body: { title: 'Main', max_domains: 2, allowed_countries: 'DE, FR' },
+    });
     expectDocumented('post', '/api/v1/project/{project}/licenses', license);
     if (!license.ok) throw new Error(`HTTP ${license.status}`);
     const uuid: string = license.body.data.uuid;
     const licensePath = { path: { ...project.path, license: license.body.data.id } };
-    expectDocumented('get', '/api/v1/project/{project}/licenses', await api('get', '/api/v1/project/{project}/licenses', { params: project }));
-    expectDocumented('get', '/api/v1/project/{project}/licenses/{license}', await api('get', '/api/v1/project/{project}/licenses/{license}', { params: licensePath }));
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/licenses',
+      await api('get', '/api/v1/project/{project}/licenses', { params: project }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/licenses/{license}',
+      await api('get', '/api/v1/project/{project}/licenses/{license}', { params: licensePath }),
+    );
     expectDocumented(
       'patch',
       '/api/v1/project/{project}/licenses/{license}',
-      await api('patch', '/api/v1/project/{project}/licenses/{license}', { params: licensePath, body: { allowed_countries: null } }),
+      await api('patch', '/api/v1/project/{project}/licenses/{license}', {
+        params: licensePath,
+        body: { allowed_countries: null },
+      }),
     );
     expectDocumented(
       'put',
       '/api/v1/project/{project}/licenses/{license}',
-      await api('put', '/api/v1/project/{project}/licenses/{license}', { params: licensePath, body: { title: 'Main', max_domains: 2 } }),
+      await api('put', '/api/v1/project/{project}/licenses/{license}', {
+        params: licensePath,
+        body: { title: 'Main', max_domains: 2 },
+      }),
     );
 
     // Runtime: the license key, the calling domain, a refusal with redirect_url.
     const runtime = createApiClient(t.url, { licenseKey: uuid });
-    const paid = await runtime('post', '/api/v1/project/has-paid', { params: { header: { 'X-Service-Domain': 'www.shop.example.com' } } });
+    const paid = await runtime('post', '/api/v1/project/has-paid', {
+      params: { header: { 'X-Service-Domain': 'www.shop.example.com' } },
+    });
     expectDocumented('post', '/api/v1/project/has-paid', paid);
     if (!paid.ok) throw new Error(`HTTP ${paid.status}: ${paid.body.message}`);
     const hasPaid: boolean = paid.body.data.has_paid;
     expect(hasPaid).toBe(true);
-    const unpaid = await runtime('post', '/api/v1/project/has-paid', { params: { query: { action: 'check_project' } } });
+    const unpaid = await runtime('post', '/api/v1/project/has-paid', {
+      params: { query: { action: 'check_project' } },
+    });
     expectDocumented('post', '/api/v1/project/has-paid', unpaid);
     if (!unpaid.ok) throw new Error(`HTTP ${unpaid.status}`);
-    expect(unpaid.body.data).toEqual({ has_paid: false, redirect_url: 'https://example.com/pay', is_test_license: false });
-    const unknownDomain = await runtime('post', '/api/v1/project/has-paid', { params: { query: { domain: 'elsewhere.example.org' } } });
+    expect(unpaid.body.data).toEqual({
+      has_paid: false,
+      redirect_url: 'https://example.com/pay',
+      is_test_license: false,
+    });
+    const unknownDomain = await runtime('post', '/api/v1/project/has-paid', {
+      params: { query: { domain: 'elsewhere.example.org' } },
+    });
     expectDocumented('post', '/api/v1/project/has-paid', unknownDomain);
     expect(unknownDomain.status).toBe(403);
-    expectDocumented('post', '/api/v1/project/has-paid', await anonymous('post', '/api/v1/project/has-paid', { params: {} }));
     expectDocumented(
-      'get',
-      '/api/v1/project/{project}/has-paid',
-      await api('get', '/api/v1/project/{project}/has-paid', { params: { ...project, query: { domain: 'shop.example.com', include: 'injectables' } } }),
+      'post',
+      '/api/v1/project/has-paid',
+      await anonymous('post', '/api/v1/project/has-paid', { params: {} }),
     );
     expectDocumented(
       'get',
       '/api/v1/project/{project}/has-paid',
-      await api('get', '/api/v1/project/{project}/has-paid', { params: { ...project, query: { domain: 'nowhere.example.org' } } }),
+      await api('get', '/api/v1/project/{project}/has-paid', {
+        params: { ...project, query: { domain: 'shop.example.com', include: 'injectables' } },
+      }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/has-paid',
+      await api('get', '/api/v1/project/{project}/has-paid', {
+        params: { ...project, query: { domain: 'nowhere.example.org' } },
+      }),
     );
     expectDocumented(
       'get',
@@ -200,7 +286,9 @@ describe('typed client generated from openapi.json', () => {
     );
 
     // Activations: listed, one deleted by the vendor, one deactivated by the license holder.
-    const activations = await api('get', '/api/v1/project/{project}/licenses/{license}/activations', { params: { ...licensePath, query: { per_page: 1 } } });
+    const activations = await api('get', '/api/v1/project/{project}/licenses/{license}/activations', {
+      params: { ...licensePath, query: { per_page: 1 } },
+    });
     expectDocumented('get', '/api/v1/project/{project}/licenses/{license}/activations', activations);
     if (!activations.ok) throw new Error(`HTTP ${activations.status}`);
     const [first] = activations.body.data.data;
@@ -209,24 +297,44 @@ describe('typed client generated from openapi.json', () => {
     expectDocumented(
       'delete',
       '/api/v1/project/{project}/licenses/{license}/activations/{activation}',
-      await api('delete', '/api/v1/project/{project}/licenses/{license}/activations/{activation}', { params: activationPath }),
+      await api('delete', '/api/v1/project/{project}/licenses/{license}/activations/{activation}', {
+        params: activationPath,
+      }),
     );
     expectDocumented(
       'delete',
       '/api/v1/project/{project}/licenses/{license}/activations/{activation}',
-      await api('delete', '/api/v1/project/{project}/licenses/{license}/activations/{activation}', { params: activationPath }),
+      await api('delete', '/api/v1/project/{project}/licenses/{license}/activations/{activation}', {
+        params: activationPath,
+      }),
     );
-    const deactivated = await runtime('post', '/api/v1/license/deactivate', { params: { header: { 'X-Service-Domain': 'www.shop.example.com' } } });
+    const deactivated = await runtime('post', '/api/v1/license/deactivate', {
+      params: { header: { 'X-Service-Domain': 'www.shop.example.com' } },
+    });
     expectDocumented('post', '/api/v1/license/deactivate', deactivated);
     if (!deactivated.ok) throw new Error(`HTTP ${deactivated.status}`);
     const count: number = deactivated.body.data.deactivated;
     expect(count).toBe(1);
-    expectDocumented('post', '/api/v1/license/deactivate', await runtime('post', '/api/v1/license/deactivate', { params: {}, body: { domain: '*.shop.example.com' } }));
+    expectDocumented(
+      'post',
+      '/api/v1/license/deactivate',
+      await runtime('post', '/api/v1/license/deactivate', {
+        params: {},
+        body: { domain: '*.shop.example.com' },
+      }),
+    );
 
     // Injectables: JSON, multipart (not expressible with fetch's typed body here), stream, paid-only items.
     const snippet = await api('post', '/api/v1/project/{project}/injectables', {
       params: project,
-      body: { slug: 'banner', type: 'snippet', content: '<b>hi</b>', secret: 's3cret', only_if_paid: true, meta: { v: 1 } },
+      body: {
+        slug: 'banner',
+        type: 'snippet',
+        content: '<b>hi</b>',
+        secret: 's3cret',
+        only_if_paid: true,
+        meta: { v: 1 },
+      },
     });
     expectDocumented('post', '/api/v1/project/{project}/injectables', snippet);
     if (!snippet.ok) throw new Error(`HTTP ${snippet.status}: ${JSON.stringify(snippet.body)}`);
@@ -241,7 +349,11 @@ describe('typed client generated from openapi.json', () => {
     expectDocumented('post', '/api/v1/project/{project}/injectables', upload);
     expect(upload.status).toBe(201);
     const injectablePath = { path: { ...project.path, injectable: snippet.body.data.id } };
-    expectDocumented('get', '/api/v1/project/{project}/injectables', await api('get', '/api/v1/project/{project}/injectables', { params: project }));
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/injectables',
+      await api('get', '/api/v1/project/{project}/injectables', { params: project }),
+    );
     expectDocumented(
       'get',
       '/api/v1/project/{project}/injectables/{injectable}',
@@ -250,12 +362,25 @@ describe('typed client generated from openapi.json', () => {
     expectDocumented(
       'put',
       '/api/v1/project/{project}/injectables/{injectable}',
-      await api('put', '/api/v1/project/{project}/injectables/{injectable}', { params: injectablePath, body: { title: 'Banner' } }),
+      await api('put', '/api/v1/project/{project}/injectables/{injectable}', {
+        params: injectablePath,
+        body: { title: 'Banner' },
+      }),
     );
-    expectDocumented('get', '/api/v1/injectable/stream', await runtime('get', '/api/v1/injectable/stream', { params: { query: { per_page: 1 } } }));
-    expectDocumented('get', '/api/v1/injectable/stream', await runtime('get', '/api/v1/injectable/stream', { params: { query: { cursor: 'nope' } } }));
+    expectDocumented(
+      'get',
+      '/api/v1/injectable/stream',
+      await runtime('get', '/api/v1/injectable/stream', { params: { query: { per_page: 1 } } }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/injectable/stream',
+      await runtime('get', '/api/v1/injectable/stream', { params: { query: { cursor: 'nope' } } }),
+    );
     await api('patch', '/api/v1/project/{project}', { params: project, body: { has_paid: true } });
-    const withItems = await runtime('post', '/api/v1/project/has-paid', { params: { query: { action: 'check_project', include: 'injectables' } } });
+    const withItems = await runtime('post', '/api/v1/project/has-paid', {
+      params: { query: { action: 'check_project', include: 'injectables' } },
+    });
     expectDocumented('post', '/api/v1/project/has-paid', withItems);
     if (!withItems.ok) throw new Error(`HTTP ${withItems.status}`);
     expect(withItems.body.data.injectables?.map((i) => i.slug)).toEqual(['banner']);
@@ -266,7 +391,9 @@ describe('typed client generated from openapi.json', () => {
       '/api/v1/project/{project}/licenses/{license}/revoke',
       await api('post', '/api/v1/project/{project}/licenses/{license}/revoke', { params: licensePath }),
     );
-    const refused = await runtime('post', '/api/v1/project/has-paid', { params: { query: { action: 'check_project' } } });
+    const refused = await runtime('post', '/api/v1/project/has-paid', {
+      params: { query: { action: 'check_project' } },
+    });
     expectDocumented('post', '/api/v1/project/has-paid', refused);
     if (refused.ok || refused.status !== 403) throw new Error(`expected 403, got ${refused.status}`);
     expect(refused.body.data).toEqual({ redirect_url: 'https://example.com/pay' });
@@ -285,44 +412,95 @@ describe('typed client generated from openapi.json', () => {
     expectDocumented(
       'post',
       '/api/v1/project/{project}/webhook-deliveries/{delivery}/retry',
-      await api('post', '/api/v1/project/{project}/webhook-deliveries/{delivery}/retry', { params: delivery }),
+      await api('post', '/api/v1/project/{project}/webhook-deliveries/{delivery}/retry', {
+        params: delivery,
+      }),
     );
 
     // API keys
-    const scoped = await api('post', '/api/v1/api-keys', { params: {}, body: { name: 'scoped', project_id: project.path.project } });
+    const scoped = await api('post', '/api/v1/api-keys', {
+      params: {},
+      body: { name: 'scoped', project_id: project.path.project },
+    });
     expectDocumented('post', '/api/v1/api-keys', scoped);
     if (!scoped.ok) throw new Error(`HTTP ${scoped.status}`);
     const plaintext: string = scoped.body.data.key;
-    expectDocumented('get', '/api/v1/api-keys', await createApiClient(t.url, { apiKey: plaintext })('get', '/api/v1/api-keys', { params: {} }));
+    expectDocumented(
+      'get',
+      '/api/v1/api-keys',
+      await createApiClient(t.url, { apiKey: plaintext })('get', '/api/v1/api-keys', { params: {} }),
+    );
     expectDocumented('get', '/api/v1/api-keys', await api('get', '/api/v1/api-keys', { params: {} }));
-    const rolled = await api('post', '/api/v1/api-keys/{id}/roll', { params: { path: { id: scoped.body.data.id } }, body: { grace_seconds: 60 } });
+    const rolled = await api('post', '/api/v1/api-keys/{id}/roll', {
+      params: { path: { id: scoped.body.data.id } },
+      body: { grace_seconds: 60 },
+    });
     expectDocumented('post', '/api/v1/api-keys/{id}/roll', rolled);
     if (!rolled.ok) throw new Error(`HTTP ${rolled.status}`);
     const previousExpiry: string | null = rolled.body.data.previous_key.expires_at;
-    expect({ scope: rolled.body.data.project_id, previous: rolled.body.data.previous_key.id, expires: typeof previousExpiry }).toEqual({
+    expect({
+      scope: rolled.body.data.project_id,
+      previous: rolled.body.data.previous_key.id,
+      expires: typeof previousExpiry,
+    }).toEqual({
       scope: project.path.project,
       previous: scoped.body.data.id,
       expires: 'string',
     });
-    expectDocumented('delete', '/api/v1/api-keys/{id}', await api('delete', '/api/v1/api-keys/{id}', { params: { path: { id: rolled.body.data.id } } }));
+    expectDocumented(
+      'delete',
+      '/api/v1/api-keys/{id}',
+      await api('delete', '/api/v1/api-keys/{id}', { params: { path: { id: rolled.body.data.id } } }),
+    );
 
     // The audit log of the walk so far.
-    const projectLog = await api('get', '/api/v1/project/{project}/audit-log', { params: { ...project, query: { resource_type: 'license' } } });
+    const projectLog = await api('get', '/api/v1/project/{project}/audit-log', {
+      params: { ...project, query: { resource_type: 'license' } },
+    });
     expectDocumented('get', '/api/v1/project/{project}/audit-log', projectLog);
     if (!projectLog.ok) throw new Error(`HTTP ${projectLog.status}`);
     const actor: 'api_key' | 'cli' | 'license' = projectLog.body.data.data[0].actor.type;
-    expect({ actor, action: projectLog.body.data.data[0].action }).toEqual({ actor: 'api_key', action: 'license.reactivated' });
-    expectDocumented('get', '/api/v1/audit-log', await api('get', '/api/v1/audit-log', { params: { query: { action: 'api_key.rolled', per_page: 5 } } }));
-    expectDocumented('get', '/api/v1/audit-log', await api('get', '/api/v1/audit-log', { params: { query: { since: 'yesterday' } } }));
+    expect({ actor, action: projectLog.body.data.data[0].action }).toEqual({
+      actor: 'api_key',
+      action: 'license.reactivated',
+    });
+    expectDocumented(
+      'get',
+      '/api/v1/audit-log',
+      await api('get', '/api/v1/audit-log', { params: { query: { action: 'api_key.rolled', per_page: 5 } } }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/audit-log',
+      await api('get', '/api/v1/audit-log', { params: { query: { since: 'yesterday' } } }),
+    );
 
     // Another owner's key: 403 on the project.
     const stranger = await makeApiKey(t.app, (await makeAccount(t.app)).user);
-    expectDocumented('get', '/api/v1/project/{project}', await createApiClient(t.url, { apiKey: stranger })('get', '/api/v1/project/{project}', { params: project }));
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}',
+      await createApiClient(t.url, { apiKey: stranger })('get', '/api/v1/project/{project}', {
+        params: project,
+      }),
+    );
 
     // Lock, unlock and the deletes.
-    expectDocumented('post', '/api/v1/project/{project}/lock', await api('post', '/api/v1/project/{project}/lock', { params: project, body: { reason: 'audit' } }));
-    expectDocumented('patch', '/api/v1/project/{project}', await api('patch', '/api/v1/project/{project}', { params: project, body: { name: 'x' } }));
-    expectDocumented('post', '/api/v1/project/{project}/unlock', await api('post', '/api/v1/project/{project}/unlock', { params: project }));
+    expectDocumented(
+      'post',
+      '/api/v1/project/{project}/lock',
+      await api('post', '/api/v1/project/{project}/lock', { params: project, body: { reason: 'audit' } }),
+    );
+    expectDocumented(
+      'patch',
+      '/api/v1/project/{project}',
+      await api('patch', '/api/v1/project/{project}', { params: project, body: { name: 'x' } }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/project/{project}/unlock',
+      await api('post', '/api/v1/project/{project}/unlock', { params: project }),
+    );
     expectDocumented(
       'delete',
       '/api/v1/project/{project}/domains/{domain}',
@@ -347,7 +525,11 @@ describe('typed client generated from openapi.json', () => {
     // Unauthenticated endpoints.
     expectDocumented('get', '/api/v1', await anonymous('get', '/api/v1', { params: {} }));
     expectDocumented('get', '/api/v1/health', await anonymous('get', '/api/v1/health', { params: {} }));
-    expectDocumented('get', '/api/v1/health/live', await anonymous('get', '/api/v1/health/live', { params: {} }));
+    expectDocumented(
+      'get',
+      '/api/v1/health/live',
+      await anonymous('get', '/api/v1/health/live', { params: {} }),
+    );
     // Outside the envelope: this document, and the Prometheus text.
     expectDocumented('get', '/api/docs-json', await anonymous('get', '/api/docs-json', { params: {} }));
     const metrics = await t.http().get('/metrics');
@@ -357,7 +539,9 @@ describe('typed client generated from openapi.json', () => {
     expect(Object.keys(DOC.paths['/metrics'].get.responses['200'].content)).toEqual(['text/plain']);
     expect(metrics.text).toContain('# TYPE licensegate_runtime_checks_total counter');
 
-    const documented = Object.entries(DOC.paths as Json).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const documented = Object.entries(DOC.paths as Json).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(documented.filter((op) => !exercised.has(op)).sort()).toEqual([]);
   });
 });

@@ -34,17 +34,31 @@ const cases: Case[] = Object.entries(DOC.paths as Json).flatMap(([path, item]) =
   METHODS.filter((m) => item[m]).flatMap((method) =>
     Object.entries(item[method].responses as Json)
       .filter(([status]) => PROVOKED.has(Number(status)))
-      .map(([status, response]) => ({ method, path, op: item[method], status: Number(status), example: response.content['application/json'].example })),
+      .map(([status, response]) => ({
+        method,
+        path,
+        op: item[method],
+        status: Number(status),
+        example: response.content['application/json'].example,
+      })),
   ),
 );
 
 const scheme = (op: Json) => Object.keys(op.security?.[0] ?? {})[0];
-const jsonBody = (op: Json) => (op.requestBody?.content['application/json'] ? exampleBody(DOC, op.requestBody.content['application/json'].schema) : undefined);
+const jsonBody = (op: Json) =>
+  op.requestBody?.content['application/json']
+    ? exampleBody(DOC, op.requestBody.content['application/json'].schema)
+    : undefined;
 
 /** A value of the wrong kind for a field of a JSON body. */
 function wrongKind(op: Json, field: string): unknown {
-  const property = resolveSchema(DOC, resolveSchema(DOC, op.requestBody.content['application/json'].schema).properties[field]);
-  return ({ string: 12345, integer: 'twelve', boolean: 'maybe', object: 42 } as Record<string, unknown>)[property.type];
+  const property = resolveSchema(
+    DOC,
+    resolveSchema(DOC, op.requestBody.content['application/json'].schema).properties[field],
+  );
+  return ({ string: 12345, integer: 'twelve', boolean: 'maybe', object: 42 } as Record<string, unknown>)[
+    property.type
+  ];
 }
 
 describe('error examples of openapi.json, provoked against the app', () => {
@@ -59,26 +73,52 @@ describe('error examples of openapi.json, provoked against the app', () => {
   let pinned: number;
 
   async function fixtures(projectOverrides: Record<string, unknown>): Promise<Record<string, number>> {
-    const project = await makeProject(t, key, { default_redirect_url: 'https://acme.example/pricing', ...projectOverrides });
+    const project = await makeProject(t, key, {
+      default_redirect_url: 'https://acme.example/pricing',
+      ...projectOverrides,
+    });
     const domain = await makeDomain(t, key, project.id);
     const license = await makeLicense(t, key, project.id);
-    const injectable = await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'fixture', content: 'x', secret: 's' });
+    const injectable = await t
+      .http()
+      .post(`/api/v1/project/${project.id}/injectables`)
+      .set('X-API-KEY', key)
+      .send({ slug: 'fixture', content: 'x', secret: 's' });
     expect(injectable.status).toBe(201);
     licenseKey = license.uuid;
     // One use of the license from the domain: its activation, for the activation routes' examples.
-    const used = await t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', license.uuid).set('X-Service-Domain', domain.domain);
+    const used = await t
+      .http()
+      .post('/api/v1/project/has-paid')
+      .set('X-LICENSE-KEY', license.uuid)
+      .set('X-Service-Domain', domain.domain);
     expect(used.status).toBe(200);
-    const activations = await t.http().get(`/api/v1/project/${project.id}/licenses/${license.id}/activations`).set('X-API-KEY', key);
+    const activations = await t
+      .http()
+      .get(`/api/v1/project/${project.id}/licenses/${license.id}/activations`)
+      .set('X-API-KEY', key);
     expect(activations.body.data.data).toHaveLength(1);
-    return { project: project.id, domain: domain.id, license: license.id, injectable: injectable.body.data.id, activation: activations.body.data.data[0].id };
+    return {
+      project: project.id,
+      domain: domain.id,
+      license: license.id,
+      injectable: injectable.body.data.id,
+      activation: activations.body.data.data[0].id,
+    };
   }
 
   beforeAll(async () => {
-    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES), WEBHOOK_DISPATCHER: 'false' });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES),
+      WEBHOOK_DISPATCHER: 'false',
+    });
     const account = await makeAccount(t.app);
     key = account.key;
     locked = await fixtures({});
-    expect((await t.http().post(`/api/v1/project/${locked.project}/lock`).set('X-API-KEY', key).send({})).status).toBe(200);
+    expect(
+      (await t.http().post(`/api/v1/project/${locked.project}/lock`).set('X-API-KEY', key).send({})).status,
+    ).toBe(200);
     open = await fixtures({});
     scoped = await makeApiKey(t.app, account.user, { project_id: open.project });
     pinned = (await makeDomain(t, key, open.project)).id;
@@ -91,39 +131,78 @@ describe('error examples of openapi.json, provoked against the app', () => {
     const message = String(c.example.message);
     const field = c.example.errors ? Object.keys(c.example.errors)[0] : undefined;
     let ids = open;
-    let headers: Record<string, string> = scheme(c.op) === 'api-key' ? { 'X-API-KEY': key } : scheme(c.op) === 'license-key' ? { 'X-LICENSE-KEY': licenseKey } : {};
+    let headers: Record<string, string> =
+      scheme(c.op) === 'api-key'
+        ? { 'X-API-KEY': key }
+        : scheme(c.op) === 'license-key'
+          ? { 'X-LICENSE-KEY': licenseKey }
+          : {};
     let body: unknown = jsonBody(c.op);
     let raw: { type: string; text: string } | undefined;
     let query: Record<string, string> = {};
     let missing: string | undefined;
 
     if (c.status === 401) headers = {};
-    else if (c.status === 403 && message === 'Invalid API key.') headers = { 'X-API-KEY': `lg_${randomUUID()}` };
-    else if (c.status === 403 && message === 'Invalid license key.') headers = { 'X-LICENSE-KEY': randomUUID() };
-    else if (c.status === 403 && message === 'This action requires a global API key; project-scoped keys cannot perform it.') headers = { 'X-API-KEY': scoped };
+    else if (c.status === 403 && message === 'Invalid API key.')
+      headers = { 'X-API-KEY': `lg_${randomUUID()}` };
+    else if (c.status === 403 && message === 'Invalid license key.')
+      headers = { 'X-LICENSE-KEY': randomUUID() };
+    else if (
+      c.status === 403 &&
+      message === 'This action requires a global API key; project-scoped keys cannot perform it.'
+    )
+      headers = { 'X-API-KEY': scoped };
     else if (c.status === 403 && message === 'Project is locked.') ids = locked;
-    else if (c.status === 403 && message === 'Domain is not registered under this project.') query = { domain: 'elsewhere.example.org' };
-    else if (c.status === 400 && message === 'Malformed JSON in request body.') raw = { type: 'application/json', text: '{"name": ' };
-    else if (c.status === 400 && message === 'The calling domain could not be determined: send it in the X-Service-Domain header.') body = undefined;
-    else if (c.status === 413 && message === 'Request body is too large.') body = { ...(body as object), padding: 'x'.repeat(MAX_UPLOAD_BYTES) };
+    else if (c.status === 403 && message === 'Domain is not registered under this project.')
+      query = { domain: 'elsewhere.example.org' };
+    else if (c.status === 400 && message === 'Malformed JSON in request body.')
+      raw = { type: 'application/json', text: '{"name": ' };
+    else if (
+      c.status === 400 &&
+      message === 'The calling domain could not be determined: send it in the X-Service-Domain header.'
+    )
+      body = undefined;
+    else if (c.status === 413 && message === 'Request body is too large.')
+      body = { ...(body as object), padding: 'x'.repeat(MAX_UPLOAD_BYTES) };
     else if (c.status === 415) raw = { type: 'text/plain', text: 'hello' };
-    else if (c.status === 404 && /^[A-Z][\w ]* not found\.$/.test(message)) missing = [...c.path.matchAll(/\{(\w+)\}/g)].pop()?.[1];
+    else if (c.status === 404 && /^[A-Z][\w ]* not found\.$/.test(message))
+      missing = [...c.path.matchAll(/\{(\w+)\}/g)].pop()?.[1];
     else if (c.status === 422 && field === 'per_page') query = { per_page: '0' };
     else if (c.status === 422 && field === 'action') query = { action: 'nope' };
-    else if (c.status === 422 && message === 'The domain cannot be deleted: 2 licenses are pinned to it.') ids = { ...open, domain: pinned };
-    else if (c.status === 422 && field && message === `The ${field.replace(/_/g, ' ')} field is required.` && body) delete (body as Json)[field];
-    else if (c.status === 422 && field && body && wrongKind(c.op, field) !== undefined && /^The [\w ]+ field must be /.test(message)) (body as Json)[field] = wrongKind(c.op, field);
+    else if (c.status === 422 && message === 'The domain cannot be deleted: 2 licenses are pinned to it.')
+      ids = { ...open, domain: pinned };
+    else if (
+      c.status === 422 &&
+      field &&
+      message === `The ${field.replace(/_/g, ' ')} field is required.` &&
+      body
+    )
+      delete (body as Json)[field];
+    else if (
+      c.status === 422 &&
+      field &&
+      body &&
+      wrongKind(c.op, field) !== undefined &&
+      /^The [\w ]+ field must be /.test(message)
+    )
+      (body as Json)[field] = wrongKind(c.op, field);
     else if (c.status === 400 && message === 'The Host header is required.') {
       return { send: () => withoutHost(c.method.toUpperCase(), c.path.replace(/\{(\w+)\}/g, '1')) };
     } else return `no way to provoke "${message}"`;
     if (c.status === 404 && !missing) return `no path parameter to name nothing with`;
 
-    const url = c.path.replace(/\{(\w+)\}/g, (_, name: string) => String(name === missing ? NO_SUCH_ID : (ids[name] ?? 1)));
+    const url = c.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+      String(name === missing ? NO_SUCH_ID : (ids[name] ?? 1)),
+    );
     return {
       send: async () => {
         let req = t.http()[c.method as 'get'](url).query(query);
         for (const [name, value] of Object.entries(headers)) req = req.set(name, value);
-        const res = raw ? await req.set('Content-Type', raw.type).send(raw.text) : body !== undefined ? await req.send(body as object) : await req;
+        const res = raw
+          ? await req.set('Content-Type', raw.type).send(raw.text)
+          : body !== undefined
+            ? await req.send(body as object)
+            : await req;
         return { status: res.status, body: res.body };
       },
     };
@@ -134,7 +213,9 @@ describe('error examples of openapi.json, provoked against the app', () => {
     const { hostname, port } = new URL(t.url);
     return new Promise((done, fail) => {
       let answer = '';
-      const socket = connect(Number(port), hostname, () => socket.write(`${method} ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`));
+      const socket = connect(Number(port), hostname, () =>
+        socket.write(`${method} ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`),
+      );
       socket.on('data', (chunk) => (answer += chunk));
       socket.on('error', fail);
       socket.on('end', () => {
@@ -146,14 +227,19 @@ describe('error examples of openapi.json, provoked against the app', () => {
 
   it('has a way to provoke every 400, 401, 403, 404, 413, 415 and 422 example', () => {
     expect(cases.length).toBeGreaterThan(150);
-    const unprovoked = cases.map((c) => [`${c.method.toUpperCase()} ${c.path} ${c.status}`, provoke(c)]).filter(([, how]) => typeof how === 'string');
+    const unprovoked = cases
+      .map((c) => [`${c.method.toUpperCase()} ${c.path} ${c.status}`, provoke(c)])
+      .filter(([, how]) => typeof how === 'string');
     expect(unprovoked).toEqual([]);
   });
 
-  it.each(cases.map((c) => [`${c.method.toUpperCase()} ${c.path}`, c.status, c] as const))('%s %s answers its example', async (_op, _status, c) => {
-    const how = provoke(c);
-    if (typeof how === 'string') throw new Error(how);
-    const res = await how.send();
-    expect({ status: res.status, body: res.body }).toEqual({ status: c.status, body: c.example });
-  });
+  it.each(cases.map((c) => [`${c.method.toUpperCase()} ${c.path}`, c.status, c] as const))(
+    '%s %s answers its example',
+    async (_op, _status, c) => {
+      const how = provoke(c);
+      if (typeof how === 'string') throw new Error(how);
+      const res = await how.send();
+      expect({ status: res.status, body: res.body }).toEqual({ status: c.status, body: c.example });
+    },
+  );
 });

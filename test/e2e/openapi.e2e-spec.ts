@@ -45,12 +45,16 @@ describe('OpenAPI contract', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    const res = await t.http().get('/api/docs-json').buffer(true).parse((response, done) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => done(null, text));
-    });
+    const res = await t
+      .http()
+      .get('/api/docs-json')
+      .buffer(true)
+      .parse((response, done) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => done(null, text));
+      });
     expect(res.status).toBe(200);
     served = { text: res.body as string, type: String(res.headers['content-type']) };
   });
@@ -66,20 +70,35 @@ describe('OpenAPI contract', () => {
   });
 
   it('documents every route the router serves but Swagger UI, and nothing else', () => {
-    const router = (t.app.getHttpAdapter().getInstance() as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } })
-      .router;
+    const router = (
+      t.app.getHttpAdapter().getInstance() as {
+        router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> };
+      }
+    ).router;
     const routed = new Set<string>();
     for (const layer of router.stack) {
       const route = layer.route;
-      if (!route || typeof route.path !== 'string' || route.path === '/api/docs' || route.path.startsWith('/api/docs/')) continue;
+      if (
+        !route ||
+        typeof route.path !== 'string' ||
+        route.path === '/api/docs' ||
+        route.path.startsWith('/api/docs/')
+      )
+        continue;
       // Nest's not-found handlers are catch-alls (a wildcard or every method at once).
       if (route.path.includes('*') || Object.keys(route.methods).length > 8) continue;
       const path = route.path.replace(/\/$/, '').replace(/:(\w+)/g, '{$1}');
-      for (const [method, on] of Object.entries(route.methods)) if (on && method !== '_all') routed.add(`${method.toUpperCase()} ${path}`);
+      for (const [method, on] of Object.entries(route.methods))
+        if (on && method !== '_all') routed.add(`${method.toUpperCase()} ${path}`);
     }
-    const documented = new Set(operations(COMMITTED).map(({ path, method }) => `${method.toUpperCase()} ${path}`));
+    const documented = new Set(
+      operations(COMMITTED).map(({ path, method }) => `${method.toUpperCase()} ${path}`),
+    );
     expect(routed.size).toBeGreaterThan(30);
-    expect([...routed].filter((r) => !r.includes('/api/v1')).sort()).toEqual(['GET /api/docs-json', 'GET /metrics']);
+    expect([...routed].filter((r) => !r.includes('/api/v1')).sort()).toEqual([
+      'GET /api/docs-json',
+      'GET /metrics',
+    ]);
     expect([...routed].filter((r) => !documented.has(r)).sort()).toEqual([]);
     expect([...documented].filter((d) => !routed.has(d)).sort()).toEqual([]);
   });
@@ -94,15 +113,22 @@ describe('OpenAPI contract', () => {
       if (success.length !== 1) problems.push(`${where}: ${success.length} success responses`);
       for (const status of statuses) {
         const schema = op.responses[status].content?.['application/json']?.schema;
-        if (!(RAW.has(where) && /^2/.test(status)) && !isEnvelope(COMMITTED, schema)) problems.push(`${where} ${status}: not the envelope`);
-        if (!op.responses[status].headers?.['X-Request-Id']) problems.push(`${where} ${status}: no X-Request-Id header`);
+        if (!(RAW.has(where) && /^2/.test(status)) && !isEnvelope(COMMITTED, schema))
+          problems.push(`${where} ${status}: not the envelope`);
+        if (!op.responses[status].headers?.['X-Request-Id'])
+          problems.push(`${where} ${status}: no X-Request-Id header`);
       }
       if (!statuses.includes('500') && where !== 'GET /api/docs-json') problems.push(`${where}: no 500`);
       if (!statuses.some((s) => /^4/.test(s))) problems.push(`${where}: no 4xx answer`);
-      if (statuses.includes('429') && !op.responses['429'].headers?.['Retry-After']) problems.push(`${where} 429: no Retry-After`);
+      if (statuses.includes('429') && !op.responses['429'].headers?.['Retry-After'])
+        problems.push(`${where} 429: no Retry-After`);
       const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-      const declared = (op.parameters ?? []).filter((p: Json) => p.in === 'path').map((p: Json) => p.name).sort();
-      if (JSON.stringify(pathParams) !== JSON.stringify(declared)) problems.push(`${where}: path parameters ${declared} ≠ ${pathParams}`);
+      const declared = (op.parameters ?? [])
+        .filter((p: Json) => p.in === 'path')
+        .map((p: Json) => p.name)
+        .sort();
+      if (JSON.stringify(pathParams) !== JSON.stringify(declared))
+        problems.push(`${where}: path parameters ${declared} ≠ ${pathParams}`);
       if (op.requestBody && !statuses.includes('422')) problems.push(`${where}: a body but no 422`);
     }
     expect(problems).toEqual([]);
@@ -110,7 +136,8 @@ describe('OpenAPI contract', () => {
 
   it('puts data of success answers on a named model and 422 errors on fields', () => {
     const project = COMMITTED.paths['/api/v1/project/{project}'].get;
-    const data = flatten(COMMITTED, project.responses['200'].content['application/json'].schema).properties.data;
+    const data = flatten(COMMITTED, project.responses['200'].content['application/json'].schema).properties
+      .data;
     expect(data).toEqual({ $ref: '#/components/schemas/Project' });
     const list = COMMITTED.paths['/api/v1/project'].get;
     const page = flatten(COMMITTED, list.responses['200'].content['application/json'].schema).properties.data;
@@ -118,8 +145,12 @@ describe('OpenAPI contract', () => {
     expect(page.required).toEqual(['data', 'next_cursor']);
     expect(list.parameters.map((p: Json) => p.name).sort()).toEqual(['cursor', 'per_page']);
     const create = COMMITTED.paths['/api/v1/project'].post;
-    expect(create.responses['422'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ValidationErrorEnvelope' });
-    expect(COMMITTED.components.schemas.ValidationErrorEnvelope.properties.errors.additionalProperties).toEqual({ type: 'array', items: { type: 'string' } });
+    expect(create.responses['422'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ValidationErrorEnvelope',
+    });
+    expect(
+      COMMITTED.components.schemas.ValidationErrorEnvelope.properties.errors.additionalProperties,
+    ).toEqual({ type: 'array', items: { type: 'string' } });
   });
 
   it('lists 401 and 403 on every secured operation, with its scheme', () => {
@@ -132,27 +163,50 @@ describe('OpenAPI contract', () => {
         op: `${method} ${path}`,
         statuses: expect.arrayContaining(['401', '403', '429']),
       });
-      for (const requirement of op.security) for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
+      for (const requirement of op.security)
+        for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
     }
     // No credentials is said outright (security: []), so a client never falls back to a default.
-    expect(operations(COMMITTED).filter(({ op }) => !Array.isArray(op.security)).map(({ path }) => path)).toEqual([]);
+    expect(
+      operations(COMMITTED)
+        .filter(({ op }) => !Array.isArray(op.security))
+        .map(({ path }) => path),
+    ).toEqual([]);
     const open = operations(COMMITTED)
       .filter(({ op }) => op.security.length === 0)
       .map(({ path, method }) => `${method.toUpperCase()} ${path}`)
       .sort();
-    expect(open).toEqual(['GET /api/docs-json', 'GET /api/v1', 'GET /api/v1/health', 'GET /api/v1/health/live', 'GET /metrics']);
+    expect(open).toEqual([
+      'GET /api/docs-json',
+      'GET /api/v1',
+      'GET /api/v1/health',
+      'GET /api/v1/health/live',
+      'GET /metrics',
+    ]);
   });
 
   it('describes the runtime inputs: X-Service-Domain, X-Service-Nonce, the license query parameter and the multipart uploads', () => {
     const hasPaid = COMMITTED.paths['/api/v1/project/has-paid'].post;
     const params = hasPaid.parameters.map((p: Json) => `${p.in}:${p.name}`).sort();
-    expect(params).toEqual(['header:X-Service-Domain', 'header:X-Service-Nonce', 'query:action', 'query:domain', 'query:include', 'query:license']);
+    expect(params).toEqual([
+      'header:X-Service-Domain',
+      'header:X-Service-Nonce',
+      'query:action',
+      'query:domain',
+      'query:include',
+      'query:license',
+    ]);
     const stream = COMMITTED.paths['/api/v1/injectable/stream'].get;
     expect(stream.parameters.map((p: Json) => `${p.in}:${p.name}`)).toContain('header:X-Service-Nonce');
     expect(hasPaid.security).toEqual([{ 'license-key': [] }]);
-    expect(hasPaid.responses['403'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/RefusalEnvelope' });
+    expect(hasPaid.responses['403'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/RefusalEnvelope',
+    });
     for (const method of ['post', 'put'] as const) {
-      const path = method === 'post' ? '/api/v1/project/{project}/injectables' : '/api/v1/project/{project}/injectables/{injectable}';
+      const path =
+        method === 'post'
+          ? '/api/v1/project/{project}/injectables'
+          : '/api/v1/project/{project}/injectables/{injectable}';
       const content = COMMITTED.paths[path][method].requestBody.content;
       expect(Object.keys(content).sort()).toEqual(['application/json', 'multipart/form-data']);
       const body = flatten(COMMITTED, content['multipart/form-data'].schema);
@@ -163,7 +217,12 @@ describe('OpenAPI contract', () => {
     const ids = operations(COMMITTED).map(({ op }) => String(op.operationId));
     expect(ids.filter((id) => !/^[a-z][a-zA-Z0-9]*$/.test(id) || /Controller/.test(id))).toEqual([]);
     expect(new Set(ids).size).toBe(ids.length);
-    const byRoute = Object.fromEntries(operations(COMMITTED).map(({ path, method, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]));
+    const byRoute = Object.fromEntries(
+      operations(COMMITTED).map(({ path, method, op }) => [
+        `${method.toUpperCase()} ${path}`,
+        op.operationId,
+      ]),
+    );
     expect(byRoute).toMatchObject({
       'POST /api/v1/project': 'createProject',
       'GET /api/v1/project': 'listProjects',
@@ -190,7 +249,10 @@ describe('OpenAPI contract', () => {
       {
         url: '{scheme}://{host}',
         description: expect.stringContaining('http://localhost:3000'),
-        variables: { scheme: { default: 'http', enum: ['http', 'https'] }, host: { default: 'localhost:3000', description: 'Host name and port' } },
+        variables: {
+          scheme: { default: 'http', enum: ['http', 'https'] },
+          host: { default: 'localhost:3000', description: 'Host name and port' },
+        },
       },
     ]);
   });
@@ -198,7 +260,9 @@ describe('OpenAPI contract', () => {
   it('gives Swagger UI this server first, so that "Try it out" calls the server showing it', async () => {
     const init = await t.http().get('/api/docs/swagger-ui-init.js');
     expect(init.status).toBe(200);
-    const options = JSON.parse(/let options = (\{[\s\S]*?\});\n/.exec(init.text)?.[1] ?? 'null') as { swaggerDoc: Json };
+    const options = JSON.parse(/let options = (\{[\s\S]*?\});\n/.exec(init.text)?.[1] ?? 'null') as {
+      swaggerDoc: Json;
+    };
     expect(options.swaggerDoc.servers.map((s: Json) => s.url)).toEqual(['/', '{scheme}://{host}']);
     expect({ ...options.swaggerDoc, servers: COMMITTED.servers }).toEqual(COMMITTED);
   });
@@ -218,9 +282,15 @@ describe('OpenAPI contract', () => {
       .set('Access-Control-Request-Headers', 'X-LICENSE-KEY, Content-Type');
     expect(preflight.status).toBe(204);
     expect(description).toContain('`OPTIONS` on any path');
-    expect(description).toContain(`answered 204 with \`Access-Control-Allow-Methods: ${preflight.headers['access-control-allow-methods']}\``);
-    expect(description).toContain(`\`Access-Control-Allow-Headers: ${preflight.headers['access-control-allow-headers']}\``);
-    expect(description).toContain(`\`Access-Control-Max-Age: ${preflight.headers['access-control-max-age']}\``);
+    expect(description).toContain(
+      `answered 204 with \`Access-Control-Allow-Methods: ${preflight.headers['access-control-allow-methods']}\``,
+    );
+    expect(description).toContain(
+      `\`Access-Control-Allow-Headers: ${preflight.headers['access-control-allow-headers']}\``,
+    );
+    expect(description).toContain(
+      `\`Access-Control-Max-Age: ${preflight.headers['access-control-max-age']}\``,
+    );
     const call = await t.http().get('/api/v1').set('Origin', 'https://customer.example');
     const exposed = String(call.headers['access-control-expose-headers']).split(',');
     expect(description).toContain(`answers expose ${exposed.map((h) => `\`${h}\``).join(', ')}.`);
@@ -254,8 +324,13 @@ describe('OpenAPI contract', () => {
           problems.push(`${where}: no example`);
           continue;
         }
-        if (example.status !== 'error' || typeof example.message !== 'string') problems.push(`${where}: not an error envelope`);
-        if (status === '422' && JSON.stringify(Object.values(example.errors)) !== JSON.stringify([[example.message]])) problems.push(`${where}: errors do not hold the message`);
+        if (example.status !== 'error' || typeof example.message !== 'string')
+          problems.push(`${where}: not an error envelope`);
+        if (
+          status === '422' &&
+          JSON.stringify(Object.values(example.errors)) !== JSON.stringify([[example.message]])
+        )
+          problems.push(`${where}: errors do not hold the message`);
         if (status !== '422' && example.errors !== null) problems.push(`${where}: errors outside 422`);
         const other = messages.get(example.message);
         if (other) problems.push(`${where}: the same message as ${other}`);

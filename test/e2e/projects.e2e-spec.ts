@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createPublicKey } from 'node:crypto';
-import { makeAccount, makeApiKey, makeDomain, makeProject, makeUser, uniqueToken } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs, expectClientError } from '../utils/api.js';
@@ -26,7 +33,15 @@ const CREATE_KEYS = [
 ].sort();
 /** Retrieval (and every other project-returning call) adds locked_at. */
 const PROJECT_KEYS = [...CREATE_KEYS, 'locked_at'].sort();
-const HIDDEN = ['user_id', 'license_key_id', 'deleted_at', 'webhook_secret', 'lock_reason', 'signing_public_key', 'signing_private_key'];
+const HIDDEN = [
+  'user_id',
+  'license_key_id',
+  'deleted_at',
+  'webhook_secret',
+  'lock_reason',
+  'signing_public_key',
+  'signing_private_key',
+];
 
 function expectProjectShape(p: Record<string, unknown>, keys = PROJECT_KEYS) {
   expect(Object.keys(p).sort()).toEqual(keys);
@@ -47,7 +62,7 @@ describe('projects', () => {
   const api = (key?: string) => apiAs(t, key);
 
   describe('POST /project', () => {
-    it('creates a project with every field and returns exactly the create answer\'s fields', async () => {
+    it("creates a project with every field and returns exactly the create answer's fields", async () => {
       const { key } = await makeAccount(t.app);
       const slug = `full-${uniqueToken()}`;
       const secret = `whsec_${uniqueToken()}topsecret`;
@@ -100,7 +115,10 @@ describe('projects', () => {
 
     it('decodes meta sent as a JSON string', async () => {
       const { key } = await makeAccount(t.app);
-      const data = expectSuccess(await api(key).post('/project', { name: 'Meta string', meta: '{"a":1,"b":{"c":"d"}}' }), 201);
+      const data = expectSuccess(
+        await api(key).post('/project', { name: 'Meta string', meta: '{"a":1,"b":{"c":"d"}}' }),
+        201,
+      );
       expect(data.meta).toEqual({ a: 1, b: { c: 'd' } });
     });
 
@@ -117,7 +135,13 @@ describe('projects', () => {
 
     it('ignores unknown fields and never returns them', async () => {
       const { key } = await makeAccount(t.app);
-      const res = await api(key).post('/project', { name: 'Unknown fields', user_id: 999, deleted_at: '2020-01-01T00:00:00Z', bogus: 'x', id: 424242 });
+      const res = await api(key).post('/project', {
+        name: 'Unknown fields',
+        user_id: 999,
+        deleted_at: '2020-01-01T00:00:00Z',
+        bogus: 'x',
+        id: 424242,
+      });
       const data = expectSuccess(res, 201);
       expectProjectShape(data, CREATE_KEYS);
       expect(data.id).not.toBe(424242);
@@ -160,7 +184,10 @@ describe('projects', () => {
     it('accepts the boundary lengths', async () => {
       const { key } = await makeAccount(t.app);
       const slug = `${uniqueToken()}-`.padEnd(255, 'z');
-      const data = expectSuccess(await api(key).post('/project', { name: 'n'.repeat(255), slug, description: 'd'.repeat(1000) }), 201);
+      const data = expectSuccess(
+        await api(key).post('/project', { name: 'n'.repeat(255), slug, description: 'd'.repeat(1000) }),
+        201,
+      );
       expect(data.name).toHaveLength(255);
       expect(data.slug).toBe(slug);
       expect(data.description).toHaveLength(1000);
@@ -186,10 +213,19 @@ describe('projects', () => {
       ];
       for (const body of bodies) {
         const res = await api(key).post('/project', body);
-        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({ body, status: 'below 500' });
+        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({
+          body,
+          status: 'below 500',
+        });
         if (res.status >= 400) expectClientError(res);
       }
-      for (const body of [{ name: '' }, { name: '   ' }, { name: {} }, { name: true }, { name: 'ok', webhook_url: { href: 'https://example.com' } }]) {
+      for (const body of [
+        { name: '' },
+        { name: '   ' },
+        { name: {} },
+        { name: true },
+        { name: 'ok', webhook_url: { href: 'https://example.com' } },
+      ]) {
         expectError(await api(key).post('/project', body), 422);
       }
     });
@@ -198,9 +234,13 @@ describe('projects', () => {
       const user = await makeUser(t.app);
       const key = await makeApiKey(t.app, user);
       const slug = `fresh-${uniqueToken()}`;
-      expectError(await api(key).post('/project', { name: 'Half', slug, webhook_url: 'not a url' }), 422, ['webhook_url']);
+      expectError(await api(key).post('/project', { name: 'Half', slug, webhook_url: 'not a url' }), 422, [
+        'webhook_url',
+      ]);
       expectError(await api(key).post('/project', { name: 'Half', slug, meta: 'nope' }), 422, ['meta']);
-      expectError(await api(key).post('/project', { name: 'Half', slug, has_paid: 'true' }), 422, ['has_paid']);
+      expectError(await api(key).post('/project', { name: 'Half', slug, has_paid: 'true' }), 422, [
+        'has_paid',
+      ]);
       expect(expectSuccess(await api(key).get('/project')).data).toHaveLength(0);
       const created = expectSuccess(await api(key).post('/project', { name: 'Whole', slug }), 201);
       expect(created.slug).toBe(slug);
@@ -241,7 +281,16 @@ describe('projects', () => {
     it('always generates a valid, unique alpha_dash slug of at most 255 characters', async () => {
       const { key } = await makeAccount(t.app);
       const long = 'L'.repeat(255);
-      const names = ['!!!', '!!!', 'Crème Brûlée', '日本語のプロジェクト', '日本語のプロジェクト', long, long, '  spaced   out  '];
+      const names = [
+        '!!!',
+        '!!!',
+        'Crème Brûlée',
+        '日本語のプロジェクト',
+        '日本語のプロジェクト',
+        long,
+        long,
+        '  spaced   out  ',
+      ];
       const slugs: string[] = [];
       for (const name of names) {
         const p = await makeProject(t, key, { name });
@@ -306,27 +355,52 @@ describe('projects', () => {
       for (const meta of [{ a: `${euros(5458)}abc` }, { a: euros(16_000) }]) {
         const res = await api(key).post('/project', { name: 'Too much meta', meta });
         expectError(res, 422, ['meta']);
-        expect(res.body.errors.meta).toEqual(['The meta field must not be greater than 16384 bytes as JSON (UTF-8).']);
+        expect(res.body.errors.meta).toEqual([
+          'The meta field must not be greater than 16384 bytes as JSON (UTF-8).',
+        ]);
       }
       expect(expectSuccess(await api(key).get('/project')).data).toEqual([]);
     });
 
     it('stores, announces and audits it on create, PATCH, PUT and lock (no answer is a 500 on MySQL)', async () => {
-      const w = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCHER: 'false' });
+      const w = await createTestApp({
+        THROTTLE_API_LIMIT: '100000',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_DISPATCHER: 'false',
+      });
       try {
         const { key } = await makeAccount(w.app);
         const http = apiAs(w, key);
         const created = expectSuccess(await http.post('/project', largest), 201);
         expect(created.meta).toEqual(largest.meta);
-        const other = { ...largest, name: euros(254), description: `${euros(999)}x`, meta: { a: `${euros(5458)}ba` } };
+        const other = {
+          ...largest,
+          name: euros(254),
+          description: `${euros(999)}x`,
+          meta: { a: `${euros(5458)}ba` },
+        };
         expectSuccess(await http.patch(`/project/${created.id}`, other));
         expectSuccess(await http.put(`/project/${created.id}`, largest));
         expectSuccess(await http.post(`/project/${created.id}/lock`, { reason: euros(1000) }));
-        const events = await w.dataSource.query('SELECT type, payload FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [created.id]);
-        expect(events.map((e: { type: string }) => e.type)).toEqual(['project.created', 'project.updated', 'project.updated', 'project.locked']);
-        for (const e of events) expect(JSON.parse(e.payload).data.meta).toEqual(expect.objectContaining({ a: expect.any(String) }));
+        const events = await w.dataSource.query(
+          'SELECT type, payload FROM webhook_deliveries WHERE project_id = ? ORDER BY id',
+          [created.id],
+        );
+        expect(events.map((e: { type: string }) => e.type)).toEqual([
+          'project.created',
+          'project.updated',
+          'project.updated',
+          'project.locked',
+        ]);
+        for (const e of events)
+          expect(JSON.parse(e.payload).data.meta).toEqual(expect.objectContaining({ a: expect.any(String) }));
         const log = expectSuccess(await http.get(`/project/${created.id}/audit-log`)).data;
-        expect(log.map((row: { action: string }) => row.action)).toEqual(['project.locked', 'project.updated', 'project.updated', 'project.created']);
+        expect(log.map((row: { action: string }) => row.action)).toEqual([
+          'project.locked',
+          'project.updated',
+          'project.updated',
+          'project.created',
+        ]);
       } finally {
         await w.close();
       }
@@ -343,30 +417,56 @@ describe('projects', () => {
     it('refuses a host name longer than 253 characters on create, PATCH and PUT, naming the field, and stores nothing', async () => {
       const { key } = await makeAccount(t.app);
       expect(tooLong).toHaveLength(259);
-      const created = await api(key).post('/project', { name: 'Long host', webhook_url: `https://${tooLong}/hook` });
-      expect({ status: created.status, errors: created.body.errors }).toEqual({ status: 422, errors: { webhook_url: [message] } });
+      const created = await api(key).post('/project', {
+        name: 'Long host',
+        webhook_url: `https://${tooLong}/hook`,
+      });
+      expect({ status: created.status, errors: created.body.errors }).toEqual({
+        status: 422,
+        errors: { webhook_url: [message] },
+      });
       expect(expectSuccess(await api(key).get('/project')).data).toEqual([]);
       const project = await makeProject(t, key);
       for (const res of [
         await api(key).patch(`/project/${project.id}`, { webhook_url: `http://${tooLong}:8080/x` }),
-        await api(key).put(`/project/${project.id}`, { name: project.name, webhook_url: `http://${tooLong}/x` }),
+        await api(key).put(`/project/${project.id}`, {
+          name: project.name,
+          webhook_url: `http://${tooLong}/x`,
+        }),
       ]) {
-        expect({ status: res.status, errors: res.body.errors }).toEqual({ status: 422, errors: { webhook_url: [message] } });
+        expect({ status: res.status, errors: res.body.errors }).toEqual({
+          status: 422,
+          errors: { webhook_url: [message] },
+        });
       }
       expect(expectSuccess(await api(key).get(`/project/${project.id}`)).webhook_url).toBeNull();
     });
 
     it('accepts the longest host name, with a port, and records its events (no answer is a 500 on MySQL)', async () => {
-      const w = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCHER: 'false' });
+      const w = await createTestApp({
+        THROTTLE_API_LIMIT: '100000',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+        WEBHOOK_DISPATCHER: 'false',
+      });
       try {
         const { key } = await makeAccount(w.app);
         expect(longest).toHaveLength(253);
         const url = `https://${longest}:65535/hook`;
-        const project = expectSuccess(await apiAs(w, key).post('/project', { name: 'Longest host', webhook_url: url }), 201);
+        const project = expectSuccess(
+          await apiAs(w, key).post('/project', { name: 'Longest host', webhook_url: url }),
+          201,
+        );
         expect(project.webhook_url).toBe(url);
         expectSuccess(await apiAs(w, key).patch(`/project/${project.id}`, { has_paid: true }));
-        const rows = await w.dataSource.query('SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [project.id]);
-        expect(rows.map((r: { type: string }) => r.type)).toEqual(['project.created', 'project.updated', 'project.paid']);
+        const rows = await w.dataSource.query(
+          'SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id',
+          [project.id],
+        );
+        expect(rows.map((r: { type: string }) => r.type)).toEqual([
+          'project.created',
+          'project.updated',
+          'project.paid',
+        ]);
       } finally {
         await w.close();
       }
@@ -506,7 +606,13 @@ describe('projects', () => {
       expectSuccess(await api(key).get(`/project/${p.id}`)); // warm any cache
       const newSlug = `renamed-${uniqueToken()}`;
       const updated = expectSuccess(
-        await api(key).patch(`/project/${p.id}`, { name: 'Renamed', slug: newSlug, has_paid: true, is_active: false, meta: { b: 2 } }),
+        await api(key).patch(`/project/${p.id}`, {
+          name: 'Renamed',
+          slug: newSlug,
+          has_paid: true,
+          is_active: false,
+          meta: { b: 2 },
+        }),
       );
       expectProjectShape(updated);
       expect(updated).toMatchObject({
@@ -528,11 +634,15 @@ describe('projects', () => {
     it('decodes a JSON-string meta and validates like create', async () => {
       const { key } = await makeAccount(t.app);
       const p = await makeProject(t, key);
-      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { meta: '{"k":"v"}' })).meta).toEqual({ k: 'v' });
+      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { meta: '{"k":"v"}' })).meta).toEqual({
+        k: 'v',
+      });
       expectError(await api(key).patch(`/project/${p.id}`, { meta: '[1]' }), 422, ['meta']);
       expectError(await api(key).patch(`/project/${p.id}`, { name: 'x'.repeat(256) }), 422, ['name']);
       expectError(await api(key).patch(`/project/${p.id}`, { has_paid: 'true' }), 422, ['has_paid']);
-      expectError(await api(key).patch(`/project/${p.id}`, { webhook_url: 'not a url' }), 422, ['webhook_url']);
+      expectError(await api(key).patch(`/project/${p.id}`, { webhook_url: 'not a url' }), 422, [
+        'webhook_url',
+      ]);
       expectError(await api(key).patch(`/project/${p.id}`, { slug: 'not alpha dash' }), 422, ['slug']);
     });
 
@@ -549,7 +659,11 @@ describe('projects', () => {
       const user = await makeUser(t.app);
       const key = await makeApiKey(t.app, user);
       const p = await makeProject(t, key, { name: 'Original' });
-      expectError(await api(key).patch(`/project/${p.id}`, { name: 'Changed', webhook_url: 'not a url' }), 422, ['webhook_url']);
+      expectError(
+        await api(key).patch(`/project/${p.id}`, { name: 'Changed', webhook_url: 'not a url' }),
+        422,
+        ['webhook_url'],
+      );
       const freshKey = await makeApiKey(t.app, user);
       const read = expectSuccess(await api(freshKey).get(`/project/${p.id}`));
       expect(read.name).toBe('Original');
@@ -562,7 +676,9 @@ describe('projects', () => {
       const a = await makeProject(t, key);
       const b = await makeProject(t, key);
       const scopedA = await makeApiKey(t.app, user, { project_id: a.id });
-      expect(expectSuccess(await api(scopedA).patch(`/project/${a.id}`, { name: 'Scoped edit' })).name).toBe('Scoped edit');
+      expect(expectSuccess(await api(scopedA).patch(`/project/${a.id}`, { name: 'Scoped edit' })).name).toBe(
+        'Scoped edit',
+      );
       expectError(await api(scopedA).patch(`/project/${b.id}`, { name: 'Nope' }), 403);
       const stranger = await makeAccount(t.app);
       expectError(await api(stranger.key).patch(`/project/${a.id}`, { name: 'Nope' }), 403);
@@ -619,7 +735,14 @@ describe('projects', () => {
           is_active: false,
         }),
       );
-      expect(replaced).toMatchObject({ name: 'All', slug, description: 'desc', meta: { a: 1 }, has_paid: true, is_active: false });
+      expect(replaced).toMatchObject({
+        name: 'All',
+        slug,
+        description: 'desc',
+        meta: { a: 1 },
+        has_paid: true,
+        is_active: false,
+      });
     });
 
     it('requires name and validates like create', async () => {
@@ -713,7 +836,9 @@ describe('projects', () => {
       expectProjectShape(unlocked);
       expect(unlocked.locked_at).toBeNull();
       expect(expectSuccess(await api(key).get(`/project/${p.id}`)).locked_at).toBeNull();
-      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { name: 'Writable again' })).name).toBe('Writable again');
+      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { name: 'Writable again' })).name).toBe(
+        'Writable again',
+      );
       expectSuccess(await api(key).post(`/project/${p.id}/domains`, { domain: 'unlocked.example.com' }), 201);
     });
 
@@ -758,7 +883,10 @@ describe('projects', () => {
       const p = await makeProject(t, key);
       for (const body of [{ reason: 5 }, { reason: { a: 1 } }, { reason: 'r'.repeat(5000) }]) {
         const res = await api(key).post(`/project/${p.id}/lock`, body);
-        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({ body, status: 'below 500' });
+        expect({ body, status: res.status < 500 ? 'below 500' : res.status }).toEqual({
+          body,
+          status: 'below 500',
+        });
         if (res.status >= 400) expectClientError(res);
         await api(key).post(`/project/${p.id}/unlock`);
       }
@@ -813,11 +941,21 @@ describe('projects', () => {
       for (const hours of [0, 1, 720]) {
         expect((await makeProject(t, key, { offline_grace_hours: hours })).offline_grace_hours).toBe(hours);
       }
-      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { offline_grace_hours: 0 })).offline_grace_hours).toBe(0);
-      expect(expectSuccess(await api(key).patch(`/project/${p.id}`, { name: 'Other field' })).offline_grace_hours).toBe(0);
+      expect(
+        expectSuccess(await api(key).patch(`/project/${p.id}`, { offline_grace_hours: 0 }))
+          .offline_grace_hours,
+      ).toBe(0);
+      expect(
+        expectSuccess(await api(key).patch(`/project/${p.id}`, { name: 'Other field' })).offline_grace_hours,
+      ).toBe(0);
       expect(expectSuccess(await api(key).get(`/project/${p.id}`)).offline_grace_hours).toBe(0);
-      expect(expectSuccess(await api(key).put(`/project/${p.id}`, { name: 'Replaced', offline_grace_hours: 24 })).offline_grace_hours).toBe(24);
-      expect(expectSuccess(await api(key).put(`/project/${p.id}`, { name: 'Replaced again' })).offline_grace_hours).toBe(72);
+      expect(
+        expectSuccess(await api(key).put(`/project/${p.id}`, { name: 'Replaced', offline_grace_hours: 24 }))
+          .offline_grace_hours,
+      ).toBe(24);
+      expect(
+        expectSuccess(await api(key).put(`/project/${p.id}`, { name: 'Replaced again' })).offline_grace_hours,
+      ).toBe(72);
     });
 
     it('refuses anything but an integer from 0 to 720, with the field named, and stores nothing', async () => {
@@ -837,7 +975,11 @@ describe('projects', () => {
           await api(key).patch(`/project/${p.id}`, { offline_grace_hours: value }),
           await api(key).put(`/project/${p.id}`, { name: 'Bad grace', offline_grace_hours: value }),
         ]) {
-          expect({ value, status: res.status, errors: res.body.errors }).toEqual({ value, status: 422, errors: { offline_grace_hours: [message] } });
+          expect({ value, status: res.status, errors: res.body.errors }).toEqual({
+            value,
+            status: 422,
+            errors: { offline_grace_hours: [message] },
+          });
         }
       }
       expect(expectSuccess(await api(key).get(`/project/${p.id}`)).offline_grace_hours).toBe(5);

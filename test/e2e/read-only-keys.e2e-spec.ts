@@ -12,7 +12,8 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
 
 type Json = Record<string, any>;
 const DOC: Json = JSON.parse(readFileSync('openapi.json', 'utf8'));
-const takesApiKey = (op: Json) => (op.security as Json[] | undefined)?.some((scheme) => 'api-key' in scheme) ?? false;
+const takesApiKey = (op: Json) =>
+  (op.security as Json[] | undefined)?.some((scheme) => 'api-key' in scheme) ?? false;
 
 /** The API-key operations of the document, `METHOD /api/v1/path`, split into reads and writes. */
 const OPERATIONS = Object.entries(DOC.paths as Json).flatMap(([path, item]) =>
@@ -36,19 +37,46 @@ describe('read-only API keys', () => {
   let readOnlyScoped: string;
 
   beforeAll(async () => {
-    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_DISPATCHER: 'false', WEBHOOK_ALLOW_PRIVATE: 'true' });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      WEBHOOK_DISPATCHER: 'false',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
     const account = await makeAccount(t.app);
     key = account.key;
     const project = await makeProject(t, key, { webhook_url: 'http://127.0.0.1:9/hook' });
     const domain = await makeDomain(t, key, project.id, { domain: 'shop.example.com' });
     const license = await makeLicense(t, key, project.id);
-    const injectable = expectSuccess(await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'a', content: 'x', secret: 's' }), 201);
-    const delivery = expectSuccess(await t.http().get(`/api/v1/project/${project.id}/webhook-deliveries`).set('X-API-KEY', key)).data[0];
-    const created = expectSuccess(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'read only', read_only: true }), 201);
+    const injectable = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/injectables`)
+        .set('X-API-KEY', key)
+        .send({ slug: 'a', content: 'x', secret: 's' }),
+      201,
+    );
+    const delivery = expectSuccess(
+      await t.http().get(`/api/v1/project/${project.id}/webhook-deliveries`).set('X-API-KEY', key),
+    ).data[0];
+    const created = expectSuccess(
+      await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('X-API-KEY', key)
+        .send({ name: 'read only', read_only: true }),
+      201,
+    );
     expect(created.read_only).toBe(true);
     readOnly = created.key;
     readOnlyScoped = await makeApiKey(t.app, account.user, { project_id: project.id, read_only: true });
-    ids = { project: project.id, domain: domain.id, license: license.id, injectable: injectable.id, delivery: delivery.id, id: created.id };
+    ids = {
+      project: project.id,
+      domain: domain.id,
+      license: license.id,
+      injectable: injectable.id,
+      delivery: delivery.id,
+      id: created.id,
+    };
   });
   afterAll(async () => t.close());
 
@@ -59,47 +87,95 @@ describe('read-only API keys', () => {
   });
 
   it('are made read-write unless asked', async () => {
-    const made = expectSuccess(await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'plain' }), 201);
+    const made = expectSuccess(
+      await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'plain' }),
+      201,
+    );
     expect(made.read_only).toBe(false);
     const listed = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', key));
-    expect(listed.map((k: Json) => [k.name, k.read_only])).toEqual(expect.arrayContaining([['read only', true], ['plain', false]]));
+    expect(listed.map((k: Json) => [k.name, k.read_only])).toEqual(
+      expect.arrayContaining([
+        ['read only', true],
+        ['plain', false],
+      ]),
+    );
   });
 
-  it.each(WRITES.map((op) => [`${op.method} ${op.path}`, op] as const))('%s answers 403 to a read-only key, global or scoped, and changes nothing', async (_name, op) => {
-    const before = await auditCount(t);
-    for (const sent of [readOnly, readOnlyScoped]) {
-      const res = await t.http()[op.method.toLowerCase() as 'post'](url(op.path)).set('X-API-KEY', sent).send({ name: 'changed', title: 'changed', domain: 'changed.example.com' });
-      expect({ operation: `${op.method} ${op.path}`, status: res.status, message: expectError(res, 403).message }).toEqual({
-        operation: `${op.method} ${op.path}`,
-        status: 403,
-        message: 'This API key is read-only.',
-      });
-    }
-    expect(await auditCount(t)).toBe(before);
-  });
+  it.each(WRITES.map((op) => [`${op.method} ${op.path}`, op] as const))(
+    '%s answers 403 to a read-only key, global or scoped, and changes nothing',
+    async (_name, op) => {
+      const before = await auditCount(t);
+      for (const sent of [readOnly, readOnlyScoped]) {
+        const res = await t
+          .http()
+          [op.method.toLowerCase() as 'post'](url(op.path))
+          .set('X-API-KEY', sent)
+          .send({ name: 'changed', title: 'changed', domain: 'changed.example.com' });
+        expect({
+          operation: `${op.method} ${op.path}`,
+          status: res.status,
+          message: expectError(res, 403).message,
+        }).toEqual({
+          operation: `${op.method} ${op.path}`,
+          status: 403,
+          message: 'This API key is read-only.',
+        });
+      }
+      expect(await auditCount(t)).toBe(before);
+    },
+  );
 
   it('leaves every resource as it was', async () => {
     const project = expectSuccess(await t.http().get(`/api/v1/project/${ids.project}`).set('X-API-KEY', key));
-    expect({ changed: project.name === 'changed', locked_at: project.locked_at }).toEqual({ changed: false, locked_at: null });
-    expectSuccess(await t.http().get(`/api/v1/project/${ids.project}/licenses/${ids.license}`).set('X-API-KEY', key));
-    expectSuccess(await t.http().get(`/api/v1/project/${ids.project}/domains/${ids.domain}`).set('X-API-KEY', key));
-    expectSuccess(await t.http().get(`/api/v1/project/${ids.project}/injectables/${ids.injectable}`).set('X-API-KEY', key));
+    expect({ changed: project.name === 'changed', locked_at: project.locked_at }).toEqual({
+      changed: false,
+      locked_at: null,
+    });
+    expectSuccess(
+      await t.http().get(`/api/v1/project/${ids.project}/licenses/${ids.license}`).set('X-API-KEY', key),
+    );
+    expectSuccess(
+      await t.http().get(`/api/v1/project/${ids.project}/domains/${ids.domain}`).set('X-API-KEY', key),
+    );
+    expectSuccess(
+      await t
+        .http()
+        .get(`/api/v1/project/${ids.project}/injectables/${ids.injectable}`)
+        .set('X-API-KEY', key),
+    );
     const keys = expectSuccess(await t.http().get('/api/v1/api-keys').set('X-API-KEY', key));
     expect(keys.find((k: Json) => k.id === ids.id)).toMatchObject({ revoked_at: null, rolled_at: null });
   });
 
-  it.each(READS.map((op) => [`${op.method} ${op.path}`, op] as const))('%s reads as any key of the scope does', async (_name, op) => {
-    // The API-key has-paid needs a question: the project's own state.
-    const query = op.path.endsWith('/has-paid') ? '?action=check_project' : '';
-    const global = await t.http().get(url(op.path) + query).set('X-API-KEY', readOnly);
-    expect({ operation: op.path, status: global.status }).toEqual({ operation: op.path, status: 200 });
-    // API keys are managed with global keys only, read-only or not.
-    const scoped = await t.http().get(url(op.path) + query).set('X-API-KEY', readOnlyScoped);
-    expect({ operation: op.path, status: scoped.status }).toEqual({ operation: op.path, status: op.path === '/api/v1/api-keys' ? 403 : 200 });
-  });
+  it.each(READS.map((op) => [`${op.method} ${op.path}`, op] as const))(
+    '%s reads as any key of the scope does',
+    async (_name, op) => {
+      // The API-key has-paid needs a question: the project's own state.
+      const query = op.path.endsWith('/has-paid') ? '?action=check_project' : '';
+      const global = await t
+        .http()
+        .get(url(op.path) + query)
+        .set('X-API-KEY', readOnly);
+      expect({ operation: op.path, status: global.status }).toEqual({ operation: op.path, status: 200 });
+      // API keys are managed with global keys only, read-only or not.
+      const scoped = await t
+        .http()
+        .get(url(op.path) + query)
+        .set('X-API-KEY', readOnlyScoped);
+      expect({ operation: op.path, status: scoped.status }).toEqual({
+        operation: op.path,
+        status: op.path === '/api/v1/api-keys' ? 403 : 200,
+      });
+    },
+  );
 
   it('a missing or unknown key is still 401 or 403 before anything else', async () => {
     expectError(await t.http().post('/api/v1/project').send({ name: 'x' }), 401);
-    expect(expectError(await t.http().post('/api/v1/project').set('X-API-KEY', 'lg_unknown').send({ name: 'x' }), 403).message).toBe('Invalid API key.');
+    expect(
+      expectError(
+        await t.http().post('/api/v1/project').set('X-API-KEY', 'lg_unknown').send({ name: 'x' }),
+        403,
+      ).message,
+    ).toBe('Invalid API key.');
   });
 });

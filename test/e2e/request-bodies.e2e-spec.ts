@@ -10,11 +10,28 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
  * required field "is required", a value of the wrong kind says what kind it must be.
  */
 
-type Schema = { $ref?: string; type?: string; format?: string; enum?: unknown[]; properties?: Record<string, Schema>; required?: string[]; example?: unknown; nullable?: boolean };
-type Operation = { operationId?: string; security?: Array<Record<string, unknown>>; requestBody?: { content: Record<string, { schema: Schema }> } };
+type Schema = {
+  $ref?: string;
+  type?: string;
+  format?: string;
+  enum?: unknown[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  example?: unknown;
+  nullable?: boolean;
+};
+type Operation = {
+  operationId?: string;
+  security?: Array<Record<string, unknown>>;
+  requestBody?: { content: Record<string, { schema: Schema }> };
+};
 
-const doc = JSON.parse(readFileSync('openapi.json', 'utf8')) as { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
-const resolve = (schema: Schema): Schema => (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop() as string] : schema);
+const doc = JSON.parse(readFileSync('openapi.json', 'utf8')) as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+};
+const resolve = (schema: Schema): Schema =>
+  schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop() as string] : schema;
 const label = (field: string) => field.replace(/_/g, ' ');
 
 interface BodyOperation {
@@ -26,8 +43,14 @@ interface BodyOperation {
 /** The management operations (API key) that take a JSON body. */
 const operations: BodyOperation[] = Object.entries(doc.paths).flatMap(([path, methods]) =>
   Object.entries(methods)
-    .filter(([, op]) => op.requestBody?.content['application/json'] && op.security?.some((s) => 'api-key' in s))
-    .map(([method, op]) => ({ method: method.toUpperCase(), path, schema: resolve(op.requestBody!.content['application/json'].schema) })),
+    .filter(
+      ([, op]) => op.requestBody?.content['application/json'] && op.security?.some((s) => 'api-key' in s),
+    )
+    .map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      schema: resolve(op.requestBody!.content['application/json'].schema),
+    })),
 );
 
 /** The body a generated client or Swagger UI builds from the documented examples. */
@@ -74,7 +97,12 @@ describe('request bodies as openapi.json documents them', () => {
     );
     for (const op of operations) {
       for (const [name, property] of Object.entries(op.schema.properties ?? {})) {
-        if (property.format !== 'binary') expect({ op: `${op.method} ${op.path}`, name, example: 'example' in property }).toEqual({ op: `${op.method} ${op.path}`, name, example: true });
+        if (property.format !== 'binary')
+          expect({ op: `${op.method} ${op.path}`, name, example: 'example' in property }).toEqual({
+            op: `${op.method} ${op.path}`,
+            name,
+            example: true,
+          });
       }
     }
   });
@@ -91,7 +119,13 @@ describe('request bodies as openapi.json documents them', () => {
       ),
     );
 
-    type Step = readonly [method: string, path: string, mediaType: 'json' | 'multipart', status: number, names: string | null];
+    type Step = readonly [
+      method: string,
+      path: string,
+      mediaType: 'json' | 'multipart',
+      status: number,
+      names: string | null,
+    ];
     const json: Step[] = [
       ['POST', '/api/v1/project', 'json', 201, 'project'],
       ['PUT', '/api/v1/project/{project}', 'json', 200, null],
@@ -121,7 +155,9 @@ describe('request bodies as openapi.json documents them', () => {
     const MEDIA = { json: 'application/json', multipart: 'multipart/form-data' } as const;
 
     it('walks every request body, in every media type', () => {
-      const walked = new Set([...json, ...multipart].map(([method, path, media]) => `${method} ${path} ${MEDIA[media]}`));
+      const walked = new Set(
+        [...json, ...multipart].map(([method, path, media]) => `${method} ${path} ${MEDIA[media]}`),
+      );
       expect([...walked].sort()).toEqual(bodies.map((b) => b.key).sort());
     });
 
@@ -150,11 +186,16 @@ describe('request bodies as openapi.json documents them', () => {
           if (media === 'multipart') {
             // As a form sends them: text fields, objects as JSON; a form has no null.
             for (const [name, value] of Object.entries(fields)) {
-              if (value !== null) req = req.field(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
+              if (value !== null)
+                req = req.field(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
             }
           } else req = req.send(fields);
           const res = await req;
-          expect({ status: res.status, message: res.body.message, errors: res.body.errors }).toEqual({ status, message: 'Success', errors: null });
+          expect({ status: res.status, message: res.body.message, errors: res.body.errors }).toEqual({
+            status,
+            message: 'Success',
+            errors: null,
+          });
           if (names) ids[names] = res.body.data.id;
           if (names === 'license') licenseKey = res.body.data.uuid;
           if (path === '/api/v1/project/has-paid') expect(res.body.data.has_paid).toBe(true);
@@ -176,9 +217,15 @@ describe('request bodies as openapi.json documents them', () => {
       ids.project = project.id;
       ids.domain = (await makeDomain(t, key, project.id)).id;
       ids.license = (await makeLicense(t, key, project.id)).id;
-      const injectable = await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'fixture', content: 'x', secret: 's' });
+      const injectable = await t
+        .http()
+        .post(`/api/v1/project/${project.id}/injectables`)
+        .set('X-API-KEY', key)
+        .send({ slug: 'fixture', content: 'x', secret: 's' });
       ids.injectable = injectable.body.data.id;
-      ids.id = (await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'to roll' })).body.data.id;
+      ids.id = (
+        await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'to roll' })
+      ).body.data.id;
     });
     afterAll(async () => t.close());
 
@@ -186,9 +233,23 @@ describe('request bodies as openapi.json documents them', () => {
       Object.entries(op.schema.properties ?? {}).flatMap(([name, property]) => {
         if (property.format === 'binary') return [];
         const out: Array<[string, string, string, unknown, string | RegExp]> = [];
-        if (op.schema.required?.includes(name)) out.push([`${op.method} ${op.path}`, name, 'missing', undefined, `The ${label(name)} field is required.`]);
+        if (op.schema.required?.includes(name))
+          out.push([
+            `${op.method} ${op.path}`,
+            name,
+            'missing',
+            undefined,
+            `The ${label(name)} field is required.`,
+          ]);
         const wrong = wrongKind(name, property);
-        if (wrong) out.push([`${op.method} ${op.path}`, name, `sent as ${JSON.stringify(wrong[0])}`, wrong[0], wrong[1]]);
+        if (wrong)
+          out.push([
+            `${op.method} ${op.path}`,
+            name,
+            `sent as ${JSON.stringify(wrong[0])}`,
+            wrong[0],
+            wrong[1],
+          ]);
         return out;
       }),
     );

@@ -25,11 +25,19 @@ function routes(t: TestApp): Route[] {
       const onClass = (Reflect.getMetadata(INTERCEPTORS_METADATA, controller) as unknown[] | undefined) ?? [];
       for (const name of Object.getOwnPropertyNames(controller.prototype)) {
         const handler = (controller.prototype as Record<string, unknown>)[name];
-        if (name === 'constructor' || typeof handler !== 'function' || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        if (
+          name === 'constructor' ||
+          typeof handler !== 'function' ||
+          Reflect.getMetadata(PATH_METADATA, handler) === undefined
+        )
+          continue;
         const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
         const onMethod = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) as unknown[] | undefined) ?? [];
-        const routeClass = Reflect.getMetadata(ROUTE_CLASS, handler) ?? Reflect.getMetadata(ROUTE_CLASS, controller);
-        const path = `${base}/${String(Reflect.getMetadata(PATH_METADATA, handler))}`.replace(/\/+/g, '/').replace(/^\/|\/$/g, '');
+        const routeClass =
+          Reflect.getMetadata(ROUTE_CLASS, handler) ?? Reflect.getMetadata(ROUTE_CLASS, controller);
+        const path = `${base}/${String(Reflect.getMetadata(PATH_METADATA, handler))}`
+          .replace(/\/+/g, '/')
+          .replace(/^\/|\/$/g, '');
         out.push({ path, method, interceptors: [...onClass, ...onMethod], routeClass });
       }
     }
@@ -52,7 +60,10 @@ describe('route audit', () => {
     for (const route of scoped) {
       // GET …/has-paid reads through the runtime caches, which follow the same generations.
       if (route.path.endsWith('has-paid')) continue;
-      expect({ route: `${route.method} ${route.path}`, cached: route.interceptors.includes(ReadCacheInterceptor) }).toEqual({
+      expect({
+        route: `${route.method} ${route.path}`,
+        cached: route.interceptors.includes(ReadCacheInterceptor),
+      }).toEqual({
         route: `${route.method} ${route.path}`,
         cached: true,
       });

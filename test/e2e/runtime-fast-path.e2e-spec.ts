@@ -37,7 +37,14 @@ interface Fixture {
 }
 
 /** Headers whose value legitimately differs between two calls: compared for shape, not value. */
-const VOLATILE = new Set(['date', 'x-request-id', 'x-ratelimit-reset-runtime', 'retry-after', 'retry-after-runtime', 'etag']);
+const VOLATILE = new Set([
+  'date',
+  'x-request-id',
+  'x-ratelimit-reset-runtime',
+  'retry-after',
+  'retry-after-runtime',
+  'etag',
+]);
 
 /**
  * The runtime check is served ahead of Express (README "How the runtime check is served"). Every answer it gives must be the one
@@ -47,7 +54,13 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   let fast: TestApp;
   let routed: TestApp;
   let key: string;
-  const env = { THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '5', TRUST_PROXY: 'true', COUNTRY_HEADER: 'CF-IPCountry', MAX_UPLOAD_BYTES: '4096' };
+  const env = {
+    THROTTLE_API_LIMIT: '100000',
+    THROTTLE_RUNTIME_LIMIT: '5',
+    TRUST_PROXY: 'true',
+    COUNTRY_HEADER: 'CF-IPCountry',
+    MAX_UPLOAD_BYTES: '4096',
+  };
 
   beforeAll(async () => {
     fast = await createTestApp(env);
@@ -60,7 +73,8 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   });
 
   /** Express's app.handle: the entry of every request Express serves. */
-  const expressOf = (t: TestApp) => t.app.getHttpAdapter().getInstance() as Express & { handle: (...args: unknown[]) => void };
+  const expressOf = (t: TestApp) =>
+    t.app.getHttpAdapter().getInstance() as Express & { handle: (...args: unknown[]) => void };
 
   interface FixtureOptions {
     project?: Record<string, unknown>;
@@ -70,17 +84,29 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   }
 
   async function fixture(options: FixtureOptions = {}): Promise<Fixture> {
-    const project = await makeProject(fast, key, { default_redirect_url: REDIRECT, has_paid: true, ...options.project });
-    const domain = await makeDomain(fast, key, project.id, { domain: options.host ?? `shop-${uniqueToken()}.example.com`, has_paid: true, ...options.domain });
+    const project = await makeProject(fast, key, {
+      default_redirect_url: REDIRECT,
+      has_paid: true,
+      ...options.project,
+    });
+    const domain = await makeDomain(fast, key, project.id, {
+      domain: options.host ?? `shop-${uniqueToken()}.example.com`,
+      has_paid: true,
+      ...options.domain,
+    });
     const license = await makeLicense(fast, key, project.id, options.license ?? {});
     return { uuid: license.uuid, domain: domain.domain, projectId: project.id, licenseId: license.id };
   }
 
   function send(t: TestApp, call: Call) {
     const method = call.method ?? 'post';
-    let req = t.http()[method](call.path ?? RUNTIME).set('Accept', 'application/json');
+    let req = t
+      .http()
+      [method](call.path ?? RUNTIME)
+      .set('Accept', 'application/json');
     for (const [name, value] of Object.entries(call.headers ?? {})) req = req.set(name, value);
-    if (call.body !== undefined) req = req.set('Content-Type', call.type ?? 'application/json').send(call.body);
+    if (call.body !== undefined)
+      req = req.set('Content-Type', call.type ?? 'application/json').send(call.body);
     return req;
   }
 
@@ -95,8 +121,14 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   }
 
   /** Sends each call to both apps in turn and expects the same answer from each; returns the answers. */
-  async function same(calls: { fast: Call[]; routed: Call[] }, servedAheadOfExpress: boolean): Promise<Response[]> {
-    const handled = { fast: jest.spyOn(expressOf(fast), 'handle'), routed: jest.spyOn(expressOf(routed), 'handle') };
+  async function same(
+    calls: { fast: Call[]; routed: Call[] },
+    servedAheadOfExpress: boolean,
+  ): Promise<Response[]> {
+    const handled = {
+      fast: jest.spyOn(expressOf(fast), 'handle'),
+      routed: jest.spyOn(expressOf(routed), 'handle'),
+    };
     const answers: Response[] = [];
     try {
       for (let i = 0; i < calls.fast.length; i++) {
@@ -110,7 +142,8 @@ describe('runtime check served ahead of Express: the same answers as the routed 
         for (const name of VOLATILE) {
           if (name === 'date' || name === 'etag') continue;
           expect([name, typeof a.headers[name]]).toEqual([name, typeof b.headers[name]]);
-          if (/^\d+$/.test(String(a.headers[name] ?? ''))) expect(Math.abs(Number(a.headers[name]) - Number(b.headers[name]))).toBeLessThanOrEqual(1);
+          if (/^\d+$/.test(String(a.headers[name] ?? '')))
+            expect(Math.abs(Number(a.headers[name]) - Number(b.headers[name]))).toBeLessThanOrEqual(1);
         }
         expect(a.headers.etag).toBeUndefined();
         answers.push(a);
@@ -123,11 +156,18 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   }
 
   /** One scenario: `shared` is one fixture both apps call; `own` is a separate, identical fixture per app. */
-  async function run(scenario: Scenario, options: FixtureOptions = {}, servedAheadOfExpress = true): Promise<Response[]> {
+  async function run(
+    scenario: Scenario,
+    options: FixtureOptions = {},
+    servedAheadOfExpress = true,
+  ): Promise<Response[]> {
     const shared = await fixture(options);
     // The two `own` fixtures differ only in their keys (each project may register the same host).
     const host = `shop-${uniqueToken()}.example.com`;
-    const calls = { fast: scenario(shared, await fixture({ ...options, host })), routed: scenario(shared, await fixture({ ...options, host })) };
+    const calls = {
+      fast: scenario(shared, await fixture({ ...options, host })),
+      routed: scenario(shared, await fixture({ ...options, host })),
+    };
     return same(calls, servedAheadOfExpress);
   }
 
@@ -141,54 +181,164 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     clients++;
     return { 'X-Forwarded-For': `198.18.${clients >> 8}.${clients & 255}, 10.0.0.1` };
   };
-  const withKey = (f: Fixture, extra: Record<string, string> = {}) => ({ ...from(), 'X-LICENSE-KEY': f.uuid, 'X-Service-Domain': f.domain, ...extra });
+  const withKey = (f: Fixture, extra: Record<string, string> = {}) => ({
+    ...from(),
+    'X-LICENSE-KEY': f.uuid,
+    'X-Service-Domain': f.domain,
+    ...extra,
+  });
 
   const cases: [string, Scenario, FixtureOptions?][] = [
     ['no license key (401)', () => [{ headers: { 'X-Forwarded-For': '203.0.113.77' } }]],
-    ['a blank license key (401)', () => [{ headers: { 'X-Forwarded-For': '203.0.113.78', 'X-LICENSE-KEY': '   ' } }]],
-    ['an oversized license key (403)', () => [{ headers: { 'X-Forwarded-For': '203.0.113.79', 'X-LICENSE-KEY': 'k'.repeat(200) } }]],
+    [
+      'a blank license key (401)',
+      () => [{ headers: { 'X-Forwarded-For': '203.0.113.78', 'X-LICENSE-KEY': '   ' } }],
+    ],
+    [
+      'an oversized license key (403)',
+      () => [{ headers: { 'X-Forwarded-For': '203.0.113.79', 'X-LICENSE-KEY': 'k'.repeat(200) } }],
+    ],
     ['an unknown license key (403)', () => [{ headers: { ...from(), 'X-LICENSE-KEY': randomUUID() } }]],
     ['a paid domain', (f) => [{ headers: withKey(f) }]],
     ['an unpaid domain (redirect_url)', (f) => [{ headers: withKey(f) }], { domain: { has_paid: false } }],
-    ['a subdomain of a registered domain', (f) => [{ headers: withKey(f, { 'X-Service-Domain': `www.${f.domain}` }) }]],
-    ['an unregistered domain (403)', (f) => [{ headers: withKey(f, { 'X-Service-Domain': 'elsewhere.example.org' }) }]],
+    [
+      'a subdomain of a registered domain',
+      (f) => [{ headers: withKey(f, { 'X-Service-Domain': `www.${f.domain}` }) }],
+    ],
+    [
+      'an unregistered domain (403)',
+      (f) => [{ headers: withKey(f, { 'X-Service-Domain': 'elsewhere.example.org' }) }],
+    ],
     ['no domain at all (400)', (f) => [{ headers: { ...from(), 'X-LICENSE-KEY': f.uuid } }]],
-    ['the domain in the query', (f) => [{ path: `${RUNTIME}?domain=${f.domain}`, headers: { ...from(), 'X-LICENSE-KEY': f.uuid } }]],
-    ['the domain from Origin (and CORS)', (f) => [{ headers: { ...from(), 'X-LICENSE-KEY': f.uuid, Origin: `https://${f.domain}` } }]],
-    ['the domain from Referer', (f) => [{ headers: { ...from(), 'X-LICENSE-KEY': f.uuid, Referer: `https://${f.domain}/shop?x=1` } }]],
-    ['action=check_project on an unpaid project', (f) => [{ path: `${RUNTIME}?action=check_project`, headers: withKey(f) }], { project: { has_paid: false } }],
+    [
+      'the domain in the query',
+      (f) => [{ path: `${RUNTIME}?domain=${f.domain}`, headers: { ...from(), 'X-LICENSE-KEY': f.uuid } }],
+    ],
+    [
+      'the domain from Origin (and CORS)',
+      (f) => [{ headers: { ...from(), 'X-LICENSE-KEY': f.uuid, Origin: `https://${f.domain}` } }],
+    ],
+    [
+      'the domain from Referer',
+      (f) => [{ headers: { ...from(), 'X-LICENSE-KEY': f.uuid, Referer: `https://${f.domain}/shop?x=1` } }],
+    ],
+    [
+      'action=check_project on an unpaid project',
+      (f) => [{ path: `${RUNTIME}?action=check_project`, headers: withKey(f) }],
+      { project: { has_paid: false } },
+    ],
     ['include=injectables', (f) => [{ path: `${RUNTIME}?include=injectables`, headers: withKey(f) }]],
     ['an unknown action (422)', (f) => [{ path: `${RUNTIME}?action=everything`, headers: withKey(f) }]],
     ['an unknown include (422)', (f) => [{ path: `${RUNTIME}?include=secrets`, headers: withKey(f) }]],
-    ['action sent twice (422)', (f) => [{ path: `${RUNTIME}?action=check_project&action=check_project`, headers: withKey(f) }]],
+    [
+      'action sent twice (422)',
+      (f) => [{ path: `${RUNTIME}?action=check_project&action=check_project`, headers: withKey(f) }],
+    ],
     ['an empty query string', (f) => [{ path: `${RUNTIME}?`, headers: withKey(f) }]],
-    ['the license in the query', (f) => [{ path: `${RUNTIME}?license=${f.uuid}`, headers: { ...from(), 'X-Service-Domain': f.domain } }]],
-    ['the license in the body', (f) => [{ headers: { ...from(), 'X-Service-Domain': f.domain }, body: JSON.stringify({ license: f.uuid }) }]],
+    [
+      'the license in the query',
+      (f) => [{ path: `${RUNTIME}?license=${f.uuid}`, headers: { ...from(), 'X-Service-Domain': f.domain } }],
+    ],
+    [
+      'the license in the body',
+      (f) => [
+        { headers: { ...from(), 'X-Service-Domain': f.domain }, body: JSON.stringify({ license: f.uuid }) },
+      ],
+    ],
     ['the SDK body {}', (f) => [{ headers: withKey(f), body: '{}' }]],
-    ['config from an allow_configs license', (f) => [{ headers: withKey(f, { 'X-Service-Domain': 'nowhere.example.org' }), body: JSON.stringify({ config: { action: 'check_project' } }) }], { license: { allow_configs: true } }],
-    ['config from a license without allow_configs (ignored)', (f) => [{ headers: withKey(f, { 'X-Service-Domain': 'nowhere.example.org' }), body: JSON.stringify({ config: { action: 'check_project' } }) }]],
+    [
+      'config from an allow_configs license',
+      (f) => [
+        {
+          headers: withKey(f, { 'X-Service-Domain': 'nowhere.example.org' }),
+          body: JSON.stringify({ config: { action: 'check_project' } }),
+        },
+      ],
+      { license: { allow_configs: true } },
+    ],
+    [
+      'config from a license without allow_configs (ignored)',
+      (f) => [
+        {
+          headers: withKey(f, { 'X-Service-Domain': 'nowhere.example.org' }),
+          body: JSON.stringify({ config: { action: 'check_project' } }),
+        },
+      ],
+    ],
     ['malformed JSON (400)', (f) => [{ headers: withKey(f), body: '{"license":' }]],
     ['a JSON array body (400)', (f) => [{ headers: withKey(f), body: '[1,2]' }]],
     ['a JSON string body (400)', (f) => [{ headers: withKey(f), body: '"text"' }]],
-    ['a body nested 40 deep (400)', (f) => [{ headers: withKey(f), body: `${'{"a":'.repeat(40)}1${'}'.repeat(40)}` }]],
+    [
+      'a body nested 40 deep (400)',
+      (f) => [{ headers: withKey(f), body: `${'{"a":'.repeat(40)}1${'}'.repeat(40)}` }],
+    ],
     ['a text/plain body (415)', (f) => [{ headers: withKey(f), body: 'hello', type: 'text/plain' }]],
-    ['an unsupported charset (415)', (f) => [{ headers: withKey(f), body: '{}', type: 'application/json; charset=latin1' }]],
-    ['a body over MAX_UPLOAD_BYTES (413)', (f) => [{ headers: withKey(f), body: JSON.stringify({ pad: 'x'.repeat(5000) }) }]],
-    ['an unsupported content encoding (415)', (f) => [{ headers: withKey(f, { 'Content-Encoding': 'compress' }), body: '{}' }]],
-    ['a multipart body (no fields read)', (f) => [{ headers: withKey(f), body: '--b\r\n\r\n--b--\r\n', type: 'multipart/form-data; boundary=b' }]],
+    [
+      'an unsupported charset (415)',
+      (f) => [{ headers: withKey(f), body: '{}', type: 'application/json; charset=latin1' }],
+    ],
+    [
+      'a body over MAX_UPLOAD_BYTES (413)',
+      (f) => [{ headers: withKey(f), body: JSON.stringify({ pad: 'x'.repeat(5000) }) }],
+    ],
+    [
+      'an unsupported content encoding (415)',
+      (f) => [{ headers: withKey(f, { 'Content-Encoding': 'compress' }), body: '{}' }],
+    ],
+    [
+      'a multipart body (no fields read)',
+      (f) => [{ headers: withKey(f), body: '--b\r\n\r\n--b--\r\n', type: 'multipart/form-data; boundary=b' }],
+    ],
     ['an inactive project (403)', (f) => [{ headers: withKey(f) }], { project: { is_active: false } }],
-    ['a test license on localhost', (f) => [{ headers: withKey(f, { 'X-Service-Domain': 'localhost' }) }], { license: { is_test_license: true } }],
-    ['an allowed client address', (f) => [{ headers: withKey(f, { 'X-Forwarded-For': '10.1.2.3' }) }], { license: { allowed_ips: '10.0.0.0/8' } }],
-    ['a refused client address (403)', (f) => [{ headers: withKey(f, { 'X-Forwarded-For': '203.0.113.5' }) }], { license: { allowed_ips: '10.0.0.0/8' } }],
+    [
+      'a test license on localhost',
+      (f) => [{ headers: withKey(f, { 'X-Service-Domain': 'localhost' }) }],
+      { license: { is_test_license: true } },
+    ],
+    [
+      'an allowed client address',
+      (f) => [{ headers: withKey(f, { 'X-Forwarded-For': '10.1.2.3' }) }],
+      { license: { allowed_ips: '10.0.0.0/8' } },
+    ],
+    [
+      'a refused client address (403)',
+      (f) => [{ headers: withKey(f, { 'X-Forwarded-For': '203.0.113.5' }) }],
+      { license: { allowed_ips: '10.0.0.0/8' } },
+    ],
     [
       'allowed_countries: allowed, refused, and not sent',
-      (f) => [{ headers: withKey(f, { 'CF-IPCountry': 'de' }) }, { headers: withKey(f, { 'CF-IPCountry': 'FR' }) }, { headers: withKey(f) }],
+      (f) => [
+        { headers: withKey(f, { 'CF-IPCountry': 'de' }) },
+        { headers: withKey(f, { 'CF-IPCountry': 'FR' }) },
+        { headers: withKey(f) },
+      ],
       { license: { allowed_countries: 'DE' } },
     ],
-    ['a request id sent, and a malformed one', (f) => [{ headers: withKey(f, { 'X-Request-Id': 'req-42.a:b' }) }, { headers: withKey(f, { 'X-Request-Id': 'bad id!' }) }]],
-    ['max_domains: 1 and a second domain (403)', (_f, own) => [{ headers: withKey(own) }, { headers: withKey(own, { 'X-Service-Domain': `other.${own.domain}` }) }, { headers: withKey(own, { 'X-Service-Domain': 'elsewhere.example.org' }) }], { license: { max_domains: 1, max_subdomains_per_domain: 0 } }],
-    ['max_usage_per_day: 2 and a third call (429)', (_f, own) => [1, 2, 3].map(() => ({ headers: withKey(own) })), { license: { max_usage_per_day: 2 } }],
-    ['the runtime allowance per license (429 after 5)', (_f, own) => [1, 2, 3, 4, 5, 6, 7].map(() => ({ headers: withKey(own) }))],
+    [
+      'a request id sent, and a malformed one',
+      (f) => [
+        { headers: withKey(f, { 'X-Request-Id': 'req-42.a:b' }) },
+        { headers: withKey(f, { 'X-Request-Id': 'bad id!' }) },
+      ],
+    ],
+    [
+      'max_domains: 1 and a second domain (403)',
+      (_f, own) => [
+        { headers: withKey(own) },
+        { headers: withKey(own, { 'X-Service-Domain': `other.${own.domain}` }) },
+        { headers: withKey(own, { 'X-Service-Domain': 'elsewhere.example.org' }) },
+      ],
+      { license: { max_domains: 1, max_subdomains_per_domain: 0 } },
+    ],
+    [
+      'max_usage_per_day: 2 and a third call (429)',
+      (_f, own) => [1, 2, 3].map(() => ({ headers: withKey(own) })),
+      { license: { max_usage_per_day: 2 } },
+    ],
+    [
+      'the runtime allowance per license (429 after 5)',
+      (_f, own) => [1, 2, 3, 4, 5, 6, 7].map(() => ({ headers: withKey(own) })),
+    ],
   ];
 
   it.each(cases)('%s', async (_name, scenario, options = {}) => {
@@ -197,21 +347,41 @@ describe('runtime check served ahead of Express: the same answers as the routed 
 
   it('a revoked, an expired and a locked license get the same refusals', async () => {
     const revoked = await fixture();
-    await fast.http().post(`/api/v1/project/${revoked.projectId}/licenses/${revoked.licenseId}/revoke`).set('X-API-KEY', key).expect(200);
+    await fast
+      .http()
+      .post(`/api/v1/project/${revoked.projectId}/licenses/${revoked.licenseId}/revoke`)
+      .set('X-API-KEY', key)
+      .expect(200);
     const expired = await fixture();
-    await fast.dataSource.getRepository(LicenseEntity).update(expired.licenseId, { expires_at: new Date(Date.now() - 60_000) });
+    await fast.dataSource
+      .getRepository(LicenseEntity)
+      .update(expired.licenseId, { expires_at: new Date(Date.now() - 60_000) });
     const locked = await fixture();
-    await fast.http().post(`/api/v1/project/${locked.projectId}/lock`).set('X-API-KEY', key).send({}).expect(200);
+    await fast
+      .http()
+      .post(`/api/v1/project/${locked.projectId}/lock`)
+      .set('X-API-KEY', key)
+      .send({})
+      .expect(200);
     const calls = [revoked, expired, locked].map((f) => ({ headers: withKey(f) }));
     const answers = await same({ fast: calls, routed: calls }, true);
     expect(answers.map((a) => a.status)).toEqual([403, 403, 403]);
-    expect(answers.map((a) => a.body.message)).toEqual(['This license has been revoked.', 'This license has expired.', 'Project is locked.']);
+    expect(answers.map((a) => a.body.message)).toEqual([
+      'This license has been revoked.',
+      'This license has expired.',
+      'Project is locked.',
+    ]);
   });
 
   it('answers the same as the routed call for a paid domain, field by field', async () => {
     const [paid] = await run((f) => [{ headers: withKey(f) }]);
     expect(paid.status).toBe(200);
-    expect(paid.body).toEqual({ status: 'success', message: 'Success', data: { has_paid: true, is_test_license: false }, errors: null });
+    expect(paid.body).toEqual({
+      status: 'success',
+      message: 'Success',
+      data: { has_paid: true, is_test_license: false },
+      errors: null,
+    });
     expect(paid.headers['access-control-allow-origin']).toBe('*');
     expect(paid.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(paid.headers['x-ratelimit-limit-runtime']).toBe('5');
@@ -224,7 +394,12 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     try {
       const res = await fast.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID()).timeout(5000);
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ status: 'error', message: 'Internal server error.', data: null, errors: null });
+      expect(res.body).toEqual({
+        status: 'error',
+        message: 'Internal server error.',
+        data: null,
+        errors: null,
+      });
       expect(res.headers['x-request-id']).toBeDefined();
     } finally {
       spy.mockRestore();
@@ -234,9 +409,24 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   });
 
   it('other spellings and methods of the path still go through Express', async () => {
-    await run((f) => [{ path: `${RUNTIME}/`, headers: withKey(f) }, { path: RUNTIME.toUpperCase(), headers: withKey(f) }], {}, false);
+    await run(
+      (f) => [
+        { path: `${RUNTIME}/`, headers: withKey(f) },
+        { path: RUNTIME.toUpperCase(), headers: withKey(f) },
+      ],
+      {},
+      false,
+    );
     // GET/PUT/HEAD /project/has-paid are the management routes of a project with id "has-paid": API key first.
-    const answers = await run((f) => [{ method: 'get', headers: withKey(f) }, { method: 'put', headers: withKey(f) }, { method: 'head', headers: withKey(f) }], {}, false);
+    const answers = await run(
+      (f) => [
+        { method: 'get', headers: withKey(f) },
+        { method: 'put', headers: withKey(f) },
+        { method: 'head', headers: withKey(f) },
+      ],
+      {},
+      false,
+    );
     expect(answers.map((a) => a.status)).toEqual([401, 401, 401]);
   });
 });
@@ -254,22 +444,28 @@ describe('runtime check served ahead of Express: CORS with a list of origins', (
     await fast?.close();
   });
 
-  it.each([['a listed origin', 'https://b.example.com'], ['an origin not listed', 'https://evil.example.net'], ['no origin', undefined]])(
-    '%s gets the same CORS headers',
-    async (_name, origin) => {
-      const answers = await Promise.all(
-        [fast, routed].map((t) => {
-          const req = t.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID());
-          return origin ? req.set('Origin', origin) : req;
-        }),
-      );
-      const cors = answers.map((a) => [a.status, a.headers['access-control-allow-origin'], a.headers['access-control-expose-headers'], a.headers.vary]);
-      expect(cors[0]).toEqual(cors[1]);
-      expect(cors[0][0]).toBe(403);
-      expect(cors[0][1]).toBe(origin === 'https://b.example.com' ? origin : undefined);
-      expect(cors[0][3]).toBe('Origin');
-    },
-  );
+  it.each([
+    ['a listed origin', 'https://b.example.com'],
+    ['an origin not listed', 'https://evil.example.net'],
+    ['no origin', undefined],
+  ])('%s gets the same CORS headers', async (_name, origin) => {
+    const answers = await Promise.all(
+      [fast, routed].map((t) => {
+        const req = t.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID());
+        return origin ? req.set('Origin', origin) : req;
+      }),
+    );
+    const cors = answers.map((a) => [
+      a.status,
+      a.headers['access-control-allow-origin'],
+      a.headers['access-control-expose-headers'],
+      a.headers.vary,
+    ]);
+    expect(cors[0]).toEqual(cors[1]);
+    expect(cors[0][0]).toBe(403);
+    expect(cors[0][1]).toBe(origin === 'https://b.example.com' ? origin : undefined);
+    expect(cors[0][3]).toBe('Origin');
+  });
 });
 
 @Injectable()
@@ -289,9 +485,22 @@ describe('runtime check served ahead of Express: refuses to start when it would 
 
   it('a global guard it does not run stops setupApp', async () => {
     db = await createTestDatabase();
-    const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', APP_KEY: Buffer.alloc(32, 7).toString('base64'), DATABASE_URL: db.url }, () => undefined);
-    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false, logger: false });
+    const config = loadConfig(
+      {
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        APP_KEY: Buffer.alloc(32, 7).toString('base64'),
+        DATABASE_URL: db.url,
+      },
+      () => undefined,
+    );
+    app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+      bodyParser: false,
+      logger: false,
+    });
     app.useGlobalGuards(new ExtraGuard());
-    expect(() => setupApp(app as INestApplication)).toThrow(/cannot answer \/api\/v1\/project\/has-paid: it does not run global guards other than ThrottleGuard/);
+    expect(() => setupApp(app as INestApplication)).toThrow(
+      /cannot answer \/api\/v1\/project\/has-paid: it does not run global guards other than ThrottleGuard/,
+    );
   });
 });

@@ -4,7 +4,15 @@ import { request } from 'node:http';
 import type { Response } from 'supertest';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { CountersService } from '../../src/payments/counters.service.js';
-import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, makeUser, uniqueToken } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs } from '../utils/api.js';
@@ -20,7 +28,12 @@ const host = (prefix = 'shop') => `${prefix}-${uniqueToken()}.example.com`;
 /** `data` of a successful runtime check — exactly these keys. */
 function expectAnswer(
   res: Response,
-  expected: { has_paid: boolean; is_test_license?: boolean; redirect_url?: string | null; injectables?: boolean },
+  expected: {
+    has_paid: boolean;
+    is_test_license?: boolean;
+    redirect_url?: string | null;
+    injectables?: boolean;
+  },
 ) {
   const data = expectSuccess(res);
   const keys = ['has_paid', 'is_test_license'];
@@ -29,7 +42,8 @@ function expectAnswer(
   expect(Object.keys(data).sort()).toEqual(keys.sort());
   expect(data.has_paid).toBe(expected.has_paid);
   expect(data.is_test_license).toBe(expected.is_test_license ?? false);
-  if (!expected.has_paid) expect(data.redirect_url).toBe(expected.redirect_url === undefined ? REDIRECT : expected.redirect_url);
+  if (!expected.has_paid)
+    expect(data.redirect_url).toBe(expected.redirect_url === undefined ? REDIRECT : expected.redirect_url);
   if (expected.injectables) expect(data.injectables).toEqual([]);
   return data;
 }
@@ -38,7 +52,12 @@ function expectAnswer(
  * A runtime refusal: the error envelope with the message and `data.redirect_url`, the
  * project's default_redirect_url (null when no project is known).
  */
-function expectRefusal(res: Response, status: number, message: string | RegExp, redirect: string | null = REDIRECT) {
+function expectRefusal(
+  res: Response,
+  status: number,
+  message: string | RegExp,
+  redirect: string | null = REDIRECT,
+) {
   const body = expectError(res, status);
   if (typeof message === 'string') expect(body.message).toBe(message);
   else expect(body.message).toMatch(message);
@@ -49,7 +68,8 @@ function expectRefusal(res: Response, status: number, message: string | RegExp, 
 }
 
 /** The 403 for a domain not registered under the project. */
-const expectUnregistered = (res: Response, redirect: string | null = REDIRECT) => expectRefusal(res, 403, NOT_REGISTERED, redirect);
+const expectUnregistered = (res: Response, redirect: string | null = REDIRECT) =>
+  expectRefusal(res, 403, NOT_REGISTERED, redirect);
 
 function expect429(res: Response) {
   expectError(res, 429);
@@ -68,12 +88,15 @@ const tally = (responses: Response[]) => {
 describe('runtime payment checks', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000', COUNTRY_HEADER: 'CF-IPCountry' });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      THROTTLE_RUNTIME_LIMIT: '100000',
+      COUNTRY_HEADER: 'CF-IPCountry',
+    });
   });
   afterAll(async () => t.close());
 
   const api = (key?: string) => apiAs(t, key);
-
 
   /** POST /project/has-paid with the license in X-LICENSE-KEY (when given) and X-Service-Domain (when given). */
   const check = (license?: string, domain?: string) => {
@@ -90,7 +113,13 @@ describe('runtime payment checks', () => {
       const req = request({ host: '127.0.0.1', port, method: 'POST', path: RUNTIME }, (res) => {
         let text = '';
         res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => done({ status: res.statusCode, body: JSON.parse(text), headers: res.headers } as unknown as Response));
+        res.on('end', () =>
+          done({
+            status: res.statusCode,
+            body: JSON.parse(text),
+            headers: res.headers,
+          } as unknown as Response),
+        );
       });
       req.setHeader('X-LICENSE-KEY', license);
       req.setHeader('X-Service-Domain', domains);
@@ -102,10 +131,20 @@ describe('runtime payment checks', () => {
    * An owner with a global key, a project (default_redirect_url set, has_paid false unless
    * overridden), one active registered domain with has_paid true and a license on the project.
    */
-  async function setup(options: { project?: Record<string, unknown>; domain?: Record<string, unknown>; license?: Record<string, unknown> } = {}) {
+  async function setup(
+    options: {
+      project?: Record<string, unknown>;
+      domain?: Record<string, unknown>;
+      license?: Record<string, unknown>;
+    } = {},
+  ) {
     const { user, key } = await makeAccount(t.app);
     const project = await makeProject(t, key, { default_redirect_url: REDIRECT, ...options.project });
-    const domain = await makeDomain(t, key, project.id, { domain: host(), has_paid: true, ...options.domain });
+    const domain = await makeDomain(t, key, project.id, {
+      domain: host(),
+      has_paid: true,
+      ...options.domain,
+    });
     const license = await makeLicense(t, key, project.id, options.license ?? {});
     return { user, key, project, domain, license, uuid: license.uuid as string };
   }
@@ -132,7 +171,12 @@ describe('runtime payment checks', () => {
       const { domain } = await setup();
       const unknown = '00000000-0000-4000-8000-000000000000';
       expectRefusal(await check(unknown, domain.domain), 403, INVALID_KEY, null);
-      expectRefusal(await check(undefined, domain.domain).query({ license: unknown }), 403, INVALID_KEY, null);
+      expectRefusal(
+        await check(undefined, domain.domain).query({ license: unknown }),
+        403,
+        INVALID_KEY,
+        null,
+      );
       expectRefusal(await check(undefined, domain.domain).send({ license: unknown }), 403, INVALID_KEY, null);
       expectRefusal(await check('x'.repeat(500), domain.domain), 403, INVALID_KEY, null);
     });
@@ -157,7 +201,9 @@ describe('runtime payment checks', () => {
     it('expired (expires_at set in the past in the database, then any write to the project) → 403', async () => {
       const { key, project, license, uuid, domain } = await setup();
       expectAnswer(await check(uuid, domain.domain), { has_paid: true });
-      await t.dataSource.getRepository(LicenseEntity).update(license.id, { expires_at: new Date(Date.now() - 1000) });
+      await t.dataSource
+        .getRepository(LicenseEntity)
+        .update(license.id, { expires_at: new Date(Date.now() - 1000) });
       expectSuccess(await api(key).patch(`/project/${project.id}`, {}));
       expectRefusal(await check(uuid, domain.domain), 403, /expired/i);
       expectRefusal(await check(uuid).query({ action: 'check_project' }), 403, /expired/i);
@@ -167,7 +213,9 @@ describe('runtime payment checks', () => {
       const expiresAt = new Date(Date.now() + 2000).toISOString();
       const { uuid, domain } = await setup({ license: { expires_at: expiresAt } });
       expectAnswer(await check(uuid, domain.domain), { has_paid: true });
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, new Date(expiresAt).getTime() - Date.now()) + 300));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, new Date(expiresAt).getTime() - Date.now()) + 300),
+      );
       expectRefusal(await check(uuid, domain.domain), 403, /expired/i);
     });
 
@@ -207,7 +255,10 @@ describe('runtime payment checks', () => {
       expectUnregistered(await check(uuid, host('nope')));
       expectSuccess(await api(key).patch(`/project/${project.id}`, { default_redirect_url: null }));
       expectUnregistered(await check(uuid, host('nope')), null);
-      expectAnswer(await check(uuid, domain.domain).query({ action: 'check_project' }), { has_paid: false, redirect_url: null });
+      expectAnswer(await check(uuid, domain.domain).query({ action: 'check_project' }), {
+        has_paid: false,
+        redirect_url: null,
+      });
     });
   });
 
@@ -222,8 +273,14 @@ describe('runtime payment checks', () => {
 
     it('include=injectables adds injectables only when has_paid is true', async () => {
       const { uuid, domain, key, project } = await setup({ project: { has_paid: true } });
-      expectAnswer(await check(uuid, domain.domain).query({ include: 'injectables' }), { has_paid: true, injectables: true });
-      expectAnswer(await check(uuid).query({ action: 'check_project', include: 'injectables' }), { has_paid: true, injectables: true });
+      expectAnswer(await check(uuid, domain.domain).query({ include: 'injectables' }), {
+        has_paid: true,
+        injectables: true,
+      });
+      expectAnswer(await check(uuid).query({ action: 'check_project', include: 'injectables' }), {
+        has_paid: true,
+        injectables: true,
+      });
       const unpaid = await makeDomain(t, key, project.id, { domain: host('unpaid'), has_paid: false });
       expectAnswer(await check(uuid, unpaid.domain).query({ include: 'injectables' }), { has_paid: false });
     });
@@ -273,7 +330,9 @@ describe('runtime payment checks', () => {
       it('follows the pinned domain’s has_paid at the very next call; action=check_project still answers the project', async () => {
         const { key, project, pinned, domain } = await pinnedSetup();
         expectAnswer(await check(pinned), { has_paid: false });
-        expectSuccess(await api(key).patch(`/project/${project.id}/domains/${domain.id}`, { has_paid: true }));
+        expectSuccess(
+          await api(key).patch(`/project/${project.id}/domains/${domain.id}`, { has_paid: true }),
+        );
         expectAnswer(await check(pinned), { has_paid: true });
         expectSuccess(await api(key).patch(`/project/${project.id}`, { has_paid: false }));
         expectAnswer(await check(pinned).query({ action: 'check_project' }), { has_paid: false });
@@ -282,7 +341,10 @@ describe('runtime payment checks', () => {
     });
 
     it('registered domain → its has_paid; flipping has_paid via PATCH shows at the very next call', async () => {
-      const { key, project, uuid, domain } = await setup({ domain: { has_paid: false }, project: { has_paid: true } });
+      const { key, project, uuid, domain } = await setup({
+        domain: { has_paid: false },
+        project: { has_paid: true },
+      });
       expectAnswer(await check(uuid, domain.domain), { has_paid: false });
       expectSuccess(await api(key).patch(`/project/${project.id}/domains/${domain.id}`, { has_paid: true }));
       expectAnswer(await check(uuid, domain.domain), { has_paid: true });
@@ -318,13 +380,26 @@ describe('runtime payment checks', () => {
       expectAnswer(await check(uuid).set('Referer', `https://${good}/checkout?x=1`), { has_paid: true });
 
       // Precedence: the first present source decides, even when a later one would pass.
-      expectUnregistered(await check(uuid, bad).query({ domain: good }).set('Origin', `https://${good}`).set('Referer', `https://${good}/`));
-      expectAnswer(await check(uuid, good).query({ domain: bad }).set('Origin', `https://${bad}`), { has_paid: true });
+      expectUnregistered(
+        await check(uuid, bad)
+          .query({ domain: good })
+          .set('Origin', `https://${good}`)
+          .set('Referer', `https://${good}/`),
+      );
+      expectAnswer(await check(uuid, good).query({ domain: bad }).set('Origin', `https://${bad}`), {
+        has_paid: true,
+      });
       expectUnregistered(await check(uuid).query({ domain: bad }).set('Origin', `https://${good}`));
-      expectAnswer(await check(uuid).query({ domain: good }).set('Origin', `https://${bad}`), { has_paid: true });
+      expectAnswer(await check(uuid).query({ domain: good }).set('Origin', `https://${bad}`), {
+        has_paid: true,
+      });
       expectUnregistered(await check(uuid).send({ domain: bad }).set('Origin', `https://${good}`));
-      expectUnregistered(await check(uuid).set('Origin', `https://${bad}`).set('Referer', `https://${good}/`));
-      expectAnswer(await check(uuid).set('Origin', `https://${good}`).set('Referer', `https://${bad}/`), { has_paid: true });
+      expectUnregistered(
+        await check(uuid).set('Origin', `https://${bad}`).set('Referer', `https://${good}/`),
+      );
+      expectAnswer(await check(uuid).set('Origin', `https://${good}`).set('Referer', `https://${bad}/`), {
+        has_paid: true,
+      });
     });
 
     it('400 when no domain can be determined, saying whether what was sent names no host; 403 for an unregistered domain', async () => {
@@ -334,26 +409,44 @@ describe('runtime payment checks', () => {
         expect(expectError(res, 400).message).toBe(message);
         expect(res.body.data).toEqual({ redirect_url: REDIRECT });
       };
-      refused(await check(uuid), 'The calling domain could not be determined: send it in the X-Service-Domain header.');
+      refused(
+        await check(uuid),
+        'The calling domain could not be determined: send it in the X-Service-Domain header.',
+      );
       expectUnregistered(await check(uuid, host('nope')));
-      const header = 'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.';
-      for (const sent of ['not a domain!', `${domain}, ${domain}`, `${'a'.repeat(60)}.`.repeat(150) + 'com', '203.0.113.7']) refused(await check(uuid, sent), header);
+      const header =
+        'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.';
+      for (const sent of [
+        'not a domain!',
+        `${domain}, ${domain}`,
+        `${'a'.repeat(60)}.`.repeat(150) + 'com',
+        '203.0.113.7',
+      ])
+        refused(await check(uuid, sent), header);
       // The header sent twice reaches the service as one list (Node joins them): refused, not read as the first.
       refused(await rawCheck(uuid, [domain, `other-${domain}`]), header);
-      const parameter = 'The domain parameter does not name a host: send one host name such as shop.example.com.';
+      const parameter =
+        'The domain parameter does not name a host: send one host name such as shop.example.com.';
       refused(await check(uuid).query({ domain: 'not a domain!' }), parameter);
       refused(await check(uuid).send({ domain: '203.0.113.7' }), parameter);
-      for (const notText of [['a.example.com'], { host: 'a.example.com' }, 42]) refused(await check(uuid).send({ domain: notText }), parameter);
+      for (const notText of [['a.example.com'], { host: 'a.example.com' }, 42])
+        refused(await check(uuid).send({ domain: notText }), parameter);
     });
 
     it('an inactive domain is not registered (created inactive, or deactivated — visible at the next call)', async () => {
       const { key, project, uuid, domain } = await setup();
-      const inactive = await makeDomain(t, key, project.id, { domain: host('inactive'), has_paid: true, is_active: false });
+      const inactive = await makeDomain(t, key, project.id, {
+        domain: host('inactive'),
+        has_paid: true,
+        is_active: false,
+      });
       expectUnregistered(await check(uuid, inactive.domain));
       expectUnregistered(await check(uuid, `www.${inactive.domain}`));
 
       expectAnswer(await check(uuid, domain.domain), { has_paid: true });
-      expectSuccess(await api(key).patch(`/project/${project.id}/domains/${domain.id}`, { is_active: false }));
+      expectSuccess(
+        await api(key).patch(`/project/${project.id}/domains/${domain.id}`, { is_active: false }),
+      );
       expectUnregistered(await check(uuid, domain.domain));
       expectSuccess(await api(key).patch(`/project/${project.id}/domains/${domain.id}`, { is_active: true }));
       expectAnswer(await check(uuid, domain.domain), { has_paid: true });
@@ -390,21 +483,30 @@ describe('runtime payment checks', () => {
     ];
 
     it.each(LOCAL)('a test license is accepted from %s with the project’s has_paid', async (_label, from) => {
-      const { key, project, uuid } = await setup({ license: { is_test_license: true }, domain: { has_paid: true } });
+      const { key, project, uuid } = await setup({
+        license: { is_test_license: true },
+        domain: { has_paid: true },
+      });
       expectAnswer(await from(check(uuid)), { has_paid: false, is_test_license: true });
       expectSuccess(await api(key).patch(`/project/${project.id}`, { has_paid: true }));
       expectAnswer(await from(check(uuid)), { has_paid: true, is_test_license: true });
     });
 
-    it.each(LOCAL)('a normal license from %s is refused (403, or 400 for an address)', async (_label, from) => {
-      const { uuid } = await setup({ project: { has_paid: true } });
-      const res = await from(check(uuid));
-      expect([400, 403]).toContain(res.status);
-      expectError(res, res.status);
-    });
+    it.each(LOCAL)(
+      'a normal license from %s is refused (403, or 400 for an address)',
+      async (_label, from) => {
+        const { uuid } = await setup({ project: { has_paid: true } });
+        const res = await from(check(uuid));
+        expect([400, 403]).toContain(res.status);
+        expectError(res, res.status);
+      },
+    );
 
     it('a test license from a registered domain answers that domain; from an unregistered one → 403', async () => {
-      const { uuid, domain } = await setup({ license: { is_test_license: true }, domain: { has_paid: true } });
+      const { uuid, domain } = await setup({
+        license: { is_test_license: true },
+        domain: { has_paid: true },
+      });
       expectAnswer(await check(uuid, domain.domain), { has_paid: true, is_test_license: true });
       expectUnregistered(await check(uuid, host('nope')));
       // "localhost" inside a real name is not local.
@@ -437,11 +539,15 @@ describe('runtime payment checks', () => {
       const { uuid, domain } = await setup({ license: { allowed_ips: '203.0.113.0/24' } });
       expectRefusal(await check(uuid, domain.domain).set('X-Forwarded-For', '203.0.113.9'), 403, /IP/i);
       const local = await setup({ license: { allowed_ips: '127.0.0.1' } });
-      expectAnswer(await check(local.uuid, local.domain.domain).set('X-Forwarded-For', '198.51.100.1'), { has_paid: true });
+      expectAnswer(await check(local.uuid, local.domain.domain).set('X-Forwarded-For', '198.51.100.1'), {
+        has_paid: true,
+      });
     });
 
     it('an IP-refused call does not count toward usage', async () => {
-      const { key, project, license, uuid, domain } = await setup({ license: { allowed_ips: '10.0.0.0/8', max_usage_per_day: 5 } });
+      const { key, project, license, uuid, domain } = await setup({
+        license: { allowed_ips: '10.0.0.0/8', max_usage_per_day: 5 },
+      });
       expectRefusal(await check(uuid, domain.domain), 403, /IP/i);
       expect((await usage(key, project.id, license.id)).today.count).toBe(0);
     });
@@ -457,7 +563,11 @@ describe('runtime payment checks', () => {
       expectRefusal(await check(uuid, domain.domain).set('CF-IPCountry', 'XX'), 403, /countr/i);
       // Another header is not the country header.
       expectRefusal(await check(uuid, domain.domain).set('X-Country', 'DE'), 403, /countr/i);
-      expectRefusal(await check(uuid).query({ action: 'check_project' }).set('CF-IPCountry', 'US'), 403, /countr/i);
+      expectRefusal(
+        await check(uuid).query({ action: 'check_project' }).set('CF-IPCountry', 'US'),
+        403,
+        /countr/i,
+      );
     });
   });
 
@@ -482,7 +592,9 @@ describe('runtime payment checks', () => {
       expectAnswer(await check(uuid, c.domain).query({ action: 'check_project' }), { has_paid: false });
 
       const report = await usage(key, project.id, license.id);
-      expect(report.domains.map((d: { domain: string }) => d.domain).sort()).toEqual([a.domain, b.domain].sort());
+      expect(report.domains.map((d: { domain: string }) => d.domain).sort()).toEqual(
+        [a.domain, b.domain].sort(),
+      );
     });
 
     it('max_domains 0 refuses every domain, but not check_project', async () => {
@@ -492,7 +604,9 @@ describe('runtime payment checks', () => {
     });
 
     it('max_subdomains_per_domain 1: the domain itself + one subdomain ok, a second subdomain → 403', async () => {
-      const { key, project, license, uuid, domain } = await setup({ license: { max_subdomains_per_domain: 1 } });
+      const { key, project, license, uuid, domain } = await setup({
+        license: { max_subdomains_per_domain: 1 },
+      });
       const other = await makeDomain(t, key, project.id, { domain: host('other'), has_paid: true });
       expectAnswer(await check(uuid, domain.domain), { has_paid: true });
       expectAnswer(await check(uuid, `www.${domain.domain}`), { has_paid: true });
@@ -507,7 +621,9 @@ describe('runtime payment checks', () => {
       expectRefusal(await check(uuid, `blog.${other.domain}`), 403, /limit|subdomain/i);
 
       const report = await usage(key, project.id, license.id);
-      const byName = new Map(report.domains.map((d: { domain: string; subdomains: string[] }) => [d.domain, d.subdomains]));
+      const byName = new Map(
+        report.domains.map((d: { domain: string; subdomains: string[] }) => [d.domain, d.subdomains]),
+      );
       expect(byName.get(domain.domain)).toEqual([`www.${domain.domain}`]);
       expect(byName.get(other.domain)).toEqual([`shop.${other.domain}`]);
     });
@@ -561,11 +677,17 @@ describe('runtime payment checks', () => {
       const { uuid, domain, key, project } = await setup({ license: { allow_configs: true } });
       expectAnswer(await check(uuid).send({ config: { action: 'check_project' } }), { has_paid: false });
       expectAnswer(await check(uuid).send({ config: { domain: domain.domain } }), { has_paid: true });
-      expectAnswer(await check(uuid).send({ config: { domain: domain.domain, include: 'injectables' } }), { has_paid: true, injectables: true });
+      expectAnswer(await check(uuid).send({ config: { domain: domain.domain, include: 'injectables' } }), {
+        has_paid: true,
+        injectables: true,
+      });
       expectError(await check(uuid).send({ config: { action: 'nope' } }), 422, ['action']);
       expectError(await check(uuid, domain.domain).send({ config: { include: 'foo' } }), 422, ['include']);
       expectSuccess(await api(key).patch(`/project/${project.id}`, { has_paid: true }));
-      expectAnswer(await check(uuid).send({ config: { action: 'check_project', include: 'injectables' } }), { has_paid: true, injectables: true });
+      expectAnswer(await check(uuid).send({ config: { action: 'check_project', include: 'injectables' } }), {
+        has_paid: true,
+        injectables: true,
+      });
     });
 
     it('a license without allow_configs has config ignored', async () => {
@@ -573,8 +695,12 @@ describe('runtime payment checks', () => {
       expectError(await check(uuid).send({ config: { action: 'check_project' } }), 400);
       expectError(await check(uuid).send({ config: { domain: domain.domain } }), 400);
       // An invalid config is ignored too, not a 422.
-      expectAnswer(await check(uuid, domain.domain).send({ config: { action: 'nope', include: 'foo' } }), { has_paid: true });
-      expectAnswer(await check(uuid, domain.domain).send({ config: { include: 'injectables' } }), { has_paid: true });
+      expectAnswer(await check(uuid, domain.domain).send({ config: { action: 'nope', include: 'foo' } }), {
+        has_paid: true,
+      });
+      expectAnswer(await check(uuid, domain.domain).send({ config: { include: 'injectables' } }), {
+        has_paid: true,
+      });
     });
   });
 
@@ -585,12 +711,20 @@ describe('runtime payment checks', () => {
       return req;
     };
     /** Same shape as 4.2; whether is_test_license belongs here (no license involved) is left open. */
-    function expectKeyAnswer(res: Response, hasPaid: boolean, extra: { injectables?: boolean; redirect?: string | null } = {}) {
+    function expectKeyAnswer(
+      res: Response,
+      hasPaid: boolean,
+      extra: { injectables?: boolean; redirect?: string | null } = {},
+    ) {
       const data = expectSuccess(res);
       const keys = ['has_paid'];
       if (!hasPaid) keys.push('redirect_url');
       if (extra.injectables) keys.push('injectables');
-      expect(Object.keys(data).filter((k) => k !== 'is_test_license').sort()).toEqual(keys.sort());
+      expect(
+        Object.keys(data)
+          .filter((k) => k !== 'is_test_license')
+          .sort(),
+      ).toEqual(keys.sort());
       expect(data.has_paid).toBe(hasPaid);
       if (!hasPaid) expect(data.redirect_url).toBe(extra.redirect === undefined ? REDIRECT : extra.redirect);
       if (extra.injectables) expect(data.injectables).toEqual([]);
@@ -601,7 +735,11 @@ describe('runtime payment checks', () => {
       expectKeyAnswer(await byKey(key, project.id).query({ action: 'check_project' }), false);
       expectSuccess(await api(key).patch(`/project/${project.id}`, { has_paid: true }));
       expectKeyAnswer(await byKey(key, project.id).query({ action: 'check_project' }), true);
-      expectKeyAnswer(await byKey(key, project.id).query({ action: 'check_project', include: 'injectables' }), true, { injectables: true });
+      expectKeyAnswer(
+        await byKey(key, project.id).query({ action: 'check_project', include: 'injectables' }),
+        true,
+        { injectables: true },
+      );
     });
 
     it('X-Service-Domain of a registered domain (or subdomain) → its has_paid, following PATCH at once', async () => {
@@ -610,7 +748,9 @@ describe('runtime payment checks', () => {
       expectKeyAnswer(await byKey(key, project.id, `WWW.${domain.domain.toUpperCase()}.`), false);
       expectSuccess(await api(key).patch(`/project/${project.id}/domains/${domain.id}`, { has_paid: true }));
       expectKeyAnswer(await byKey(key, project.id, domain.domain), true);
-      expectKeyAnswer(await byKey(key, project.id, domain.domain).query({ include: 'injectables' }), true, { injectables: true });
+      expectKeyAnswer(await byKey(key, project.id, domain.domain).query({ include: 'injectables' }), true, {
+        injectables: true,
+      });
     });
 
     it('400 without a domain; 403 for an unregistered or inactive domain', async () => {
@@ -621,7 +761,11 @@ describe('runtime payment checks', () => {
       expect(res.body.message).toBe(NOT_REGISTERED);
       // every 403 of these checks carries the project's redirect URL (the caller may read the project).
       expect(res.body.data).toEqual({ redirect_url: REDIRECT });
-      const inactive = await makeDomain(t, key, project.id, { domain: host('inactive'), has_paid: true, is_active: false });
+      const inactive = await makeDomain(t, key, project.id, {
+        domain: host('inactive'),
+        has_paid: true,
+        is_active: false,
+      });
       expect(expectError(await byKey(key, project.id, inactive.domain), 403).message).toBe(NOT_REGISTERED);
     });
 
@@ -647,7 +791,12 @@ describe('runtime payment checks', () => {
       const p1 = await makeProject(t, ownerKey, { default_redirect_url: REDIRECT });
       const p2 = await makeProject(t, ownerKey);
       const scoped = await makeApiKey(t.app, owner, { project_id: p2.id });
-      expectKeyAnswer(await byKey(await makeApiKey(t.app, owner, { project_id: p1.id }), p1.id).query({ action: 'check_project' }), false);
+      expectKeyAnswer(
+        await byKey(await makeApiKey(t.app, owner, { project_id: p1.id }), p1.id).query({
+          action: 'check_project',
+        }),
+        false,
+      );
       expectError(await byKey(scoped, p1.id).query({ action: 'check_project' }), 403);
     });
 
@@ -672,7 +821,9 @@ describe('runtime payment checks', () => {
     it('uses counted in memory for a license deleted before they are written leave no row; a live license keeps its count', async () => {
       const counters = t.app.get(CountersService);
       const usageRows = async (licenseId: number) =>
-        (await t.dataSource.query('SELECT count FROM license_usage WHERE license_id = ?', [licenseId])).map((r: { count: unknown }) => Number(r.count));
+        (await t.dataSource.query('SELECT count FROM license_usage WHERE license_id = ?', [licenseId])).map(
+          (r: { count: unknown }) => Number(r.count),
+        );
       const [gone, kept] = [await setup(), await setup()];
       await counters.flush();
       for (let i = 0; i < 3; i++) {
@@ -685,66 +836,94 @@ describe('runtime payment checks', () => {
       expect(await usageRows(kept.license.id)).toEqual([3]);
     });
 
-    it.each([1, 2, 3])('round %i: 60 parallel checks on max_usage_per_day 20 → exactly 20 × 200 and 40 × 429', async () => {
-      const { key, project, license, uuid, domain } = await setup({ license: { max_usage_per_day: 20 } });
-      const responses = await Promise.all(Array.from({ length: 60 }, () => check(uuid, domain.domain)));
-      expect(tally(responses)).toEqual({ 200: 20, 429: 40 });
-      for (const r of responses) {
-        if (r.status === 200) expectAnswer(r, { has_paid: true });
-        else expect429(r);
-      }
-      expect((await usage(key, project.id, license.id)).today.count).toBe(20);
-    });
+    it.each([1, 2, 3])(
+      'round %i: 60 parallel checks on max_usage_per_day 20 → exactly 20 × 200 and 40 × 429',
+      async () => {
+        const { key, project, license, uuid, domain } = await setup({ license: { max_usage_per_day: 20 } });
+        const responses = await Promise.all(Array.from({ length: 60 }, () => check(uuid, domain.domain)));
+        expect(tally(responses)).toEqual({ 200: 20, 429: 40 });
+        for (const r of responses) {
+          if (r.status === 200) expectAnswer(r, { has_paid: true });
+          else expect429(r);
+        }
+        expect((await usage(key, project.id, license.id)).today.count).toBe(20);
+      },
+    );
 
-    it.each([1, 2, 3])('round %i: 5 parallel checks from 5 new registered domains on max_domains 2 → exactly 2 × 200 and 3 × 403', async () => {
-      const { key, project, license, uuid } = await setup({ license: { max_domains: 2 } });
-      const domains: Array<Record<string, any>> = [];
-      for (let i = 0; i < 5; i++) domains.push(await makeDomain(t, key, project.id, { domain: host(`race${i}`), has_paid: true }));
-      const responses = await Promise.all(domains.map((d) => check(uuid, d.domain)));
-      expect(tally(responses)).toEqual({ 200: 2, 403: 3 });
-      const winners = domains.filter((_, i) => responses[i].status === 200).map((d) => d.domain);
-      for (const r of responses) if (r.status === 403) expectRefusal(r, 403, /limit|domains/i);
-      const report = await usage(key, project.id, license.id);
-      expect(report.domains.map((d: { domain: string }) => d.domain).sort()).toEqual(winners.sort());
-      // The winners keep working; the losers stay refused.
-      for (const d of domains) {
-        const res = await check(uuid, d.domain);
-        if (winners.includes(d.domain)) expectAnswer(res, { has_paid: true });
-        else expectRefusal(res, 403, /limit|domains/i);
-      }
-    });
+    it.each([1, 2, 3])(
+      'round %i: 5 parallel checks from 5 new registered domains on max_domains 2 → exactly 2 × 200 and 3 × 403',
+      async () => {
+        const { key, project, license, uuid } = await setup({ license: { max_domains: 2 } });
+        const domains: Array<Record<string, any>> = [];
+        for (let i = 0; i < 5; i++)
+          domains.push(await makeDomain(t, key, project.id, { domain: host(`race${i}`), has_paid: true }));
+        const responses = await Promise.all(domains.map((d) => check(uuid, d.domain)));
+        expect(tally(responses)).toEqual({ 200: 2, 403: 3 });
+        const winners = domains.filter((_, i) => responses[i].status === 200).map((d) => d.domain);
+        for (const r of responses) if (r.status === 403) expectRefusal(r, 403, /limit|domains/i);
+        const report = await usage(key, project.id, license.id);
+        expect(report.domains.map((d: { domain: string }) => d.domain).sort()).toEqual(winners.sort());
+        // The winners keep working; the losers stay refused.
+        for (const d of domains) {
+          const res = await check(uuid, d.domain);
+          if (winners.includes(d.domain)) expectAnswer(res, { has_paid: true });
+          else expectRefusal(res, 403, /limit|domains/i);
+        }
+      },
+    );
 
-    it.each([1, 2, 3])('round %i: 5 parallel subdomains on max_subdomains_per_domain 2 → exactly 2 × 200 and 3 × 403', async () => {
-      const { uuid, domain } = await setup({ license: { max_subdomains_per_domain: 2 } });
-      const responses = await Promise.all(Array.from({ length: 5 }, (_, i) => check(uuid, `s${i}.${domain.domain}`)));
-      expect(tally(responses)).toEqual({ 200: 2, 403: 3 });
-    });
+    it.each([1, 2, 3])(
+      'round %i: 5 parallel subdomains on max_subdomains_per_domain 2 → exactly 2 × 200 and 3 × 403',
+      async () => {
+        const { uuid, domain } = await setup({ license: { max_subdomains_per_domain: 2 } });
+        const responses = await Promise.all(
+          Array.from({ length: 5 }, (_, i) => check(uuid, `s${i}.${domain.domain}`)),
+        );
+        expect(tally(responses)).toEqual({ 200: 2, 403: 3 });
+      },
+    );
 
-    it.each([1, 2, 3])('round %i: 10 parallel calls from the same new domain on max_domains 1 all succeed and take one slot', async () => {
-      const { key, project, license, uuid, domain } = await setup({ license: { max_domains: 1, max_usage_per_day: 100 } });
-      const responses = await Promise.all(Array.from({ length: 10 }, () => check(uuid, domain.domain)));
-      expect(tally(responses)).toEqual({ 200: 10 });
-      const report = await usage(key, project.id, license.id);
-      expect(report.domains.map((d: { domain: string }) => d.domain)).toEqual([domain.domain]);
-      expect(report.today.count).toBe(10);
-    });
+    it.each([1, 2, 3])(
+      'round %i: 10 parallel calls from the same new domain on max_domains 1 all succeed and take one slot',
+      async () => {
+        const { key, project, license, uuid, domain } = await setup({
+          license: { max_domains: 1, max_usage_per_day: 100 },
+        });
+        const responses = await Promise.all(Array.from({ length: 10 }, () => check(uuid, domain.domain)));
+        expect(tally(responses)).toEqual({ 200: 10 });
+        const report = await usage(key, project.id, license.id);
+        expect(report.domains.map((d: { domain: string }) => d.domain)).toEqual([domain.domain]);
+        expect(report.today.count).toBe(10);
+      },
+    );
 
-    it.each([1, 2, 3])('round %i: 10 parallel calls from the same new subdomain on max_subdomains_per_domain 1 all succeed and take one slot', async () => {
-      const { key, project, license, uuid, domain } = await setup({ license: { max_subdomains_per_domain: 1, max_usage_per_day: 100 } });
-      const sub = `www.${domain.domain}`;
-      const responses = await Promise.all(Array.from({ length: 10 }, () => check(uuid, sub)));
-      expect(tally(responses)).toEqual({ 200: 10 });
-      const report = await usage(key, project.id, license.id);
-      expect(report.domains).toEqual([expect.objectContaining({ domain: domain.domain, subdomains: [sub] })]);
-      expect(report.today.count).toBe(10);
-    });
+    it.each([1, 2, 3])(
+      'round %i: 10 parallel calls from the same new subdomain on max_subdomains_per_domain 1 all succeed and take one slot',
+      async () => {
+        const { key, project, license, uuid, domain } = await setup({
+          license: { max_subdomains_per_domain: 1, max_usage_per_day: 100 },
+        });
+        const sub = `www.${domain.domain}`;
+        const responses = await Promise.all(Array.from({ length: 10 }, () => check(uuid, sub)));
+        expect(tally(responses)).toEqual({ 200: 10 });
+        const report = await usage(key, project.id, license.id);
+        expect(report.domains).toEqual([
+          expect.objectContaining({ domain: domain.domain, subdomains: [sub] }),
+        ]);
+        expect(report.today.count).toBe(10);
+      },
+    );
   });
 });
 
 describe('runtime checks behind a proxy (TRUST_PROXY=true)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ THROTTLE_API_LIMIT: '100000', THROTTLE_RUNTIME_LIMIT: '100000', TRUST_PROXY: 'true' });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      THROTTLE_RUNTIME_LIMIT: '100000',
+      TRUST_PROXY: 'true',
+    });
   });
   afterAll(async () => t.close());
 
@@ -755,7 +934,12 @@ describe('runtime checks behind a proxy (TRUST_PROXY=true)', () => {
     return license.uuid as string;
   }
   const check = (uuid: string, forwardedFor?: string) => {
-    const req = t.http().post(RUNTIME).set('Accept', 'application/json').set('X-LICENSE-KEY', uuid).query({ action: 'check_project' });
+    const req = t
+      .http()
+      .post(RUNTIME)
+      .set('Accept', 'application/json')
+      .set('X-LICENSE-KEY', uuid)
+      .query({ action: 'check_project' });
     if (forwardedFor !== undefined) req.set('X-Forwarded-For', forwardedFor);
     return req;
   };

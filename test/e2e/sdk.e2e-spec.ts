@@ -17,9 +17,30 @@ import { expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /** `include=injectables` items carry exactly these. */
-const PAID_ITEM_KEYS = ['id', 'slug', 'title', 'type', 'mode', 'target_path', 'content', 'file_path', 'is_active', 'only_if_paid', 'meta'].sort();
+const PAID_ITEM_KEYS = [
+  'id',
+  'slug',
+  'title',
+  'type',
+  'mode',
+  'target_path',
+  'content',
+  'file_path',
+  'is_active',
+  'only_if_paid',
+  'meta',
+].sort();
 /** Stream items carry exactly these. */
-const STREAM_ITEM_KEYS = ['slug', 'type', 'mode', 'encrypted_content', 'file_path', 'target_path', 'signature', 'meta'].sort();
+const STREAM_ITEM_KEYS = [
+  'slug',
+  'type',
+  'mode',
+  'encrypted_content',
+  'file_path',
+  'target_path',
+  'signature',
+  'meta',
+].sort();
 const REDIRECT = 'https://pay.example.com/renew';
 
 async function caught(p: Promise<unknown>): Promise<LicenseGateError> {
@@ -43,8 +64,10 @@ describe('@licensegate/sdk against the running service', () => {
   afterAll(async () => t.close());
 
   const api = (key: string) => ({
-    get: (path: string) => t.http().get(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
-    post: (path: string, body: object = {}) => t.http().post(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key).send(body),
+    get: (path: string) =>
+      t.http().get(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
+    post: (path: string, body: object = {}) =>
+      t.http().post(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key).send(body),
   });
 
   interface Seeded {
@@ -62,15 +85,33 @@ describe('@licensegate/sdk against the running service', () => {
     const seeds = new Map<string, Seeded>();
     const create = async (body: Record<string, unknown>) => {
       const secret = `s-${uniqueToken()}-pässwörd`;
-      const full = { slug: `i-${uniqueToken()}`, type: 'snippet', mode: 'inject', content: `<b>hello ${uniqueToken()} ☃</b>`, secret, ...body };
+      const full = {
+        slug: `i-${uniqueToken()}`,
+        type: 'snippet',
+        mode: 'inject',
+        content: `<b>hello ${uniqueToken()} ☃</b>`,
+        secret,
+        ...body,
+      };
       const data = expectSuccess(await api(key).post(`/project/${p.id}/injectables`, full), 201);
       seeds.set(data.slug, { secret: full.secret as string, payload: full.content as string });
       return data;
     };
     const createFile = async (fields: Record<string, string>, bytes: Buffer, name: string) => {
       const secret = `f-${uniqueToken()}`;
-      const req = t.http().post(`/api/v1/project/${p.id}/injectables`).set('Accept', 'application/json').set('X-API-KEY', key);
-      for (const [k, v] of Object.entries({ slug: `file-${uniqueToken()}`, type: 'file', mode: 'write', secret, ...fields })) req.field(k, v);
+      const req = t
+        .http()
+        .post(`/api/v1/project/${p.id}/injectables`)
+        .set('Accept', 'application/json')
+        .set('X-API-KEY', key);
+      for (const [k, v] of Object.entries({
+        slug: `file-${uniqueToken()}`,
+        type: 'file',
+        mode: 'write',
+        secret,
+        ...fields,
+      }))
+        req.field(k, v);
       const data = expectSuccess(await req.attach('file', bytes, name), 201);
       seeds.set(data.slug, { secret, payload: bytes, fileName: name });
       return data;
@@ -93,13 +134,27 @@ describe('@licensegate/sdk against the running service', () => {
     const unpaid = await makeDomain(t, s.key, s.project.id, { has_paid: false });
 
     const client = createClient({ baseUrl: base, licenseKey: s.license.uuid, domain: paid.domain });
-    expect(await client.hasPaid()).toEqual({ hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [], offline: false, expiresAt: null });
+    expect(await client.hasPaid()).toEqual({
+      hasPaid: true,
+      isTestLicense: false,
+      redirectUrl: null,
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+    });
     // a subdomain of a registered domain, given per call
     expect((await client.hasPaid({ domain: `shop.${paid.domain}` })).hasPaid).toBe(true);
 
     const viaOrigin = createClient({ baseUrl: t.url, licenseKey: s.license.uuid, domain: unpaid.domain });
     expect(viaOrigin.baseUrl).toBe(base);
-    expect(await viaOrigin.hasPaid()).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: s.project.default_redirect_url, injectables: [], offline: false, expiresAt: null });
+    expect(await viaOrigin.hasPaid()).toEqual({
+      hasPaid: false,
+      isTestLicense: false,
+      redirectUrl: s.project.default_redirect_url,
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+    });
     expect(s.project.default_redirect_url).toBe(REDIRECT);
 
     // unregistered domain → 403 with the redirect; no domain at all → 400
@@ -112,9 +167,20 @@ describe('@licensegate/sdk against the running service', () => {
 
   it('hasPaid with checkProject + includeInjectables: the paid-only items, decrypted and verified with the project key', async () => {
     const s = await setup({ has_paid: true });
-    const p1 = await s.create({ only_if_paid: true, type: 'html', mode: 'replace', target_path: '#paywall', title: 'Paid HTML', meta: { v: 2 } });
+    const p1 = await s.create({
+      only_if_paid: true,
+      type: 'html',
+      mode: 'replace',
+      target_path: '#paywall',
+      title: 'Paid HTML',
+      meta: { v: 2 },
+    });
     const p2 = await s.create({ only_if_paid: true, type: 'script', mode: 'append' });
-    const p3 = await s.createFile({ only_if_paid: 'true', target_path: 'assets/pro.bin' }, Buffer.concat([Buffer.from([0, 255, 0]), randomBytes(700)]), 'pro-bündle.bin');
+    const p3 = await s.createFile(
+      { only_if_paid: 'true', target_path: 'assets/pro.bin' },
+      Buffer.concat([Buffer.from([0, 255, 0]), randomBytes(700)]),
+      'pro-bündle.bin',
+    );
     await s.create({ only_if_paid: false });
     await s.create({ only_if_paid: true, is_active: false });
 
@@ -131,7 +197,13 @@ describe('@licensegate/sdk against the running service', () => {
       // has-paid items carry no signature: verify cannot pass on them alone
       expect(await verify(item, s.signingKey.public_key, s.project.id)).toBe(false);
     }
-    expect(res.injectables[0]).toMatchObject({ title: 'Paid HTML', target_path: '#paywall', meta: { v: 2 }, only_if_paid: true, is_active: true });
+    expect(res.injectables[0]).toMatchObject({
+      title: 'Paid HTML',
+      target_path: '#paywall',
+      meta: { v: 2 },
+      only_if_paid: true,
+      is_active: true,
+    });
 
     const signed = await client.withSignatures(res.injectables);
     for (const item of signed) {
@@ -141,18 +213,35 @@ describe('@licensegate/sdk against the running service', () => {
       expect(await verify(item, s.signingKey.public_key_pem, s.project.id)).toBe(true);
       expect(await verify(item, s.signingKey, s.project.id)).toBe(true);
       expect(await verify(item, s.signingKey.public_key, s.project.id + 1)).toBe(false);
-      expect(await verify({ ...item, target_path: 'elsewhere' }, s.signingKey.public_key, s.project.id)).toBe(false);
+      expect(await verify({ ...item, target_path: 'elsewhere' }, s.signingKey.public_key, s.project.id)).toBe(
+        false,
+      );
     }
     // another project's key does not verify
     const other = await setup();
     expect(await verify(signed[0], other.signingKey.public_key, s.project.id)).toBe(false);
     // the full management records verify too
-    for (const rec of [p1, p2, p3]) expect(await verify(rec, s.signingKey.public_key_pem, s.project.id)).toBe(true);
+    for (const rec of [p1, p2, p3])
+      expect(await verify(rec, s.signingKey.public_key_pem, s.project.id)).toBe(true);
 
     // without include: no injectables; unpaid project: none, with the redirect
     expect((await client.hasPaid({ checkProject: true })).injectables).toEqual([]);
-    expectSuccess(await t.http().patch(`/api/v1/project/${s.project.id}`).set('Accept', 'application/json').set('X-API-KEY', s.key).send({ has_paid: false }));
-    expect(await client.hasPaid({ checkProject: true, includeInjectables: true })).toEqual({ hasPaid: false, isTestLicense: false, redirectUrl: REDIRECT, injectables: [], offline: false, expiresAt: null });
+    expectSuccess(
+      await t
+        .http()
+        .patch(`/api/v1/project/${s.project.id}`)
+        .set('Accept', 'application/json')
+        .set('X-API-KEY', s.key)
+        .send({ has_paid: false }),
+    );
+    expect(await client.hasPaid({ checkProject: true, includeInjectables: true })).toEqual({
+      hasPaid: false,
+      isTestLicense: false,
+      redirectUrl: REDIRECT,
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+    });
   });
 
   it('streamInjectables over 60 items with perPage 25 yields each once, in id order, in 3 requests; all decrypt and verify', async () => {
@@ -160,7 +249,16 @@ describe('@licensegate/sdk against the running service', () => {
     const created: Array<Record<string, any>> = [];
     for (let i = 0; i < 60; i++) {
       if (i % 13 === 5) {
-        created.push(await s.createFile({ slug: `w${String(i).padStart(2, '0')}-${uniqueToken()}`, ...(i % 2 ? { only_if_paid: '1' } : {}) }, randomBytes(32 + i), `file-${i}.bin`));
+        created.push(
+          await s.createFile(
+            {
+              slug: `w${String(i).padStart(2, '0')}-${uniqueToken()}`,
+              ...(i % 2 ? { only_if_paid: '1' } : {}),
+            },
+            randomBytes(32 + i),
+            `file-${i}.bin`,
+          ),
+        );
       } else {
         created.push(
           await s.create({
@@ -211,18 +309,31 @@ describe('@licensegate/sdk against the running service', () => {
     expectSuccess(await api(s.key).post(`/project/${s.project.id}/licenses/${s.license.id}/revoke`));
 
     const err = await caught(client.hasPaid({ checkProject: true }));
-    expect(err).toMatchObject({ name: 'LicenseGateError', status: 403, redirectUrl: s.project.default_redirect_url, retryAfter: null, errors: null, isRefusal: true });
+    expect(err).toMatchObject({
+      name: 'LicenseGateError',
+      status: 403,
+      redirectUrl: s.project.default_redirect_url,
+      retryAfter: null,
+      errors: null,
+      isRefusal: true,
+    });
     expect(err.message).toMatch(/revoked/i);
     expect(err.requestId).toEqual(expect.any(String));
 
-    const streamErr = await caught((async () => {
-      for await (const _ of client.streamInjectables()) void _;
-    })());
+    const streamErr = await caught(
+      (async () => {
+        for await (const _ of client.streamInjectables()) void _;
+      })(),
+    );
     expect(streamErr).toMatchObject({ status: 403 });
     expect(streamErr.message).toMatch(/revoked/i);
 
     // an unknown license → 403 as well
-    const unknown = await caught(createClient({ baseUrl: base, licenseKey: '00000000-0000-4000-8000-000000000000' }).hasPaid({ checkProject: true }));
+    const unknown = await caught(
+      createClient({ baseUrl: base, licenseKey: '00000000-0000-4000-8000-000000000000' }).hasPaid({
+        checkProject: true,
+      }),
+    );
     expect(unknown.status).toBe(403);
   });
 
@@ -239,14 +350,18 @@ describe('@licensegate/sdk against the running service', () => {
     expect(err.isRetryable).toBe(true);
   });
 
-  it('deactivate frees the slot of the client\'s domain (or the one given), answers { deactivated }, and refuses like the service', async () => {
+  it("deactivate frees the slot of the client's domain (or the one given), answers { deactivated }, and refuses like the service", async () => {
     const s = await setup({ has_paid: true }, { max_domains: 1 });
     const first = await makeDomain(t, s.key, s.project.id, { has_paid: true });
     const second = await makeDomain(t, s.key, s.project.id, { has_paid: true });
     const client = createClient({ baseUrl: base, licenseKey: s.license.uuid, domain: first.domain });
     expect((await client.hasPaid()).hasPaid).toBe(true);
     const full = await caught(client.hasPaid({ domain: second.domain }));
-    expect(full).toMatchObject({ status: 403, message: 'This license has reached its limit of 1 domain.', redirectUrl: REDIRECT });
+    expect(full).toMatchObject({
+      status: 403,
+      message: 'This license has reached its limit of 1 domain.',
+      redirectUrl: REDIRECT,
+    });
 
     expect(await client.deactivate()).toEqual({ deactivated: 1 });
     expect((await client.hasPaid({ domain: second.domain })).hasPaid).toBe(true);
@@ -256,7 +371,11 @@ describe('@licensegate/sdk against the running service', () => {
     // Not a host name, or none at all (Node has no page to take one from): 422 on domain.
     const bad = await caught(client.deactivate({ domain: '*.example.com' }));
     expect(bad).toMatchObject({ status: 422, isRefusal: false });
-    expect(bad.errors).toEqual({ domain: ['The domain must be a host name such as shop.example.com (not an IP address, a wildcard or anything else).'] });
+    expect(bad.errors).toEqual({
+      domain: [
+        'The domain must be a host name such as shop.example.com (not an IP address, a wildcard or anything else).',
+      ],
+    });
     const none = await caught(createClient({ baseUrl: base, licenseKey: s.license.uuid }).deactivate());
     expect(none.status).toBe(422);
     expect(Object.keys(none.errors ?? {})).toEqual(['domain']);
@@ -267,16 +386,25 @@ describe('@licensegate/sdk against the running service', () => {
     expect((await client.hasPaid()).hasPaid).toBe(true);
     const spent = await caught(client.deactivate());
     expect(spent).toMatchObject({ status: 429, isRetryable: true });
-    expect(spent.message).toBe('This license has used its 3 self-service deactivations for today; more are possible after midnight UTC.');
+    expect(spent.message).toBe(
+      'This license has used its 3 self-service deactivations for today; more are possible after midnight UTC.',
+    );
     expect(spent.retryAfter).toBeGreaterThan(0);
     expect(spent.retryAfter).toBeLessThanOrEqual(86_400);
 
     expectSuccess(await api(s.key).post(`/project/${s.project.id}/licenses/${s.license.id}/revoke`));
-    expect(await caught(client.deactivate())).toMatchObject({ status: 403, message: 'This license has been revoked.', redirectUrl: REDIRECT, isRefusal: true });
+    expect(await caught(client.deactivate())).toMatchObject({
+      status: 403,
+      message: 'This license has been revoked.',
+      redirectUrl: REDIRECT,
+      isRefusal: true,
+    });
   });
 
   it('a service that is not there → status 0', async () => {
-    const err = await caught(createClient({ baseUrl: 'http://127.0.0.1:9/api/v1', licenseKey: 'x' }).hasPaid());
+    const err = await caught(
+      createClient({ baseUrl: 'http://127.0.0.1:9/api/v1', licenseKey: 'x' }).hasPaid(),
+    );
     expect(err.status).toBe(0);
   });
 });

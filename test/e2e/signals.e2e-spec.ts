@@ -34,7 +34,11 @@ describe('signals (README "Signals")', () => {
       APP_KEY: randomBytes(32).toString('base64'),
       WEBHOOK_DISPATCHER: 'false',
     };
-    server = spawn(process.execPath, ['--max-old-space-size=384', '--max-semi-space-size=16', MAIN], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, ['--max-old-space-size=384', '--max-semi-space-size=16', MAIN], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     server.stdout?.on('data', (d) => (output += d));
     server.stderr?.on('data', (d) => (output += d));
     await waitFor(async () => (await fetch(`${url}/api/v1/health/live`)).ok, 30_000);
@@ -48,7 +52,11 @@ describe('signals (README "Signals")', () => {
   it('SIGUSR2 writes a heap snapshot into the working directory, logs where, and the service keeps serving', async () => {
     expect(snapshots()).toEqual([]);
     server.kill('SIGUSR2');
-    const [file] = await waitFor(async () => (snapshots().length === 1 && /Heap snapshot written to/.test(output) ? snapshots() : undefined), 30_000);
+    const [file] = await waitFor(
+      async () =>
+        snapshots().length === 1 && /Heap snapshot written to/.test(output) ? snapshots() : undefined,
+      30_000,
+    );
     expect(readFileSync(join(dir, file), 'utf8').slice(0, 20)).toMatch(/^\{"snapshot":/);
     const line = JSON.parse(output.split('\n').find((l) => l.includes('Heap snapshot written to')) as string);
     expect(line).toMatchObject({ level: 40, context: 'Signals', file: join(dir, file) });
@@ -63,7 +71,12 @@ describe('signals (README "Signals")', () => {
   }, 90_000);
 
   /** A keep-alive request whose body takes 2 s to arrive, with `signal` sent half-way; its answer and when its socket closed. */
-  function requestAcrossSignal(target: ChildProcess, targetPort: number, key: string, signal: NodeJS.Signals) {
+  function requestAcrossSignal(
+    target: ChildProcess,
+    targetPort: number,
+    key: string,
+    signal: NodeJS.Signals,
+  ) {
     const body = JSON.stringify({ name: 'Made while stopping' });
     let signalledAt = 0;
     return new Promise<{ text: string; closedAfter: number }>((resolvePromise, reject) => {
@@ -73,7 +86,9 @@ describe('signals (README "Signals")', () => {
       socket.on('error', reject);
       socket.on('close', () => resolvePromise({ text, closedAfter: Date.now() - signalledAt }));
       socket.on('connect', async () => {
-        socket.write(`POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+        socket.write(
+          `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+        );
         for (let i = 0; i < body.length; i += 8) {
           await new Promise((r) => setTimeout(r, 250));
           if (i === 16) {
@@ -92,7 +107,13 @@ describe('signals (README "Signals")', () => {
       : new Promise<number | string | null>((r) => child.once('exit', (code, signal) => r(code ?? signal)));
 
   const apiKey = (database: string) => {
-    const cli = (...args: string[]) => JSON.parse(execFileSync(process.execPath, [CLI, ...args], { cwd: dir, env: { ...env, DATABASE_URL: database } }).toString());
+    const cli = (...args: string[]) =>
+      JSON.parse(
+        execFileSync(process.execPath, [CLI, ...args], {
+          cwd: dir,
+          env: { ...env, DATABASE_URL: database },
+        }).toString(),
+      );
     cli('users:create', '--email', 'signals@example.com');
     return cli('keys:create', '--email', 'signals@example.com').key as string;
   };
@@ -111,7 +132,11 @@ describe('signals (README "Signals")', () => {
     const database = `sqlite:${join(dir, 'hup.sqlite')}`;
     const key = apiKey(database);
     const hupPort = await freePort();
-    const other = spawn(process.execPath, [MAIN], { cwd: dir, env: { ...env, PORT: String(hupPort), DATABASE_URL: database }, stdio: 'ignore' });
+    const other = spawn(process.execPath, [MAIN], {
+      cwd: dir,
+      env: { ...env, PORT: String(hupPort), DATABASE_URL: database },
+      stdio: 'ignore',
+    });
     await waitFor(async () => (await fetch(`http://127.0.0.1:${hupPort}/api/v1/health/live`)).ok, 30_000);
     const answer = await requestAcrossSignal(other, hupPort, key, 'SIGHUP');
     expect(answer.text).toMatch(/^HTTP\/1\.1 201 /);

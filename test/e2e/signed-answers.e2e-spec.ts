@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createHash, createPublicKey, generateKeyPairSync, KeyObject, randomBytes, verify } from 'node:crypto';
+import {
+  createHash,
+  createPublicKey,
+  generateKeyPairSync,
+  KeyObject,
+  randomBytes,
+  verify,
+} from 'node:crypto';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { expectSuccess } from '../utils/envelope.js';
@@ -11,7 +18,8 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
  * client sent and the exact bytes it received.
  */
 
-const INVALID_NONCE = 'The X-Service-Nonce header must be 16 to 128 characters of letters, digits, "-" and "_".';
+const INVALID_NONCE =
+  'The X-Service-Nonce header must be 16 to 128 characters of letters, digits, "-" and "_".';
 const REDIRECT = 'https://example.com/pay';
 const ISO_SECOND = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
@@ -53,7 +61,12 @@ function signedText(s: Signed): string {
 /** Verifies X-Service-Signature over `s` with `publicKey`; false on any mismatch. */
 function verifies(signature: string | null, s: Signed, publicKey: KeyObject): boolean {
   if (!signature?.startsWith('v1,')) return false;
-  return verify(null, Buffer.from(signedText(s), 'utf8'), publicKey, Buffer.from(signature.slice(3), 'base64'));
+  return verify(
+    null,
+    Buffer.from(signedText(s), 'utf8'),
+    publicKey,
+    Buffer.from(signature.slice(3), 'base64'),
+  );
 }
 
 describe('signed runtime answers', () => {
@@ -88,7 +101,9 @@ describe('signed runtime answers', () => {
   /** Asserts `res` carries a valid signature for `sent`, by the project's published key. */
   const expectSigned = (sent: Sent, res: Received, by: KeyObject = publicKey) => {
     expect(res.headers.get('x-service-date')).toMatch(ISO_SECOND);
-    expect(Math.abs(Date.parse(res.headers.get('x-service-date') as string) - Date.now())).toBeLessThan(60_000);
+    expect(Math.abs(Date.parse(res.headers.get('x-service-date') as string) - Date.now())).toBeLessThan(
+      60_000,
+    );
     expect(res.headers.get('x-service-signature')).toMatch(/^v1,[A-Za-z0-9+/]{86}==$/);
     expect(verifies(res.headers.get('x-service-signature'), coveredBy(sent, res), by)).toBe(true);
   };
@@ -109,12 +124,27 @@ describe('signed runtime answers', () => {
     expect(published.algorithm).toBe('Ed25519');
     publicKey = createPublicKey(published.public_key_pem);
     // Its raw form is the same key.
-    expect(createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(published.public_key, 'base64').toString('base64url') }, format: 'jwk' }).equals(publicKey)).toBe(true);
+    expect(
+      createPublicKey({
+        key: {
+          kty: 'OKP',
+          crv: 'Ed25519',
+          x: Buffer.from(published.public_key, 'base64').toString('base64url'),
+        },
+        format: 'jwk',
+      }).equals(publicKey),
+    ).toBe(true);
   });
   afterAll(async () => t?.close());
 
   it('signs a paid answer; a changed body, nonce, key, domain, path, method, date or public key fails', async () => {
-    const sent: Sent = { method: 'POST', target: '/api/v1/project/has-paid?include=injectables', key: license.uuid, domain, nonce: nonce() };
+    const sent: Sent = {
+      method: 'POST',
+      target: '/api/v1/project/has-paid?include=injectables',
+      key: license.uuid,
+      domain,
+      nonce: nonce(),
+    };
     const res = await call(sent);
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual({ has_paid: true, injectables: [], is_test_license: false });
@@ -125,23 +155,43 @@ describe('signed runtime answers', () => {
     const altered = Buffer.from(res.bytes.toString('utf8').replace('"has_paid":true', '"has_paid":false'));
     expect(altered.equals(res.bytes)).toBe(false);
     expect(verifies(signature, { ...good, body: altered }, publicKey)).toBe(false);
-    expect(verifies(signature, { ...good, body: Buffer.concat([res.bytes, Buffer.from(' ')]) }, publicKey)).toBe(false);
+    expect(
+      verifies(signature, { ...good, body: Buffer.concat([res.bytes, Buffer.from(' ')]) }, publicKey),
+    ).toBe(false);
     expect(verifies(signature, { ...good, nonce: nonce() }, publicKey)).toBe(false);
-    expect(verifies(signature, { ...good, key: (await makeLicense(t, key, project.id)).uuid }, publicKey)).toBe(false);
+    expect(
+      verifies(signature, { ...good, key: (await makeLicense(t, key, project.id)).uuid }, publicKey),
+    ).toBe(false);
     expect(verifies(signature, { ...good, domain: `www.${domain}` }, publicKey)).toBe(false);
     expect(verifies(signature, { ...good, domain: '' }, publicKey)).toBe(false);
     expect(verifies(signature, { ...good, target: '/api/v1/project/has-paid' }, publicKey)).toBe(false);
-    expect(verifies(signature, { ...good, target: '/api/v1/project/has-paid?include=injectables&x=1' }, publicKey)).toBe(false);
+    expect(
+      verifies(signature, { ...good, target: '/api/v1/project/has-paid?include=injectables&x=1' }, publicKey),
+    ).toBe(false);
     expect(verifies(signature, { ...good, method: 'GET' }, publicKey)).toBe(false);
-    expect(verifies(signature, { ...good, date: new Date(Date.parse(good.date) + 1000).toISOString().replace('.000Z', 'Z') }, publicKey)).toBe(false);
+    expect(
+      verifies(
+        signature,
+        { ...good, date: new Date(Date.parse(good.date) + 1000).toISOString().replace('.000Z', 'Z') },
+        publicKey,
+      ),
+    ).toBe(false);
     expect(verifies(signature, good, generateKeyPairSync('ed25519').publicKey)).toBe(false);
     const other = await makeProject(t, key);
-    const otherKey = createPublicKey(expectSuccess(await apiAs(t, key).get(`/project/${other.id}/signing-key`)).public_key_pem);
+    const otherKey = createPublicKey(
+      expectSuccess(await apiAs(t, key).get(`/project/${other.id}/signing-key`)).public_key_pem,
+    );
     expect(verifies(signature, good, otherKey)).toBe(false);
   });
 
   it('each call is signed for its own nonce', async () => {
-    const a: Sent = { method: 'POST', target: '/api/v1/project/has-paid', key: license.uuid, domain, nonce: nonce() };
+    const a: Sent = {
+      method: 'POST',
+      target: '/api/v1/project/has-paid',
+      key: license.uuid,
+      domain,
+      nonce: nonce(),
+    };
     const b: Sent = { ...a, nonce: nonce() };
     const [ra, rb] = await Promise.all([call(a), call(b)]);
     expectSigned(a, ra);
@@ -154,8 +204,18 @@ describe('signed runtime answers', () => {
   it('without a nonce the answer is exactly the unsigned one', async () => {
     const res = await call({ method: 'POST', target: '/api/v1/project/has-paid', key: license.uuid, domain });
     expectUnsigned(res);
-    expect(res.json).toEqual({ status: 'success', message: 'Success', data: { has_paid: true, is_test_license: false }, errors: null });
-    const refused = await call({ method: 'POST', target: '/api/v1/project/has-paid', key: license.uuid, domain: 'nowhere.example.org' });
+    expect(res.json).toEqual({
+      status: 'success',
+      message: 'Success',
+      data: { has_paid: true, is_test_license: false },
+      errors: null,
+    });
+    const refused = await call({
+      method: 'POST',
+      target: '/api/v1/project/has-paid',
+      key: license.uuid,
+      domain: 'nowhere.example.org',
+    });
     expectUnsigned(refused);
     expect(refused.status).toBe(403);
   });
@@ -174,7 +234,12 @@ describe('signed runtime answers', () => {
     expect(r403.json.message).toBe('Domain is not registered under this project.');
     expectSigned(unregistered, r403);
 
-    const badInclude = { ...base, target: '/api/v1/project/has-paid?include=everything', domain, nonce: nonce() };
+    const badInclude = {
+      ...base,
+      target: '/api/v1/project/has-paid?include=everything',
+      domain,
+      nonce: nonce(),
+    };
     const r422 = await call(badInclude);
     expect(r422.status).toBe(422);
     expectSigned(badInclude, r422);
@@ -199,14 +264,23 @@ describe('signed runtime answers', () => {
     const locked = await makeProject(t, key, { has_paid: true });
     const lockedLicense = await makeLicense(t, key, locked.id);
     expectSuccess(await apiAs(t, key).post(`/project/${locked.id}/lock`));
-    const lockedCall = { ...base, key: lockedLicense.uuid, nonce: nonce(), target: '/api/v1/project/has-paid?action=check_project' };
+    const lockedCall = {
+      ...base,
+      key: lockedLicense.uuid,
+      nonce: nonce(),
+      target: '/api/v1/project/has-paid?action=check_project',
+    };
     const rLocked = await call(lockedCall);
     expect(rLocked.status).toBe(403);
     expect(rLocked.json.message).toBe('Project is locked.');
-    const lockedKey = createPublicKey(expectSuccess(await apiAs(t, key).get(`/project/${locked.id}/signing-key`)).public_key_pem);
+    const lockedKey = createPublicKey(
+      expectSuccess(await apiAs(t, key).get(`/project/${locked.id}/signing-key`)).public_key_pem,
+    );
     expectSigned(lockedCall, rLocked, lockedKey);
     // Signed by the license's own project, not by any other.
-    expect(verifies(rLocked.headers.get('x-service-signature'), coveredBy(lockedCall, rLocked), publicKey)).toBe(false);
+    expect(
+      verifies(rLocked.headers.get('x-service-signature'), coveredBy(lockedCall, rLocked), publicKey),
+    ).toBe(false);
   });
 
   it('answers before any project is known go unsigned: no key, an unknown key, a deleted project', async () => {
@@ -222,7 +296,12 @@ describe('signed runtime answers', () => {
     const doomed = await makeProject(t, key, { has_paid: true });
     const orphan = await makeLicense(t, key, doomed.id);
     expectSuccess(await apiAs(t, key).delete(`/project/${doomed.id}`));
-    const gone = await call({ ...base, key: orphan.uuid, nonce: nonce(), target: '/api/v1/project/has-paid?action=check_project' });
+    const gone = await call({
+      ...base,
+      key: orphan.uuid,
+      nonce: nonce(),
+      target: '/api/v1/project/has-paid?action=check_project',
+    });
     expect(gone.status).toBe(403);
     expect(gone.json.message).toBe('The project of this license no longer exists.');
     expectUnsigned(gone);
@@ -230,7 +309,14 @@ describe('signed runtime answers', () => {
 
   it('a malformed nonce is a 422 on nonce; 16 and 128 characters are accepted', async () => {
     const base = { method: 'POST' as const, target: '/api/v1/project/has-paid', key: license.uuid, domain };
-    for (const bad of ['a'.repeat(15), 'a'.repeat(129), `${'a'.repeat(16)}!`, `${'a'.repeat(16)} b`, `${'a'.repeat(16)}=`, `${'a'.repeat(16)}.`]) {
+    for (const bad of [
+      'a'.repeat(15),
+      'a'.repeat(129),
+      `${'a'.repeat(16)}!`,
+      `${'a'.repeat(16)} b`,
+      `${'a'.repeat(16)}=`,
+      `${'a'.repeat(16)}.`,
+    ]) {
       const res = await call({ ...base, nonce: bad });
       expect({ bad, status: res.status, body: res.json }).toEqual({
         bad,
@@ -246,7 +332,12 @@ describe('signed runtime answers', () => {
       expectSigned(sent, res);
     }
     // The stream checks it too.
-    const stream = await call({ method: 'GET', target: '/api/v1/injectable/stream', key: license.uuid, nonce: 'short' });
+    const stream = await call({
+      method: 'GET',
+      target: '/api/v1/injectable/stream',
+      key: license.uuid,
+      nonce: 'short',
+    });
     expect(stream.status).toBe(422);
     expect(stream.json.errors).toEqual({ nonce: [INVALID_NONCE] });
   });
@@ -254,16 +345,30 @@ describe('signed runtime answers', () => {
   it('signs the injectable stream, the path and query exactly as received', async () => {
     for (const slug of ['one', 'two']) {
       expectSuccess(
-        await apiAs(t, key).post(`/project/${project.id}/injectables`, { slug: `${slug}-${uniqueToken()}`, content: `payload ${slug}`, secret: 's3cret', only_if_paid: false }),
+        await apiAs(t, key).post(`/project/${project.id}/injectables`, {
+          slug: `${slug}-${uniqueToken()}`,
+          content: `payload ${slug}`,
+          secret: 's3cret',
+          only_if_paid: false,
+        }),
         201,
       );
     }
-    const sent: Sent = { method: 'GET', target: '/api/v1/injectable/stream?per_page=1', key: license.uuid, nonce: nonce() };
+    const sent: Sent = {
+      method: 'GET',
+      target: '/api/v1/injectable/stream?per_page=1',
+      key: license.uuid,
+      nonce: nonce(),
+    };
     const res = await call(sent);
     expect(res.status).toBe(200);
     expect(res.json.data.injectables).toHaveLength(1);
     expectSigned(sent, res);
-    const next: Sent = { ...sent, target: `/api/v1/injectable/stream?per_page=1&cursor=${encodeURIComponent(res.json.data.next_cursor)}`, nonce: nonce() };
+    const next: Sent = {
+      ...sent,
+      target: `/api/v1/injectable/stream?per_page=1&cursor=${encodeURIComponent(res.json.data.next_cursor)}`,
+      nonce: nonce(),
+    };
     const page2 = await call(next);
     expect(page2.status).toBe(200);
     expectSigned(next, page2);
@@ -275,13 +380,22 @@ describe('signed runtime answers', () => {
   });
 
   it('signs has-paid however its path is spelled (the routed path as well as the fast one), and the key sent as a parameter', async () => {
-    const slash: Sent = { method: 'POST', target: '/api/v1/project/has-paid/?action=check_project', key: license.uuid, nonce: nonce() };
+    const slash: Sent = {
+      method: 'POST',
+      target: '/api/v1/project/has-paid/?action=check_project',
+      key: license.uuid,
+      nonce: nonce(),
+    };
     const res = await call(slash);
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual({ has_paid: true, is_test_license: false });
     expectSigned(slash, res);
 
-    const inQuery: Sent = { method: 'POST', target: `/api/v1/project/has-paid?action=check_project&license=${license.uuid}`, nonce: nonce() };
+    const inQuery: Sent = {
+      method: 'POST',
+      target: `/api/v1/project/has-paid?action=check_project&license=${license.uuid}`,
+      nonce: nonce(),
+    };
     const byQuery = await call(inQuery);
     expect(byQuery.status).toBe(200);
     expectSigned({ ...inQuery, key: license.uuid }, byQuery);
@@ -290,13 +404,26 @@ describe('signed runtime answers', () => {
   it('CORS lets a browser send the nonce and read both headers', async () => {
     const preflight = await fetch(`${t.url}/api/v1/project/has-paid`, {
       method: 'OPTIONS',
-      headers: { Origin: 'https://shop.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'x-license-key,x-service-nonce' },
+      headers: {
+        Origin: 'https://shop.example.com',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'x-license-key,x-service-nonce',
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')?.split(',')).toContain('X-Service-Nonce');
-    const sent: Sent = { method: 'POST', target: '/api/v1/project/has-paid', key: license.uuid, domain, nonce: nonce(), headers: { Origin: 'https://shop.example.com' } };
+    const sent: Sent = {
+      method: 'POST',
+      target: '/api/v1/project/has-paid',
+      key: license.uuid,
+      domain,
+      nonce: nonce(),
+      headers: { Origin: 'https://shop.example.com' },
+    };
     const res = await call(sent);
-    expect(res.headers.get('access-control-expose-headers')?.split(',')).toEqual(expect.arrayContaining(['X-Service-Date', 'X-Service-Signature']));
+    expect(res.headers.get('access-control-expose-headers')?.split(',')).toEqual(
+      expect.arrayContaining(['X-Service-Date', 'X-Service-Signature']),
+    );
     expectSigned(sent, res);
   });
 });
@@ -312,13 +439,26 @@ describe('signed runtime answers through Express (runtimeFastPath: false)', () =
     const { key } = await makeAccount(t.app);
     const project = await makeProject(t, key, { has_paid: true });
     const license = await makeLicense(t, key, project.id);
-    const publicKey = createPublicKey(expectSuccess(await apiAs(t, key).get(`/project/${project.id}/signing-key`)).public_key_pem);
+    const publicKey = createPublicKey(
+      expectSuccess(await apiAs(t, key).get(`/project/${project.id}/signing-key`)).public_key_pem,
+    );
     const n = nonce();
     const target = '/api/v1/project/has-paid?action=check_project';
-    const res = await fetch(`${t.url}${target}`, { method: 'POST', headers: { 'X-LICENSE-KEY': license.uuid, 'X-Service-Nonce': n } });
+    const res = await fetch(`${t.url}${target}`, {
+      method: 'POST',
+      headers: { 'X-LICENSE-KEY': license.uuid, 'X-Service-Nonce': n },
+    });
     const body = Buffer.from(await res.arrayBuffer());
     expect(res.status).toBe(200);
-    const signed = { date: res.headers.get('x-service-date') as string, nonce: n, method: 'POST', target, key: license.uuid, domain: '', body };
+    const signed = {
+      date: res.headers.get('x-service-date') as string,
+      nonce: n,
+      method: 'POST',
+      target,
+      key: license.uuid,
+      domain: '',
+      body,
+    };
     expect(verifies(res.headers.get('x-service-signature'), signed, publicKey)).toBe(true);
   });
 });

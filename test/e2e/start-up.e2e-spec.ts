@@ -10,12 +10,21 @@ import { freePort, stop, waitFor } from '../utils/processes.js';
 const MAIN = resolve('dist/src/main.js');
 
 /** `npm start` as built, with its default LOG_LEVEL (info), in a directory of its own. */
-function start(dir: string, env: Record<string, string>): { child: ChildProcess; out: () => string; err: () => string } {
+function start(
+  dir: string,
+  env: Record<string, string>,
+): { child: ChildProcess; out: () => string; err: () => string } {
   let out = '';
   let err = '';
   const child = spawn(process.execPath, [MAIN], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? '', APP_KEY: randomBytes(32).toString('base64'), DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, WEBHOOK_DISPATCHER: 'false', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      APP_KEY: randomBytes(32).toString('base64'),
+      DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+      WEBHOOK_DISPATCHER: 'false',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (d) => (out += d));
@@ -24,7 +33,9 @@ function start(dir: string, env: Record<string, string>): { child: ChildProcess;
 }
 
 const exitOf = (child: ChildProcess) =>
-  new Promise<number | null>((done) => (child.exitCode !== null ? done(child.exitCode) : child.once('exit', (code) => done(code))));
+  new Promise<number | null>((done) =>
+    child.exitCode !== null ? done(child.exitCode) : child.once('exit', (code) => done(code)),
+  );
 
 /** A port some other process listens on. */
 function holdPort(port: number): Promise<Server> {
@@ -109,17 +120,34 @@ describe('start-up', () => {
         .map((l) => JSON.parse(l) as { level: number; msg: string })
         .filter((l) => l.level >= 40)
         .map((l) => l.msg);
-      expect(warnings).toEqual([expect.stringMatching(/^Redis unavailable: connect ECONNREFUSED 127\.0\.0\.1:\d+$/), 'Redis is not reachable yet: answering from the database meanwhile']);
-      const refused = await fetch(`http://127.0.0.1:${port}/api/v1/project/has-paid`, { method: 'POST', headers: { 'X-LICENSE-KEY': 'no-such-key' } });
+      expect(warnings).toEqual([
+        expect.stringMatching(/^Redis unavailable: connect ECONNREFUSED 127\.0\.0\.1:\d+$/),
+        'Redis is not reachable yet: answering from the database meanwhile',
+      ]);
+      const refused = await fetch(`http://127.0.0.1:${port}/api/v1/project/has-paid`, {
+        method: 'POST',
+        headers: { 'X-LICENSE-KEY': 'no-such-key' },
+      });
       expect({ status: refused.status, body: await refused.json() }).toEqual({
         status: 403,
-        body: { status: 'error', message: 'Invalid license key.', data: { redirect_url: null }, errors: null },
+        body: {
+          status: 'error',
+          message: 'Invalid license key.',
+          data: { redirect_url: null },
+          errors: null,
+        },
       });
       const ready = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
-      const body = (await ready.json()) as { message: string; data: { error: { redis: { status: string; message: string } } } };
+      const body = (await ready.json()) as {
+        message: string;
+        data: { error: { redis: { status: string; message: string } } };
+      };
       expect(ready.status).toBe(503);
       expect(body.message).toBe('Service unavailable.');
-      expect(body.data.error.redis).toEqual({ status: 'down', message: expect.stringMatching(/^Redis is not connected \((connecting|reconnecting)\)\.$/) });
+      expect(body.data.error.redis).toEqual({
+        status: 'down',
+        message: expect.stringMatching(/^Redis is not connected \((connecting|reconnecting)\)\.$/),
+      });
       expect((await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).status).toBe(200);
       // Still up well after the first reconnection attempts, and no stack trace anywhere.
       await new Promise((r) => setTimeout(r, 1500));
@@ -144,22 +172,42 @@ describe('start-up', () => {
   }, 90_000);
 
   it.each([
-    [{ APP_KEY: '', APP_KEY_FILE: tmpdir() }, `Configuration error: APP_KEY_FILE: cannot read the key file ${tmpdir()} (EISDIR): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write\n`],
-    [{ REDIS_URL: 'redis://:secret@' }, 'Configuration error: REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)\n'],
-    [{ THROTTLE_RUNTIME_LIMIT: 'lots' }, 'Configuration error: THROTTLE_RUNTIME_LIMIT: invalid value "lots" (THROTTLE_RUNTIME_LIMIT must be an integer number)\n'],
-  ])('a bad setting (%p): one line naming the key, exit code 1, no stack trace', async (env, line) => {
-    const server = start(dir, { PORT: String(await freePort()), ...env });
-    expect(await exitOf(server.child)).toBe(1);
-    expect(server.err()).toBe(line);
-    expect(server.out()).toBe('');
-  }, 90_000);
+    [
+      { APP_KEY: '', APP_KEY_FILE: tmpdir() },
+      `Configuration error: APP_KEY_FILE: cannot read the key file ${tmpdir()} (EISDIR): set APP_KEY, or point APP_KEY_FILE at a file this process can read and write\n`,
+    ],
+    [
+      { REDIS_URL: 'redis://:secret@' },
+      'Configuration error: REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)\n',
+    ],
+    [
+      { THROTTLE_RUNTIME_LIMIT: 'lots' },
+      'Configuration error: THROTTLE_RUNTIME_LIMIT: invalid value "lots" (THROTTLE_RUNTIME_LIMIT must be an integer number)\n',
+    ],
+  ])(
+    'a bad setting (%p): one line naming the key, exit code 1, no stack trace',
+    async (env, line) => {
+      const server = start(dir, { PORT: String(await freePort()), ...env });
+      expect(await exitOf(server.child)).toBe(1);
+      expect(server.err()).toBe(line);
+      expect(server.out()).toBe('');
+    },
+    90_000,
+  );
 
   it('a database that cannot be opened: one line naming DATABASE_URL and the cause, exit code 1, no stack trace', async () => {
     const file = join(dir, 'a-file');
     writeFileSync(file, 'not a directory');
-    const server = start(dir, { PORT: String(await freePort()), DATABASE_URL: `sqlite:${join(file, 'db.sqlite')}` });
+    const server = start(dir, {
+      PORT: String(await freePort()),
+      DATABASE_URL: `sqlite:${join(file, 'db.sqlite')}`,
+    });
     expect(await exitOf(server.child)).toBe(1);
-    expect(server.err()).toMatch(new RegExp(`^Could not start: the database \\(DATABASE_URL\\) could not be opened: E[A-Z]+: [^\\n]*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^\\n]*\\n$`));
+    expect(server.err()).toMatch(
+      new RegExp(
+        `^Could not start: the database \\(DATABASE_URL\\) could not be opened: E[A-Z]+: [^\\n]*${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^\\n]*\\n$`,
+      ),
+    );
     expect(server.out()).toBe('');
   }, 90_000);
 });

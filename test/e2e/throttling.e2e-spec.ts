@@ -23,7 +23,9 @@ describe('rate limits per route class', () => {
   it('counts management calls per API key, with 429 and Retry-After in the envelope', async () => {
     const a = await makeAccount(t.app);
     const b = await makeAccount(t.app);
-    expect(await statuses(5, () => t.http().get('/api/v1/api-keys').set('X-API-KEY', a.key))).toEqual([200, 200, 200, 200, 200]);
+    expect(await statuses(5, () => t.http().get('/api/v1/api-keys').set('X-API-KEY', a.key))).toEqual([
+      200, 200, 200, 200, 200,
+    ]);
     const limited = await t.http().get('/api/v1/api-keys').set('X-API-KEY', a.key);
     expectError(limited, 429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
@@ -47,16 +49,21 @@ describe('rate limits per route class', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect((await check(two.uuid)).status).toBe(200);
     // The same license sent as a body parameter is the same license.
-    expect((await t.http().post('/api/v1/project/has-paid?action=check_project').send({ license: one.uuid })).status).toBe(429);
+    expect(
+      (await t.http().post('/api/v1/project/has-paid?action=check_project').send({ license: one.uuid }))
+        .status,
+    ).toBe(429);
     // Without a key: 401 until the address is over the limit, then 429.
     expect(await statuses(5, () => check())).toEqual([401, 401, 401, 401, 429]);
   });
 
   it('counts keys too long to be a license key per address, not one allowance per made-up key', async () => {
-    const oversized = () => t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', randomBytes(60).toString('hex'));
+    const oversized = () =>
+      t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', randomBytes(60).toString('hex'));
     const answers = await Promise.all(Array.from({ length: 5 }, () => oversized()));
     expect(answers.map((res) => res.status).sort()).toEqual([403, 403, 403, 403, 429]);
-    for (const res of answers.filter((r) => r.status === 403)) expect(expectError(res, 403).message).toBe('Invalid license key.');
+    for (const res of answers.filter((r) => r.status === 403))
+      expect(expectError(res, 403).message).toBe('Invalid license key.');
   });
 
   it('gives a key one allowance for the whole class, not one per route', async () => {
@@ -79,9 +86,15 @@ describe('rate limits per route class', () => {
     const { key } = await makeAccount(t.app);
     const project = await makeProject(t, key, { has_paid: true });
     const license = await makeLicense(t, key, project.id, { title: 'shared' });
-    const hasPaid = () => t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid);
+    const hasPaid = () =>
+      t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid);
     const stream = () => t.http().get('/api/v1/injectable/stream').set('X-LICENSE-KEY', license.uuid);
-    expect([(await hasPaid()).status, (await stream()).status, (await hasPaid()).status, (await stream()).status]).toEqual([200, 200, 200, 200]);
+    expect([
+      (await hasPaid()).status,
+      (await stream()).status,
+      (await hasPaid()).status,
+      (await stream()).status,
+    ]).toEqual([200, 200, 200, 200]);
     expectError(await stream(), 429);
     expectError(await hasPaid(), 429);
   });
@@ -92,14 +105,20 @@ describe('rate limits per route class', () => {
 });
 
 /** `n` calls, `width` at a time; the statuses in the order the calls were made. */
-async function statusesInParallel(n: number, width: number, send: () => Promise<Response>): Promise<number[]> {
+async function statusesInParallel(
+  n: number,
+  width: number,
+  send: () => Promise<Response>,
+): Promise<number[]> {
   const out: number[] = [];
   for (let done = 0; done < n; done += width) {
-    const batch = await Promise.all(Array.from({ length: Math.min(width, n - done) }, async () => {
-      const res = await send();
-      await res.arrayBuffer();
-      return res.status;
-    }));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(width, n - done) }, async () => {
+        const res = await send();
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
     out.push(...batch);
   }
   return out;
@@ -119,7 +138,12 @@ describe('rate limits with the documented defaults', () => {
     const retryAfter = Number(res.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(60);
-    expect(await res.json()).toEqual({ status: 'error', message: expect.stringMatching(/too many requests/i), data: null, errors: null });
+    expect(await res.json()).toEqual({
+      status: 'error',
+      message: expect.stringMatching(/too many requests/i),
+      data: null,
+      errors: null,
+    });
   };
 
   it('GET / answers 60 times a minute per address, then 429 with Retry-After', async () => {
@@ -140,7 +164,11 @@ describe('rate limits with the documented defaults', () => {
     const { key } = await makeAccount(t.app);
     const project = await makeProject(t, key, { has_paid: true });
     const license = await makeLicense(t, key, project.id);
-    const check = () => fetch(`${t.url}/api/v1/project/has-paid?action=check_project`, { method: 'POST', headers: { 'X-LICENSE-KEY': license.uuid } });
+    const check = () =>
+      fetch(`${t.url}/api/v1/project/has-paid?action=check_project`, {
+        method: 'POST',
+        headers: { 'X-LICENSE-KEY': license.uuid },
+      });
     expect(await statusesInParallel(6000, 50, check)).toEqual(Array(6000).fill(200));
     await expect429(await check());
   }, 120_000);

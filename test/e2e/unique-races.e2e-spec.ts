@@ -20,34 +20,66 @@ describe('racing writes of one unique value', () => {
     const answers = await Promise.all(Array.from({ length: n }, send));
     return {
       statuses: answers.map((a) => a.status).sort(),
-      errors: [...new Set(answers.filter((a) => a.status === 422).map((a) => JSON.stringify(a.body.errors)))].map((e) => JSON.parse(e)),
+      errors: [
+        ...new Set(answers.filter((a) => a.status === 422).map((a) => JSON.stringify(a.body.errors))),
+      ].map((e) => JSON.parse(e)),
     };
   }
 
   const once = (n: number, created: number) => [...Array(created).fill(201), ...Array(n - created).fill(422)];
 
   it('a project slug', async () => {
-    const result = await race(8, () => t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Race', slug: 'race-slug' }));
-    expect(result).toEqual({ statuses: once(8, 1), errors: [{ slug: ['The slug has already been taken.'] }] });
+    const result = await race(8, () =>
+      t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Race', slug: 'race-slug' }),
+    );
+    expect(result).toEqual({
+      statuses: once(8, 1),
+      errors: [{ slug: ['The slug has already been taken.'] }],
+    });
   });
 
   it('a domain of a project', async () => {
     const project = await makeProject(t, key);
-    const result = await race(8, () => t.http().post(`/api/v1/project/${project.id}/domains`).set('X-API-KEY', key).send({ domain: 'race.example.com' }));
-    expect(result).toEqual({ statuses: once(8, 1), errors: [{ domain: ['The domain has already been taken.'] }] });
+    const result = await race(8, () =>
+      t
+        .http()
+        .post(`/api/v1/project/${project.id}/domains`)
+        .set('X-API-KEY', key)
+        .send({ domain: 'race.example.com' }),
+    );
+    expect(result).toEqual({
+      statuses: once(8, 1),
+      errors: [{ domain: ['The domain has already been taken.'] }],
+    });
   });
 
   it('a license title in a project', async () => {
     const project = await makeProject(t, key);
-    const result = await race(8, () => t.http().post(`/api/v1/project/${project.id}/licenses`).set('X-API-KEY', key).send({ title: 'Race title' }));
-    expect(result).toEqual({ statuses: once(8, 1), errors: [{ title: ['The title has already been taken.'] }] });
+    const result = await race(8, () =>
+      t
+        .http()
+        .post(`/api/v1/project/${project.id}/licenses`)
+        .set('X-API-KEY', key)
+        .send({ title: 'Race title' }),
+    );
+    expect(result).toEqual({
+      statuses: once(8, 1),
+      errors: [{ title: ['The title has already been taken.'] }],
+    });
   });
 
   it('an injectable slug in a project', async () => {
     const project = await makeProject(t, key);
     const result = await race(6, () =>
-      t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({ slug: 'race', content: 'x', secret: 's' }),
+      t
+        .http()
+        .post(`/api/v1/project/${project.id}/injectables`)
+        .set('X-API-KEY', key)
+        .send({ slug: 'race', content: 'x', secret: 's' }),
     );
-    expect(result).toEqual({ statuses: once(6, 1), errors: [{ slug: ['The slug has already been taken.'] }] });
+    expect(result).toEqual({
+      statuses: once(6, 1),
+      errors: [{ slug: ['The slug has already been taken.'] }],
+    });
   });
 });

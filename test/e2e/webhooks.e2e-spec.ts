@@ -6,7 +6,15 @@ import type { LookupAddress } from 'node:dns';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Response } from 'supertest';
-import { makeAccount, makeLicense, makeProject, makeUser, makeApiKey, makeDomain, uniqueToken } from '../factories/index.js';
+import {
+  makeAccount,
+  makeLicense,
+  makeProject,
+  makeUser,
+  makeApiKey,
+  makeDomain,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
@@ -27,7 +35,17 @@ const ENV = {
 /** Timestamps as the API writes them: UTC, whole seconds (`2025-12-01T10:12:47Z`). */
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** Keys that must never appear anywhere in an event body. */
-const SECRET_KEYS = ['webhook_secret', 'signing_private_key', 'signing_public_key', 'secret', 'content', 'encrypted_content', 'file_path', 'uuid_hash', 'claimed_by'];
+const SECRET_KEYS = [
+  'webhook_secret',
+  'signing_private_key',
+  'signing_public_key',
+  'secret',
+  'content',
+  'encrypted_content',
+  'file_path',
+  'uuid_hash',
+  'claimed_by',
+];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** `n` calls made at once; each answer must be a success. */
@@ -36,7 +54,11 @@ const burst = async (n: number, call: (i: number) => PromiseLike<Response>) => {
 };
 
 /** Polls `condition` until it is truthy (returns it) or `timeoutMs` passes (throws, naming `what`). */
-async function waitFor<T>(condition: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -47,7 +69,10 @@ async function waitFor<T>(condition: () => T | Promise<T>, timeoutMs = 10_000, w
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`waitFor(${what}) timed out after ${timeoutMs} ms; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `waitFor(${what}) timed out after ${timeoutMs} ms; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
+      );
     await sleep(40);
   }
 }
@@ -181,7 +206,9 @@ function verifyHit(hit: Hit, secret: string, forbidden: string[] = []): Record<s
   try {
     verified = new Webhook(secret).verify(hit.body, hit.headers as Record<string, string>);
   } catch (error) {
-    throw new Error(`standardwebhooks refused delivery ${String(id)}: ${(error as Error).message}\nheaders: ${JSON.stringify(hit.headers)}\nbody: ${hit.body}`);
+    throw new Error(
+      `standardwebhooks refused delivery ${String(id)}: ${(error as Error).message}\nheaders: ${JSON.stringify(hit.headers)}\nbody: ${hit.body}`,
+    );
   }
   const body = JSON.parse(hit.body) as Record<string, any>;
   expect(verified).toEqual(body);
@@ -197,7 +224,8 @@ function expectEventShape(body: Record<string, any>, forbidden: string[] = []) {
   expect(body.type).toMatch(/^(project|domain|license|injectable)\.[a-z_]+$/);
   expect(body.timestamp).toMatch(ISO);
   // The resource's own timestamps too.
-  for (const quoted of JSON.stringify(body.data).match(/"\d{4}-\d\d-\d\dT[^"]*"/g) ?? []) expect(JSON.parse(quoted)).toMatch(ISO);
+  for (const quoted of JSON.stringify(body.data).match(/"\d{4}-\d\d-\d\dT[^"]*"/g) ?? [])
+    expect(JSON.parse(quoted)).toMatch(ISO);
   expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(120_000);
   expect(body.data).toEqual(expect.any(Object));
   expectNoSecrets(body, forbidden);
@@ -224,8 +252,12 @@ function expectNoSecrets(body: unknown, forbidden: string[] = []) {
 
 /** Standard Webhooks by hand: key = UTF-8 bytes of a secret without the whsec_ prefix. */
 function handSignature(secret: string, hit: Hit): string {
-  const key = secret.startsWith('whsec_') ? Buffer.from(secret.slice(6), 'base64') : Buffer.from(secret, 'utf8');
-  return `v1,${createHmac('sha256', key).update(`${String(hit.headers['webhook-id'])}.${String(hit.headers['webhook-timestamp'])}.${hit.body}`).digest('base64')}`;
+  const key = secret.startsWith('whsec_')
+    ? Buffer.from(secret.slice(6), 'base64')
+    : Buffer.from(secret, 'utf8');
+  return `v1,${createHmac('sha256', key)
+    .update(`${String(hit.headers['webhook-id'])}.${String(hit.headers['webhook-timestamp'])}.${hit.body}`)
+    .digest('base64')}`;
 }
 
 function expectOk(res: Response) {
@@ -233,7 +265,8 @@ function expectOk(res: Response) {
   return res.body?.data;
 }
 
-const countBy = (xs: string[]) => xs.reduce<Record<string, number>>((acc, x) => ({ ...acc, [x]: (acc[x] ?? 0) + 1 }), {});
+const countBy = (xs: string[]) =>
+  xs.reduce<Record<string, number>>((acc, x) => ({ ...acc, [x]: (acc[x] ?? 0) + 1 }), {});
 
 // ---------------------------------------------------------------------------------------------
 
@@ -249,7 +282,8 @@ describe('webhooks', () => {
   }, 120_000);
 
   afterEach(async () => {
-    for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children.splice(0))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     for (const rx of receivers.splice(0)) await rx.close();
   });
 
@@ -279,11 +313,19 @@ describe('webhooks', () => {
   };
 
   /** Every delivery of a project (all pages), newest first as listed. */
-  async function deliveries(key: string, projectId: number, app: TestApp = t): Promise<Array<Record<string, any>>> {
+  async function deliveries(
+    key: string,
+    projectId: number,
+    app: TestApp = t,
+  ): Promise<Array<Record<string, any>>> {
     const all: Array<Record<string, any>> = [];
     let cursor: string | null = null;
     do {
-      const page = expectSuccess(await api(key, app).get(`/project/${projectId}/webhook-deliveries?per_page=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+      const page = expectSuccess(
+        await api(key, app).get(
+          `/project/${projectId}/webhook-deliveries?per_page=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        ),
+      );
       all.push(...page.data);
       cursor = page.next_cursor;
     } while (cursor);
@@ -295,18 +337,34 @@ describe('webhooks', () => {
   }
 
   /** A receiver, an owner and a project whose webhook_url points at the receiver. */
-  async function setup(options: { script?: Script; secret?: string; app?: TestApp; project?: Record<string, unknown> } = {}) {
+  async function setup(
+    options: { script?: Script; secret?: string; app?: TestApp; project?: Record<string, unknown> } = {},
+  ) {
     const app = options.app ?? t;
     const rx = await startReceiver(options.script);
     const secret = options.secret ?? newWhsec();
     const { user, key } = await makeAccount(app.app);
-    const project = await makeProject(app, key, { webhook_url: rx.url, webhook_secret: secret, ...options.project });
+    const project = await makeProject(app, key, {
+      webhook_url: rx.url,
+      webhook_secret: secret,
+      ...options.project,
+    });
     return { rx, secret, user, key, project, pid: project.id as number };
   }
 
   /** Waits until the receiver holds `n` distinct webhook-ids, then returns the verified bodies. */
-  async function received(rx: Receiver, n: number, secret: string, forbidden: string[] = [], timeoutMs = 10_000) {
-    await waitFor(() => new Set(rx.ids()).size >= n, timeoutMs, `${n} distinct events at the receiver (have ${new Set(rx.ids()).size})`);
+  async function received(
+    rx: Receiver,
+    n: number,
+    secret: string,
+    forbidden: string[] = [],
+    timeoutMs = 10_000,
+  ) {
+    await waitFor(
+      () => new Set(rx.ids()).size >= n,
+      timeoutMs,
+      `${n} distinct events at the receiver (have ${new Set(rx.ids()).size})`,
+    );
     return rx.hits.map((h) => verifyHit(h, secret, forbidden));
   }
 
@@ -317,7 +375,12 @@ describe('webhooks', () => {
       const [event] = await received(rx, 1, secret, [secret, secret.slice(6)]);
       const hit = rx.hits[0];
       expect(event.type).toBe('project.created');
-      expect(event.data).toMatchObject({ id: pid, name: project.name, slug: project.slug, webhook_url: rx.url });
+      expect(event.data).toMatchObject({
+        id: pid,
+        name: project.name,
+        slug: project.slug,
+        webhook_url: rx.url,
+      });
       // Timestamps in the API's form, whole seconds: the event's and the resource's, as the API wrote it.
       expect(event.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
       expect(event.data.created_at).toBe(project.created_at);
@@ -327,7 +390,12 @@ describe('webhooks', () => {
       // A different secret does not verify.
       expect(() => new Webhook(newWhsec()).verify(hit.body, hit.headers as Record<string, string>)).toThrow();
       // Nor does a tampered body.
-      expect(() => new Webhook(secret).verify(hit.body.replace(project.name, 'tampered'), hit.headers as Record<string, string>)).toThrow();
+      expect(() =>
+        new Webhook(secret).verify(
+          hit.body.replace(project.name, 'tampered'),
+          hit.headers as Record<string, string>,
+        ),
+      ).toThrow();
     });
 
     it('signs with the UTF-8 bytes of a secret that does not start with whsec_ (hand-computed HMAC)', async () => {
@@ -340,7 +408,12 @@ describe('webhooks', () => {
       expect(body.id).toBe(hit.headers['webhook-id']);
       expect(String(hit.headers['webhook-signature']).split(' ')).toContain(handSignature(plain, hit));
       // The same key, expressed as whsec_ + base64 of those bytes, is what standardwebhooks expects.
-      expect(new Webhook(`whsec_${Buffer.from(plain, 'utf8').toString('base64')}`).verify(hit.body, hit.headers as Record<string, string>)).toEqual(body);
+      expect(
+        new Webhook(`whsec_${Buffer.from(plain, 'utf8').toString('base64')}`).verify(
+          hit.body,
+          hit.headers as Record<string, string>,
+        ),
+      ).toEqual(body);
       const [delivery] = await deliveries(key, pid);
       expect(delivery.event_id).toBe(body.id);
     });
@@ -383,7 +456,9 @@ describe('webhooks', () => {
       expectOk(await api(key).patch(`/project/${pid}/domains/${domain.id}`, { has_paid: true }));
       expectOk(await api(key).patch(`/project/${pid}/domains/${domain.id}`, { has_paid: false }));
       expectOk(await api(key).delete(`/project/${pid}/domains/${domain.id}`));
-      const events = (await received(rx, 7, secret, [secret.slice(6)])).filter((e) => e.type.startsWith('domain.'));
+      const events = (await received(rx, 7, secret, [secret.slice(6)])).filter((e) =>
+        e.type.startsWith('domain.'),
+      );
       expect(countBy(events.map((e) => e.type))).toEqual({
         'domain.created': 1,
         'domain.updated': 2,
@@ -399,11 +474,15 @@ describe('webhooks', () => {
     it('license.created/updated/revoked/reactivated/deleted', async () => {
       const { rx, secret, key, pid } = await setup();
       const license = await makeLicense(t, key, pid);
-      expectOk(await api(key).patch(`/project/${pid}/licenses/${license.id}`, { title: `Renamed ${uniqueToken()}` }));
+      expectOk(
+        await api(key).patch(`/project/${pid}/licenses/${license.id}`, { title: `Renamed ${uniqueToken()}` }),
+      );
       expectOk(await api(key).post(`/project/${pid}/licenses/${license.id}/revoke`));
       expectOk(await api(key).post(`/project/${pid}/licenses/${license.id}/reactivate`));
       expectOk(await api(key).delete(`/project/${pid}/licenses/${license.id}`));
-      const events = (await received(rx, 6, secret, [secret.slice(6)])).filter((e) => e.type.startsWith('license.'));
+      const events = (await received(rx, 6, secret, [secret.slice(6)])).filter((e) =>
+        e.type.startsWith('license.'),
+      );
       expect(countBy(events.map((e) => e.type))).toEqual({
         'license.created': 1,
         'license.updated': 1,
@@ -419,15 +498,20 @@ describe('webhooks', () => {
     it('racing revokes and reactivations of one license: one event per state change, as committed', async () => {
       const { rx, key, pid } = await setup();
       const license = await makeLicense(t, key, pid);
-      const racing = (action: string) => burst(8, () => api(key).post(`/project/${pid}/licenses/${license.id}/${action}`));
+      const racing = (action: string) =>
+        burst(8, () => api(key).post(`/project/${pid}/licenses/${license.id}/${action}`));
       await racing('revoke');
       const revoked = expectSuccess(await api(key).get(`/project/${pid}/licenses/${license.id}`)).revoked_at;
       await racing('reactivate');
       // A closing change, so that everything before it has been delivered once it arrives.
-      expectOk(await api(key).patch(`/project/${pid}/licenses/${license.id}`, { title: `Renamed ${uniqueToken()}` }));
+      expectOk(
+        await api(key).patch(`/project/${pid}/licenses/${license.id}`, { title: `Renamed ${uniqueToken()}` }),
+      );
       await waitFor(() => rx.events().some((e) => e.type === 'license.updated'), 10_000, 'license.updated');
       await sleep(300);
-      const events = rx.events().filter((e) => e.type === 'license.revoked' || e.type === 'license.reactivated');
+      const events = rx
+        .events()
+        .filter((e) => e.type === 'license.revoked' || e.type === 'license.reactivated');
       expect(countBy(events.map((e) => e.type))).toEqual({ 'license.revoked': 1, 'license.reactivated': 1 });
       expect(events.find((e) => e.type === 'license.revoked')?.data.revoked_at).toBe(revoked);
     });
@@ -438,23 +522,48 @@ describe('webhooks', () => {
       await burst(6, () => api(key).patch(`/project/${pid}`, { has_paid: true }));
       await burst(6, () => api(key).patch(`/project/${pid}/domains/${a.id}`, { has_paid: true }));
       // Two domains made primary at once, both ways round: each call answers, one of them wins.
-      await burst(6, (i) => api(key).patch(`/project/${pid}/domains/${i % 2 ? a.id : b.id}`, { is_primary: true }));
+      await burst(6, (i) =>
+        api(key).patch(`/project/${pid}/domains/${i % 2 ? a.id : b.id}`, { is_primary: true }),
+      );
       await burst(6, () => api(key).post(`/project/${pid}/lock`, { reason: 'overdue' }));
       await burst(6, () => api(key).post(`/project/${pid}/unlock`));
-      const domains = expectSuccess(await api(key).get(`/project/${pid}/domains`)).data as Array<{ is_primary: boolean }>;
+      const domains = expectSuccess(await api(key).get(`/project/${pid}/domains`)).data as Array<{
+        is_primary: boolean;
+      }>;
       expect(domains.filter((d) => d.is_primary)).toHaveLength(1);
       expectOk(await api(key).patch(`/project/${pid}`, { description: `closing ${uniqueToken()}` }));
-      await waitFor(() => rx.events().some((e) => e.type === 'project.updated' && e.data.description?.startsWith('closing')), 10_000, 'closing update');
+      await waitFor(
+        () =>
+          rx.events().some((e) => e.type === 'project.updated' && e.data.description?.startsWith('closing')),
+        10_000,
+        'closing update',
+      );
       await sleep(300);
-      const flips = rx.events().filter((e) => ['project.paid', 'domain.paid', 'project.locked', 'project.unlocked'].includes(e.type));
-      expect(countBy(flips.map((e) => e.type))).toEqual({ 'project.paid': 1, 'domain.paid': 1, 'project.locked': 1, 'project.unlocked': 1 });
+      const flips = rx
+        .events()
+        .filter((e) =>
+          ['project.paid', 'domain.paid', 'project.locked', 'project.unlocked'].includes(e.type),
+        );
+      expect(countBy(flips.map((e) => e.type))).toEqual({
+        'project.paid': 1,
+        'domain.paid': 1,
+        'project.locked': 1,
+        'project.unlocked': 1,
+      });
     });
 
     it('racing deletes: one answers, the others 404, and each thing is announced deleted once', async () => {
       const { rx, key, pid } = await setup();
       const domain = await makeDomain(t, key, pid);
       const license = await makeLicense(t, key, pid);
-      const injectable = expectOk(await api(key).post(`/project/${pid}/injectables`, { slug: `inj-${uniqueToken()}`, content: 'x', secret: 's3cret', type: 'snippet' }));
+      const injectable = expectOk(
+        await api(key).post(`/project/${pid}/injectables`, {
+          slug: `inj-${uniqueToken()}`,
+          content: 'x',
+          secret: 's3cret',
+          type: 'snippet',
+        }),
+      );
       const racing = async (path: string) => {
         const answers = await Promise.all(Array.from({ length: 6 }, () => api(key).delete(path)));
         const statuses = answers.map((res) => res.status).sort();
@@ -469,13 +578,23 @@ describe('webhooks', () => {
       await waitFor(() => rx.events().some((e) => e.type === 'project.deleted'), 10_000, 'project.deleted');
       await sleep(300);
       const deleted = rx.events().filter((e) => e.type.endsWith('.deleted'));
-      expect(countBy(deleted.map((e) => e.type))).toEqual({ 'domain.deleted': 1, 'license.deleted': 1, 'injectable.deleted': 1, 'project.deleted': 1 });
+      expect(countBy(deleted.map((e) => e.type))).toEqual({
+        'domain.deleted': 1,
+        'license.deleted': 1,
+        'injectable.deleted': 1,
+        'project.deleted': 1,
+      });
     });
 
     it('license.usage_limit_reached: once, when the last daily use is taken — not again on the refused call', async () => {
       const { rx, secret, key, pid } = await setup({ project: { has_paid: true } });
       const license = await makeLicense(t, key, pid, { max_usage_per_day: 2 });
-      const check = () => t.http().post('/api/v1/project/has-paid?action=check_project').set('Accept', 'application/json').set('X-LICENSE-KEY', license.uuid as string);
+      const check = () =>
+        t
+          .http()
+          .post('/api/v1/project/has-paid?action=check_project')
+          .set('Accept', 'application/json')
+          .set('X-LICENSE-KEY', license.uuid as string);
       await received(rx, 2, secret); // project.created, license.created
       expect(expectSuccess(await check()).has_paid).toBe(true);
       await sleep(300);
@@ -487,8 +606,14 @@ describe('webhooks', () => {
       const events = rx.hits.map((h) => verifyHit(h, secret, [secret.slice(6)]));
       const reached = events.filter((e) => e.type === 'license.usage_limit_reached');
       expect(reached).toHaveLength(1);
-      expect(reached[0].data).toMatchObject({ license_id: license.id, project_id: pid, max_usage_per_day: 2 });
-      expect((await deliveries(key, pid)).filter((d) => d.type === 'license.usage_limit_reached')).toHaveLength(1);
+      expect(reached[0].data).toMatchObject({
+        license_id: license.id,
+        project_id: pid,
+        max_usage_per_day: 2,
+      });
+      expect(
+        (await deliveries(key, pid)).filter((d) => d.type === 'license.usage_limit_reached'),
+      ).toHaveLength(1);
     });
 
     it('license.usage_limit_reached under racing calls: one event, committed with the last use (limits 1 and 5)', async () => {
@@ -497,7 +622,12 @@ describe('webhooks', () => {
       for (const max of [1, 5]) {
         const license = await makeLicense(t, key, pid, { max_usage_per_day: max });
         const statuses = await Promise.all(
-          Array.from({ length: 12 }, () => t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid as string)),
+          Array.from({ length: 12 }, () =>
+            t
+              .http()
+              .post('/api/v1/project/has-paid?action=check_project')
+              .set('X-LICENSE-KEY', license.uuid as string),
+          ),
         );
         expect(statuses.filter((r) => r.status === 200)).toHaveLength(max);
         expect(statuses.filter((r) => r.status === 429)).toHaveLength(12 - max);
@@ -512,20 +642,53 @@ describe('webhooks', () => {
       const content = `<b>very secret payload ${uniqueToken()}</b>`;
       const injSecret = `inj-secret-${uniqueToken()}`;
       const created = expectSuccess(
-        await api(key).post(`/project/${pid}/injectables`, { slug: `inj-${uniqueToken()}`, content, secret: injSecret, type: 'snippet' }),
+        await api(key).post(`/project/${pid}/injectables`, {
+          slug: `inj-${uniqueToken()}`,
+          content,
+          secret: injSecret,
+          type: 'snippet',
+        }),
         201,
       );
       const content2 = `<i>second secret payload ${uniqueToken()}</i>`;
       const injSecret2 = `inj-secret2-${uniqueToken()}`;
-      const updated = expectOk(await api(key).put(`/project/${pid}/injectables/${created.id}`, { title: 'Renamed', content: content2, secret: injSecret2 }));
+      const updated = expectOk(
+        await api(key).put(`/project/${pid}/injectables/${created.id}`, {
+          title: 'Renamed',
+          content: content2,
+          secret: injSecret2,
+        }),
+      );
       expectOk(await api(key).delete(`/project/${pid}/injectables/${created.id}`));
-      const forbidden = [secret.slice(6), content, injSecret, content2, injSecret2, created.encrypted_content, updated.encrypted_content, created.content, updated.content];
-      const events = (await received(rx, 4, secret, forbidden)).filter((e) => e.type.startsWith('injectable.'));
-      expect(countBy(events.map((e) => e.type))).toEqual({ 'injectable.created': 1, 'injectable.updated': 1, 'injectable.deleted': 1 });
-      for (const e of events) expect(e.data).toMatchObject({ id: created.id, slug: created.slug, project_id: pid });
+      const forbidden = [
+        secret.slice(6),
+        content,
+        injSecret,
+        content2,
+        injSecret2,
+        created.encrypted_content,
+        updated.encrypted_content,
+        created.content,
+        updated.content,
+      ];
+      const events = (await received(rx, 4, secret, forbidden)).filter((e) =>
+        e.type.startsWith('injectable.'),
+      );
+      expect(countBy(events.map((e) => e.type))).toEqual({
+        'injectable.created': 1,
+        'injectable.updated': 1,
+        'injectable.deleted': 1,
+      });
+      for (const e of events)
+        expect(e.data).toMatchObject({ id: created.id, slug: created.slug, project_id: pid });
       expect(events.find((e) => e.type === 'injectable.updated')?.data.title).toBe('Renamed');
       // The resource as the API returns it, timestamps included, less the payload.
-      const { encrypted_content: _payload, content: _content, file_path: _file, ...shown } = created as Record<string, unknown>;
+      const {
+        encrypted_content: _payload,
+        content: _content,
+        file_path: _file,
+        ...shown
+      } = created as Record<string, unknown>;
       expect(events.find((e) => e.type === 'injectable.created')?.data).toEqual(shown);
     });
   });
@@ -571,11 +734,21 @@ describe('webhooks', () => {
       const id = rx.hits[0].id;
       for (const hit of rx.hits) verifyHit(hit, secret);
       expect(rx.ids()).toEqual([id, id, id]);
-      const delivery = await waitFor(async () => {
-        const d = await deliveryOf(key, pid, id);
-        return d?.status === 'succeeded' ? d : null;
-      }, 5_000, 'delivery succeeded');
-      expect(delivery).toMatchObject({ project_id: pid, event_id: id, type: 'project.created', status: 'succeeded', attempts: 3 });
+      const delivery = await waitFor(
+        async () => {
+          const d = await deliveryOf(key, pid, id);
+          return d?.status === 'succeeded' ? d : null;
+        },
+        5_000,
+        'delivery succeeded',
+      );
+      expect(delivery).toMatchObject({
+        project_id: pid,
+        event_id: id,
+        type: 'project.created',
+        status: 'succeeded',
+        attempts: 3,
+      });
       expect(delivery.payload).toEqual(JSON.parse(rx.hits[0].body));
       expect(delivery).not.toHaveProperty('claimed_by');
       expect(delivery).not.toHaveProperty('claimed_until');
@@ -603,14 +776,23 @@ describe('webhooks', () => {
       const { rx, secret, key, pid } = await setup({ script: () => ({ status: answer }) });
       await waitFor(() => rx.hits.length >= 4, 10_000, '4 attempts');
       const id = rx.hits[0].id;
-      const failed = await waitFor(async () => {
-        const d = await deliveryOf(key, pid, id);
-        return d?.status === 'failed' ? d : null;
-      }, 5_000, 'delivery failed');
+      const failed = await waitFor(
+        async () => {
+          const d = await deliveryOf(key, pid, id);
+          return d?.status === 'failed' ? d : null;
+        },
+        5_000,
+        'delivery failed',
+      );
       expect(rx.hits).toHaveLength(4);
       expect(rx.ids()).toEqual([id, id, id, id]);
       expect(failed).toMatchObject({ status: 'failed', attempts: 4, last_status_code: 500 });
-      expect(failed.attempt_log.map((a: any) => a.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'failed']);
+      expect(failed.attempt_log.map((a: any) => a.outcome)).toEqual([
+        'retrying',
+        'retrying',
+        'retrying',
+        'failed',
+      ]);
       expect(failed.attempt_log[3].next_attempt_at).toBeNull();
       expect(failed.next_attempt_at).toBeNull();
 
@@ -633,15 +815,25 @@ describe('webhooks', () => {
       const res = await api(key).post(`/project/${pid}/webhook-deliveries/${failed.id}/retry`);
       const queued = expectSuccess(res, 200);
       expect(queued).toMatchObject({ id: failed.id, event_id: id, status: 'pending' });
-      const done = await waitFor(async () => {
-        const d = await deliveryOf(key, pid, id);
-        return d?.status === 'succeeded' ? d : null;
-      }, 5_000, 'delivery succeeded after retry');
+      const done = await waitFor(
+        async () => {
+          const d = await deliveryOf(key, pid, id);
+          return d?.status === 'succeeded' ? d : null;
+        },
+        5_000,
+        'delivery succeeded after retry',
+      );
       expect(rx.hits).toHaveLength(5);
       expect(rx.hits[4].id).toBe(id);
       for (const hit of rx.hits) verifyHit(hit, secret);
       expect(done.attempts).toBe(5);
-      expect(done.attempt_log.map((a: any) => a.outcome)).toEqual(['retrying', 'retrying', 'retrying', 'failed', 'succeeded']);
+      expect(done.attempt_log.map((a: any) => a.outcome)).toEqual([
+        'retrying',
+        'retrying',
+        'retrying',
+        'failed',
+        'succeeded',
+      ]);
       expect(done.attempt_log[4].response_code).toBe(200);
     });
 
@@ -651,13 +843,19 @@ describe('webhooks', () => {
       });
       await waitFor(() => rx.hits.length >= 2, 10_000, 'second attempt');
       for (const hit of rx.hits) verifyHit(hit, secret);
-      const d = await waitFor(async () => {
-        const x = await deliveryOf(key, pid, rx.hits[0].id);
-        return x?.status === 'succeeded' ? x : null;
-      }, 5_000, 'delivery succeeded');
+      const d = await waitFor(
+        async () => {
+          const x = await deliveryOf(key, pid, rx.hits[0].id);
+          return x?.status === 'succeeded' ? x : null;
+        },
+        5_000,
+        'delivery succeeded',
+      );
       expect(d.attempt_log.map((a: any) => a.response_code)).toEqual([503, 200]);
       // next_attempt_at is serialised to the whole second: add the second back before comparing.
-      expect(Date.parse(d.attempt_log[0].next_attempt_at) + 1_000 - rx.hits[0].at).toBeGreaterThanOrEqual(2_900);
+      expect(Date.parse(d.attempt_log[0].next_attempt_at) + 1_000 - rx.hits[0].at).toBeGreaterThanOrEqual(
+        2_900,
+      );
       // The schedule alone would retry after ≤ 1.1 s; Retry-After says 3 s, counted from the answer.
       expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(2_900);
     });
@@ -665,7 +863,8 @@ describe('webhooks', () => {
 
   // -------------------------------------------------------------------------------------------
   describe('answers cut short', () => {
-    const CUT = "HTTP 200, but the connection closed before the end of the answer's body (not counted as received)";
+    const CUT =
+      "HTTP 200, but the connection closed before the end of the answer's body (not counted as received)";
 
     it('a 200 whose body is cut off (Content-Length not reached, or a chunked body reset) is retried with the same webhook-id', async () => {
       const cuts: Array<(res: ServerResponse) => void> = [
@@ -680,14 +879,20 @@ describe('webhooks', () => {
           setTimeout(() => res.destroy(), 50);
         },
       ];
-      const { rx, secret, key, pid } = await setup({ script: (hit) => (hit.n <= cuts.length ? { custom: cuts[hit.n - 1] } : { status: 200 }) });
+      const { rx, secret, key, pid } = await setup({
+        script: (hit) => (hit.n <= cuts.length ? { custom: cuts[hit.n - 1] } : { status: 200 }),
+      });
       await waitFor(() => rx.hits.length >= 3, 10_000, '3 attempts');
       for (const hit of rx.hits) verifyHit(hit, secret);
       expect(new Set(rx.ids()).size).toBe(1);
-      const done = await waitFor(async () => {
-        const d = await deliveryOf(key, pid, rx.hits[0].id);
-        return d?.status === 'succeeded' ? d : null;
-      }, 5_000, 'delivery succeeded');
+      const done = await waitFor(
+        async () => {
+          const d = await deliveryOf(key, pid, rx.hits[0].id);
+          return d?.status === 'succeeded' ? d : null;
+        },
+        5_000,
+        'delivery succeeded',
+      );
       expect(done.attempt_log.map((a: any) => [a.outcome, a.response_code, a.error])).toEqual([
         ['retrying', 200, CUT],
         ['retrying', 200, CUT],
@@ -705,10 +910,14 @@ describe('webhooks', () => {
           },
         }),
       });
-      const done = await waitFor(async () => {
-        const [d] = await deliveries(key, pid);
-        return d?.status === 'succeeded' ? d : null;
-      }, 10_000, 'delivery succeeded');
+      const done = await waitFor(
+        async () => {
+          const [d] = await deliveries(key, pid);
+          return d?.status === 'succeeded' ? d : null;
+        },
+        10_000,
+        'delivery succeeded',
+      );
       expect(rx.hits).toHaveLength(2);
       expect(done.attempt_log.map((a: any) => [a.outcome, a.response_code, a.error])).toEqual([
         ['retrying', 200, 'Timed out after 1000 ms reading the body of its HTTP 200 answer'],
@@ -738,7 +947,12 @@ describe('webhooks', () => {
       ['https://intranet.example.test/x', 'resolves to a private address (10.1.2.3)'],
       ['https://mapped.example.test/x', 'resolves to a private address (::ffff:127.0.0.1)'],
     ];
-    const PUBLIC = ['https://93.184.216.34/hook', 'http://8.8.8.8/hook', 'https://[2606:4700:4700::1111]/hook', 'https://hooks.example.test/hook'];
+    const PUBLIC = [
+      'https://93.184.216.34/hook',
+      'http://8.8.8.8/hook',
+      'https://[2606:4700:4700::1111]/hook',
+      'https://hooks.example.test/hook',
+    ];
     /** The test's DNS: name → addresses, or a function of how many times it was asked. */
     let dns: Record<string, LookupAddress[] | ((asked: number) => LookupAddress[] | 'hang')> = {};
     const asked: string[] = [];
@@ -754,7 +968,10 @@ describe('webhooks', () => {
         const entry = dns[host];
         const answer = typeof entry === 'function' ? entry(asked.filter((h) => h === host).length) : entry;
         if (answer === 'hang') return new Promise<never>(() => undefined);
-        if (!answer) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
+        if (!answer)
+          return Promise.reject(
+            Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }),
+          );
         return Promise.resolve(answer);
       };
     });
@@ -765,19 +982,33 @@ describe('webhooks', () => {
     const at = (address: string): LookupAddress[] => [{ address, family: address.includes(':') ? 6 : 4 }];
 
     it('refuses every private form on create, PATCH and PUT with 422 errors.webhook_url, naming the address', async () => {
-      dns = { 'intranet.example.test': at('10.1.2.3'), 'mapped.example.test': [...at('93.184.216.34'), ...at('::ffff:127.0.0.1')] };
+      dns = {
+        'intranet.example.test': at('10.1.2.3'),
+        'mapped.example.test': [...at('93.184.216.34'), ...at('::ffff:127.0.0.1')],
+      };
       const { key } = await makeAccount(s.app);
       const expectRefused = (res: Response, url: string, reason: string) => {
         expect({ url, status: res.status }).toEqual({ url, status: 422 });
         expectError(res, 422, ['webhook_url']);
-        expect(res.body.errors.webhook_url).toContain(`The webhook url ${reason}; set WEBHOOK_ALLOW_PRIVATE=true to allow it.`);
+        expect(res.body.errors.webhook_url).toContain(
+          `The webhook url ${reason}; set WEBHOOK_ALLOW_PRIVATE=true to allow it.`,
+        );
       };
-      for (const [url, reason] of PRIVATE) expectRefused(await api(key, s).post('/project', { name: `P ${uniqueToken()}`, webhook_url: url }), url, reason);
+      for (const [url, reason] of PRIVATE)
+        expectRefused(
+          await api(key, s).post('/project', { name: `P ${uniqueToken()}`, webhook_url: url }),
+          url,
+          reason,
+        );
       expect(expectSuccess(await api(key, s).get('/project')).data).toEqual([]);
       const project = await makeProject(s, key);
       for (const [url, reason] of PRIVATE) {
         expectRefused(await api(key, s).patch(`/project/${project.id}`, { webhook_url: url }), url, reason);
-        expectRefused(await api(key, s).put(`/project/${project.id}`, { name: project.name, webhook_url: url }), url, reason);
+        expectRefused(
+          await api(key, s).put(`/project/${project.id}`, { name: project.name, webhook_url: url }),
+          url,
+          reason,
+        );
       }
       expect(expectSuccess(await api(key, s).get(`/project/${project.id}`)).webhook_url).toBeNull();
     });
@@ -790,8 +1021,14 @@ describe('webhooks', () => {
         const created = await api(key, s).post('/project', { name: `P ${uniqueToken()}`, webhook_url: url });
         expect({ url, status: created.status }).toEqual({ url, status: 201 });
         const id = created.body.data.id as number;
-        expect(expectSuccess(await api(key, s).patch(`/project/${id}`, { webhook_url: url })).webhook_url).toBe(url);
-        expect(expectSuccess(await api(key, s).put(`/project/${id}`, { name: `P ${uniqueToken()}`, webhook_url: url })).webhook_url).toBe(url);
+        expect(
+          expectSuccess(await api(key, s).patch(`/project/${id}`, { webhook_url: url })).webhook_url,
+        ).toBe(url);
+        expect(
+          expectSuccess(
+            await api(key, s).put(`/project/${id}`, { name: `P ${uniqueToken()}`, webhook_url: url }),
+          ).webhook_url,
+        ).toBe(url);
       }
       expect(asked.filter((h) => h === 'hooks.example.test')).toHaveLength(3);
     });
@@ -808,7 +1045,9 @@ describe('webhooks', () => {
         checked(host, options, (error, address, family) => {
           if (error) return callback(error, '', 0);
           handed.push(...(Array.isArray(address) ? address.map((a) => a.address) : [address]));
-          return options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', family ?? 4);
+          return options.all
+            ? callback(null, [{ address: '127.0.0.1', family: 4 }])
+            : callback(null, '127.0.0.1', family ?? 4);
         });
       try {
         const secret = newWhsec();
@@ -824,10 +1063,16 @@ describe('webhooks', () => {
         // Checked on write, and again by the connection's lookup.
         expect(asked.filter((h) => h === 'public.example.test')).toHaveLength(2);
 
-        const message = 'The webhook url resolves to a private address (10.1.2.3); set WEBHOOK_ALLOW_PRIVATE=true to allow it.';
-        const refused = await api(key, s).patch(`/project/${project.id}`, { webhook_url: 'https://private.example.test/hook' });
+        const message =
+          'The webhook url resolves to a private address (10.1.2.3); set WEBHOOK_ALLOW_PRIVATE=true to allow it.';
+        const refused = await api(key, s).patch(`/project/${project.id}`, {
+          webhook_url: 'https://private.example.test/hook',
+        });
         expectError(refused, 422, ['webhook_url']);
-        expect({ message: refused.body.message, errors: refused.body.errors }).toEqual({ message, errors: { webhook_url: [message] } });
+        expect({ message: refused.body.message, errors: refused.body.errors }).toEqual({
+          message,
+          errors: { webhook_url: [message] },
+        });
         expect(expectSuccess(await api(key, s).get(`/project/${project.id}`)).webhook_url).toBe(url);
         // The refused write announced nothing: the receiver still has its one event.
         await sleep(300);
@@ -848,10 +1093,14 @@ describe('webhooks', () => {
       expect(took).toBeGreaterThanOrEqual(1_900);
       expect(took).toBeLessThan(6_000);
       const first = async (projectId: number) =>
-        waitFor(async () => {
-          const [d] = await deliveries(key, projectId, s);
-          return d && d.attempts >= 1 ? d : null;
-        }, 10_000, 'first attempt logged');
+        waitFor(
+          async () => {
+            const [d] = await deliveries(key, projectId, s);
+            return d && d.attempts >= 1 ? d : null;
+          },
+          10_000,
+          'first attempt logged',
+        );
       const lost = await first(missing.id);
       expect(lost.attempt_log[0]).toMatchObject({ response_code: null, outcome: 'retrying' });
       expect(lost.attempt_log[0].error).toMatch(/ENOTFOUND/);
@@ -866,15 +1115,28 @@ describe('webhooks', () => {
       // Public when the write checks it, the receiver's loopback address ever after.
       dns = { 'rebind.example.test': (n) => (n === 1 ? at('93.184.216.34') : at('127.0.0.1')) };
       const { key } = await makeAccount(s.app);
-      const project = await makeProject(s, key, { webhook_url: `http://rebind.example.test:${rx.port}/hook`, webhook_secret: newWhsec() });
-      const refused = await waitFor(async () => {
-        const [d] = await deliveries(key, project.id, s);
-        return d && d.attempts >= 2 ? d : null;
-      }, 10_000, 'two attempts logged');
+      const project = await makeProject(s, key, {
+        webhook_url: `http://rebind.example.test:${rx.port}/hook`,
+        webhook_secret: newWhsec(),
+      });
+      const refused = await waitFor(
+        async () => {
+          const [d] = await deliveries(key, project.id, s);
+          return d && d.attempts >= 2 ? d : null;
+        },
+        10_000,
+        'two attempts logged',
+      );
       expect(refused.type).toBe('project.created');
       for (const attempt of refused.attempt_log.slice(0, 2)) {
-        expect(attempt).toMatchObject({ response_code: null, outcome: 'retrying', url: `http://rebind.example.test:${rx.port}/hook` });
-        expect(attempt.error).toBe('Refused: the webhook URL resolves to a private address (127.0.0.1) (set WEBHOOK_ALLOW_PRIVATE=true to allow).');
+        expect(attempt).toMatchObject({
+          response_code: null,
+          outcome: 'retrying',
+          url: `http://rebind.example.test:${rx.port}/hook`,
+        });
+        expect(attempt.error).toBe(
+          'Refused: the webhook URL resolves to a private address (127.0.0.1) (set WEBHOOK_ALLOW_PRIVATE=true to allow).',
+        );
       }
       // One lookup on write and exactly one per attempt: the connection's own, nothing that could answer differently.
       expect(asked.filter((h) => h === 'rebind.example.test').length).toBe(1 + refused.attempts);
@@ -897,13 +1159,19 @@ describe('webhooks', () => {
         const project = await makeProject(s, key, { webhook_secret: newWhsec() });
         await s.dataSource.query('UPDATE projects SET webhook_url = ? WHERE id = ?', [url, project.id]);
         await makeLicense(s, key, project.id);
-        const delivery = await waitFor(async () => {
-          const [d] = await deliveries(key, project.id, s);
-          return d && d.attempts >= 1 ? d : null;
-        }, 10_000, `first attempt to ${url} logged`);
+        const delivery = await waitFor(
+          async () => {
+            const [d] = await deliveries(key, project.id, s);
+            return d && d.attempts >= 1 ? d : null;
+          },
+          10_000,
+          `first attempt to ${url} logged`,
+        );
         expect(delivery.type).toBe('license.created');
         expect(delivery.attempt_log[0].response_code).toBeNull();
-        expect(delivery.attempt_log[0].error).toBe(`Refused: the webhook URL ${reason} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`);
+        expect(delivery.attempt_log[0].error).toBe(
+          `Refused: the webhook URL ${reason} (set WEBHOOK_ALLOW_PRIVATE=true to allow).`,
+        );
         expect(delivery.last_error).toBe(delivery.attempt_log[0].error);
         expect(delivery.status).not.toBe('succeeded');
       }
@@ -926,7 +1194,10 @@ describe('webhooks', () => {
         const rx = await startReceiver();
         const secret = newWhsec();
         const { key } = await makeAccount(t.app);
-        await makeProject(t, key, { webhook_url: `http://receiver.example.test:${rx.port}/hook`, webhook_secret: secret });
+        await makeProject(t, key, {
+          webhook_url: `http://receiver.example.test:${rx.port}/hook`,
+          webhook_secret: secret,
+        });
         const [event] = await received(rx, 1, secret);
         expect(event.type).toBe('project.created');
         expect(rx.hits[0].headers.host).toBe(`receiver.example.test:${rx.port}`);
@@ -969,17 +1240,29 @@ describe('webhooks', () => {
 
       const b = await app(ENV, url);
       await received(rx, 7, secret);
-      await waitFor(async () => (await deliveries(key, pid, b)).every((d) => d.status === 'succeeded'), 5_000, 'all succeeded');
+      await waitFor(
+        async () => (await deliveries(key, pid, b)).every((d) => d.status === 'succeeded'),
+        5_000,
+        'all succeeded',
+      );
       await sleep(300);
       expect(rx.hits).toHaveLength(7);
       expect(new Set(rx.ids())).toEqual(new Set(recorded.map((d) => d.event_id)));
-      expect(countBy(rx.events().map((e) => e.type))).toEqual({ 'project.created': 1, 'license.created': 4, 'project.updated': 1, 'project.paid': 1 });
+      expect(countBy(rx.events().map((e) => e.type))).toEqual({
+        'project.created': 1,
+        'license.created': 4,
+        'project.updated': 1,
+        'project.paid': 1,
+      });
     });
 
     it('a dispatcher killed mid-delivery: the claim expires and another delivers the same webhook-id', async () => {
       const url = await ownDatabase();
       const a = await app({ ...ENV, WEBHOOK_DISPATCHER: 'false' }, url);
-      const { rx, secret, key, pid } = await setup({ app: a, script: (hit) => (hit.n === 1 ? { hang: true } : { status: 200 }) });
+      const { rx, secret, key, pid } = await setup({
+        app: a,
+        script: (hit) => (hit.n === 1 ? { hang: true } : { status: 200 }),
+      });
       const [recorded] = await deliveries(key, pid, a);
       expect(recorded).toMatchObject({ type: 'project.created', status: 'pending' });
 
@@ -1016,10 +1299,14 @@ describe('webhooks', () => {
       await waitFor(() => rx.hits.length >= 2, 15_000, 'redelivery after the claim expired');
       // Not before the claim (WEBHOOK_TIMEOUT_MS + 5 s) ran out.
       expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(5_000);
-      const done = await waitFor(async () => {
-        const d = await deliveryOf(key, pid, recorded.event_id, a);
-        return d?.status === 'succeeded' ? d : null;
-      }, 5_000, 'delivery succeeded');
+      const done = await waitFor(
+        async () => {
+          const d = await deliveryOf(key, pid, recorded.event_id, a);
+          return d?.status === 'succeeded' ? d : null;
+        },
+        5_000,
+        'delivery succeeded',
+      );
       await sleep(300);
       expect(rx.ids()).toEqual([recorded.event_id, recorded.event_id]);
       for (const hit of rx.hits) verifyHit(hit, secret);
@@ -1039,19 +1326,27 @@ describe('webhooks', () => {
       const [sending] = await deliveries(key, pid, a);
       expect(sending.status).toBe('delivering');
       // Another dispatcher takes the row over while the first still waits for the receiver's answer.
-      await a.dataSource.query("UPDATE webhook_deliveries SET claimed_by = 'another-dispatcher' WHERE id = ?", [sending.id]);
+      await a.dataSource.query(
+        "UPDATE webhook_deliveries SET claimed_by = 'another-dispatcher' WHERE id = ?",
+        [sending.id],
+      );
       await sleep(1_200);
       const after = await deliveryOf(key, pid, sending.event_id, a);
       expect(after).toMatchObject({ status: 'delivering', attempts: 0, last_status_code: null });
       expect(after?.attempt_log).toEqual([]);
-      const [row] = await a.dataSource.query('SELECT claimed_by FROM webhook_deliveries WHERE id = ?', [sending.id]);
+      const [row] = await a.dataSource.query('SELECT claimed_by FROM webhook_deliveries WHERE id = ?', [
+        sending.id,
+      ]);
       expect(row.claimed_by).toBe('another-dispatcher');
     });
 
     it('upgrading: outbox rows recorded before the per-host cap get their receiver host', async () => {
       const db = await createTestDatabase();
       extraDbs.push(db);
-      const before = new DataSource({ ...dataSourceOptions(db.url), migrations: migrations.filter((m) => m !== WebhookTargetHost1732000000004) } as DataSourceOptions);
+      const before = new DataSource({
+        ...dataSourceOptions(db.url),
+        migrations: migrations.filter((m) => m !== WebhookTargetHost1732000000004),
+      } as DataSourceOptions);
       await before.initialize();
       try {
         await before.runMigrations();
@@ -1062,12 +1357,17 @@ describe('webhooks', () => {
           [user.id],
         );
         const [project] = await before.query('SELECT id FROM projects');
-        await before.query("INSERT INTO webhook_deliveries (project_id, event_id, type, payload, status, attempts) VALUES (?, 'evt_old', 'project.created', '{}', 'pending', 0)", [project.id]);
+        await before.query(
+          "INSERT INTO webhook_deliveries (project_id, event_id, type, payload, status, attempts) VALUES (?, 'evt_old', 'project.created', '{}', 'pending', 0)",
+          [project.id],
+        );
       } finally {
         await before.destroy();
       }
       const upgraded = await app({ ...ENV, WEBHOOK_DISPATCHER: 'false' }, db.url);
-      expect(await upgraded.dataSource.query('SELECT event_id, target_host FROM webhook_deliveries')).toEqual([{ event_id: 'evt_old', target_host: 'hooks.example.com:8443' }]);
+      expect(await upgraded.dataSource.query('SELECT event_id, target_host FROM webhook_deliveries')).toEqual(
+        [{ event_id: 'evt_old', target_host: 'hooks.example.com:8443' }],
+      );
     });
 
     it('a receiver that hangs until the timeout does not hold up another project: slots refill, at most WEBHOOK_CONCURRENCY_PER_HOST to one host', async () => {
@@ -1091,18 +1391,34 @@ describe('webhooks', () => {
       expect({ took, under: took < 2_000 }).toEqual({ took, under: true });
 
       // Each slot the hanging receiver frees at its timeout goes to one of its waiting events.
-      await waitFor(() => new Set(hung.rx.ids()).size >= 8, 15_000, 'all 8 events sent to the hanging receiver');
+      await waitFor(
+        () => new Set(hung.rx.ids()).size >= 8,
+        15_000,
+        'all 8 events sent to the hanging receiver',
+      );
       expect(hung.rx.maxOpen).toBe(4);
-      const second = hung.rx.hits.filter((h) => !hung.rx.hits.slice(0, 4).some((first) => first.id === h.id))[0];
+      const second = hung.rx.hits.filter(
+        (h) => !hung.rx.hits.slice(0, 4).some((first) => first.id === h.id),
+      )[0];
       expect(second.at - hung.rx.hits[0].at).toBeGreaterThanOrEqual(4_500);
     }, 40_000);
 
     it('WEBHOOK_CONCURRENCY caps the deliveries under way across receivers', async () => {
       const url = await ownDatabase();
-      const a = await app({ ...ENV, WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_CONCURRENCY: '3', WEBHOOK_CONCURRENCY_PER_HOST: '2' }, url);
+      const a = await app(
+        { ...ENV, WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_CONCURRENCY: '3', WEBHOOK_CONCURRENCY_PER_HOST: '2' },
+        url,
+      );
       const all = await Promise.all([0, 1, 2].map(() => setup({ app: a, script: () => ({ hang: true }) })));
       let most = 0;
-      const sampler = setInterval(() => (most = Math.max(most, all.reduce((n, x) => n + x.rx.open, 0))), 10);
+      const sampler = setInterval(
+        () =>
+          (most = Math.max(
+            most,
+            all.reduce((n, x) => n + x.rx.open, 0),
+          )),
+        10,
+      );
       try {
         for (const x of all) for (let i = 0; i < 2; i++) await makeLicense(a, x.key, x.pid);
         // 9 events, 3 slots: each receiver gets all 3 of its events, in turns as slots free.
@@ -1129,13 +1445,19 @@ describe('webhooks', () => {
           return { rx, pid: project.id as number };
         }),
       );
-      await Promise.all(Array.from({ length: 60 }, (_, i) => makeLicense(i % 2 ? b : a, key, targets[i % 3].pid)));
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) => makeLicense(i % 2 ? b : a, key, targets[i % 3].pid)),
+      );
       for (const { rx, pid } of targets) {
         await received(rx, 20, secret, [], 20_000);
-        await waitFor(async () => {
-          const list = await deliveries(key, pid, a);
-          return list.length === 20 && list.every((d) => d.status === 'succeeded');
-        }, 10_000, 'all 20 succeeded');
+        await waitFor(
+          async () => {
+            const list = await deliveries(key, pid, a);
+            return list.length === 20 && list.every((d) => d.status === 'succeeded');
+          },
+          10_000,
+          'all 20 succeeded',
+        );
       }
       await sleep(500);
       for (const { rx, pid } of targets) {

@@ -17,7 +17,9 @@ export async function makeApiKey(
   user: UserEntity,
   options: { project_id?: number | null; expires_at?: Date | null; name?: string; read_only?: boolean } = {},
 ): Promise<string> {
-  const { plaintext } = await inAuditContext(CLI_CONTEXT, () => app.get(AuthService).createKey(user, options));
+  const { plaintext } = await inAuditContext(CLI_CONTEXT, () =>
+    app.get(AuthService).createKey(user, options),
+  );
   return plaintext;
 }
 

@@ -5,7 +5,18 @@ import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { DbProxy } from '../utils/db-proxy.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { api, BASE_ENV, dropRedisKeys, freshnessSuite, ids, owner, prime, read, settle, TIMESTAMP } from '../utils/freshness.js';
+import {
+  api,
+  BASE_ENV,
+  dropRedisKeys,
+  freshnessSuite,
+  ids,
+  owner,
+  prime,
+  read,
+  settle,
+  TIMESTAMP,
+} from '../utils/freshness.js';
 import { TEST_REDIS_URL as REDIS_URL, waitFor } from '../utils/processes.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -121,7 +132,8 @@ describe('an instance that may have missed an invalidation', () => {
     await proxy.close();
   });
 
-  const check = (uuid: string) => t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain);
+  const check = (uuid: string) =>
+    t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain);
   /** A license answered from this instance's cache, then revoked in the database without a word. */
   async function cachedThenRevokedBehindItsBack() {
     // Subscribed (again, after the test before): what is loaded now is kept.
@@ -152,7 +164,9 @@ describe('an instance that may have missed an invalidation', () => {
     expect(expectError(await check(l.uuid), 403).message).toBe('This license has been revoked.');
     expect(Date.now() - started).toBeLessThan(1000);
     const write = Date.now();
-    expectSuccess(await api(t, key).patch(`/project/${projectId}`, { description: 'Written while Redis hangs' }));
+    expectSuccess(
+      await api(t, key).patch(`/project/${projectId}`, { description: 'Written while Redis hangs' }),
+    );
     expect(Date.now() - write).toBeLessThan(2000);
   });
 });

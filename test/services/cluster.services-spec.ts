@@ -20,7 +20,12 @@ describe('CLUSTER_WORKERS', () => {
     db = await createTestDatabase();
     // Migrations run once, before the workers race to start.
     execFileSync(process.execPath, ['dist/src/cli.js', 'users:list'], {
-      env: { ...process.env, DATABASE_URL: db.url, APP_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'silent' },
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        APP_KEY: randomBytes(32).toString('base64'),
+        LOG_LEVEL: 'silent',
+      },
     });
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
@@ -92,7 +97,6 @@ describe('CLUSTER_WORKERS', () => {
   });
 });
 
-
 describe('CLUSTER_WORKERS start-up', () => {
   let db: { url: string; drop: () => Promise<void> };
   let env: Record<string, string>;
@@ -101,7 +105,9 @@ describe('CLUSTER_WORKERS start-up', () => {
     execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     db = await createTestDatabase();
     const APP_KEY = randomBytes(32).toString('base64');
-    execFileSync(process.execPath, ['dist/src/cli.js', 'users:list'], { env: { ...process.env, DATABASE_URL: db.url, APP_KEY, LOG_LEVEL: 'silent' } });
+    execFileSync(process.execPath, ['dist/src/cli.js', 'users:list'], {
+      env: { ...process.env, DATABASE_URL: db.url, APP_KEY, LOG_LEVEL: 'silent' },
+    });
     env = {
       PATH: process.env.PATH ?? '',
       DATABASE_URL: db.url,
@@ -117,7 +123,10 @@ describe('CLUSTER_WORKERS start-up', () => {
   /** The primary with its default LOG_LEVEL (info), its output and its exit. */
   function startPrimary(port: number) {
     const out = { stdout: '', stderr: '' };
-    const child = spawn(process.execPath, [resolve('dist/src/main.js')], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [resolve('dist/src/main.js')], {
+      env: { ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout?.on('data', (d) => (out.stdout += d));
     child.stderr?.on('data', (d) => (out.stderr += d));
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
@@ -130,7 +139,9 @@ describe('CLUSTER_WORKERS start-up', () => {
     try {
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).ok, 60_000);
       // Both workers up: each would have written its own line by now.
-      await waitFor(async () => childrenOf(primary.child.pid as number).length === 2 && primary.out.stdout.includes('\n'));
+      await waitFor(
+        async () => childrenOf(primary.child.pid as number).length === 2 && primary.out.stdout.includes('\n'),
+      );
       await new Promise((r) => setTimeout(r, 1000));
       // Besides the request lines of the probes above.
       const lines = primary.out.stdout

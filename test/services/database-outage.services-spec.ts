@@ -34,7 +34,9 @@ describe('a database that stops answering', () => {
     t = await createTestApp({}, { databaseUrl: proxy.urlFor(db.url) });
     direct = await mysql.createConnection(db.url);
     key = (await makeAccount(t.app)).key;
-    projectId = (await makeProject(t, key, { has_paid: true, webhook_url: 'https://hooks.example.invalid/licensegate' })).id;
+    projectId = (
+      await makeProject(t, key, { has_paid: true, webhook_url: 'https://hooks.example.invalid/licensegate' })
+    ).id;
     await makeDomain(t, key, projectId, { domain: 'shop.example.com', has_paid: true });
   }, 60_000);
 
@@ -61,20 +63,36 @@ describe('a database that stops answering', () => {
   };
   const api = {
     get: (path: string) => timed(t.http().get(`/api/v1${path}`).set('X-API-KEY', key)),
-    post: (path: string, body: object) => timed(t.http().post(`/api/v1${path}`).set('X-API-KEY', key).send(body)),
-    hasPaid: (uuid: string) => timed(t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', 'shop.example.com')),
+    post: (path: string, body: object) =>
+      timed(t.http().post(`/api/v1${path}`).set('X-API-KEY', key).send(body)),
+    hasPaid: (uuid: string) =>
+      timed(
+        t
+          .http()
+          .post('/api/v1/project/has-paid')
+          .set('X-LICENSE-KEY', uuid)
+          .set('X-Service-Domain', 'shop.example.com'),
+      ),
   };
-  const createLicense = (title = `License ${uniqueToken()}`) => api.post(`/project/${projectId}/licenses`, { title });
-  const stored = async (title: string) => (await direct.query<mysql.RowDataPacket[]>('SELECT id FROM licenses WHERE title = ?', [title]))[0].length;
+  const createLicense = (title = `License ${uniqueToken()}`) =>
+    api.post(`/project/${projectId}/licenses`, { title });
+  const stored = async (title: string) =>
+    (await direct.query<mysql.RowDataPacket[]>('SELECT id FROM licenses WHERE title = ?', [title]))[0].length;
   const usageToday = async (licenseId: number) => {
-    const [rows] = await direct.query<mysql.RowDataPacket[]>('SELECT count FROM license_usage WHERE license_id = ? AND day = UTC_DATE()', [licenseId]);
+    const [rows] = await direct.query<mysql.RowDataPacket[]>(
+      'SELECT count FROM license_usage WHERE license_id = ? AND day = UTC_DATE()',
+      [licenseId],
+    );
     return rows.length ? Number(rows[0].count) : 0;
   };
 
   /** 503, Retry-After, the message, and within 5 s. */
   const expectUnavailable = (res: Response & { ms: number }, message = DATABASE_UNAVAILABLE) => {
     expectError(res, 503);
-    expect({ message: res.body.message, retryAfter: res.headers['retry-after'] }).toEqual({ message, retryAfter: '1' });
+    expect({ message: res.body.message, retryAfter: res.headers['retry-after'] }).toEqual({
+      message,
+      retryAfter: '1',
+    });
     expect(res.ms).toBeLessThan(5000);
   };
 
@@ -104,11 +122,17 @@ describe('a database that stops answering', () => {
     const warmChecks = 5;
     for (let i = 0; i < warmChecks; i++) {
       const res = await api.hasPaid(warm.uuid);
-      expect({ status: res.status, hasPaid: res.body.data?.has_paid }).toEqual({ status: 200, hasPaid: true });
+      expect({ status: res.status, hasPaid: res.body.data?.has_paid }).toEqual({
+        status: 200,
+        hasPaid: true,
+      });
       expect(res.ms).toBeLessThan(1000);
     }
     const health = await timed(t.http().get('/api/v1/health'));
-    expect({ status: health.status, database: health.body.data?.error?.database?.status }).toEqual({ status: 503, database: 'down' });
+    expect({ status: health.status, database: health.body.data?.error?.database?.status }).toEqual({
+      status: 503,
+      database: 'down',
+    });
     expect(health.ms).toBeLessThan(5000);
 
     await proxy.pass();
@@ -127,7 +151,12 @@ describe('a database that stops answering', () => {
     // The webhook dispatcher is polling again: the new license's event got its first attempt.
     await waitFor(async () => {
       const page = expectSuccess(await api.get(`/project/${projectId}/webhook-deliveries?per_page=50`));
-      return page.data.some((d: { type: string; attempts: number }) => d.type === 'license.created' && d.attempts > 0 && JSON.stringify(d).includes(created!.body.data.uuid));
+      return page.data.some(
+        (d: { type: string; attempts: number }) =>
+          d.type === 'license.created' &&
+          d.attempts > 0 &&
+          JSON.stringify(d).includes(created!.body.data.uuid),
+      );
     }, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(await usageToday(warm.id)).toBe(1 + warmChecks);
@@ -148,7 +177,9 @@ describe('a database that stops answering', () => {
   it('connections the server dropped without a word: reads and writes go through on fresh connections', async () => {
     const cold = await makeLicense(t, key, projectId);
     // Several calls at once, each on a pooled connection of its own.
-    await Promise.all(Array.from({ length: 8 }, (_, i) => api.get(`/project/${projectId}/licenses?per_page=${30 + i}`)));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api.get(`/project/${projectId}/licenses?per_page=${30 + i}`)),
+    );
     expect(proxy.forget()).toBeGreaterThanOrEqual(4);
     const answers = await Promise.all([
       ...Array.from({ length: 4 }, () => createLicense()),

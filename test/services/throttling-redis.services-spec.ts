@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject, makeUser } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+} from '../factories/index.js';
 import { TEST_REDIS_URL } from '../utils/processes.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -10,7 +17,11 @@ describe('rate limits shared across instances through Redis', () => {
   let a: TestApp;
   let b: TestApp;
   beforeAll(async () => {
-    const env = { ...LIMITS, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `lgtest:${randomBytes(4).toString('hex')}:` };
+    const env = {
+      ...LIMITS,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `lgtest:${randomBytes(4).toString('hex')}:`,
+    };
     a = await createTestApp(env);
     b = await createTestApp(env, { databaseUrl: a.config.env.DATABASE_URL });
   });
@@ -22,7 +33,8 @@ describe('rate limits shared across instances through Redis', () => {
   it('counts a key’s calls on both instances together', async () => {
     const { key } = await makeAccount(a.app);
     const alternate: number[] = [];
-    for (let i = 0; i < 6; i++) alternate.push((await (i % 2 ? b : a).http().get('/api/v1/api-keys').set('X-API-KEY', key)).status);
+    for (let i = 0; i < 6; i++)
+      alternate.push((await (i % 2 ? b : a).http().get('/api/v1/api-keys').set('X-API-KEY', key)).status);
     expect(alternate).toEqual([200, 200, 200, 200, 200, 429]);
   });
 });
@@ -31,7 +43,12 @@ describe('rate limits shared across instances through Redis', () => {
  * `count` requests spread over `urls` (alternating), `parallel` in flight on each, as fast as the
  * instances answer; returns how many got each status, and the Retry-After of the refusals.
  */
-async function hammer(urls: string[], count: number, parallel: number, init: (i: number) => [string, RequestInit]) {
+async function hammer(
+  urls: string[],
+  count: number,
+  parallel: number,
+  init: (i: number) => [string, RequestInit],
+) {
   const statuses = new Map<number, number>();
   const retryAfter = new Set<string | null>();
   let next = 0;
@@ -48,7 +65,12 @@ async function hammer(urls: string[], count: number, parallel: number, init: (i:
       }),
     ),
   );
-  return { ok: statuses.get(200) ?? 0, refused: statuses.get(429) ?? 0, other: count - (statuses.get(200) ?? 0) - (statuses.get(429) ?? 0), retryAfter };
+  return {
+    ok: statuses.get(200) ?? 0,
+    refused: statuses.get(429) ?? 0,
+    other: count - (statuses.get(200) ?? 0) - (statuses.get(429) ?? 0),
+    retryAfter,
+  };
 }
 
 /**
@@ -72,12 +94,17 @@ describe('rate limits at their defaults, two instances counting in process', () 
   it('management calls of one API key (600 a minute): between 600 and 660 admitted', async () => {
     expect(a.config.env.THROTTLE_API_LIMIT).toBe(600);
     const key = await makeApiKey(a.app, await makeUser(a.app));
-    const result = await hammer([a.url, b.url], 900, 16, () => ['/api/v1/api-keys', { headers: { 'x-api-key': key } }]);
+    const result = await hammer([a.url, b.url], 900, 16, () => [
+      '/api/v1/api-keys',
+      { headers: { 'x-api-key': key } },
+    ]);
     console.log(`management, limit 600, two instances: ${result.ok} admitted, ${result.refused} refused`);
     expect(result.other).toBe(0);
     expect(result.ok).toBeGreaterThanOrEqual(600);
     expect(result.ok).toBeLessThanOrEqual(660);
-    expect([...result.retryAfter].every((seconds) => Number(seconds) >= 1 && Number(seconds) <= 60)).toBe(true);
+    expect([...result.retryAfter].every((seconds) => Number(seconds) >= 1 && Number(seconds) <= 60)).toBe(
+      true,
+    );
   }, 60_000);
 
   it('runtime checks of one license (6000 a minute): between 6000 and 6600 admitted', async () => {
@@ -87,7 +114,10 @@ describe('rate limits at their defaults, two instances counting in process', () 
     const domain = await makeDomain(a, key, project.id, { has_paid: true });
     const license = await makeLicense(a, key, project.id);
     const headers = { 'x-license-key': license.uuid, 'x-service-domain': domain.domain };
-    const result = await hammer([a.url, b.url], 8000, 16, () => ['/api/v1/project/has-paid', { method: 'POST', headers }]);
+    const result = await hammer([a.url, b.url], 8000, 16, () => [
+      '/api/v1/project/has-paid',
+      { method: 'POST', headers },
+    ]);
     console.log(`runtime, limit 6000, two instances: ${result.ok} admitted, ${result.refused} refused`);
     expect(result.other).toBe(0);
     expect(result.ok).toBeGreaterThanOrEqual(6000);

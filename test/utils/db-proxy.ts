@@ -34,7 +34,9 @@ export class DbProxy {
   static async start(databaseUrl: string): Promise<DbProxy> {
     const url = new URL(databaseUrl);
     const probe = createServer();
-    const port = await new Promise<number>((resolve) => probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      probe.listen(0, '127.0.0.1', () => resolve((probe.address() as { port: number }).port)),
+    );
     await new Promise((resolve) => probe.close(resolve));
     const proxy = new DbProxy(port, { host: url.hostname, port: Number(url.port || 3306) });
     await proxy.listen();

@@ -16,6 +16,9 @@ export function expectError(res: Response, status: number, fields?: string[]) {
 
 /** Asserts the success envelope and returns `data`. */
 export function expectSuccess(res: Response, status = 200) {
-  expect({ status: res.status, body: res.body }).toMatchObject({ status, body: { status: 'success', message: 'Success', errors: null } });
+  expect({ status: res.status, body: res.body }).toMatchObject({
+    status,
+    body: { status: 'success', message: 'Success', errors: null },
+  });
   return res.body.data;
 }

@@ -3,7 +3,14 @@ import { RedisService } from '../../src/common/cache/redis.js';
 import { DomainEntity } from '../../src/domains/domain.entity.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { ProjectEntity } from '../../src/projects/project.entity.js';
-import { makeApiKey, makeDomain, makeLicense, makeProject, makeUser, uniqueToken } from '../factories/index.js';
+import {
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from './envelope.js';
 import { createTestApp, TestApp } from './test-app.js';
 import { apiAs } from './api.js';
@@ -127,7 +134,9 @@ export function freshnessSuite(label: string, env: () => Record<string, string>)
       const l = await makeLicense(t, key, project.id, { title: 'Before', max_domains: 1 });
       await prime(t, key, licenses, `${licenses}/${l.id}`);
 
-      const patched = expectSuccess(await api(t, key).patch(`${licenses}/${l.id}`, { title: 'Patched', max_domains: 5 }));
+      const patched = expectSuccess(
+        await api(t, key).patch(`${licenses}/${l.id}`, { title: 'Patched', max_domains: 5 }),
+      );
       expect((await read(t, key, licenses)).data).toEqual([patched]);
       expect(await read(t, key, `${licenses}/${l.id}`)).toEqual(patched);
       await settle();
@@ -152,7 +161,9 @@ export function freshnessSuite(label: string, env: () => Record<string, string>)
       expect((await read(t, key, domains)).data).toEqual([patched]);
       await settle();
 
-      const replaced = expectSuccess(await api(t, key).put(`${domains}/${d.id}`, { domain: `put-${uniqueToken()}.example.com` }));
+      const replaced = expectSuccess(
+        await api(t, key).put(`${domains}/${d.id}`, { domain: `put-${uniqueToken()}.example.com` }),
+      );
       expect((await read(t, key, domains)).data).toEqual([replaced]);
       await settle();
 
@@ -169,7 +180,9 @@ export function freshnessSuite(label: string, env: () => Record<string, string>)
       expect((await read(t, key, projectPath)).has_paid).toBe(true);
       await settle();
 
-      expect(expectSuccess(await api(t, key).patch(projectPath, { has_paid: false, name: 'Renamed' })).has_paid).toBe(false);
+      expect(
+        expectSuccess(await api(t, key).patch(projectPath, { has_paid: false, name: 'Renamed' })).has_paid,
+      ).toBe(false);
       expect(await read(t, key, projectPath)).toMatchObject({ has_paid: false, name: 'Renamed' });
       await settle();
 
@@ -203,27 +216,45 @@ export function freshnessSuite(label: string, env: () => Record<string, string>)
       const d = await makeDomain(t, key, project.id);
       await prime(t, key, projectPath, licenses, `${licenses}/${l.id}`, domains);
 
-      await t.dataSource.getRepository(LicenseEntity).update({ id: l.id }, { title: 'Changed in the DB', max_domains: 99 });
+      await t.dataSource
+        .getRepository(LicenseEntity)
+        .update({ id: l.id }, { title: 'Changed in the DB', max_domains: 99 });
       await t.dataSource.getRepository(DomainEntity).update({ id: d.id }, { has_paid: true });
-      await t.dataSource.getRepository(ProjectEntity).update({ id: project.id }, { name: 'Renamed in the DB' });
+      await t.dataSource
+        .getRepository(ProjectEntity)
+        .update({ id: project.id }, { name: 'Renamed in the DB' });
 
       // The same key is served from the cache…
       expect((await read(t, key, licenses)).data[0]).toMatchObject({ title: 'Cached title', max_domains: 1 });
-      expect(await read(t, key, `${licenses}/${l.id}`)).toMatchObject({ title: 'Cached title', max_domains: 1 });
+      expect(await read(t, key, `${licenses}/${l.id}`)).toMatchObject({
+        title: 'Cached title',
+        max_domains: 1,
+      });
       expect((await read(t, key, domains)).data[0].has_paid).toBe(false);
       expect((await read(t, key, projectPath)).name).toBe(project.name);
 
       // …while a key that never read these goes to the database (the cache is per API key).
       const other = await makeApiKey(t.app, user);
-      expect((await read(t, other, licenses)).data[0]).toMatchObject({ title: 'Changed in the DB', max_domains: 99 });
+      expect((await read(t, other, licenses)).data[0]).toMatchObject({
+        title: 'Changed in the DB',
+        max_domains: 99,
+      });
       expect((await read(t, other, domains)).data[0].has_paid).toBe(true);
       expect((await read(t, other, projectPath)).name).toBe('Renamed in the DB');
 
       // Any API write to the project makes every cached read stale.
       await makeDomain(t, key, project.id);
-      expect((await read(t, key, licenses)).data[0]).toMatchObject({ title: 'Changed in the DB', max_domains: 99 });
-      expect(await read(t, key, `${licenses}/${l.id}`)).toMatchObject({ title: 'Changed in the DB', max_domains: 99 });
-      expect((await read(t, key, domains)).data.find((x: { id: number }) => x.id === d.id).has_paid).toBe(true);
+      expect((await read(t, key, licenses)).data[0]).toMatchObject({
+        title: 'Changed in the DB',
+        max_domains: 99,
+      });
+      expect(await read(t, key, `${licenses}/${l.id}`)).toMatchObject({
+        title: 'Changed in the DB',
+        max_domains: 99,
+      });
+      expect((await read(t, key, domains)).data.find((x: { id: number }) => x.id === d.id).has_paid).toBe(
+        true,
+      );
       expect((await read(t, key, projectPath)).name).toBe('Renamed in the DB');
     });
 
@@ -253,4 +284,3 @@ export function freshnessSuite(label: string, env: () => Record<string, string>)
     }
   });
 }
-

@@ -23,7 +23,8 @@ function packageType(dir) {
 }
 
 const isTypeScript = (filename) => filename.endsWith('.ts');
-const isEsm = (filename) => filename.endsWith('.mjs') || (filename.endsWith('.js') && packageType(dirname(filename)) === 'module');
+const isEsm = (filename) =>
+  filename.endsWith('.mjs') || (filename.endsWith('.js') && packageType(dirname(filename)) === 'module');
 
 module.exports = {
   process(source, filename) {
@@ -35,7 +36,9 @@ module.exports = {
       swcrc: false,
       jsc: {
         parser: ts ? { syntax: 'typescript', decorators: true } : { syntax: 'ecmascript' },
-        transform: ts ? { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false } : undefined,
+        transform: ts
+          ? { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false }
+          : undefined,
         target: 'es2023',
         keepClassNames: true,
       },
@@ -44,6 +47,12 @@ module.exports = {
     return { code: out.code };
   },
   getCacheKey(source, filename) {
-    return createHash('sha256').update('v1').update(swc.version).update(filename).update('\0').update(source).digest('hex');
+    return createHash('sha256')
+      .update('v1')
+      .update(swc.version)
+      .update(filename)
+      .update('\0')
+      .update(source)
+      .digest('hex');
   },
 };

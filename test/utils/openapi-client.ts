@@ -15,8 +15,12 @@ type Params<O> = O extends { parameters: infer X } ? X : never;
 type JsonBody<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 type Responses<O> = O extends { responses: infer R } ? R : never;
 type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
-type Success<O> = { [S in keyof Responses<O>]: S extends 200 | 201 ? JsonOf<Responses<O>[S]> : never }[keyof Responses<O>];
-type Failure<O> = { [S in keyof Responses<O>]: S extends 200 | 201 ? never : JsonOf<Responses<O>[S]> }[keyof Responses<O>];
+type Success<O> = {
+  [S in keyof Responses<O>]: S extends 200 | 201 ? JsonOf<Responses<O>[S]> : never;
+}[keyof Responses<O>];
+type Failure<O> = {
+  [S in keyof Responses<O>]: S extends 200 | 201 ? never : JsonOf<Responses<O>[S]>;
+}[keyof Responses<O>];
 
 export type ApiResult<O> =
   | { ok: true; status: number; headers: Headers; body: Success<O> }
@@ -33,8 +37,16 @@ export interface Credentials {
 }
 
 export function createApiClient(baseUrl: string, credentials: Credentials = {}) {
-  return async function call<P extends Path, M extends MethodOf<P>>(method: M, path: P, init: CallInit<Op<P, M>>): Promise<ApiResult<Op<P, M>>> {
-    const params = init.params as { path?: Record<string, unknown>; query?: Record<string, unknown>; header?: Record<string, unknown> };
+  return async function call<P extends Path, M extends MethodOf<P>>(
+    method: M,
+    path: P,
+    init: CallInit<Op<P, M>>,
+  ): Promise<ApiResult<Op<P, M>>> {
+    const params = init.params as {
+      path?: Record<string, unknown>;
+      query?: Record<string, unknown>;
+      header?: Record<string, unknown>;
+    };
     const url = new URL(
       String(path).replace(/\{(\w+)\}/g, (_, name: string) => {
         const value = params.path?.[name];
@@ -43,14 +55,22 @@ export function createApiClient(baseUrl: string, credentials: Credentials = {}) 
       }),
       baseUrl,
     );
-    for (const [name, value] of Object.entries(params.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+    for (const [name, value] of Object.entries(params.query ?? {}))
+      if (value !== undefined) url.searchParams.set(name, String(value));
     const headers: Record<string, string> = { accept: 'application/json' };
-    for (const [name, value] of Object.entries(params.header ?? {})) if (value !== undefined) headers[name] = String(value);
+    for (const [name, value] of Object.entries(params.header ?? {}))
+      if (value !== undefined) headers[name] = String(value);
     if (credentials.apiKey) headers['x-api-key'] = credentials.apiKey;
     if (credentials.licenseKey) headers['x-license-key'] = credentials.licenseKey;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(url, { method: method.toUpperCase(), headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
-    return { ok: res.ok, status: res.status, headers: res.headers, body: await res.json() } as ApiResult<Op<P, M>>;
+    const res = await fetch(url, {
+      method: method.toUpperCase(),
+      headers,
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    return { ok: res.ok, status: res.status, headers: res.headers, body: await res.json() } as ApiResult<
+      Op<P, M>
+    >;
   };
 }
 
@@ -62,20 +82,29 @@ type Json = Record<string, any>;
  * response class that forgets a field, or lists one the service never sends, is caught).
  */
 export function schemaProblems(doc: Json, schema: Json, value: unknown, at = '$'): string[] {
-  if (schema.$ref) return schemaProblems(doc, doc.components.schemas[String(schema.$ref).replace('#/components/schemas/', '')], value, at);
+  if (schema.$ref)
+    return schemaProblems(
+      doc,
+      doc.components.schemas[String(schema.$ref).replace('#/components/schemas/', '')],
+      value,
+      at,
+    );
   if (schema.allOf) {
     const merged: Json = { type: 'object', properties: {}, required: [] };
     for (const part of schema.allOf as Json[]) {
       let resolved = part;
-      while (resolved.$ref) resolved = doc.components.schemas[String(resolved.$ref).replace('#/components/schemas/', '')];
+      while (resolved.$ref)
+        resolved = doc.components.schemas[String(resolved.$ref).replace('#/components/schemas/', '')];
       Object.assign(merged.properties, resolved.properties ?? {});
       merged.required.push(...(resolved.required ?? []));
-      if (resolved.additionalProperties !== undefined) merged.additionalProperties = resolved.additionalProperties;
+      if (resolved.additionalProperties !== undefined)
+        merged.additionalProperties = resolved.additionalProperties;
     }
     return schemaProblems(doc, merged, value, at);
   }
   if (value === null) return schema.nullable ? [] : [`${at}: null but not nullable`];
-  if (schema.enum && !schema.enum.includes(value)) return [`${at}: ${JSON.stringify(value)} not in ${JSON.stringify(schema.enum)}`];
+  if (schema.enum && !schema.enum.includes(value))
+    return [`${at}: ${JSON.stringify(value)} not in ${JSON.stringify(schema.enum)}`];
   const problems: string[] = [];
   switch (schema.type) {
     case 'string':
@@ -88,7 +117,8 @@ export function schemaProblems(doc: Json, schema: Json, value: unknown, at = '$'
       if (typeof value !== 'number') problems.push(`${at}: expected a number, got ${JSON.stringify(value)}`);
       break;
     case 'boolean':
-      if (typeof value !== 'boolean') problems.push(`${at}: expected a boolean, got ${JSON.stringify(value)}`);
+      if (typeof value !== 'boolean')
+        problems.push(`${at}: expected a boolean, got ${JSON.stringify(value)}`);
       break;
     case 'array':
       if (!Array.isArray(value)) return [`${at}: expected an array`];
@@ -96,14 +126,17 @@ export function schemaProblems(doc: Json, schema: Json, value: unknown, at = '$'
       break;
     case 'object':
     case undefined: {
-      if (typeof value !== 'object' || Array.isArray(value)) return [`${at}: expected an object, got ${JSON.stringify(value)}`];
+      if (typeof value !== 'object' || Array.isArray(value))
+        return [`${at}: expected an object, got ${JSON.stringify(value)}`];
       const record = value as Json;
       const properties: Json = schema.properties ?? {};
       for (const key of schema.required ?? []) if (!(key in record)) problems.push(`${at}.${key}: missing`);
       for (const [key, item] of Object.entries(record)) {
         if (properties[key]) problems.push(...schemaProblems(doc, properties[key], item, `${at}.${key}`));
-        else if (schema.additionalProperties === undefined || schema.additionalProperties === false) problems.push(`${at}.${key}: not documented`);
-        else if (typeof schema.additionalProperties === 'object') problems.push(...schemaProblems(doc, schema.additionalProperties, item, `${at}.${key}`));
+        else if (schema.additionalProperties === undefined || schema.additionalProperties === false)
+          problems.push(`${at}.${key}: not documented`);
+        else if (typeof schema.additionalProperties === 'object')
+          problems.push(...schemaProblems(doc, schema.additionalProperties, item, `${at}.${key}`));
       }
       break;
     }
@@ -112,7 +145,8 @@ export function schemaProblems(doc: Json, schema: Json, value: unknown, at = '$'
 }
 
 /** A schema of the document, its $ref followed. */
-export const resolveSchema = (doc: Json, schema: Json): Json => (schema.$ref ? doc.components.schemas[String(schema.$ref).split('/').pop() as string] : schema);
+export const resolveSchema = (doc: Json, schema: Json): Json =>
+  schema.$ref ? doc.components.schemas[String(schema.$ref).split('/').pop() as string] : schema;
 
 /**
  * The body Swagger UI's "Try it out" and a generated client's examples build from a request body's

@@ -81,10 +81,22 @@ export interface TestAppOptions {
  * Boots the real AppModule in-process on its own database and an ephemeral port, or on a shared
  * database when `options.databaseUrl` is given (several instances of one deployment).
  */
-export async function createTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const db = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await createTestDatabase();
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
+  const db = options.databaseUrl
+    ? { url: options.databaseUrl, drop: async () => undefined }
+    : await createTestDatabase();
   const config = loadConfig(
-    { NODE_ENV: 'test', LOG_LEVEL: 'silent', APP_KEY, DATABASE_URL: db.url, THROTTLE_ROOT_LIMIT: '1000', ...env },
+    {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      APP_KEY,
+      DATABASE_URL: db.url,
+      THROTTLE_ROOT_LIMIT: '1000',
+      ...env,
+    },
     () => undefined,
   );
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {

@@ -54,7 +54,11 @@ async function pageServer(sdkFile = BUNDLE): Promise<{ origin: string; server: S
     }
     const file = path === '/checks.mjs' ? join(FIXTURES, 'checks.mjs') : join(DIST, path.slice(1));
     if (/^\/[\w.-]+\.m?js(\.map)?$/.test(path) && existsSync(file)) {
-      res.writeHead(200, { 'Content-Type': !path.endsWith('.map') ? 'text/javascript; charset=utf-8' : 'application/json' }).end(readFileSync(file));
+      res
+        .writeHead(200, {
+          'Content-Type': !path.endsWith('.map') ? 'text/javascript; charset=utf-8' : 'application/json',
+        })
+        .end(readFileSync(file));
       return;
     }
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
@@ -76,7 +80,14 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
       executablePath: CHROMIUM,
       headless: true,
       chromiumSandbox: false,
-      args: ['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 120_000);
 
@@ -103,7 +114,10 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
    * Opens the page at `origin` with `config` and returns what it shows (`window.checkResults`), and the
    * browser's console lines. Fails with the page's errors when the checks do not finish.
    */
-  async function run(origin: string, config: Record<string, unknown>): Promise<{ results: Record<string, CheckResult>; console: string[] }> {
+  async function run(
+    origin: string,
+    config: Record<string, unknown>,
+  ): Promise<{ results: Record<string, CheckResult>; console: string[] }> {
     const context = await browser.newContext();
     try {
       const tab = await context.newPage();
@@ -113,11 +127,19 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
       const pageError = new Promise<never>((_, fail) => tab.on('pageerror', (err) => fail(err)));
       await tab.goto(`${origin}/#${encodeURIComponent(JSON.stringify(config))}`);
       try {
-        await Promise.race([tab.waitForFunction(() => (globalThis as any).checkResults !== undefined, undefined, { timeout: 60_000 }), pageError]);
+        await Promise.race([
+          tab.waitForFunction(() => (globalThis as any).checkResults !== undefined, undefined, {
+            timeout: 60_000,
+          }),
+          pageError,
+        ]);
       } catch (err) {
         throw new Error(`the page's checks did not finish: ${(err as Error).message}\n${lines.join('\n')}`);
       }
-      const results = (await tab.evaluate(() => (globalThis as any).checkResults)) as Record<string, CheckResult>;
+      const results = (await tab.evaluate(() => (globalThis as any).checkResults)) as Record<
+        string,
+        CheckResult
+      >;
       // What a person sees on the page is what the test read.
       expect(JSON.parse((await tab.textContent('#results')) ?? '')).toEqual(results);
       return { results, console: lines };
@@ -126,7 +148,16 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
     }
   }
 
-  const paidDomain = { value: { hasPaid: true, isTestLicense: false, redirectUrl: null, injectables: [], offline: false, expiresAt: null } };
+  const paidDomain = {
+    value: {
+      hasPaid: true,
+      isTestLicense: false,
+      redirectUrl: null,
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+    },
+  };
   const revoked = {
     error: {
       isLicenseGateError: true,
@@ -143,7 +174,12 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
   const paidInjectables = (s: Seeded) => ({
     value: {
       hasPaid: true,
-      items: s.injectables.map((i) => ({ ...i, verified: true, verifiedWithPem: true, verifiedAsOtherProject: false })),
+      items: s.injectables.map((i) => ({
+        ...i,
+        verified: true,
+        verifiedWithPem: true,
+        verifiedAsOtherProject: false,
+      })),
     },
   });
 
@@ -158,8 +194,12 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
     expect(results.revokedLicense).toEqual(revoked);
     expect(results.paidInjectables).toEqual(paidInjectables(s));
     // Signed answers verified with WebCrypto, across origins (the signature headers are exposed).
-    expect(results.signedAnswers).toEqual({ value: { hasPaid: true, offline: false, otherKey: 'bad_signature' } });
-    expect([...results.stream.value].sort()).toEqual([...s.injectables.map((i) => i.slug), s.freeSlug].sort());
+    expect(results.signedAnswers).toEqual({
+      value: { hasPaid: true, offline: false, otherKey: 'bad_signature' },
+    });
+    expect([...results.stream.value].sort()).toEqual(
+      [...s.injectables.map((i) => i.slug), s.freeSlug].sort(),
+    );
     expect(results.deactivate).toEqual({ value: { deactivated: 1 } });
     expect(results.wrongSecret.error).toMatchObject({
       isLicenseGateError: false,
@@ -182,11 +222,20 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
     const t = await app({ CORS_ORIGINS: `https://shop.example.com, ${listed}` });
     const s = await seedProject(t);
 
-    expect((await run(listed, { ...s, run: ['paidDomain', 'revokedLicense'] })).results).toEqual({ paidDomain, revokedLicense: revoked });
+    expect((await run(listed, { ...s, run: ['paidDomain', 'revokedLicense'] })).results).toEqual({
+      paidDomain,
+      revokedLicense: revoked,
+    });
 
     const refused = await run(other, { ...s, run: ['paidDomain'] });
-    expect(refused.results.paidDomain.error).toMatchObject({ isLicenseGateError: true, status: 0, redirectUrl: null });
-    expect(refused.results.paidDomain.error!.message).toMatch(new RegExp(`^Could not reach LicenseGate at ${s.baseUrl.replace(/[.]/g, '\\.')}: `));
+    expect(refused.results.paidDomain.error).toMatchObject({
+      isLicenseGateError: true,
+      status: 0,
+      redirectUrl: null,
+    });
+    expect(refused.results.paidDomain.error!.message).toMatch(
+      new RegExp(`^Could not reach LicenseGate at ${s.baseUrl.replace(/[.]/g, '\\.')}: `),
+    );
     expect(refused.console.join('\n')).toMatch(/blocked by CORS policy/);
   }, 120_000);
 });

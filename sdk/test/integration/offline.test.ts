@@ -13,12 +13,15 @@ import { createTestApp, TestApp } from '../../../test/utils/test-app.js';
 import { ClientOptions, createClient, memoryStore } from '../../src/index.js';
 import { caught } from '../helpers.js';
 
-
 /** An HTTP proxy to `target` that passes each answer through `alter` (body and headers). */
-async function proxy(target: string, alter: (body: string, headers: Record<string, string>) => string): Promise<{ url: string; close: () => Promise<void> }> {
+async function proxy(
+  target: string,
+  alter: (body: string, headers: Record<string, string>) => string,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
     fetch(`${target}${req.url}`, { method: req.method, headers })
       .then(async (upstream) => {
         const out: Record<string, string> = {};
@@ -31,20 +34,28 @@ async function proxy(target: string, alter: (body: string, headers: Record<strin
       .catch(() => res.writeHead(502).end());
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`, close: () => new Promise((done) => server.close(() => done())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
+    close: () => new Promise((done) => server.close(() => done())),
+  };
 }
 
 /**
  * A service that accepts connections and never finishes an answer: `silent` never writes a byte;
  * `stalled` sends the status line and headers of a 200 with a body that never comes.
  */
-async function unresponsive(kind: 'silent' | 'stalled'): Promise<{ url: string; close: () => Promise<void> }> {
+async function unresponsive(
+  kind: 'silent' | 'stalled',
+): Promise<{ url: string; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = createTcpServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.once('data', () => {
-      if (kind === 'stalled') socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":');
+      if (kind === 'stalled')
+        socket.write(
+          'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"status":',
+        );
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -58,21 +69,38 @@ async function unresponsive(kind: 'silent' | 'stalled'): Promise<{ url: string; 
 }
 
 describe('a service that accepts the connection and never answers', () => {
-  it.each(['silent', 'stalled'] as const)('%s: every call gives up after timeoutMs with code timeout', async (kind) => {
-    const service = await unresponsive(kind);
-    try {
-      const client = createClient({ baseUrl: service.url, licenseKey: 'b970e432-32a1-4029-994a-6f7c69120960', domain: 'shop.example.com', timeoutMs: 300 });
-      for (const call of [() => client.hasPaid(), () => client.deactivate(), () => client.streamInjectables()[Symbol.asyncIterator]().next()]) {
-        const started = Date.now();
-        const err = await caught(call());
-        expect(err).toMatchObject({ status: 0, code: 'timeout', isRetryable: true, message: `LicenseGate at ${service.url} did not answer within 300 ms.` });
-        expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-        expect(Date.now() - started).toBeLessThan(3000);
+  it.each(['silent', 'stalled'] as const)(
+    '%s: every call gives up after timeoutMs with code timeout',
+    async (kind) => {
+      const service = await unresponsive(kind);
+      try {
+        const client = createClient({
+          baseUrl: service.url,
+          licenseKey: 'b970e432-32a1-4029-994a-6f7c69120960',
+          domain: 'shop.example.com',
+          timeoutMs: 300,
+        });
+        for (const call of [
+          () => client.hasPaid(),
+          () => client.deactivate(),
+          () => client.streamInjectables()[Symbol.asyncIterator]().next(),
+        ]) {
+          const started = Date.now();
+          const err = await caught(call());
+          expect(err).toMatchObject({
+            status: 0,
+            code: 'timeout',
+            isRetryable: true,
+            message: `LicenseGate at ${service.url} did not answer within 300 ms.`,
+          });
+          expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+          expect(Date.now() - started).toBeLessThan(3000);
+        }
+      } finally {
+        await service.close();
       }
-    } finally {
-      await service.close();
-    }
-  });
+    },
+  );
 });
 
 describe('signed answers and offline mode against a real server', () => {
@@ -110,16 +138,25 @@ describe('signed answers and offline mode against a real server', () => {
     const client = createClient(options({ licenseKey: license.uuid }));
     expect(await client.hasPaid()).toMatchObject({ hasPaid: true, offline: false });
     expect(await client.hasPaid({ domain: unpaidDomain })).toMatchObject({ hasPaid: false });
-    expect(await client.hasPaid({ checkProject: true, includeInjectables: true })).toMatchObject({ hasPaid: true, injectables: [] });
+    expect(await client.hasPaid({ checkProject: true, includeInjectables: true })).toMatchObject({
+      hasPaid: true,
+      injectables: [],
+    });
     const items = [];
     for await (const item of client.streamInjectables()) items.push(item);
     expect(items).toEqual([]);
     const refused = await caught(client.hasPaid({ domain: 'unknown.example.org' }));
-    expect(refused).toMatchObject({ status: 403, code: 'http', message: 'Domain is not registered under this project.' });
+    expect(refused).toMatchObject({
+      status: 403,
+      code: 'http',
+      message: 'Domain is not registered under this project.',
+    });
     // The wrong project's key: nothing verifies.
     const other = await makeProject(t, key);
     const otherKey = expectSuccess(await apiAs(t, key).get(`/project/${other.id}/signing-key`)).public_key;
-    expect((await caught(createClient(options({ licenseKey: license.uuid, publicKey: otherKey })).hasPaid())).code).toBe('bad_signature');
+    expect(
+      (await caught(createClient(options({ licenseKey: license.uuid, publicKey: otherKey })).hasPaid())).code,
+    ).toBe('bad_signature');
   });
 
   it('refuses answers a proxy altered, or stripped of their signature', async () => {
@@ -131,14 +168,25 @@ describe('signed answers and offline mode against a real server', () => {
     });
     const same = await proxy(t.url, (body) => body);
     try {
-      const flipped = await caught(createClient(options({ licenseKey: license.uuid, baseUrl: flip.url })).hasPaid({ domain: unpaidDomain }));
+      const flipped = await caught(
+        createClient(options({ licenseKey: license.uuid, baseUrl: flip.url })).hasPaid({
+          domain: unpaidDomain,
+        }),
+      );
       expect(flipped).toMatchObject({ code: 'bad_signature', status: 200 });
       expect(flipped.message).toContain('does not verify');
-      expect((await caught(createClient(options({ licenseKey: license.uuid, baseUrl: strip.url })).hasPaid())).code).toBe('bad_signature');
+      expect(
+        (await caught(createClient(options({ licenseKey: license.uuid, baseUrl: strip.url })).hasPaid()))
+          .code,
+      ).toBe('bad_signature');
       // Without a public key the flipped answer would have been believed: what the signature is for.
-      expect(await createClient({ baseUrl: flip.url, licenseKey: license.uuid, domain: unpaidDomain }).hasPaid()).toMatchObject({ hasPaid: true });
+      expect(
+        await createClient({ baseUrl: flip.url, licenseKey: license.uuid, domain: unpaidDomain }).hasPaid(),
+      ).toMatchObject({ hasPaid: true });
       // A proxy that changes nothing is fine.
-      expect(await createClient(options({ licenseKey: license.uuid, baseUrl: same.url })).hasPaid()).toMatchObject({ hasPaid: true });
+      expect(
+        await createClient(options({ licenseKey: license.uuid, baseUrl: same.url })).hasPaid(),
+      ).toMatchObject({ hasPaid: true });
     } finally {
       await Promise.all([flip.close(), strip.close(), same.close()]);
     }
@@ -149,34 +197,57 @@ describe('signed answers and offline mode against a real server', () => {
     const store = memoryStore();
     let down = false;
     const client = createClient(
-      options({ licenseKey: license.uuid, offline: { store }, fetch: (url, init) => (down ? Promise.reject(new TypeError('fetch failed')) : fetch(url, init as RequestInit)) }),
+      options({
+        licenseKey: license.uuid,
+        offline: { store },
+        fetch: (url, init) =>
+          down ? Promise.reject(new TypeError('fetch failed')) : fetch(url, init as RequestInit),
+      }),
     );
     await client.hasPaid();
     down = true;
     expect((await client.hasPaid()).offline).toBe(true);
     down = false;
     expectSuccess(await apiAs(t, key).post(`/project/${project.id}/licenses/${license.id}/revoke`));
-    expect(await caught(client.hasPaid())).toMatchObject({ status: 403, code: 'http', message: 'This license has been revoked.' });
+    expect(await caught(client.hasPaid())).toMatchObject({
+      status: 403,
+      code: 'http',
+      message: 'This license has been revoked.',
+    });
     down = true;
     expect((await caught(client.hasPaid())).code).toBe('unreachable');
   });
 
-  it.each(['silent', 'stalled'] as const)('answers from the stored token when the service accepts the connection and never answers (%s)', async (kind) => {
-    const license = await makeLicense(t, key, project.id);
-    const store = memoryStore();
-    expect(await createClient(options({ licenseKey: license.uuid, offline: { store } })).hasPaid()).toMatchObject({ hasPaid: true, offline: false });
-    const service = await unresponsive(kind);
-    try {
-      const client = createClient(options({ licenseKey: license.uuid, offline: { store }, baseUrl: service.url, timeoutMs: 300 }));
-      const started = Date.now();
-      expect(await client.hasPaid()).toMatchObject({ hasPaid: true, offline: true, expiresAt: expect.any(Date) });
-      expect(Date.now() - started).toBeLessThan(3000);
-      // Without a token for the domain: the timeout itself, not a hang.
-      expect(await caught(client.hasPaid({ domain: unpaidDomain }))).toMatchObject({ status: 0, code: 'timeout' });
-    } finally {
-      await service.close();
-    }
-  });
+  it.each(['silent', 'stalled'] as const)(
+    'answers from the stored token when the service accepts the connection and never answers (%s)',
+    async (kind) => {
+      const license = await makeLicense(t, key, project.id);
+      const store = memoryStore();
+      expect(
+        await createClient(options({ licenseKey: license.uuid, offline: { store } })).hasPaid(),
+      ).toMatchObject({ hasPaid: true, offline: false });
+      const service = await unresponsive(kind);
+      try {
+        const client = createClient(
+          options({ licenseKey: license.uuid, offline: { store }, baseUrl: service.url, timeoutMs: 300 }),
+        );
+        const started = Date.now();
+        expect(await client.hasPaid()).toMatchObject({
+          hasPaid: true,
+          offline: true,
+          expiresAt: expect.any(Date),
+        });
+        expect(Date.now() - started).toBeLessThan(3000);
+        // Without a token for the domain: the timeout itself, not a hang.
+        expect(await caught(client.hasPaid({ domain: unpaidDomain }))).toMatchObject({
+          status: 0,
+          code: 'timeout',
+        });
+      } finally {
+        await service.close();
+      }
+    },
+  );
 
   it('answers from the token once the server is stopped, until the token expires (then fails closed)', async () => {
     const license = await makeLicense(t, key, project.id);

@@ -5,7 +5,13 @@
  * browser page or a child process as JSON.
  */
 import { randomBytes } from 'node:crypto';
-import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../../../test/factories/index.js';
+import {
+  makeAccount,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  uniqueToken,
+} from '../../../test/factories/index.js';
 import { expectSuccess } from '../../../test/utils/envelope.js';
 import type { TestApp } from '../../../test/utils/test-app.js';
 
@@ -43,8 +49,10 @@ export interface Seeded {
 export async function seedProject(t: TestApp): Promise<Seeded> {
   const { key } = await makeAccount(t.app);
   const api = {
-    get: (path: string) => t.http().get(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
-    post: (path: string) => t.http().post(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
+    get: (path: string) =>
+      t.http().get(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
+    post: (path: string) =>
+      t.http().post(`/api/v1${path}`).set('Accept', 'application/json').set('X-API-KEY', key),
   };
   const project = await makeProject(t, key, { has_paid: true, default_redirect_url: REDIRECT });
   const domain = await makeDomain(t, key, project.id, { has_paid: true });
@@ -58,18 +66,38 @@ export async function seedProject(t: TestApp): Promise<Seeded> {
 
   const text = `<b class="pro">☃ ${uniqueToken()}</b>`;
   const snippet = expectSuccess(
-    await api
-      .post(`/project/${project.id}/injectables`)
-      .send({ slug: `snippet-${uniqueToken()}`, type: 'snippet', mode: 'inject', target_path: '#pro', content: text, secret, only_if_paid: true }),
+    await api.post(`/project/${project.id}/injectables`).send({
+      slug: `snippet-${uniqueToken()}`,
+      type: 'snippet',
+      mode: 'inject',
+      target_path: '#pro',
+      content: text,
+      secret,
+      only_if_paid: true,
+    }),
     201,
   );
   const bytes = Buffer.concat([Buffer.from([0, 255, 0, 128]), randomBytes(600)]);
   const fileName = 'pro-bündle.bin';
   const upload = api.post(`/project/${project.id}/injectables`);
-  for (const [k, v] of Object.entries({ slug: `file-${uniqueToken()}`, type: 'file', mode: 'write', secret, only_if_paid: 'true' })) upload.field(k, v);
+  for (const [k, v] of Object.entries({
+    slug: `file-${uniqueToken()}`,
+    type: 'file',
+    mode: 'write',
+    secret,
+    only_if_paid: 'true',
+  }))
+    upload.field(k, v);
   const file = expectSuccess(await upload.attach('file', bytes, fileName), 201);
   const free = expectSuccess(
-    await api.post(`/project/${project.id}/injectables`).send({ slug: `free-${uniqueToken()}`, type: 'snippet', mode: 'inject', content: 'free', secret, only_if_paid: false }),
+    await api.post(`/project/${project.id}/injectables`).send({
+      slug: `free-${uniqueToken()}`,
+      type: 'snippet',
+      mode: 'inject',
+      content: 'free',
+      secret,
+      only_if_paid: false,
+    }),
     201,
   );
 

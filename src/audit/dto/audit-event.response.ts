@@ -1,29 +1,54 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
-@ApiSchema({ name: 'AuditActor', description: 'Who made the write: an API key (with its owner), the admin CLI, or a license holder' })
+@ApiSchema({
+  name: 'AuditActor',
+  description: 'Who made the write: an API key (with its owner), the admin CLI, or a license holder',
+})
 export class AuditActorResponse {
   @ApiProperty({ enum: ['api_key', 'cli', 'license'] })
   type: 'api_key' | 'cli' | 'license';
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'The API key; null for the CLI and a license' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'The API key; null for the CLI and a license',
+  })
   api_key_id: number | null;
 
-  @ApiProperty({ type: 'string', nullable: true, example: 'lg_AbCdE', description: 'The first characters of the API key' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'lg_AbCdE',
+    description: 'The first characters of the API key',
+  })
   api_key_prefix: string | null;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: "The API key's owner; null for the CLI and a license" })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: "The API key's owner; null for the CLI and a license",
+  })
   user_id: number | null;
 }
 
-@ApiSchema({ name: 'AuditEvent', description: 'One management write, recorded in the same transaction as the change' })
+@ApiSchema({
+  name: 'AuditEvent',
+  description: 'One management write, recorded in the same transaction as the change',
+})
 export class AuditEventResponse {
   @ApiProperty({ type: 'integer' })
   id: number;
 
-  @ApiProperty({ example: 'license.revoked', description: 'A webhook event name, or api_key.created|revoked|rolled, webhook_delivery.retried' })
+  @ApiProperty({
+    example: 'license.revoked',
+    description: 'A webhook event name, or api_key.created|revoked|rolled, webhook_delivery.retried',
+  })
   action: string;
 
-  @ApiProperty({ example: 'license', enum: ['project', 'domain', 'license', 'injectable', 'api_key', 'webhook_delivery'] })
+  @ApiProperty({
+    example: 'license',
+    enum: ['project', 'domain', 'license', 'injectable', 'api_key', 'webhook_delivery'],
+  })
   resource_type: string;
 
   @ApiProperty({ type: 'integer', nullable: true })
@@ -39,11 +64,16 @@ export class AuditEventResponse {
     type: 'object',
     additionalProperties: true,
     example: { revoked_at: [null, '2026-11-23T10:12:00Z'] },
-    description: 'field → [before, after] of every field the write changed; secrets appear as "[redacted]", payloads never',
+    description:
+      'field → [before, after] of every field the write changed; secrets appear as "[redacted]", payloads never',
   })
   changes: Record<string, [unknown, unknown]>;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'The X-Request-Id of the write; null for the CLI' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'The X-Request-Id of the write; null for the CLI',
+  })
   request_id: string | null;
 
   @ApiProperty({ type: 'string', nullable: true, example: '203.0.113.7' })

@@ -17,7 +17,12 @@ export class ApiKeyResponse {
   @ApiProperty({ description: 'A read-only key may not write' })
   read_only: boolean;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the key stops working; null: never. A rolled key stops when its grace period ends' })
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'When the key stops working; null: never. A rolled key stops when its grace period ends',
+  })
   expires_at: string | null;
 
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
@@ -26,7 +31,12 @@ export class ApiKeyResponse {
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Kept within a minute' })
   last_used_at: string | null;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the key was rolled (replaced by a new one)' })
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'When the key was rolled (replaced by a new one)',
+  })
   rolled_at: string | null;
 
   @ApiProperty({ type: 'string', format: 'date-time' })
@@ -39,13 +49,19 @@ export class ApiKeyResponse {
 /** The create answer: the only time the plaintext key is shown. */
 @ApiSchema({ name: 'ApiKeyCreated' })
 export class ApiKeyCreatedResponse extends ApiKeyResponse {
-  @ApiProperty({ example: 'lg_0123456789abcdefghijABCDEFGHIJ-_0123456789a', description: 'The plaintext key, shown once: lg_ + 43 base64url characters' })
+  @ApiProperty({
+    example: 'lg_0123456789abcdefghijABCDEFGHIJ-_0123456789a',
+    description: 'The plaintext key, shown once: lg_ + 43 base64url characters',
+  })
   key: string;
 }
 
 /** The roll answer: the new key (its plaintext shown once) and the old one, working until its expires_at. */
 @ApiSchema({ name: 'ApiKeyRolled' })
 export class ApiKeyRolledResponse extends ApiKeyCreatedResponse {
-  @ApiProperty({ type: () => ApiKeyResponse, description: 'The rolled key: it works until its expires_at, then answers 403' })
+  @ApiProperty({
+    type: () => ApiKeyResponse,
+    description: 'The rolled key: it works until its expires_at, then answers 403',
+  })
   previous_key: ApiKeyResponse;
 }

@@ -1,21 +1,46 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { OptionalBoolean, OptionalFutureDate, OptionalInt, OptionalString } from '../../common/http/validators.js';
+import {
+  OptionalBoolean,
+  OptionalFutureDate,
+  OptionalInt,
+  OptionalString,
+} from '../../common/http/validators.js';
 import { DEFAULT_ROLL_GRACE_SECONDS, MAX_ROLL_GRACE_SECONDS } from '../auth.service.js';
 
 export class CreateApiKeyDto {
-  @ApiPropertyOptional({ maxLength: 255, example: 'dashboard', description: '"default" when omitted or blank' })
+  @ApiPropertyOptional({
+    maxLength: 255,
+    example: 'dashboard',
+    description: '"default" when omitted or blank',
+  })
   @OptionalString('name', 255)
   name?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, nullable: true, example: null, description: 'Scope the key to one of your projects; omit (or null) for a global key' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    nullable: true,
+    example: null,
+    description: 'Scope the key to one of your projects; omit (or null) for a global key',
+  })
   @OptionalInt('project_id', 1)
   project_id?: number | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, example: null, description: 'When the key stops working; null: never' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    example: null,
+    description: 'When the key stops working; null: never',
+  })
   @OptionalFutureDate('expires_at')
   expires_at?: Date | null;
 
-  @ApiPropertyOptional({ default: false, example: false, description: 'A read-only key reads everything its scope allows; every write answers 403' })
+  @ApiPropertyOptional({
+    default: false,
+    example: false,
+    description: 'A read-only key reads everything its scope allows; every write answers 403',
+  })
   @OptionalBoolean('read_only')
   read_only?: boolean;
 }

@@ -106,7 +106,10 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
     if (!client) return String(this.current(projectId));
     try {
       if (this.mustRecover) await this.recover(client);
-      const [epoch, generation] = await within(BUMP_DEADLINE_MS, client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`)));
+      const [epoch, generation] = await within(
+        BUMP_DEADLINE_MS,
+        client.mget(this.redis.key('gen:epoch'), this.redis.key(`gen:${projectId}`)),
+      );
       return `${epoch ?? 0}.${generation ?? 0}`;
     } catch {
       this.mustRecover = true;
@@ -124,7 +127,10 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
     for (;;) {
       try {
         const keys = [this.redis.key(`gen:${projectId}`), this.channel];
-        await within(deadline - Date.now(), client.eval(INCR_AND_PUBLISH, 2, ...keys, `${this.instance} ${projectId} ${Date.now()}`));
+        await within(
+          deadline - Date.now(),
+          client.eval(INCR_AND_PUBLISH, 2, ...keys, `${this.instance} ${projectId} ${Date.now()}`),
+        );
         return;
       } catch (error) {
         // Our subscriber is up, so others may be listening: their copies are stale until we are heard.
@@ -143,7 +149,10 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     const client = this.redis.client;
     if (!client) return;
-    const subscriber = client.duplicate({ autoResubscribe: false, connectionName: this.redis.key('generations') });
+    const subscriber = client.duplicate({
+      autoResubscribe: false,
+      connectionName: this.redis.key('generations'),
+    });
     this.subscriber = subscriber;
     subscriber.on('error', () => undefined); // RedisService logs the state of Redis; this connection follows it
     subscriber.on('close', () => this.distrust());
@@ -228,9 +237,20 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async recover(client: Redis): Promise<void> {
-    await within(BUMP_DEADLINE_MS, client.eval(INCR_AND_PUBLISH, 2, this.redis.key('gen:epoch'), this.channel, `${this.instance} * ${Date.now()}`));
+    await within(
+      BUMP_DEADLINE_MS,
+      client.eval(
+        INCR_AND_PUBLISH,
+        2,
+        this.redis.key('gen:epoch'),
+        this.channel,
+        `${this.instance} * ${Date.now()}`,
+      ),
+    );
     this.mustRecover = false;
-    this.logger.warn('Redis answers again: every instance drops what it cached, so nothing cached before the failure is served');
+    this.logger.warn(
+      'Redis answers again: every instance drops what it cached, so nothing cached before the failure is served',
+    );
   }
 }
 
@@ -249,7 +269,10 @@ export class ProjectScopedCache<K extends {}, V extends {}> {
     this.lru =
       'max' in bound
         ? new LRUCache({ max: bound.max })
-        : new LRUCache({ maxSize: bound.maxSize, sizeCalculation: (entry) => Math.max(1, bound.sizeOf(entry.value)) });
+        : new LRUCache({
+            maxSize: bound.maxSize,
+            sizeCalculation: (entry) => Math.max(1, bound.sizeOf(entry.value)),
+          });
   }
 
   /** The value for `key` of `projectId`'s rows: cached while current, else loaded (and kept when the generation is known). */

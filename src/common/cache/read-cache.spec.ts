@@ -54,7 +54,10 @@ describe('ProjectGenerations with Redis', () => {
 
 describe('ProjectGenerations without Redis', () => {
   it('answers from memory, and a bump makes the project, and only it, stale at once', async () => {
-    const generations = new ProjectGenerations({ client: null, key: (name: string) => name } as unknown as RedisService);
+    const generations = new ProjectGenerations({
+      client: null,
+      key: (name: string) => name,
+    } as unknown as RedisService);
     const seven = generations.current(7);
     const eight = generations.current(8);
     expect(seven).not.toBeNull();

@@ -36,7 +36,11 @@ export class ReadCacheInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request & AuthedRequest>();
     const projectId = Number(req.params.project);
-    if (!this.reflector.get<boolean>(CACHED_READ, context.getHandler()) || !req.principal || !Number.isInteger(projectId)) {
+    if (
+      !this.reflector.get<boolean>(CACHED_READ, context.getHandler()) ||
+      !req.principal ||
+      !Number.isInteger(projectId)
+    ) {
       return next.handle();
     }
     const principal = req.principal;

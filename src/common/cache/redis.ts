@@ -49,7 +49,8 @@ export class RedisService implements OnModuleInit, OnApplicationShutdown {
     });
     client.off('ready', ready);
     clearTimeout(timer);
-    if ((client.status as string) !== 'ready') this.logger.warn('Redis is not reachable yet: answering from the database meanwhile');
+    if ((client.status as string) !== 'ready')
+      this.logger.warn('Redis is not reachable yet: answering from the database meanwhile');
   }
 
   key(name: string): string {

@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hash,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 /** One-shot SHA-256 (crypto.hash: no Hash object per call, which matters on the runtime path). */
 export const sha256Hex = (value: string | Buffer): string => hash('sha256', value, 'hex');

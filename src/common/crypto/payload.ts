@@ -1,7 +1,12 @@
 import { createCipheriv, createHash, randomBytes, scrypt } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scryptAsync = promisify(scrypt) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const scryptAsync = promisify(scrypt) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: object,
+) => Promise<Buffer>;
 
 /** The payload format's parameters (docs/decisions.md#injectables); a client needs nothing but its platform's standard crypto to undo them. */
 export const PAYLOAD_MAGIC = Buffer.from('LG1', 'ascii');
@@ -29,6 +34,21 @@ export function payloadSize(base64Length: number, tail: string): number {
 export const contentHash = (blob: Buffer): string => createHash('sha256').update(blob).digest('hex');
 
 /** The exact bytes the Ed25519 signature covers (docs/decisions.md#injectables). */
-export function signedMessage(fields: { project_id: number; slug: string; type: string; mode: string; target_path: string | null; content_hash: string }): string {
-  return ['LG1-SIG', String(fields.project_id), fields.slug, fields.type, fields.mode, fields.target_path ?? '', fields.content_hash].join('\n');
+export function signedMessage(fields: {
+  project_id: number;
+  slug: string;
+  type: string;
+  mode: string;
+  target_path: string | null;
+  content_hash: string;
+}): string {
+  return [
+    'LG1-SIG',
+    String(fields.project_id),
+    fields.slug,
+    fields.type,
+    fields.mode,
+    fields.target_path ?? '',
+    fields.content_hash,
+  ].join('\n');
 }

@@ -8,7 +8,15 @@ import cors from 'cors';
  */
 
 export const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
-export const CORS_ALLOWED_HEADERS = ['Accept', 'Content-Type', 'X-API-KEY', 'X-LICENSE-KEY', 'X-Service-Domain', 'X-Service-Nonce', 'X-Request-Id'];
+export const CORS_ALLOWED_HEADERS = [
+  'Accept',
+  'Content-Type',
+  'X-API-KEY',
+  'X-LICENSE-KEY',
+  'X-Service-Domain',
+  'X-Service-Nonce',
+  'X-Request-Id',
+];
 /** A browser SDK verifies signed answers (docs/decisions.md#signed-answers-and-offline-tokens) from the last two. */
 export const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'X-Service-Date', 'X-Service-Signature'];
 /** Seconds a browser may keep a preflight's answer. */

@@ -14,4 +14,3 @@ export type FieldErrors = Record<string, string[]>;
 export const RAW_RESPONSE = 'licensegate:raw-response';
 /** The handler returns its own complete body (the API root does). */
 export const RawResponse = () => SetMetadata(RAW_RESPONSE, true);
-

@@ -44,4 +44,5 @@ export const TITLE_TAKEN = 'The title has already been taken.';
 export const DOMAIN_TAKEN = 'The domain has already been taken.';
 export const EMAIL_TAKEN = 'The email has already been taken.';
 export const PROJECT_LOCKED = 'Project is locked.';
-export const GLOBAL_KEY_REQUIRED = 'This action requires a global API key; project-scoped keys cannot perform it.';
+export const GLOBAL_KEY_REQUIRED =
+  'This action requires a global API key; project-scoped keys cannot perform it.';

@@ -1,9 +1,23 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, NotFoundException } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  Catch,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+  NotFoundException,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { EntityNotFoundError } from 'typeorm';
 import { Envelope, FieldErrors } from './envelope.js';
 import { ApiError } from './errors.js';
-import { databaseFailure, isCommitOutcomeUnknown, isDatabaseBusy, isDatabaseUnavailable, takenField } from '../../database/db-errors.js';
+import {
+  databaseFailure,
+  isCommitOutcomeUnknown,
+  isDatabaseBusy,
+  isDatabaseUnavailable,
+  takenField,
+} from '../../database/db-errors.js';
 
 interface RouterLayer {
   route?: { path: string; methods: Record<string, boolean> };
@@ -22,7 +36,8 @@ const isCatchAll = (route: { path: string; methods: Record<string, boolean> }): 
  */
 function allowedMethods(req: Request, path: string): string[] {
   // (RuntimeFastPath's requests are node's own: no req.app.)
-  const stack: RouterLayer[] = (req.app as unknown as { router?: { stack: RouterLayer[] } } | undefined)?.router?.stack ?? [];
+  const stack: RouterLayer[] =
+    (req.app as unknown as { router?: { stack: RouterLayer[] } } | undefined)?.router?.stack ?? [];
   const methods = new Set<string>();
   for (const layer of stack) {
     if (!layer.route || isCatchAll(layer.route)) continue;
@@ -77,7 +92,12 @@ export function writeError(exception: unknown, req: Request, res: Response, logg
  * The status and error envelope for any error, ours or the framework's; headers that go with it
  * (Retry-After, Allow) are set on `res`. Also used by RuntimeFastPath, which writes it itself.
  */
-export function errorEnvelope(exception: unknown, req: Request, res: Response, logger: Logger): { status: number; body: Envelope } {
+export function errorEnvelope(
+  exception: unknown,
+  req: Request,
+  res: Response,
+  logger: Logger,
+): { status: number; body: Envelope } {
   let status = HttpStatus.INTERNAL_SERVER_ERROR;
   let message = 'Internal server error.';
   let errors: FieldErrors | null = null;
@@ -123,16 +143,27 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
     message = isCommitOutcomeUnknown(exception) ? COMMIT_OUTCOME_UNKNOWN : DATABASE_UNAVAILABLE;
     res.setHeader('Retry-After', '1');
     logger.warn({ db: databaseFailure(exception), req_id: req.id }, 'Database unavailable');
-  } else if (exception instanceof HttpException && exception.cause instanceof URIError && exception.getStatus() === 400) {
+  } else if (
+    exception instanceof HttpException &&
+    exception.cause instanceof URIError &&
+    exception.getStatus() === 400
+  ) {
     // Express could not decode a path parameter; its own text ("Failed to decode param") names no cause.
     const sent = /'(.*)'$/.exec(exception.message)?.[1];
-    message = sent === undefined ? 'The path contains an invalid percent-encoding.' : `The path contains an invalid percent-encoding: '${sent}'.`;
+    message =
+      sent === undefined
+        ? 'The path contains an invalid percent-encoding.'
+        : `The path contains an invalid percent-encoding: '${sent}'.`;
     status = HttpStatus.BAD_REQUEST;
   } else if (exception instanceof HttpException) {
     status = exception.getStatus();
     const body = exception.getResponse();
     const raw = typeof body === 'string' ? body : (body as { message?: unknown }).message;
-    message = Array.isArray(raw) ? String(raw[0]) : typeof raw === 'string' ? raw : (STATUS_MESSAGES[status] ?? exception.message);
+    message = Array.isArray(raw)
+      ? String(raw[0])
+      : typeof raw === 'string'
+        ? raw
+        : (STATUS_MESSAGES[status] ?? exception.message);
   } else {
     const error = exception as { status?: number; statusCode?: number; type?: string; message?: string };
     const known = error?.status ?? error?.statusCode;
@@ -148,10 +179,18 @@ export function errorEnvelope(exception: unknown, req: Request, res: Response, l
   return { status, body: { status: 'error', message, data, errors } };
 }
 
-function clientErrorMessage(error: { type?: string; message?: string; code?: string }, status: number, req: Request): string {
+function clientErrorMessage(
+  error: { type?: string; message?: string; code?: string },
+  status: number,
+  req: Request,
+): string {
   // body-parser passes zlib's own error on (Z_DATA_ERROR, ERR_BROTLI_…, ERR__ERROR_FORMAT_…) with no type.
   if (error.type === undefined && /^(Z_|ERR_BROTLI|ERR__ERROR_FORMAT|ERR_PADDING)/.test(error.code ?? '')) {
-    return `The request body could not be decompressed: it is not valid ${String(req.headers['content-encoding'] ?? '').trim().toLowerCase()} data (Content-Encoding).`;
+    return `The request body could not be decompressed: it is not valid ${String(
+      req.headers['content-encoding'] ?? '',
+    )
+      .trim()
+      .toLowerCase()} data (Content-Encoding).`;
   }
   switch (error.type) {
     case 'entity.parse.failed':

@@ -1,7 +1,14 @@
 import { BeforeApplicationShutdown, Injectable, type Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
-import { IncomingHttpHeaders, IncomingMessage, maxHeaderSize, STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import {
+  IncomingHttpHeaders,
+  IncomingMessage,
+  maxHeaderSize,
+  STATUS_CODES,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Envelope } from './envelope.js';
 
@@ -30,32 +37,61 @@ export const HTTP_TIMEOUTS = {
 /** Parse errors answered with another status than 400, and the message of each (by llhttp's code). */
 const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
   HPE_INVALID_METHOD: { status: 400, message: 'The request does not start with a known HTTP method.' },
-  HPE_INVALID_CONTENT_LENGTH: { status: 400, message: 'The Content-Length header must be a single non-negative integer.' },
-  HPE_UNEXPECTED_CONTENT_LENGTH: { status: 400, message: 'The Content-Length header must be a single non-negative integer.' },
+  HPE_INVALID_CONTENT_LENGTH: {
+    status: 400,
+    message: 'The Content-Length header must be a single non-negative integer.',
+  },
+  HPE_UNEXPECTED_CONTENT_LENGTH: {
+    status: 400,
+    message: 'The Content-Length header must be a single non-negative integer.',
+  },
   HPE_INVALID_TRANSFER_ENCODING: {
     status: 400,
-    message: 'The Transfer-Encoding header is invalid: send chunked as its last coding, and no Content-Length with it.',
+    message:
+      'The Transfer-Encoding header is invalid: send chunked as its last coding, and no Content-Length with it.',
   },
   HPE_INVALID_CHUNK_SIZE: { status: 400, message: 'The chunked request body is malformed.' },
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, message: 'The chunk extensions of the request body are too large.' },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
+    status: 413,
+    message: 'The chunk extensions of the request body are too large.',
+  },
   HPE_INVALID_HEADER_TOKEN: {
     status: 400,
-    message: 'A request header contains characters HTTP does not allow in a header name or value (such as NUL or other control characters).',
+    message:
+      'A request header contains characters HTTP does not allow in a header name or value (such as NUL or other control characters).',
   },
   // node counts the request line with the headers: a long URL hits the same limit.
-  HPE_HEADER_OVERFLOW: { status: 431, message: `The request line and headers are too large: at most ${maxHeaderSize} bytes in all, the URL with its query string included.` },
-  HPE_INVALID_VERSION: { status: 400, message: 'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.' },
-  HPE_INVALID_CONSTANT: { status: 400, message: 'The request line is malformed: send METHOD /path HTTP/1.1 (percent-encode spaces in the path).' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    message: `The request line and headers are too large: at most ${maxHeaderSize} bytes in all, the URL with its query string included.`,
+  },
+  HPE_INVALID_VERSION: {
+    status: 400,
+    message: 'The request line is malformed or its HTTP version is not supported: send HTTP/1.1.',
+  },
+  HPE_INVALID_CONSTANT: {
+    status: 400,
+    message: 'The request line is malformed: send METHOD /path HTTP/1.1 (percent-encode spaces in the path).',
+  },
   HPE_INVALID_URL: { status: 400, message: 'The request target is not a valid path.' },
   HPE_PAUSED_H2_UPGRADE: { status: 400, message: 'HTTP/2 without TLS is not supported: use HTTP/1.1.' },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: `The request did not arrive in time: headers within ${HTTP_TIMEOUTS.headersMs / 1000} s, the whole request within ${HTTP_TIMEOUTS.requestMs / 1000} s.` },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    message: `The request did not arrive in time: headers within ${HTTP_TIMEOUTS.headersMs / 1000} s, the whole request within ${HTTP_TIMEOUTS.requestMs / 1000} s.`,
+  },
 };
 const MALFORMED = { status: 400, message: 'The request is not valid HTTP/1.1.' };
 
-const envelope = (message: string): string => JSON.stringify({ status: 'error', message, data: null, errors: null } satisfies Envelope);
+const envelope = (message: string): string =>
+  JSON.stringify({ status: 'error', message, data: null, errors: null } satisfies Envelope);
 
 /** A complete error answer in the envelope, for a socket node's parser gave up on (it has no response object). */
-function rawAnswer(status: number, message: string, id: string, headers: Record<string, string> = {}): string {
+function rawAnswer(
+  status: number,
+  message: string,
+  id: string,
+  headers: Record<string, string> = {},
+): string {
   const body = envelope(message);
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
@@ -133,7 +169,9 @@ export function configureHttpServer(server: Server, idleTimeoutMs: number, logge
 
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const id = requestIdFrom(req.headers);
-    const body = envelope(`The Expect header ${JSON.stringify(req.headers.expect)} is not supported: only 100-continue is.`);
+    const body = envelope(
+      `The Expect header ${JSON.stringify(req.headers.expect)} is not supported: only 100-continue is.`,
+    );
     res.writeHead(417, {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),
@@ -146,7 +184,12 @@ export function configureHttpServer(server: Server, idleTimeoutMs: number, logge
   // CONNECT (a proxy tunnel) has no response object either; unanswered, node just drops the connection.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => undefined);
-    answerAndClose(socket, rawAnswer(405, 'The CONNECT method is not supported.', requestIdFrom(req.headers), { Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' }));
+    answerAndClose(
+      socket,
+      rawAnswer(405, 'The CONNECT method is not supported.', requestIdFrom(req.headers), {
+        Allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS',
+      }),
+    );
   });
 }
 
@@ -168,11 +211,17 @@ export function boundLargeAnswers(budget: number, logger: Logger) {
   return (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
     const end = res.end as (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) => ServerResponse;
     res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-      const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : Buffer.isBuffer(chunk) ? chunk.length : 0;
+      const size =
+        typeof chunk === 'string' ? Buffer.byteLength(chunk) : Buffer.isBuffer(chunk) ? chunk.length : 0;
       if (size < LARGE_ANSWER_BYTES || this.headersSent) return end.call(this, chunk, ...rest);
       if (pending > 0 && pending + size > budget) {
-        logger.warn({ req_id: (req as IncomingMessage & { id?: string }).id, bytes: size, pending }, 'Large answer refused: too many bytes wait for slow clients');
-        const body = envelope('The service is sending too many large answers to slow clients: try again in a moment.');
+        logger.warn(
+          { req_id: (req as IncomingMessage & { id?: string }).id, bytes: size, pending },
+          'Large answer refused: too many bytes wait for slow clients',
+        );
+        const body = envelope(
+          'The service is sending too many large answers to slow clients: try again in a moment.',
+        );
         // This answer replaces the one that was to go: a signature made for that body would not match.
         this.removeHeader('X-Service-Date');
         this.removeHeader('X-Service-Signature');
@@ -210,7 +259,9 @@ export class HttpDrain implements BeforeApplicationShutdown {
   beforeApplicationShutdown(): void {
     const server = this.adapterHost.httpAdapter?.getHttpServer() as Server | undefined;
     if (!server?.listening) return;
-    server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('Connection', 'close'));
+    server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) =>
+      res.setHeader('Connection', 'close'),
+    );
     server.closeIdleConnections();
     const sweep = setInterval(() => server.closeIdleConnections(), 100).unref();
     server.once('close', () => clearInterval(sweep));

@@ -35,7 +35,8 @@ export function licenseKey(req: Request): SentLicenseKey | null {
   const memo = req as Request & { [MEMO]?: SentLicenseKey | null };
   if (memo[MEMO] !== undefined) return memo[MEMO];
   const key = licenseKeyOf(req);
-  const sent = key === null ? null : { key, hash: key.length > MAX_LICENSE_KEY_CHARS ? OVERSIZED_KEY : sha256Hex(key) };
+  const sent =
+    key === null ? null : { key, hash: key.length > MAX_LICENSE_KEY_CHARS ? OVERSIZED_KEY : sha256Hex(key) };
   memo[MEMO] = sent;
   return sent;
 }

@@ -23,9 +23,11 @@ export function requestId(req: Request, res: Response, next: NextFunction): void
 
 /** HTTP/1.1 requires one Host; node's own check answers outside the envelope, so it is made here instead. */
 export function hostHeader(req: Request, _res: Response, next: NextFunction): void {
-  if (req.headers.host === undefined && req.httpVersion === '1.1') return next(new ApiError(400, 'The Host header is required.'));
+  if (req.headers.host === undefined && req.httpVersion === '1.1')
+    return next(new ApiError(400, 'The Host header is required.'));
   // node keeps the first of several and drops the rest; a proxy in front may have read another (RFC 9112 3.2: 400).
-  if (req.headers.host !== undefined && hostCount(req.rawHeaders) > 1) return next(new ApiError(400, 'The Host header must be sent once.'));
+  if (req.headers.host !== undefined && hostCount(req.rawHeaders) > 1)
+    return next(new ApiError(400, 'The Host header must be sent once.'));
   next();
 }
 
@@ -44,13 +46,24 @@ const TAKES_FILES = /^\/api\/v1\/project\/[^/?#]+\/injectables(\/[^/?#]+)?\/?(\?
 /** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */
 export function contentType(req: Request, _res: Response, next: NextFunction): void {
   if (!BODY_METHODS.has(req.method)) return next();
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  const hasBody =
+    Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (!hasBody || typeis(req, ['application/json', 'application/*+json'])) return next();
   if (typeis(req, ['multipart/form-data'])) {
     if (req.method !== 'PATCH' && TAKES_FILES.test(req.url ?? '')) return next();
-    return next(new ApiError(415, 'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).'));
+    return next(
+      new ApiError(
+        415,
+        'Unsupported content type: send application/json (multipart/form-data only where a file is uploaded: POST and PUT of injectables).',
+      ),
+    );
   }
-  next(new ApiError(415, 'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).'));
+  next(
+    new ApiError(
+      415,
+      'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).',
+    ),
+  );
 }
 
 /** A UTF-8 body must be UTF-8: decoding would quietly turn each bad byte into U+FFFD, and store that. */
@@ -67,7 +80,8 @@ function depthOver(value: unknown, limit: number): boolean {
     if (depth > limit) return true;
     const next: unknown[] = [];
     for (const item of level) {
-      if (item !== null && typeof item === 'object') for (const child of Object.values(item)) next.push(child);
+      if (item !== null && typeof item === 'object')
+        for (const child of Object.values(item)) next.push(child);
     }
     level = next;
   }
@@ -80,11 +94,16 @@ function depthOver(value: unknown, limit: number): boolean {
  * and a string with an unpaired surrogate (README "API overview").
  */
 export function objectBody(req: Request, _res: Response, next: NextFunction): void {
-  if (BODY_METHODS.has(req.method) && req.body !== undefined && typeis(req, ['application/json', 'application/*+json'])) {
+  if (
+    BODY_METHODS.has(req.method) &&
+    req.body !== undefined &&
+    typeis(req, ['application/json', 'application/*+json'])
+  ) {
     if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
       return next(new ApiError(400, 'The request body must be a JSON object.'));
     }
-    if (depthOver(req.body, MAX_BODY_DEPTH)) return next(new ApiError(400, `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`));
+    if (depthOver(req.body, MAX_BODY_DEPTH))
+      return next(new ApiError(400, `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`));
     // Anywhere in the body, fields a route ignores included: what is not valid text is refused, not mended.
     const unpaired = unpairedSurrogates(req.body);
     if (unpaired) return next(new ValidationFailed(unpaired));

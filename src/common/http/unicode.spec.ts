@@ -1,15 +1,32 @@
 import { describe, expect, it } from '@jest/globals';
 import { unpairedSurrogates } from './unicode.js';
 
-const message = (field: string) => `The ${field} field must be valid Unicode text (it contains an unpaired surrogate).`;
+const message = (field: string) =>
+  `The ${field} field must be valid Unicode text (it contains an unpaired surrogate).`;
 
 describe('unpairedSurrogates', () => {
   it('passes well-formed text, paired surrogates included, and values that are not text', () => {
-    expect(unpairedSurrogates({ a: 'plain', b: '😀 𝔘', c: ['ü', { d: '\ud83d\ude00' }], e: 1, f: null, g: true, h: new Date(0) })).toBeNull();
+    expect(
+      unpairedSurrogates({
+        a: 'plain',
+        b: '😀 𝔘',
+        c: ['ü', { d: '\ud83d\ude00' }],
+        e: 1,
+        f: null,
+        g: true,
+        h: new Date(0),
+      }),
+    ).toBeNull();
   });
 
   it('names each field by its path, in the order of the body', () => {
-    expect(unpairedSurrogates({ title: 'x\ud800', meta: { tags: ['ok', '\udc00'], deep: { x: 'a\udbffb' } }, redirect_url: '\ud800' })).toEqual({
+    expect(
+      unpairedSurrogates({
+        title: 'x\ud800',
+        meta: { tags: ['ok', '\udc00'], deep: { x: 'a\udbffb' } },
+        redirect_url: '\ud800',
+      }),
+    ).toEqual({
       title: [message('title')],
       'meta.tags.1': [message('meta.tags.1')],
       'meta.deep.x': [message('meta.deep.x')],
@@ -23,7 +40,9 @@ describe('unpairedSurrogates', () => {
 
   it('keys: the path spells the unpaired unit as \\uXXXX', () => {
     expect(unpairedSurrogates({ meta: { ['k\ud800']: 1, ['😀']: 'fine' } })).toEqual({
-      'meta.k\\ud800': ['The meta.k\\ud800 field name must be valid Unicode text (it contains an unpaired surrogate).'],
+      'meta.k\\ud800': [
+        'The meta.k\\ud800 field name must be valid Unicode text (it contains an unpaired surrogate).',
+      ],
     });
   });
 

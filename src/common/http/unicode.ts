@@ -7,7 +7,8 @@ const isWellFormed = (text: string): boolean => (text as string & { isWellFormed
 const UNPAIRED = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /** A key as it appears in a field path: unpaired surrogates spelled `\ud800`, so that the path is valid text. */
-const shown = (key: string): string => (isWellFormed(key) ? key : key.replace(UNPAIRED, (unit) => `\\u${unit.charCodeAt(0).toString(16)}`));
+const shown = (key: string): string =>
+  isWellFormed(key) ? key : key.replace(UNPAIRED, (unit) => `\\u${unit.charCodeAt(0).toString(16)}`);
 
 const MAX_REPORTED = 20;
 
@@ -29,14 +30,23 @@ export function unpairedSurrogates(value: unknown): FieldErrors | null {
   const pending: Array<{ item: unknown; path: string; badKey?: boolean }> = [{ item: value, path: '' }];
   while (pending.length > 0 && count < MAX_REPORTED) {
     const { item, path, badKey } = pending.pop() as (typeof pending)[number];
-    if (badKey) report(path, `The ${path} field name must be valid Unicode text (it contains an unpaired surrogate).`);
+    if (badKey)
+      report(path, `The ${path} field name must be valid Unicode text (it contains an unpaired surrogate).`);
     if (typeof item === 'string') {
-      if (!isWellFormed(item)) report(path, `The ${path.includes('.') ? path : label(path)} field must be valid Unicode text (it contains an unpaired surrogate).`);
+      if (!isWellFormed(item))
+        report(
+          path,
+          `The ${path.includes('.') ? path : label(path)} field must be valid Unicode text (it contains an unpaired surrogate).`,
+        );
     } else if (item !== null && typeof item === 'object') {
       const entries = Object.entries(item);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i];
-        pending.push({ item: child, path: path ? `${path}.${shown(key)}` : shown(key), badKey: !isWellFormed(key) });
+        pending.push({
+          item: child,
+          path: path ? `${path}.${shown(key)}` : shown(key),
+          badKey: !isWellFormed(key),
+        });
       }
     }
   }

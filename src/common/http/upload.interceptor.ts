@@ -1,4 +1,11 @@
-import { CallHandler, ExecutionContext, mixin, NestInterceptor, PayloadTooLargeException, Type } from '@nestjs/common';
+import {
+  CallHandler,
+  ExecutionContext,
+  mixin,
+  NestInterceptor,
+  PayloadTooLargeException,
+  Type,
+} from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
@@ -8,7 +15,8 @@ import { ValidationFailed } from './errors.js';
 import { label } from './validators.js';
 
 const REPLACEMENT = '\ufffd';
-const notUtf8 = (what: string) => `The ${what} must be valid UTF-8 text (it contains bytes that are not UTF-8, or the replacement character U+FFFD).`;
+const notUtf8 = (what: string) =>
+  `The ${what} must be valid UTF-8 text (it contains bytes that are not UTF-8, or the replacement character U+FFFD).`;
 
 /**
  * Multipart text that was not UTF-8, by field. busboy decodes each part (and the file name) as UTF-8
@@ -18,13 +26,19 @@ const notUtf8 = (what: string) => `The ${what} must be valid UTF-8 text (it cont
  */
 function replacedText(body: unknown, file: { originalname?: unknown } | undefined): FieldErrors | null {
   const errors: FieldErrors = {};
-  const pending: Array<{ item: unknown; path: string }> = Object.entries(body ?? {}).map(([path, item]) => ({ item, path }));
+  const pending: Array<{ item: unknown; path: string }> = Object.entries(body ?? {}).map(([path, item]) => ({
+    item,
+    path,
+  }));
   while (pending.length > 0) {
     const { item, path } = pending.shift() as (typeof pending)[number];
-    if (typeof item === 'string' && item.includes(REPLACEMENT)) errors[path] = [notUtf8(`${path.includes('.') ? path : label(path)} field`)];
-    else if (item !== null && typeof item === 'object') for (const [key, child] of Object.entries(item)) pending.push({ item: child, path: `${path}.${key}` });
+    if (typeof item === 'string' && item.includes(REPLACEMENT))
+      errors[path] = [notUtf8(`${path.includes('.') ? path : label(path)} field`)];
+    else if (item !== null && typeof item === 'object')
+      for (const [key, child] of Object.entries(item)) pending.push({ item: child, path: `${path}.${key}` });
   }
-  if (typeof file?.originalname === 'string' && file.originalname.includes(REPLACEMENT)) errors.file = [notUtf8('file name')];
+  if (typeof file?.originalname === 'string' && file.originalname.includes(REPLACEMENT))
+    errors.file = [notUtf8('file name')];
   return Object.keys(errors).length > 0 ? errors : null;
 }
 
@@ -42,7 +56,8 @@ export function UploadInterceptor(field: string): Type<NestInterceptor> {
         handled = await super.intercept(context, next);
       } catch (error) {
         const cause = (error as { cause?: { code?: unknown } }).cause;
-        if (cause?.code === 'LIMIT_FIELD_VALUE') throw new PayloadTooLargeException((error as Error).message, { cause });
+        if (cause?.code === 'LIMIT_FIELD_VALUE')
+          throw new PayloadTooLargeException((error as Error).message, { cause });
         throw error;
       }
       const req = context.switchToHttp().getRequest<Request & { file?: { originalname?: unknown } }>();
@@ -72,7 +87,11 @@ export function boundedMultipart(maxBytes: number) {
       received += chunk.length;
       if (received <= total) return;
       req.removeListener('data', count);
-      busboy.destroy(new PayloadTooLargeException(`The multipart body is larger than MAX_UPLOAD_BYTES (${maxBytes} bytes) and 256 KiB for the other fields.`));
+      busboy.destroy(
+        new PayloadTooLargeException(
+          `The multipart body is larger than MAX_UPLOAD_BYTES (${maxBytes} bytes) and 256 KiB for the other fields.`,
+        ),
+      );
     };
     req.on('data', count);
     req.pipe(busboy);

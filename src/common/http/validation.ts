@@ -8,7 +8,19 @@ import { unpairedSurrogates } from './unicode.js';
  * wrong kind ("must be a string"), then the rest in the order the DTO declares them. Every rule runs
  * (they each accept what is not theirs to judge), and one message per field is reported.
  */
-const PRIORITY = ['isNotEmpty', 'isDefined', 'isString', 'isInt', 'isNumber', 'isBoolean', 'isDate', 'isObject', 'isArray', 'isIn', 'isEnum'];
+const PRIORITY = [
+  'isNotEmpty',
+  'isDefined',
+  'isString',
+  'isInt',
+  'isNumber',
+  'isBoolean',
+  'isDate',
+  'isObject',
+  'isArray',
+  'isIn',
+  'isEnum',
+];
 const rank = (constraint: string) => {
   const i = PRIORITY.indexOf(constraint);
   return i < 0 ? PRIORITY.length : i;

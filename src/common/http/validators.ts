@@ -1,6 +1,20 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsDate, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, Max, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import {
+  IsBoolean,
+  IsDate,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidationOptions,
+} from 'class-validator';
 
 /** Laravel-style messages: "The default redirect url field …". */
 export const label = (field: string) => field.replace(/_/g, ' ');
@@ -32,7 +46,10 @@ const FutureDate = (field: string) =>
   ValidateBy({
     name: 'isFutureDate',
     validator: {
-      validate: (value: unknown) => !(value instanceof Date) || Number.isNaN(value.getTime()) || (value.getTime() > Date.now() && value.getTime() <= LAST_STORABLE),
+      validate: (value: unknown) =>
+        !(value instanceof Date) ||
+        Number.isNaN(value.getTime()) ||
+        (value.getTime() > Date.now() && value.getTime() <= LAST_STORABLE),
       defaultMessage: (args) =>
         args?.value instanceof Date && args.value.getTime() > LAST_STORABLE
           ? `The ${label(field)} field must be a date before the year 10000.`
@@ -41,7 +58,8 @@ const FutureDate = (field: string) =>
   });
 
 // An ISO-8601 date, optionally with a time and an offset (2099-12-31, 2099-12-31T23:59:59.5+01:00), or a year or month (2099, 2099-06).
-const ISO_DATE = /^([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$/i;
+const ISO_DATE =
+  /^([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$/i;
 
 /**
  * The string as a date, or an invalid Date. Only ISO-8601 is read: JavaScript's Date also reads
@@ -54,7 +72,8 @@ export function parseIsoDate(value: string): Date {
   const [year, month, day] = [Number(match[1]), Number(match[2] ?? 1), Number(match[3] ?? 1)];
   const first = new Date(0);
   first.setUTCFullYear(year, month - 1, day);
-  if (month < 1 || month > 12 || day < 1 || first.getUTCMonth() !== month - 1 || first.getUTCDate() !== day) return new Date(NaN);
+  if (month < 1 || month > 12 || day < 1 || first.getUTCMonth() !== month - 1 || first.getUTCDate() !== day)
+    return new Date(NaN);
   return new Date(value.trim());
 }
 
@@ -81,7 +100,10 @@ export const OptionalUrl = (field: string) =>
     IsOptional(),
     IsString({ message: `The ${label(field)} field must be a string.` }),
     MaxChars(2048, { message: `The ${label(field)} field must not be greater than 2048 characters.` }),
-    IsUrl({ require_protocol: true, protocols: ['http', 'https'], require_tld: false }, { message: `The ${label(field)} field must be a valid URL.` }),
+    IsUrl(
+      { require_protocol: true, protocols: ['http', 'https'], require_tld: false },
+      { message: `The ${label(field)} field must be a valid URL.` },
+    ),
   );
 
 /** An optional boolean: may be omitted, but when sent it is a real boolean (null is refused too). */
@@ -115,7 +137,8 @@ export const MetaObject = () =>
       name: 'metaSize',
       validator: {
         validate: (value: unknown) => Buffer.byteLength(JSON.stringify(value) ?? '') <= META_MAX_BYTES,
-        defaultMessage: () => `The meta field must not be greater than ${META_MAX_BYTES} bytes as JSON (UTF-8).`,
+        defaultMessage: () =>
+          `The meta field must not be greater than ${META_MAX_BYTES} bytes as JSON (UTF-8).`,
       },
     }),
   );

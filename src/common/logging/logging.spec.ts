@@ -32,8 +32,14 @@ describe('safeError', () => {
       sql: "INSERT INTO licenses (uuid, uuid_hash) VALUES ('a1b2c3-license-key', 'f00d')",
       sqlMessage: "Duplicate entry 'a1b2c3-license-key' for key 'uuid'",
     });
-    const error = new QueryFailedError('INSERT INTO licenses (uuid, uuid_hash) VALUES (?, ?)', ['a1b2c3-license-key', 'f00d'], driver);
-    const logged = JSON.stringify(safeError({ ...error, type: 'QueryFailedError', message: error.message, stack: error.stack }));
+    const error = new QueryFailedError(
+      'INSERT INTO licenses (uuid, uuid_hash) VALUES (?, ?)',
+      ['a1b2c3-license-key', 'f00d'],
+      driver,
+    );
+    const logged = JSON.stringify(
+      safeError({ ...error, type: 'QueryFailedError', message: error.message, stack: error.stack }),
+    );
     expect(logged).not.toContain('a1b2c3-license-key');
     expect(logged).not.toContain('f00d');
     expect(logged).not.toContain('INSERT INTO');
@@ -47,10 +53,26 @@ describe('the logger the app writes through', () => {
   it('logs a failed statement without its SQL or parameters', () => {
     const written: string[] = [];
     const sink = new Writable({ write: (chunk, _encoding, done) => (written.push(String(chunk)), done()) });
-    const env = loadConfig({ NODE_ENV: 'test', APP_KEY: Buffer.alloc(32, 1).toString('base64'), LOG_LEVEL: 'info' }, () => undefined).env;
+    const env = loadConfig(
+      { NODE_ENV: 'test', APP_KEY: Buffer.alloc(32, 1).toString('base64'), LOG_LEVEL: 'info' },
+      () => undefined,
+    ).env;
     const { logger } = pinoHttp(requestLogOptions(env), sink);
-    const driver = Object.assign(new Error('Lock wait timeout exceeded'), { errno: 1205, sql: "UPDATE license_usage SET count = count + 1 WHERE license_id = 7 AND day = '2026-11-23'" });
-    logger.error({ err: new QueryFailedError('UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ?', [7, 'uuid-hash-f00d'], driver), req_id: 'r1' }, 'Database busy');
+    const driver = Object.assign(new Error('Lock wait timeout exceeded'), {
+      errno: 1205,
+      sql: "UPDATE license_usage SET count = count + 1 WHERE license_id = 7 AND day = '2026-11-23'",
+    });
+    logger.error(
+      {
+        err: new QueryFailedError(
+          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ?',
+          [7, 'uuid-hash-f00d'],
+          driver,
+        ),
+        req_id: 'r1',
+      },
+      'Database busy',
+    );
     const line = JSON.parse(written.join(''));
     expect(line.err.message).toBe('Lock wait timeout exceeded');
     expect(line.err.driverError.errno).toBe(1205);
@@ -68,7 +90,10 @@ describe('RuntimeActivityLog', () => {
     countAnswer(false);
     runtimeChecks.inc({ outcome: 'refused_403' });
     logLinesDropped.inc(3);
-    expect(await activity.sinceLast()).toEqual({ runtime_checks: { paid: 2, unpaid: 1, refused_403: 1 }, log_lines_dropped: 3 });
+    expect(await activity.sinceLast()).toEqual({
+      runtime_checks: { paid: 2, unpaid: 1, refused_403: 1 },
+      log_lines_dropped: 3,
+    });
     expect(await activity.sinceLast()).toEqual({ runtime_checks: {}, log_lines_dropped: 0 });
   });
 });

@@ -69,10 +69,17 @@ type SerializedRequest = { url?: string; query?: Record<string, unknown>; header
 /** The request as pino-http serialises it, minus every place a license key can travel in. */
 function safeRequest(req: SerializedRequest): SerializedRequest {
   const out: SerializedRequest = { ...req, url: redactLicenseInUrl(req.url) };
-  if (req.query && typeof req.query === 'object' && Object.keys(req.query).some((k) => /^license$/i.test(k))) {
-    out.query = Object.fromEntries(Object.entries(req.query).map(([k, v]) => [k, /^license$/i.test(k) ? '[redacted]' : v]));
+  if (
+    req.query &&
+    typeof req.query === 'object' &&
+    Object.keys(req.query).some((k) => /^license$/i.test(k))
+  ) {
+    out.query = Object.fromEntries(
+      Object.entries(req.query).map(([k, v]) => [k, /^license$/i.test(k) ? '[redacted]' : v]),
+    );
   }
-  if (req.headers && typeof req.headers.referer === 'string') out.headers = { ...req.headers, referer: redactLicenseInUrl(req.headers.referer) };
+  if (req.headers && typeof req.headers.referer === 'string')
+    out.headers = { ...req.headers, referer: redactLicenseInUrl(req.headers.referer) };
   return out;
 }
 
@@ -88,14 +95,17 @@ export function safeError(err: unknown, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(err as Record<string, unknown>)) {
     if (STATEMENT_KEYS.has(key)) continue;
-    if (typeof value === 'string' && (key === 'message' || key === 'sqlMessage' || key === 'stack')) out[key] = maskValues(value);
-    else if (value !== null && typeof value === 'object' && !Array.isArray(value)) out[key] = safeError(value, depth + 1);
+    if (typeof value === 'string' && (key === 'message' || key === 'sqlMessage' || key === 'stack'))
+      out[key] = maskValues(value);
+    else if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      out[key] = safeError(value, depth + 1);
     else out[key] = value;
   }
   return out;
 }
 
-const maskValues = (text: string) => text.replace(/Duplicate entry '.*?' for key/gs, "Duplicate entry '[redacted]' for key");
+const maskValues = (text: string) =>
+  text.replace(/Duplicate entry '.*?' for key/gs, "Duplicate entry '[redacted]' for key");
 
 /** pino-http's options: nestjs-pino's request middleware and RuntimeFastPath's are built from them. */
 export function requestLogOptions(env: Env): Options {
@@ -110,12 +120,20 @@ export function requestLogOptions(env: Env): Options {
       return RUNTIME_CHECK.test(req.url ?? '') ? 'debug' : 'info';
     },
     serializers: { req: safeRequest, err: safeError },
-    redact: ['req.headers["x-api-key"]', 'req.headers["x-license-key"]', 'req.headers.authorization', 'req.body.license'],
+    redact: [
+      'req.headers["x-api-key"]',
+      'req.headers["x-license-key"]',
+      'req.headers.authorization',
+      'req.body.license',
+    ],
   };
 }
 
 /** The options and the bounded destination, as nestjs-pino's LoggerModule takes them. */
-export const pinoHttpParams = (env: Env): [Options, DestinationStream] => [requestLogOptions(env), (stdout ??= logDestination())];
+export const pinoHttpParams = (env: Env): [Options, DestinationStream] => [
+  requestLogOptions(env),
+  (stdout ??= logDestination()),
+];
 
 /**
  * The request line for calls RuntimeFastPath answers: pino-http with the same options, on the root
@@ -126,7 +144,10 @@ export function runtimeRequestLog(env: Env): (req: Request, res: Response, next:
   let log: { write: HttpLogger<IncomingMessage, ServerResponse>; context: PinoLogger } | undefined;
   return (req, res, next) => {
     // PinoLogger is transient-scoped in Nest; an instance of our own reaches the same root and context store.
-    log ??= { context: new PinoLogger({ pinoHttp: requestLogOptions(env) }), write: pinoHttp({ ...requestLogOptions(env), logger: PinoLogger.root }) };
+    log ??= {
+      context: new PinoLogger({ pinoHttp: requestLogOptions(env) }),
+      write: pinoHttp({ ...requestLogOptions(env), logger: PinoLogger.root }),
+    };
     const { write, context } = log;
     write(req, res, () => context.runInContext(next, { bindings: { reqId: req.id } }));
   };
@@ -156,7 +177,8 @@ export class RuntimeActivityLog implements OnModuleInit, OnApplicationShutdown {
   /** What changed since the last call: runtime checks by outcome (paid, unpaid, refused_403, …) and dropped lines. */
   async sinceLast(): Promise<{ runtime_checks: Record<string, number>; log_lines_dropped: number }> {
     const now = new Map<string, number>();
-    for (const { labels, value } of (await runtimeChecks.get()).values) now.set(String(labels.outcome), value);
+    for (const { labels, value } of (await runtimeChecks.get()).values)
+      now.set(String(labels.outcome), value);
     const dropped = (await logLinesDropped.get()).values[0]?.value ?? 0;
     const checks: Record<string, number> = {};
     for (const [outcome, value] of now) {
@@ -195,7 +217,8 @@ export class AppLogger implements LoggerService {
   log(message: unknown, ...params: unknown[]): void {
     const context = params.at(-1);
     if (context === 'RoutesResolver') return;
-    if (typeof context === 'string' && START_UP_CONTEXTS.has(context)) return this.inner.debug?.(message, ...params);
+    if (typeof context === 'string' && START_UP_CONTEXTS.has(context))
+      return this.inner.debug?.(message, ...params);
     this.inner.log(message, ...params);
   }
 

@@ -8,7 +8,15 @@ describe('address rules', () => {
     expect(parseIpEntry('10.0.0.0/8')).toBe('10.0.0.0/8');
     expect(parseIpEntry('2001:db8::/32')).toBe('2001:db8::/32');
     expect(parseIpEntry('::ffff:127.0.0.1')).toBe('127.0.0.1');
-    for (const bad of ['', '10.0.0', '10.0.0.0/33', '2001:db8::/129', 'example.com', '1.2.3.4/8/1', '10.0.0.1/x']) {
+    for (const bad of [
+      '',
+      '10.0.0',
+      '10.0.0.0/33',
+      '2001:db8::/129',
+      'example.com',
+      '1.2.3.4/8/1',
+      '10.0.0.1/x',
+    ]) {
       expect(parseIpEntry(bad)).toBeNull();
     }
   });
@@ -32,7 +40,19 @@ describe('normalizeDomain', () => {
     expect(normalizeDomain('bücher.de')).toBe('xn--bcher-kva.de');
   });
   it('refuses schemes, ports, paths, IP literals and wildcards', () => {
-    for (const bad of ['https://a.com', 'a.com:80', 'a.com/x', '10.0.0.1', '::1', '[::1]', '*.a.com', '', '-a.com', 'a_b.com', 1]) {
+    for (const bad of [
+      'https://a.com',
+      'a.com:80',
+      'a.com/x',
+      '10.0.0.1',
+      '::1',
+      '[::1]',
+      '*.a.com',
+      '',
+      '-a.com',
+      'a_b.com',
+      1,
+    ]) {
       expect(normalizeDomain(bad)).toBeNull();
     }
   });

@@ -38,19 +38,27 @@ export function ipMatcher(list: string): (address: string) => boolean {
 
 /** ISO 3166-1 alpha-2 codes (officially assigned). */
 export const ISO_COUNTRIES = new Set(
-  ('AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ ' +
+  (
+    'AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ ' +
     'CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR ' +
     'GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO ' +
     'JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR ' +
     'MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO ' +
     'RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV ' +
-    'TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW').split(' '),
+    'TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW'
+  ).split(' '),
 );
 
 /** "a, b ,c" → "a,b,c" with each entry parsed; the first bad entry when there is one. */
-export function parseList(raw: string | null, parse: (entry: string) => string | null): { value: string | null; bad?: string } {
+export function parseList(
+  raw: string | null,
+  parse: (entry: string) => string | null,
+): { value: string | null; bad?: string } {
   if (raw === null) return { value: null };
-  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   const out: string[] = [];
   for (const entry of entries) {
     const parsed = parse(entry);
@@ -61,4 +69,5 @@ export function parseList(raw: string | null, parse: (entry: string) => string |
 }
 
 /** An ISO 3166-1 alpha-2 code, uppercased, or null. */
-export const parseCountry = (code: string): string | null => (ISO_COUNTRIES.has(code.toUpperCase()) ? code.toUpperCase() : null);
+export const parseCountry = (code: string): string | null =>
+  ISO_COUNTRIES.has(code.toUpperCase()) ? code.toUpperCase() : null;

@@ -1,8 +1,25 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiExtension, ApiExtraModels, ApiParam, ApiQuery, ApiResponse, getSchemaPath, type ReferenceObject, type SchemaObject } from '@nestjs/swagger';
+import {
+  ApiExtension,
+  ApiExtraModels,
+  ApiParam,
+  ApiQuery,
+  ApiResponse,
+  getSchemaPath,
+  type ReferenceObject,
+  type SchemaObject,
+} from '@nestjs/swagger';
 import { GLOBAL_KEY_REQUIRED, PROJECT_LOCKED } from '../http/errors.js';
 import { errorEnvelope, type ErrorExample } from './error-examples.js';
-import { ErrorEnvelope, NULL_SCHEMA, RefusalEnvelope, REQUEST_ID_HEADER, RETRY_AFTER, SuccessEnvelope, ValidationErrorEnvelope } from './envelopes.js';
+import {
+  ErrorEnvelope,
+  NULL_SCHEMA,
+  RefusalEnvelope,
+  REQUEST_ID_HEADER,
+  RETRY_AFTER,
+  SuccessEnvelope,
+  ValidationErrorEnvelope,
+} from './envelopes.js';
 
 /*
  * The decorators controllers describe their operations with: the success answer in the envelope, the
@@ -38,7 +55,11 @@ export function ApiEnvelope(model: Type<unknown> | null, options: EnvelopeOption
       required: ['data', 'next_cursor'],
       properties: {
         data: { type: 'array', items: { $ref: getSchemaPath(model) } },
-        next_cursor: { type: 'string', nullable: true, description: 'Pass it back as `cursor` for the next page; null on the last page' },
+        next_cursor: {
+          type: 'string',
+          nullable: true,
+          description: 'Pass it back as `cursor` for the next page; null on the last page',
+        },
       },
     };
   } else if (options.isArray) {
@@ -53,7 +74,12 @@ export function ApiEnvelope(model: Type<unknown> | null, options: EnvelopeOption
       status,
       description: options.description ?? (status === 201 ? 'Created' : 'Success'),
       headers: REQUEST_ID_HEADER,
-      schema: { allOf: [{ $ref: getSchemaPath(SuccessEnvelope) }, { type: 'object', required: ['data'], properties: { data } }] },
+      schema: {
+        allOf: [
+          { $ref: getSchemaPath(SuccessEnvelope) },
+          { type: 'object', required: ['data'], properties: { data } },
+        ],
+      },
     }),
   );
 }
@@ -79,12 +105,18 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
  */
 export type ErrorSpec =
   | number
-  | ({ status: number; description?: string; refusal?: boolean; retryAfter?: boolean } & Partial<ErrorExample>);
+  | ({
+      status: number;
+      description?: string;
+      refusal?: boolean;
+      retryAfter?: boolean;
+    } & Partial<ErrorExample>);
 
 /** Any operation that reads or writes the database (README, "When the database is away"). */
 export const DATABASE_AWAY = {
   status: 503,
-  description: 'The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so)',
+  description:
+    'The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so)',
   retryAfter: true,
   message: 'The database is unavailable: try again in a moment.',
 } satisfies ErrorSpec;
@@ -108,7 +140,9 @@ export function ApiErrors(...specs: ErrorSpec[]) {
         description: description ?? ERROR_DESCRIPTIONS[status] ?? 'Error',
         type,
         headers: status === 429 || retryAfter ? { ...REQUEST_ID_HEADER, ...RETRY_AFTER } : REQUEST_ID_HEADER,
-        ...(message === undefined ? {} : { example: errorEnvelope(status, { message, field, data }, refusal) }),
+        ...(message === undefined
+          ? {}
+          : { example: errorEnvelope(status, { message, field, data }, refusal) }),
       });
     }),
   );
@@ -123,7 +157,11 @@ const GLOBAL_ONLY = 'a project-scoped key (this action needs a global key)';
 export const FORBIDDEN = {
   write: { status: 403, description: `${FORBIDDEN_BASE}; or the project is locked`, message: PROJECT_LOCKED },
   global: { status: 403, description: `${FORBIDDEN_BASE}; or ${GLOBAL_ONLY}`, message: GLOBAL_KEY_REQUIRED },
-  globalWrite: { status: 403, description: `${FORBIDDEN_BASE}; ${GLOBAL_ONLY}; or the project is locked`, message: GLOBAL_KEY_REQUIRED },
+  globalWrite: {
+    status: 403,
+    description: `${FORBIDDEN_BASE}; ${GLOBAL_ONLY}; or the project is locked`,
+    message: GLOBAL_KEY_REQUIRED,
+  },
 } satisfies Record<string, ErrorSpec>;
 
 /**
@@ -143,11 +181,25 @@ export const ApiBodies = (bodies: Record<string, Type<unknown>>) =>
 
 /** A positive-integer path id (IdPipe): anything else is a 404. */
 export const ApiIdParam = (name: string, description: string) =>
-  ApiParam({ name, description: `${description}; anything but a positive integer → 404`, schema: { type: 'integer', minimum: 1 } });
+  ApiParam({
+    name,
+    description: `${description}; anything but a positive integer → 404`,
+    schema: { type: 'integer', minimum: 1 },
+  });
 
 /** `per_page` and `cursor` of a cursor list (CursorQueryDto). */
 export const ApiCursorQuery = (defaultPerPage: number) =>
   applyDecorators(
-    ApiQuery({ name: 'per_page', required: false, schema: { type: 'integer', minimum: 1, maximum: 50, default: defaultPerPage }, description: 'Page size, 1..50; outside → 422' }),
-    ApiQuery({ name: 'cursor', required: false, schema: { type: 'string', maxLength: 512 }, description: 'The `next_cursor` of the previous page; one not made for this list → 422' }),
+    ApiQuery({
+      name: 'per_page',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 50, default: defaultPerPage },
+      description: 'Page size, 1..50; outside → 422',
+    }),
+    ApiQuery({
+      name: 'cursor',
+      required: false,
+      schema: { type: 'string', maxLength: 512 },
+      description: 'The `next_cursor` of the previous page; one not made for this list → 422',
+    }),
   );

@@ -1,5 +1,12 @@
 import { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule, type OperationObject, type PathItemObject, type ResponseObject } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  OpenAPIObject,
+  SwaggerModule,
+  type OperationObject,
+  type PathItemObject,
+  type ResponseObject,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE, CORS_METHODS } from '../http/cors.js';
 import { defaultErrorExample, errorEnvelope } from './error-examples.js';
@@ -41,10 +48,18 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       scheme: { default: 'http', enum: ['http', 'https'] },
       host: { default: 'localhost:3000', description: 'Host name and port' },
     })
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-KEY', description: 'Global or project-scoped API key' }, API_KEY_SCHEME)
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-LICENSE-KEY', description: 'License key (the license uuid)' }, LICENSE_KEY_SCHEME)
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'X-API-KEY', description: 'Global or project-scoped API key' },
+      API_KEY_SCHEME,
+    )
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'X-LICENSE-KEY', description: 'License key (the license uuid)' },
+      LICENSE_KEY_SCHEME,
+    )
     .build();
-  const generated = SwaggerModule.createDocument(app, config, { operationIdFactory: (controller, method) => `${DERIVE}${controller}.${method}` });
+  const generated = SwaggerModule.createDocument(app, config, {
+    operationIdFactory: (controller, method) => `${DERIVE}${controller}.${method}`,
+  });
   // Operations share the objects of class-level decorators: a copy that shares nothing (structuredClone
   // would keep the sharing), so that each is completed alone.
   const document = JSON.parse(JSON.stringify(generated)) as OpenAPIObject;
@@ -68,11 +83,16 @@ export function setupSwagger(app: INestApplication): void {
     useGlobalPrefix: false,
     // "Try it out" goes to the server showing the page, wherever it runs; the servers of the document
     // stay as committed.
-    patchDocumentOnRequest: (_req, _res, doc) => ({ ...doc, servers: [{ url: '/', description: 'This server' }, ...(doc.servers ?? [])] }),
+    patchDocumentOnRequest: (_req, _res, doc) => ({
+      ...doc,
+      servers: [{ url: '/', description: 'This server' }, ...(doc.servers ?? [])],
+    }),
   });
   app
     .getHttpAdapter()
-    .get(DOCUMENT_PATH, (_req: Request, res: Response) => res.type('application/json').send((text ??= serializeOpenApiDocument(built()))));
+    .get(DOCUMENT_PATH, (_req: Request, res: Response) =>
+      res.type('application/json').send((text ??= serializeOpenApiDocument(built()))),
+    );
 }
 
 /** The path item of the document itself. */
@@ -84,7 +104,11 @@ function documentPath(): PathItemObject {
       description: `The same bytes as \`openapi.json\` in the repository. Swagger UI, for people: \`${DOCS_PATH}\`.`,
       operationId: 'getOpenApiDocument',
       responses: {
-        200: { description: 'The OpenAPI 3.0 document', headers: REQUEST_ID_HEADER, content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } } },
+        200: {
+          description: 'The OpenAPI 3.0 document',
+          headers: REQUEST_ID_HEADER,
+          content: { 'application/json': { schema: { type: 'object', additionalProperties: true } } },
+        },
         // A fixed, public path: its one client error is a malformed request (its example follows the rules).
         400: {
           description: 'HTTP/1.1 without a Host header, or another malformed request',
@@ -119,19 +143,29 @@ function bodiesPerMediaType(op: OperationObject): void {
   const bodies = extended[BODIES_EXTENSION];
   if (!bodies) return;
   delete extended[BODIES_EXTENSION];
-  if (!op.requestBody || '$ref' in op.requestBody) throw new Error(`OpenAPI: ${op.summary}: ApiBodies on an operation without a body`);
-  op.requestBody.content = Object.fromEntries(Object.entries(bodies).map(([mediaType, $ref]) => [mediaType, { schema: { $ref } }]));
+  if (!op.requestBody || '$ref' in op.requestBody)
+    throw new Error(`OpenAPI: ${op.summary}: ApiBodies on an operation without a body`);
+  op.requestBody.content = Object.fromEntries(
+    Object.entries(bodies).map(([mediaType, $ref]) => [mediaType, { schema: { $ref } }]),
+  );
 }
 
 function errorExamples(document: OpenAPIObject, path: string, op: OperationObject): void {
   for (const [status, response] of Object.entries(op.responses ?? {})) {
     const media = (response as ResponseObject).content?.['application/json'];
-    if (Number(status) < 400 || !media || media.example !== undefined || media.examples !== undefined) continue;
+    if (Number(status) < 400 || !media || media.example !== undefined || media.examples !== undefined)
+      continue;
     const example = defaultErrorExample(document, path, op, Number(status));
     if (!example) {
-      throw new Error(`OpenAPI: no example for ${status} of ${op.summary}: give it one with ApiErrors({ status: ${status}, message })`);
+      throw new Error(
+        `OpenAPI: no example for ${status} of ${op.summary}: give it one with ApiErrors({ status: ${status}, message })`,
+      );
     }
-    media.example = errorEnvelope(Number(status), example, JSON.stringify(media.schema).includes('RefusalEnvelope'));
+    media.example = errorEnvelope(
+      Number(status),
+      example,
+      JSON.stringify(media.schema).includes('RefusalEnvelope'),
+    );
   }
 }
 

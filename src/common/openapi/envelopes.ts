@@ -8,17 +8,32 @@ import { ApiProperty, ApiSchema, type HeadersObject } from '@nestjs/swagger';
  */
 
 export const REQUEST_ID_HEADER: HeadersObject = {
-  'X-Request-Id': { description: 'The request id: echoed when the request sent a valid one, generated otherwise', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: 'The request id: echoed when the request sent a valid one, generated otherwise',
+    schema: { type: 'string' },
+  },
 };
 
 export const RETRY_AFTER: HeadersObject = {
-  'Retry-After': { description: 'Seconds to wait before trying again (429: until the limit resets)', schema: { type: 'integer', minimum: 1 } },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again (429: until the limit resets)',
+    schema: { type: 'integer', minimum: 1 },
+  },
 };
 
 /** A property that is always JSON `null` (OpenAPI 3.0 has no null type: a nullable object whose only value is null). */
-export const NULL_SCHEMA = { type: 'object' as const, additionalProperties: false, nullable: true, enum: [null], example: null };
+export const NULL_SCHEMA = {
+  type: 'object' as const,
+  additionalProperties: false,
+  nullable: true,
+  enum: [null],
+  example: null,
+};
 
-@ApiSchema({ name: 'SuccessEnvelope', description: 'Every successful answer; each operation describes `data`.' })
+@ApiSchema({
+  name: 'SuccessEnvelope',
+  description: 'Every successful answer; each operation describes `data`.',
+})
 export class SuccessEnvelope {
   @ApiProperty({ enum: ['success'], example: 'success' })
   status: 'success';
@@ -30,7 +45,11 @@ export class SuccessEnvelope {
   errors: null;
 }
 
-@ApiSchema({ name: 'ErrorEnvelope', description: 'Every error answer except 422 (ValidationErrorEnvelope) and runtime refusals (RefusalEnvelope).' })
+@ApiSchema({
+  name: 'ErrorEnvelope',
+  description:
+    'Every error answer except 422 (ValidationErrorEnvelope) and runtime refusals (RefusalEnvelope).',
+})
 export class ErrorEnvelope {
   @ApiProperty({ enum: ['error'], example: 'error' })
   status: 'error';
@@ -38,14 +57,27 @@ export class ErrorEnvelope {
   @ApiProperty({ description: 'What went wrong, as a sentence' })
   message: string;
 
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: true, description: 'Null, except where an operation says otherwise (503: the failing checks)' })
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    description: 'Null, except where an operation says otherwise (503: the failing checks)',
+  })
   data: Record<string, unknown> | null;
 
-  @ApiProperty({ type: 'object', nullable: true, additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'Null outside 422' })
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: { type: 'array', items: { type: 'string' } },
+    description: 'Null outside 422',
+  })
   errors: Record<string, string[]> | null;
 }
 
-@ApiSchema({ name: 'ValidationErrorEnvelope', description: '422: `errors` maps each invalid field to its messages.' })
+@ApiSchema({
+  name: 'ValidationErrorEnvelope',
+  description: '422: `errors` maps each invalid field to its messages.',
+})
 export class ValidationErrorEnvelope {
   @ApiProperty({ enum: ['error'], example: 'error' })
   status: 'error';
@@ -56,17 +88,29 @@ export class ValidationErrorEnvelope {
   @ApiProperty({ ...NULL_SCHEMA })
   data: null;
 
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } }, description: 'Each invalid field → its messages (one per field)' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'array', items: { type: 'string' } },
+    description: 'Each invalid field → its messages (one per field)',
+  })
   errors: Record<string, string[]>;
 }
 
 @ApiSchema({ name: 'RefusalData' })
 export class RefusalData {
-  @ApiProperty({ type: 'string', nullable: true, description: "The project's default_redirect_url; null when the project is unknown or has none" })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: "The project's default_redirect_url; null when the project is unknown or has none",
+  })
   redirect_url: string | null;
 }
 
-@ApiSchema({ name: 'RefusalEnvelope', description: 'A runtime refusal (license-key endpoints): `data.redirect_url` says where to send the visitor.' })
+@ApiSchema({
+  name: 'RefusalEnvelope',
+  description:
+    'A runtime refusal (license-key endpoints): `data.redirect_url` says where to send the visitor.',
+})
 export class RefusalEnvelope {
   @ApiProperty({ enum: ['error'], example: 'error' })
   status: 'error';

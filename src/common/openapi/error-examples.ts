@@ -17,7 +17,11 @@ export interface ErrorExample {
 }
 
 /** The example answer: the error envelope around `example`. */
-export function errorEnvelope(status: number, example: ErrorExample, refusal = false): Record<string, unknown> {
+export function errorEnvelope(
+  status: number,
+  example: ErrorExample,
+  refusal = false,
+): Record<string, unknown> {
   return {
     status: 'error',
     message: example.message,
@@ -36,31 +40,55 @@ const MESSAGES: Record<number, string> = {
 
 const BY_SCHEME: Record<string, Record<number, string>> = {
   'api-key': { 401: 'API key missing: send it in the X-API-KEY header.', 403: 'Invalid API key.' },
-  'license-key': { 401: 'License key missing: send it in the X-LICENSE-KEY header.', 403: 'Invalid license key.' },
+  'license-key': {
+    401: 'License key missing: send it in the X-LICENSE-KEY header.',
+    403: 'Invalid license key.',
+  },
 };
 
 const label = (field: string) => field.replace(/_/g, ' ');
 
-function resolve(doc: OpenAPIObject, schema: SchemaObject | { $ref: string } | undefined): SchemaObject | undefined {
-  if (schema && '$ref' in schema) return doc.components?.schemas?.[schema.$ref.split('/').pop() as string] as SchemaObject;
+function resolve(
+  doc: OpenAPIObject,
+  schema: SchemaObject | { $ref: string } | undefined,
+): SchemaObject | undefined {
+  if (schema && '$ref' in schema)
+    return doc.components?.schemas?.[schema.$ref.split('/').pop() as string] as SchemaObject;
   return schema;
 }
 
 /** 422 of a JSON body: its first required field left out, else its first field of the wrong kind. */
 function validationExample(doc: OpenAPIObject, op: OperationObject): ErrorExample {
-  const body = resolve(doc, op.requestBody && 'content' in op.requestBody ? (op.requestBody.content['application/json']?.schema as SchemaObject) : undefined);
+  const body = resolve(
+    doc,
+    op.requestBody && 'content' in op.requestBody
+      ? (op.requestBody.content['application/json']?.schema as SchemaObject)
+      : undefined,
+  );
   const required = body?.required?.[0];
   if (required) return { field: required, message: `The ${label(required)} field is required.` };
   const [field, property] = Object.entries(body?.properties ?? {})[0] ?? [];
   const kind = (resolve(doc, property as SchemaObject) ?? {}).type;
-  const kinds: Record<string, string> = { string: 'a string', integer: 'an integer', boolean: 'true or false', object: 'a JSON object' };
-  if (field && typeof kind === 'string' && kinds[kind]) return { field, message: `The ${label(field)} field must be ${kinds[kind]}.` };
-  if ((op.parameters ?? []).some((p) => 'name' in p && p.name === 'per_page')) return { field: 'per_page', message: 'The per page field must be between 1 and 50.' };
+  const kinds: Record<string, string> = {
+    string: 'a string',
+    integer: 'an integer',
+    boolean: 'true or false',
+    object: 'a JSON object',
+  };
+  if (field && typeof kind === 'string' && kinds[kind])
+    return { field, message: `The ${label(field)} field must be ${kinds[kind]}.` };
+  if ((op.parameters ?? []).some((p) => 'name' in p && p.name === 'per_page'))
+    return { field: 'per_page', message: 'The per page field must be between 1 and 50.' };
   return { field: 'field', message: 'The given data was invalid.' };
 }
 
 /** The example of `status` on an operation that gave none of its own; undefined when no rule covers it. */
-export function defaultErrorExample(doc: OpenAPIObject, path: string, op: OperationObject, status: number): ErrorExample | undefined {
+export function defaultErrorExample(
+  doc: OpenAPIObject,
+  path: string,
+  op: OperationObject,
+  status: number,
+): ErrorExample | undefined {
   const scheme = Object.keys(op.security?.[0] ?? {})[0];
   const byScheme = scheme ? BY_SCHEME[scheme]?.[status] : undefined;
   if (byScheme) return { message: byScheme };

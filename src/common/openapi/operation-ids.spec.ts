@@ -8,7 +8,13 @@ type Shape = 'item' | 'list' | 'none';
 function documentOf(routes: Array<[string, string, Shape?, string?]>): OpenAPIObject {
   const data = {
     item: { $ref: '#/components/schemas/Thing' },
-    list: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/Thing' } }, next_cursor: { type: 'string', nullable: true } } },
+    list: {
+      type: 'object',
+      properties: {
+        data: { type: 'array', items: { $ref: '#/components/schemas/Thing' } },
+        next_cursor: { type: 'string', nullable: true },
+      },
+    },
     none: { type: 'object', nullable: true },
   };
   const paths: Record<string, Record<string, unknown>> = {};
@@ -16,17 +22,37 @@ function documentOf(routes: Array<[string, string, Shape?, string?]>): OpenAPIOb
     paths[path] ??= {};
     paths[path][method] = {
       operationId: explicit ?? `${DERIVE}SomeController.someMethod`,
-      responses: { [method === 'post' && shape !== 'none' ? '201' : '200']: { content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/SuccessEnvelope' }, { properties: { data: data[shape] } }] } } } } },
+      responses: {
+        [method === 'post' && shape !== 'none' ? '201' : '200']: {
+          content: {
+            'application/json': {
+              schema: {
+                allOf: [
+                  { $ref: '#/components/schemas/SuccessEnvelope' },
+                  { properties: { data: data[shape] } },
+                ],
+              },
+            },
+          },
+        },
+      },
     };
   }
-  return { openapi: '3.0.0', info: { title: 't', version: '1' }, paths, components: { schemas: { Thing: { type: 'object' } } } } as unknown as OpenAPIObject;
+  return {
+    openapi: '3.0.0',
+    info: { title: 't', version: '1' },
+    paths,
+    components: { schemas: { Thing: { type: 'object' } } },
+  } as unknown as OpenAPIObject;
 }
 
 function idsOf(routes: Array<[string, string, Shape?, string?]>): Record<string, string> {
   const doc = documentOf(routes);
   deriveOperationIds(doc);
   const out: Record<string, string> = {};
-  for (const [path, item] of Object.entries(doc.paths)) for (const [method, op] of Object.entries(item)) out[`${method.toUpperCase()} ${path}`] = (op as { operationId: string }).operationId;
+  for (const [path, item] of Object.entries(doc.paths))
+    for (const [method, op] of Object.entries(item))
+      out[`${method.toUpperCase()} ${path}`] = (op as { operationId: string }).operationId;
   return out;
 }
 
@@ -127,15 +153,16 @@ describe('operationIds derived from the method and the path', () => {
   });
 
   it('singularises and names the resources of paths', () => {
-    expect(['licenses', 'webhook-deliveries', 'api-keys', 'project', 'activations', 'addresses', 'status'].map(singular)).toEqual([
-      'license',
-      'webhook-delivery',
-      'api-key',
-      'project',
-      'activation',
-      'address',
-      'status',
+    expect(
+      ['licenses', 'webhook-deliveries', 'api-keys', 'project', 'activations', 'addresses', 'status'].map(
+        singular,
+      ),
+    ).toEqual(['license', 'webhook-delivery', 'api-key', 'project', 'activation', 'address', 'status']);
+    expect(['webhook-deliveries', 'api-keys', 'licenses', 'audit-log'].map(resourceName)).toEqual([
+      'Webhook delivery',
+      'API key',
+      'License',
+      'Audit log',
     ]);
-    expect(['webhook-deliveries', 'api-keys', 'licenses', 'audit-log'].map(resourceName)).toEqual(['Webhook delivery', 'API key', 'License', 'Audit log']);
   });
 });

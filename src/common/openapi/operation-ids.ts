@@ -19,14 +19,23 @@ import type { OpenAPIObject, OperationObject } from '@nestjs/swagger';
 
 export const DERIVE = 'derive:';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
-const ITEM_VERBS: Record<string, string> = { get: 'get', put: 'replace', patch: 'update', delete: 'delete', post: 'create' };
+const ITEM_VERBS: Record<string, string> = {
+  get: 'get',
+  put: 'replace',
+  patch: 'update',
+  delete: 'delete',
+  post: 'create',
+};
 /** Words a sentence writes in capitals ("API key not found."). */
 const ACRONYMS = new Set(['api', 'id', 'ip', 'url']);
 
 const isParam = (segment: string) => segment.startsWith('{');
 const words = (segment: string) => segment.split(/[-_]/).filter(Boolean);
 // camelCase treats acronyms as words (listApiKeys), as JavaScript and TypeScript clients name things.
-const pascal = (segment: string) => words(segment).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+const pascal = (segment: string) =>
+  words(segment)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
 const camel = (segment: string) => {
   const name = pascal(segment);
   return name[0].toLowerCase() + name.slice(1);
@@ -45,7 +54,11 @@ export function singular(segment: string): string {
 
 const plural = (segment: string) => {
   const one = singular(segment);
-  return /[^aeiou]y$/.test(one) ? `${one.slice(0, -1)}ies` : /(s|x|ch|sh)$/.test(one) ? `${one}es` : `${one}s`;
+  return /[^aeiou]y$/.test(one)
+    ? `${one.slice(0, -1)}ies`
+    : /(s|x|ch|sh)$/.test(one)
+      ? `${one}es`
+      : `${one}s`;
 };
 
 /** A segment as a noun in a sentence: webhook-deliveries → "Webhook delivery", api-keys → "API key". */
@@ -57,7 +70,11 @@ export function resourceName(segment: string): string {
 }
 
 /** The path's segments below the API root (/api/v1); a path outside it keeps all of its own. */
-export const segmentsOf = (path: string): string[] => path.replace(/^\/api\/v1(?=\/|$)/, '').split('/').filter(Boolean);
+export const segmentsOf = (path: string): string[] =>
+  path
+    .replace(/^\/api\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean);
 
 /** Paths with items below them (…/things/{thing}: named in the plural when listed), and paths that answer a list. */
 interface Collections {
@@ -74,12 +91,16 @@ interface Route {
 /** Whether the success answer's `data` is a list: an array, or a cursor page `{data: [...], next_cursor}`. */
 function answersList(doc: OpenAPIObject, op: OperationObject): boolean {
   const success = Object.entries(op.responses ?? {}).find(([status]) => /^2/.test(status))?.[1] as
-    | { content?: Record<string, { schema?: Record<string, any> }> }
-    | undefined;
+    { content?: Record<string, { schema?: Record<string, any> }> } | undefined;
   const schema = success?.content?.['application/json']?.schema;
   const data = (schema?.allOf ?? []).map((part: Record<string, any>) => part.properties?.data).find(Boolean);
-  const resolved = data?.$ref ? doc.components?.schemas?.[String(data.$ref).split('/').pop() as string] : data;
-  return resolved?.type === 'array' || (resolved?.properties?.next_cursor !== undefined && resolved?.properties?.data?.type === 'array');
+  const resolved = data?.$ref
+    ? doc.components?.schemas?.[String(data.$ref).split('/').pop() as string]
+    : data;
+  return (
+    resolved?.type === 'array' ||
+    (resolved?.properties?.next_cursor !== undefined && resolved?.properties?.data?.type === 'array')
+  );
 }
 
 /** The name the rule gives one route; `qualified` adds the resource it is nested in. */
@@ -90,7 +111,9 @@ function derive(doc: OpenAPIObject, route: Route, collections: Collections, qual
   const literals = segments.filter((s) => !isParam(s));
   // The resource a nested one belongs to: the literal before the parameter before the last literal.
   const owner = (before: number) => {
-    const index = segments.slice(0, before).findLastIndex((s, i, all) => !isParam(s) && i + 1 < all.length && isParam(all[i + 1]));
+    const index = segments
+      .slice(0, before)
+      .findLastIndex((s, i, all) => !isParam(s) && i + 1 < all.length && isParam(all[i + 1]));
     return index >= 0 ? pascal(singular(segments[index])) : '';
   };
 
@@ -103,7 +126,8 @@ function derive(doc: OpenAPIObject, route: Route, collections: Collections, qual
   if (route.method === 'get' && answersList(doc, route.op)) {
     return `list${nest}${pascal(collections.addressable.has(prefix) ? plural(last) : last)}`;
   }
-  if (route.method === 'post' && (collections.addressable.has(prefix) || collections.listed.has(prefix))) return `create${nest}${pascal(singular(last))}`;
+  if (route.method === 'post' && (collections.addressable.has(prefix) || collections.listed.has(prefix)))
+    return `create${nest}${pascal(singular(last))}`;
   const resource = literals.length > 1 ? pascal(singular(literals[literals.length - 2])) : '';
   if (route.method === 'post') return `${camel(last)}${resource}`;
   return `${route.method === 'get' ? 'get' : ITEM_VERBS[route.method]}${resource}${pascal(last)}`;
@@ -112,7 +136,11 @@ function derive(doc: OpenAPIObject, route: Route, collections: Collections, qual
 /** Replaces every operationId marked DERIVE by the rule; fails on two operations with one name. */
 export function deriveOperationIds(doc: OpenAPIObject): void {
   const routes: Route[] = Object.entries(doc.paths).flatMap(([path, item]) =>
-    METHODS.filter((method) => item[method]).map((method) => ({ method, path, op: item[method] as OperationObject })),
+    METHODS.filter((method) => item[method]).map((method) => ({
+      method,
+      path,
+      op: item[method] as OperationObject,
+    })),
   );
   const collections: Collections = { addressable: new Set(), listed: new Set() };
   for (const { method, path, op } of routes) {
@@ -137,7 +165,9 @@ export function deriveOperationIds(doc: OpenAPIObject): void {
     const where = `${method.toUpperCase()} ${path}`;
     const other = seen.get(op.operationId as string);
     if (other) {
-      throw new Error(`OpenAPI: ${other} and ${where} are both named ${op.operationId}; give one an operationId with @ApiOperation({ operationId }).`);
+      throw new Error(
+        `OpenAPI: ${other} and ${where} are both named ${op.operationId}; give one an operationId with @ApiOperation({ operationId }).`,
+      );
     }
     seen.set(op.operationId as string, where);
   }

@@ -29,7 +29,10 @@ export class ThrottleGuard extends ThrottlerGuard {
   }
 
   private planFor(handler: object, classRef: object): Omit<ThrottlerRequest, 'context'> | null {
-    const routeClass = this.reflector.getAllAndOverride<RouteClass | null | undefined>(ROUTE_CLASS, [handler as () => void, classRef as new () => object]);
+    const routeClass = this.reflector.getAllAndOverride<RouteClass | null | undefined>(ROUTE_CLASS, [
+      handler as () => void,
+      classRef as new () => object,
+    ]);
     if (routeClass === null) return null;
     const throttler = this.throttlers.find((t) => t.name === (routeClass ?? 'api'));
     if (!throttler) throw new Error(`No throttler for the route class ${routeClass}`);
@@ -44,7 +47,10 @@ export class ThrottleGuard extends ThrottlerGuard {
     } as Omit<ThrottlerRequest, 'context'>;
   }
 
-  protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected override async throwThrottlingException(
+    context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
     const seconds = Math.max(1, Math.ceil(detail.timeToBlockExpire));
     context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
     throw new ApiError(429, `Too many requests. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`);

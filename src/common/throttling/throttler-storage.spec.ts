@@ -84,7 +84,8 @@ describe('SharedThrottlerStorage', () => {
     const { client, state } = fakeRedis();
     const [a, b] = [new SharedThrottlerStorage(client, 't:'), new SharedThrottlerStorage(client, 't:')];
     const blockedAnswers: boolean[] = [];
-    for (let i = 0; i < 13; i++) blockedAnswers.push((await (i % 2 ? b : a).increment('key:k', MINUTE, 10, MINUTE, 'api')).isBlocked);
+    for (let i = 0; i < 13; i++)
+      blockedAnswers.push((await (i % 2 ? b : a).increment('key:k', MINUTE, 10, MINUTE, 'api')).isBlocked);
     expect(blockedAnswers).toEqual([...Array(10).fill(false), true, true, true]);
     // B learns of the block from Redis with the 12th; A knew it from the 11th and refuses the 13th from memory.
     expect(state.calls).toBe(12);
@@ -95,7 +96,10 @@ describe('SharedThrottlerStorage', () => {
     const storage = new SharedThrottlerStorage(client, 't:');
     for (let i = 0; i < 3; i++) await storage.increment('ip:1', 10_000, 3, 30_000, 'root');
     const refused = await storage.increment('ip:1', 10_000, 3, 30_000, 'root');
-    expect({ isBlocked: refused.isBlocked, timeToBlockExpire: refused.timeToBlockExpire }).toEqual({ isBlocked: true, timeToBlockExpire: 30 });
+    expect({ isBlocked: refused.isBlocked, timeToBlockExpire: refused.timeToBlockExpire }).toEqual({
+      isBlocked: true,
+      timeToBlockExpire: 30,
+    });
   });
 
   it('counts in this process, and says so once, while Redis does not answer', async () => {
@@ -104,9 +108,12 @@ describe('SharedThrottlerStorage', () => {
     state.down = true;
     const storage = new SharedThrottlerStorage(client, 't:');
     const answers = [];
-    for (let i = 0; i < 4; i++) answers.push((await storage.increment('key:k', MINUTE, 3, MINUTE, 'api')).isBlocked);
+    for (let i = 0; i < 4; i++)
+      answers.push((await storage.increment('key:k', MINUTE, 3, MINUTE, 'api')).isBlocked);
     expect(answers).toEqual([false, false, false, true]);
-    expect(warned.mock.calls.map(([message]) => message)).toEqual(['Redis unavailable for rate limits, counting in this process: Connection is closed.']);
+    expect(warned.mock.calls.map(([message]) => message)).toEqual([
+      'Redis unavailable for rate limits, counting in this process: Connection is closed.',
+    ]);
     warned.mockRestore();
   });
 
@@ -116,10 +123,13 @@ describe('SharedThrottlerStorage', () => {
     (client as unknown as { status: string }).status = 'reconnecting';
     const storage = new SharedThrottlerStorage(client, 't:');
     const answers = [];
-    for (let i = 0; i < 3; i++) answers.push((await storage.increment('key:k', MINUTE, 2, MINUTE, 'api')).isBlocked);
+    for (let i = 0; i < 3; i++)
+      answers.push((await storage.increment('key:k', MINUTE, 2, MINUTE, 'api')).isBlocked);
     expect(answers).toEqual([false, false, true]);
     expect(state.calls).toBe(0);
-    expect(warned.mock.calls.map(([message]) => message)).toEqual(['Redis unavailable for rate limits, counting in this process: Redis is not connected']);
+    expect(warned.mock.calls.map(([message]) => message)).toEqual([
+      'Redis unavailable for rate limits, counting in this process: Redis is not connected',
+    ]);
     warned.mockRestore();
   });
 });

@@ -20,7 +20,9 @@ interface Record_ {
 const WINDOWS = 100_000;
 
 export class MemoryThrottlerStorage implements ThrottlerStorage {
-  private readonly windows = new LRUCache<string, { hits: number; resetAt: number; blockedUntil: number }>({ max: WINDOWS });
+  private readonly windows = new LRUCache<string, { hits: number; resetAt: number; blockedUntil: number }>({
+    max: WINDOWS,
+  });
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Record_> {
     const now = Date.now();
@@ -91,13 +93,32 @@ export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationSh
     clearInterval(this.timer);
   }
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, name: string): Promise<Record_> {
-    if (this.redis.status !== 'ready') return this.fallbackFor(key, ttl, limit, blockDuration, 'Redis is not connected');
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    name: string,
+  ): Promise<Record_> {
+    if (this.redis.status !== 'ready')
+      return this.fallbackFor(key, ttl, limit, blockDuration, 'Redis is not connected');
     const now = Date.now();
     const k = `${this.prefix}throttle:${name}:${key}`;
     let w = this.windows.get(k);
     if (!w || (w.resetAt <= now && w.blockedUntil <= now)) {
-      w = { key: k, ttl, limit, blockDuration, resetAt: now + ttl, total: 0, unsent: 0, sent: 0, waiting: [], deciding: 0, blockedUntil: 0 };
+      w = {
+        key: k,
+        ttl,
+        limit,
+        blockDuration,
+        resetAt: now + ttl,
+        total: 0,
+        unsent: 0,
+        sent: 0,
+        waiting: [],
+        deciding: 0,
+        blockedUntil: 0,
+      };
       this.windows.set(k, w);
     }
     if (w.blockedUntil > now) return blocked(w, now);
@@ -108,7 +129,12 @@ export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationSh
       this.dirty.add(w);
       // Half the slack used: tell Redis now rather than at the next tick, so calls rarely wait.
       if (uncounted + 1 >= slack / 2) this.flushSoon();
-      return { totalHits: w.total + uncounted + 1, timeToExpire: secondsUntil(w.resetAt, now), isBlocked: false, timeToBlockExpire: 0 };
+      return {
+        totalHits: w.total + uncounted + 1,
+        timeToExpire: secondsUntil(w.resetAt, now),
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      };
     }
     // Near the limit (by what this instance knows): Redis counts the call, and its place decides.
     w.deciding++;
@@ -120,11 +146,22 @@ export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationSh
     if (admitted === null) return this.fallbackFor(key, ttl, limit, blockDuration, 'Redis did not answer');
     const at = Date.now();
     return admitted
-      ? { totalHits: w.total, timeToExpire: secondsUntil(w.resetAt, at), isBlocked: false, timeToBlockExpire: 0 }
+      ? {
+          totalHits: w.total,
+          timeToExpire: secondsUntil(w.resetAt, at),
+          isBlocked: false,
+          timeToBlockExpire: 0,
+        }
       : blocked(w, at);
   }
 
-  private fallbackFor(key: string, ttl: number, limit: number, blockDuration: number, why: string): Promise<Record_> {
+  private fallbackFor(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    why: string,
+  ): Promise<Record_> {
     if (!this.warned) this.logger.warn(`Redis unavailable for rate limits, counting in this process: ${why}`);
     this.warned = true;
     return this.fallback.increment(key, ttl, limit, blockDuration);
@@ -171,13 +208,19 @@ export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationSh
     });
     let replies: number[];
     try {
-      replies = (await within(SYNC_DEADLINE_MS, this.redis.eval(SYNC, keys.length, ...keys, ...args))) as number[];
+      replies = (await within(
+        SYNC_DEADLINE_MS,
+        this.redis.eval(SYNC, keys.length, ...keys, ...args),
+      )) as number[];
     } catch (error) {
       windows.forEach((w, i) => {
         w.sent -= taken[i].admitted; // admitted already: Redis will not hear of them
         for (const resolve of taken[i].waiting) resolve(null);
       });
-      if (!this.warned) this.logger.warn(`Redis unavailable for rate limits, counting in this process: ${(error as Error).message}`);
+      if (!this.warned)
+        this.logger.warn(
+          `Redis unavailable for rate limits, counting in this process: ${(error as Error).message}`,
+        );
       this.warned = true;
       return;
     }

@@ -33,7 +33,12 @@ const perClass = (_context: unknown, tracker: string, name: string) => `${name}:
 export function throttlerOptions(config: AppConfig, redis: RedisService): ThrottlerModuleOptions {
   const env = config.env;
   const throttlers: ThrottlerOptions[] = [
-    { name: 'root', limit: env.THROTTLE_ROOT_LIMIT, ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000, getTracker: (req) => ip(req as Request) },
+    {
+      name: 'root',
+      limit: env.THROTTLE_ROOT_LIMIT,
+      ttl: env.THROTTLE_ROOT_TTL_SECONDS * 1000,
+      getTracker: (req) => ip(req as Request),
+    },
     {
       name: 'api',
       limit: env.THROTTLE_API_LIMIT,
@@ -51,12 +56,16 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
         const sent = licenseKey(req as Request);
         if (!sent) return ip(req as Request);
         // Oversized keys are not hashed: they share one allowance per address.
-        return sent.hash === OVERSIZED_KEY ? `oversized:${ip(req as Request)}` : `license:${sent.hash.slice(0, 32)}`;
+        return sent.hash === OVERSIZED_KEY
+          ? `oversized:${ip(req as Request)}`
+          : `license:${sent.hash.slice(0, 32)}`;
       },
     },
   ];
   return {
     throttlers: throttlers.map((throttler) => ({ ...throttler, generateKey: perClass })),
-    storage: redis.client ? new SharedThrottlerStorage(redis.client, redis.prefix) : new MemoryThrottlerStorage(),
+    storage: redis.client
+      ? new SharedThrottlerStorage(redis.client, redis.prefix)
+      : new MemoryThrottlerStorage(),
   };
 }

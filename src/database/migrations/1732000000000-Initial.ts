@@ -8,21 +8,33 @@ export const id = (): TableColumnOptions => ({
   isGenerated: true,
   generationStrategy: 'increment',
 });
-export const int = (name: string, nullable = false): TableColumnOptions => ({ name, type: 'integer', isNullable: nullable });
+export const int = (name: string, nullable = false): TableColumnOptions => ({
+  name,
+  type: 'integer',
+  isNullable: nullable,
+});
 export const str = (name: string, length = 255, nullable = false): TableColumnOptions => ({
   name,
   type: 'varchar',
   length: String(length),
   isNullable: nullable,
 });
-export const text = (name: string, nullable = true): TableColumnOptions => ({ name, type: 'text', isNullable: nullable });
+export const text = (name: string, nullable = true): TableColumnOptions => ({
+  name,
+  type: 'text',
+  isNullable: nullable,
+});
 export const bool = (name: string, def: boolean): TableColumnOptions => ({
   name,
   type: 'boolean',
   isNullable: false,
   default: def ? 1 : 0,
 });
-export const date = (name: string, nullable = true): TableColumnOptions => ({ name, type: 'datetime', isNullable: nullable });
+export const date = (name: string, nullable = true): TableColumnOptions => ({
+  name,
+  type: 'datetime',
+  isNullable: nullable,
+});
 export const timestamps = (): TableColumnOptions[] => [
   { name: 'created_at', type: 'datetime', isNullable: false, default: 'CURRENT_TIMESTAMP' },
   { name: 'updated_at', type: 'datetime', isNullable: false, default: 'CURRENT_TIMESTAMP' },
@@ -107,7 +119,12 @@ export class Initial1732000000000 implements MigrationInterface {
           bool('is_primary', false),
           ...timestamps(),
         ],
-        uniques: [new TableUnique({ name: 'uq_project_domains_project_domain', columnNames: ['project_id', 'domain'] })],
+        uniques: [
+          new TableUnique({
+            name: 'uq_project_domains_project_domain',
+            columnNames: ['project_id', 'domain'],
+          }),
+        ],
         indices: [new TableIndex({ name: 'ix_project_domains_domain', columnNames: ['domain'] })],
       }),
     );

@@ -9,7 +9,11 @@ export class RuntimeCounters1732000000001 implements MigrationInterface {
     await q.createTable(
       new Table({
         name: 'license_usage',
-        columns: [{ ...int('license_id'), isPrimary: true }, { ...str('day', 10), isPrimary: true }, int('count')],
+        columns: [
+          { ...int('license_id'), isPrimary: true },
+          { ...str('day', 10), isPrimary: true },
+          int('count'),
+        ],
       }),
     );
     await q.createTable(
@@ -23,7 +27,9 @@ export class RuntimeCounters1732000000001 implements MigrationInterface {
           str('host', 253),
           { name: 'created_at', type: 'datetime', isNullable: false, default: 'CURRENT_TIMESTAMP' },
         ],
-        uniques: [new TableUnique({ name: 'uq_license_activations', columnNames: ['license_id', 'domain', 'host'] })],
+        uniques: [
+          new TableUnique({ name: 'uq_license_activations', columnNames: ['license_id', 'domain', 'host'] }),
+        ],
         indices: [new TableIndex({ name: 'ix_license_activations_license', columnNames: ['license_id'] })],
       }),
     );

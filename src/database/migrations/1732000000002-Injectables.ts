@@ -29,8 +29,12 @@ export class Injectables1732000000002 implements MigrationInterface {
           text('meta', false),
           ...timestamps(),
         ],
-        uniques: [new TableUnique({ name: 'uq_injectables_project_slug', columnNames: ['project_id', 'slug'] })],
-        indices: [new TableIndex({ name: 'ix_injectables_project_active', columnNames: ['project_id', 'is_active'] })],
+        uniques: [
+          new TableUnique({ name: 'uq_injectables_project_slug', columnNames: ['project_id', 'slug'] }),
+        ],
+        indices: [
+          new TableIndex({ name: 'ix_injectables_project_active', columnNames: ['project_id', 'is_active'] }),
+        ],
       }),
     );
   }

@@ -5,10 +5,24 @@ export class WebhookTargetHost1732000000004 implements MigrationInterface {
   name = 'WebhookTargetHost1732000000004';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.addColumn('webhook_deliveries', new TableColumn({ name: 'target_host', type: 'varchar', length: '255', isNullable: false, default: "''" }));
-    const projects: Array<{ id: number; webhook_url: string }> = await q.query('SELECT id, webhook_url FROM projects WHERE webhook_url IS NOT NULL');
+    await q.addColumn(
+      'webhook_deliveries',
+      new TableColumn({
+        name: 'target_host',
+        type: 'varchar',
+        length: '255',
+        isNullable: false,
+        default: "''",
+      }),
+    );
+    const projects: Array<{ id: number; webhook_url: string }> = await q.query(
+      'SELECT id, webhook_url FROM projects WHERE webhook_url IS NOT NULL',
+    );
     for (const project of projects) {
-      await q.query('UPDATE webhook_deliveries SET target_host = ? WHERE project_id = ?', [hostOf(project.webhook_url), project.id]);
+      await q.query('UPDATE webhook_deliveries SET target_host = ? WHERE project_id = ?', [
+        hostOf(project.webhook_url),
+        project.id,
+      ]);
     }
   }
 

@@ -15,13 +15,25 @@ export class Activations1732000000006 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.renameColumn('license_activations', 'created_at', 'first_seen_at');
-    await q.addColumn('license_activations', new TableColumn({ name: 'last_seen_at', type: 'datetime', isNullable: false, default: 'CURRENT_TIMESTAMP' }));
+    await q.addColumn(
+      'license_activations',
+      new TableColumn({
+        name: 'last_seen_at',
+        type: 'datetime',
+        isNullable: false,
+        default: 'CURRENT_TIMESTAMP',
+      }),
+    );
     await q.query('UPDATE license_activations SET last_seen_at = first_seen_at');
 
     await q.createTable(
       new Table({
         name: 'license_deactivations',
-        columns: [{ ...int('license_id'), isPrimary: true }, { ...str('day', 10), isPrimary: true }, int('count')],
+        columns: [
+          { ...int('license_id'), isPrimary: true },
+          { ...str('day', 10), isPrimary: true },
+          int('count'),
+        ],
         indices: [new TableIndex({ name: 'ix_license_deactivations_day', columnNames: ['day'] })],
       }),
     );
@@ -39,9 +51,14 @@ export class Activations1732000000006 implements MigrationInterface {
     );
 
     await q.addColumn('licenses', new TableColumn({ ...str('expiry_notice', 16, true) }));
-    await q.createIndex('licenses', new TableIndex({ name: 'ix_licenses_expiry_notice', columnNames: ['expiry_notice', 'expires_at'] }));
+    await q.createIndex(
+      'licenses',
+      new TableIndex({ name: 'ix_licenses_expiry_notice', columnNames: ['expiry_notice', 'expires_at'] }),
+    );
     // Licenses that expired before this version announce nothing: no flood of license.expired on upgrade.
-    await q.query("UPDATE licenses SET expiry_notice = 'expired' WHERE expires_at IS NOT NULL AND expires_at <= CURRENT_TIMESTAMP");
+    await q.query(
+      "UPDATE licenses SET expiry_notice = 'expired' WHERE expires_at IS NOT NULL AND expires_at <= CURRENT_TIMESTAMP",
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

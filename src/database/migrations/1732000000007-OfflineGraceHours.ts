@@ -5,7 +5,10 @@ export class OfflineGraceHours1732000000007 implements MigrationInterface {
   name = 'OfflineGraceHours1732000000007';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.addColumn('projects', new TableColumn({ name: 'offline_grace_hours', type: 'integer', isNullable: false, default: 72 }));
+    await q.addColumn(
+      'projects',
+      new TableColumn({ name: 'offline_grace_hours', type: 'integer', isNullable: false, default: 72 }),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -4,7 +4,10 @@ import { MaxChars, OptionalBoolean } from '../../common/http/validators.js';
 
 /** A domain's fields (docs/decisions.md#domains). `domain` is normalised (lowercase, punycode, no trailing dot) by the service. */
 export class CreateDomainDto {
-  @ApiProperty({ example: 'shop.example.com', description: 'A host name: no scheme, port, path, IP literal or wildcard' })
+  @ApiProperty({
+    example: 'shop.example.com',
+    description: 'A host name: no scheme, port, path, IP literal or wildcard',
+  })
   @IsNotEmpty({ message: 'The domain field is required.' })
   @IsString({ message: 'The domain field must be a string.' })
   @MaxChars(300, { message: 'The domain field must not be greater than 253 characters.' })
@@ -18,7 +21,11 @@ export class CreateDomainDto {
   @OptionalBoolean('is_active')
   is_active?: boolean;
 
-  @ApiPropertyOptional({ default: false, example: true, description: 'Setting it clears is_primary on the project’s other domains' })
+  @ApiPropertyOptional({
+    default: false,
+    example: true,
+    description: 'Setting it clears is_primary on the project’s other domains',
+  })
   @OptionalBoolean('is_primary')
   is_primary?: boolean;
 }

@@ -1,7 +1,16 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema, type SchemaObject } from '@nestjs/swagger';
 
-const INDICATOR: SchemaObject = { type: 'object', required: ['status'], properties: { status: { type: 'string', example: 'up' } }, additionalProperties: true };
-const INDICATORS = { type: 'object' as const, additionalProperties: INDICATOR, example: { database: { status: 'up' } } };
+const INDICATOR: SchemaObject = {
+  type: 'object',
+  required: ['status'],
+  properties: { status: { type: 'string', example: 'up' } },
+  additionalProperties: true,
+};
+const INDICATORS = {
+  type: 'object' as const,
+  additionalProperties: INDICATOR,
+  example: { database: { status: 'up' } },
+};
 
 /** @nestjs/terminus' HealthCheckResult. */
 @ApiSchema({ name: 'Health' })

@@ -26,14 +26,22 @@ class InjectableFieldsDto {
   @OptionalString('title', 255)
   title?: string | null;
 
-  @ApiPropertyOptional({ enum: INJECTABLE_TYPES, example: 'script', description: 'snippet when omitted (file with an uploaded file)' })
+  @ApiPropertyOptional({
+    enum: INJECTABLE_TYPES,
+    example: 'script',
+    description: 'snippet when omitted (file with an uploaded file)',
+  })
   @IsOptional()
-  @IsIn(INJECTABLE_TYPES, { message: `The selected type is invalid: use one of ${INJECTABLE_TYPES.join(', ')}.` })
+  @IsIn(INJECTABLE_TYPES, {
+    message: `The selected type is invalid: use one of ${INJECTABLE_TYPES.join(', ')}.`,
+  })
   type?: string;
 
   @ApiPropertyOptional({ enum: INJECTABLE_MODES, example: 'inject', description: 'inject when omitted' })
   @IsOptional()
-  @IsIn(INJECTABLE_MODES, { message: `The selected mode is invalid: use one of ${INJECTABLE_MODES.join(', ')}.` })
+  @IsIn(INJECTABLE_MODES, {
+    message: `The selected mode is invalid: use one of ${INJECTABLE_MODES.join(', ')}.`,
+  })
   mode?: string;
 
   @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1024, example: 'body' })
@@ -44,13 +52,21 @@ class InjectableFieldsDto {
   @OptionalUrl('validate_endpoint')
   validate_endpoint?: string | null;
 
-  @ApiPropertyOptional({ writeOnly: true, example: 'correct horse battery staple', description: 'Encryption secret; required with new content, a file, or a switch to type file. Never stored.' })
+  @ApiPropertyOptional({
+    writeOnly: true,
+    example: 'correct horse battery staple',
+    description:
+      'Encryption secret; required with new content, a file, or a switch to type file. Never stored.',
+  })
   @IsOptional()
   @IsString({ message: 'The secret field must be a string.' })
   @MaxChars(1024, { message: 'The secret field must not be greater than 1024 characters.' })
   secret?: string;
 
-  @ApiPropertyOptional({ example: '<script>window.ACME_PRO = true;</script>', description: 'Plain content to encrypt (non-file injectables); exclusive with file' })
+  @ApiPropertyOptional({
+    example: '<script>window.ACME_PRO = true;</script>',
+    description: 'Plain content to encrypt (non-file injectables); exclusive with file',
+  })
   @IsOptional()
   @IsString({ message: 'The content field must be a string.' })
   content?: string;
@@ -61,29 +77,51 @@ class InjectableFieldsDto {
   @FormBoolean('is_active', true)
   is_active?: boolean;
 
-  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, example: {}, description: 'A JSON object or a JSON string of one' })
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    example: {},
+    description: 'A JSON object or a JSON string of one',
+  })
   @MetaObject()
   meta?: Record<string, unknown> | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'binary', description: 'multipart/form-data only: the file of a type=file injectable' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'binary',
+    description: 'multipart/form-data only: the file of a type=file injectable',
+  })
   file?: unknown;
 }
 
 const SLUG_RULES = [
   IsString({ message: 'The slug field must be a string.' }),
   MaxChars(255, { message: 'The slug field must not be greater than 255 characters.' }),
-  Matches(/^[A-Za-z0-9_-]+$/, { message: 'The slug field must only contain letters, numbers, dashes, and underscores.' }),
+  Matches(/^[A-Za-z0-9_-]+$/, {
+    message: 'The slug field must only contain letters, numbers, dashes, and underscores.',
+  }),
 ];
 
 export class CreateInjectableDto extends InjectableFieldsDto {
-  @ApiProperty({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', example: 'pro-badge', description: 'Unique within the project' })
+  @ApiProperty({
+    maxLength: 255,
+    pattern: '^[A-Za-z0-9_-]+$',
+    example: 'pro-badge',
+    description: 'Unique within the project',
+  })
   @IsNotEmpty({ message: 'The slug field is required.' })
   @applyDecorators(...SLUG_RULES)
   slug: string;
 }
 
 export class UpdateInjectableDto extends InjectableFieldsDto {
-  @ApiPropertyOptional({ maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', example: 'pro-badge', description: 'Unique within the project' })
+  @ApiPropertyOptional({
+    maxLength: 255,
+    pattern: '^[A-Za-z0-9_-]+$',
+    example: 'pro-badge',
+    description: 'Unique within the project',
+  })
   @IsOptional()
   @applyDecorators(...SLUG_RULES)
   slug?: string;
@@ -95,31 +133,59 @@ export class UpdateInjectableDto extends InjectableFieldsDto {
  * Documentation only: requests are validated with the DTOs above.
  */
 
-const SECRET = 'Encryption secret; never stored. Later payloads need the secret they were sealed with to be decrypted.';
+const SECRET =
+  'Encryption secret; never stored. Later payloads need the secret they were sealed with to be decrypted.';
 
 @ApiSchema({ name: 'CreateInjectableJson', description: 'Create with the payload as `content`.' })
-export class CreateInjectableJsonBody extends OmitType(CreateInjectableDto, ['file', 'secret', 'content'] as const) {
+export class CreateInjectableJsonBody extends OmitType(CreateInjectableDto, [
+  'file',
+  'secret',
+  'content',
+] as const) {
   @ApiProperty({ writeOnly: true, example: 'correct horse battery staple', description: SECRET })
   secret: string;
 
-  @ApiProperty({ example: '<script>window.ACME_PRO = true;</script>', description: 'Plain content to encrypt' })
+  @ApiProperty({
+    example: '<script>window.ACME_PRO = true;</script>',
+    description: 'Plain content to encrypt',
+  })
   content: string;
 }
 
-@ApiSchema({ name: 'CreateInjectableMultipart', description: 'Create with the payload as `content`, or as an uploaded `file` (type file).' })
-export class CreateInjectableMultipartBody extends OmitType(CreateInjectableDto, ['secret', 'content', 'file'] as const) {
+@ApiSchema({
+  name: 'CreateInjectableMultipart',
+  description: 'Create with the payload as `content`, or as an uploaded `file` (type file).',
+})
+export class CreateInjectableMultipartBody extends OmitType(CreateInjectableDto, [
+  'secret',
+  'content',
+  'file',
+] as const) {
   @ApiProperty({ writeOnly: true, example: 'correct horse battery staple', description: SECRET })
   secret: string;
 
-  @ApiPropertyOptional({ example: '<script>window.ACME_PRO = true;</script>', description: 'Plain content to encrypt; required unless a file is uploaded' })
+  @ApiPropertyOptional({
+    example: '<script>window.ACME_PRO = true;</script>',
+    description: 'Plain content to encrypt; required unless a file is uploaded',
+  })
   content?: string;
 
-  @ApiPropertyOptional({ type: 'string', format: 'binary', description: 'The payload of a type=file injectable (then type may be omitted); exclusive with content' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'binary',
+    description: 'The payload of a type=file injectable (then type may be omitted); exclusive with content',
+  })
   file?: unknown;
 }
 
-@ApiSchema({ name: 'UpdateInjectableJson', description: 'Only the fields sent change; new `content` needs `secret`.' })
+@ApiSchema({
+  name: 'UpdateInjectableJson',
+  description: 'Only the fields sent change; new `content` needs `secret`.',
+})
 export class UpdateInjectableJsonBody extends OmitType(UpdateInjectableDto, ['file'] as const) {}
 
-@ApiSchema({ name: 'UpdateInjectableMultipart', description: 'Only the fields sent change; new `content` or a `file` needs `secret`.' })
+@ApiSchema({
+  name: 'UpdateInjectableMultipart',
+  description: 'Only the fields sent change; new `content` or a `file` needs `secret`.',
+})
 export class UpdateInjectableMultipartBody extends UpdateInjectableDto {}

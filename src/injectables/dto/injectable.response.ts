@@ -35,10 +35,17 @@ export class InjectableResponse {
   @ApiProperty({ format: 'byte', description: 'The same value as content' })
   encrypted_content: string;
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'type=file: the original file name, encrypted like content; null otherwise' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'type=file: the original file name, encrypted like content; null otherwise',
+  })
   file_path: string | null;
 
-  @ApiProperty({ description: 'SHA-256 (hex) of the encrypted blob that content carries (base64-decoded); the signature covers it' })
+  @ApiProperty({
+    description:
+      'SHA-256 (hex) of the encrypted blob that content carries (base64-decoded); the signature covers it',
+  })
   content_hash: string;
 
   @ApiProperty({ description: 'Ed25519 signature (base64), verifiable with the project signing key' })
@@ -60,9 +67,20 @@ export class InjectableResponse {
   updated_at: string;
 }
 
-@ApiSchema({ name: 'InjectableListItem', description: 'An injectable without its payload: read the injectable itself for content and encrypted_content.' })
-export class InjectableListItemResponse extends OmitType(InjectableResponse, ['content', 'encrypted_content'] as const) {
-  @ApiProperty({ type: 'integer', minimum: 0, description: "Size in bytes of the payload as uploaded (the content's UTF-8 bytes or the file's bytes)" })
+@ApiSchema({
+  name: 'InjectableListItem',
+  description:
+    'An injectable without its payload: read the injectable itself for content and encrypted_content.',
+})
+export class InjectableListItemResponse extends OmitType(InjectableResponse, [
+  'content',
+  'encrypted_content',
+] as const) {
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: "Size in bytes of the payload as uploaded (the content's UTF-8 bytes or the file's bytes)",
+  })
   content_size: number;
 }
 
@@ -96,10 +114,18 @@ export class StreamInjectableResponse {
 
 @ApiSchema({ name: 'InjectableStreamPage' })
 export class InjectableStreamPageResponse {
-  @ApiProperty({ type: () => StreamInjectableResponse, isArray: true, description: 'Active injectables in id order; paid-only ones once the project is paid' })
+  @ApiProperty({
+    type: () => StreamInjectableResponse,
+    isArray: true,
+    description: 'Active injectables in id order; paid-only ones once the project is paid',
+  })
   injectables: StreamInjectableResponse[];
 
-  @ApiProperty({ type: 'string', nullable: true, description: 'Pass it back as `cursor`; null on the last page' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Pass it back as `cursor`; null on the last page',
+  })
   next_cursor: string | null;
 
   @ApiProperty()

@@ -2,17 +2,31 @@ import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, ValidateBy } from 'class-validator';
 import { parseCountry, parseIpEntry, parseList } from '../../common/net/address-lists.js';
-import { label, MaxChars, OptionalBoolean, OptionalFutureDate, OptionalInt, RequiredString } from '../../common/http/validators.js';
+import {
+  label,
+  MaxChars,
+  OptionalBoolean,
+  OptionalFutureDate,
+  OptionalInt,
+  RequiredString,
+} from '../../common/http/validators.js';
 import { applyDecorators } from '@nestjs/common';
 
-const Limit = (field: string, example: number) => applyDecorators(ApiPropertyOptional({ type: 'integer', minimum: 0, nullable: true, example }), OptionalInt(field, 0));
+const Limit = (field: string, example: number) =>
+  applyDecorators(
+    ApiPropertyOptional({ type: 'integer', minimum: 0, nullable: true, example }),
+    OptionalInt(field, 0),
+  );
 
 /** A comma-separated list whose every entry parses. */
 const ListOf = (field: string, parse: (entry: string) => string | null, what: string) =>
   ValidateBy({
     name: `isListOf_${field}`,
     validator: {
-      validate: (value: unknown) => value === null || value === undefined || (typeof value === 'string' && parseList(value, parse).bad === undefined),
+      validate: (value: unknown) =>
+        value === null ||
+        value === undefined ||
+        (typeof value === 'string' && parseList(value, parse).bad === undefined),
       defaultMessage: (args) =>
         `The ${label(field)} field contains an invalid ${what}: "${typeof args?.value === 'string' ? parseList(args.value, parse).bad : ''}".`,
     },
@@ -24,9 +38,13 @@ const ListOf = (field: string, parse: (entry: string) => string | null, what: st
  */
 const ListField = (field: string, max: number, parse: (entry: string) => string | null, what: string) =>
   applyDecorators(
-    Transform(({ value }) => (Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(',') : value)),
+    Transform(({ value }) =>
+      Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(',') : value,
+    ),
     IsOptional(),
-    IsString({ message: `The ${label(field)} field must be a string of comma-separated values (or an array of strings).` }),
+    IsString({
+      message: `The ${label(field)} field must be a string of comma-separated values (or an array of strings).`,
+    }),
     MaxChars(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),
     ListOf(field, parse, what),
   );
@@ -37,11 +55,22 @@ export class CreateLicenseDto {
   @RequiredString('title', 255)
   title: string;
 
-  @ApiPropertyOptional({ type: 'integer', nullable: true, example: null, description: 'Pins the license to a domain of this project (its id)' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: 'Pins the license to a domain of this project (its id)',
+  })
   @OptionalInt('domain_id', 1)
   domain_id?: number | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, example: '2099-12-31T23:59:59Z', description: 'Must be in the future' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    example: '2099-12-31T23:59:59Z',
+    description: 'Must be in the future',
+  })
   @OptionalFutureDate('expires_at')
   expires_at?: Date | null;
 
@@ -54,11 +83,23 @@ export class CreateLicenseDto {
   @Limit('max_usage_per_day', 100000)
   max_usage_per_day?: number | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, example: null, description: 'Comma-separated IP addresses or CIDR ranges, e.g. `203.0.113.7, 10.0.0.0/8, 2001:db8::/32` (an array of strings is joined); null allows every address' })
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    example: null,
+    description:
+      'Comma-separated IP addresses or CIDR ranges, e.g. `203.0.113.7, 10.0.0.0/8, 2001:db8::/32` (an array of strings is joined); null allows every address',
+  })
   @ListField('allowed_ips', 4000, parseIpEntry, 'IP address or CIDR range')
   allowed_ips?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, example: null, description: 'Comma-separated ISO 3166-1 alpha-2 codes, e.g. `DE, FR` (an array of strings is joined); null allows every country' })
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    example: null,
+    description:
+      'Comma-separated ISO 3166-1 alpha-2 codes, e.g. `DE, FR` (an array of strings is joined); null allows every country',
+  })
   @ListField('allowed_countries', 2000, parseCountry, 'ISO 3166-1 alpha-2 code')
   allowed_countries?: string | null;
 

@@ -29,10 +29,20 @@ export class LicenseResponse {
   @ApiProperty({ type: 'integer', nullable: true })
   max_usage_per_day: number | null;
 
-  @ApiProperty({ type: 'string', nullable: true, example: '203.0.113.7,10.0.0.0/8', description: 'Comma-separated IP addresses or CIDR ranges' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: '203.0.113.7,10.0.0.0/8',
+    description: 'Comma-separated IP addresses or CIDR ranges',
+  })
   allowed_ips: string | null;
 
-  @ApiProperty({ type: 'string', nullable: true, example: 'DE,FR', description: 'Comma-separated ISO 3166-1 alpha-2 codes' })
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'DE,FR',
+    description: 'Comma-separated ISO 3166-1 alpha-2 codes',
+  })
   allowed_countries: string | null;
 
   @ApiProperty()
@@ -68,7 +78,12 @@ export class LicenseUsageDomain {
   @ApiProperty({ type: 'string', format: 'date-time' })
   activated_at: string;
 
-  @ApiProperty({ type: 'string', isArray: true, example: ['shop.example.com'], description: 'Subdomains of it the license has been used from' })
+  @ApiProperty({
+    type: 'string',
+    isArray: true,
+    example: ['shop.example.com'],
+    description: 'Subdomains of it the license has been used from',
+  })
   subdomains: string[];
 }
 
@@ -83,7 +98,11 @@ export class LicenseUsageResponse {
   @ApiProperty({ type: 'integer', nullable: true })
   max_usage_per_day: number | null;
 
-  @ApiProperty({ type: () => LicenseUsageDay, isArray: true, description: 'The last 30 UTC days, oldest first, today last' })
+  @ApiProperty({
+    type: () => LicenseUsageDay,
+    isArray: true,
+    description: 'The last 30 UTC days, oldest first, today last',
+  })
   last_30_days: LicenseUsageDay[];
 
   @ApiProperty({ type: 'integer', nullable: true })
@@ -92,6 +111,10 @@ export class LicenseUsageResponse {
   @ApiProperty({ type: 'integer', nullable: true })
   max_subdomains_per_domain: number | null;
 
-  @ApiProperty({ type: () => LicenseUsageDomain, isArray: true, description: 'Activated domains, in activation order' })
+  @ApiProperty({
+    type: () => LicenseUsageDomain,
+    isArray: true,
+    description: 'Activated domains, in activation order',
+  })
   domains: LicenseUsageDomain[];
 }

@@ -46,7 +46,12 @@ export class HasPaidResponse {
   @ApiPropertyOptional({ description: 'POST /project/has-paid only: whether the license is a test license' })
   is_test_license?: boolean;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, description: "Only when has_paid is false: the project's default_redirect_url" })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'uri',
+    nullable: true,
+    description: "Only when has_paid is false: the project's default_redirect_url",
+  })
   redirect_url?: string | null;
 
   @ApiPropertyOptional({
@@ -59,7 +64,7 @@ export class HasPaidResponse {
   @ApiPropertyOptional({
     example: 'LG1.eyJwcm9qZWN0X2lkIjoxfQ.c2lnbmF0dXJl',
     description:
-      'POST /project/has-paid only, with include=token, has_paid true and the project\'s offline_grace_hours above 0: ' +
+      "POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0: " +
       'LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\\n" + the payload part)>, payload ' +
       '{project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}',
   })
@@ -71,7 +76,11 @@ export class HasPaidConfig {
   @ApiPropertyOptional({ enum: ['check_project'] })
   action?: 'check_project';
 
-  @ApiPropertyOptional({ type: 'string', example: 'injectables,token', description: 'As the include query parameter' })
+  @ApiPropertyOptional({
+    type: 'string',
+    example: 'injectables,token',
+    description: 'As the include query parameter',
+  })
   include?: string;
 
   @ApiPropertyOptional({ example: 'shop.example.com' })
@@ -81,10 +90,15 @@ export class HasPaidConfig {
 /** The optional JSON body of POST /project/has-paid; every field has a header or query equivalent. */
 @ApiSchema({ name: 'HasPaidRequest' })
 export class HasPaidRequest {
-  @ApiPropertyOptional({ description: 'The license key, when neither X-LICENSE-KEY nor the license query parameter is sent' })
+  @ApiPropertyOptional({
+    description: 'The license key, when neither X-LICENSE-KEY nor the license query parameter is sent',
+  })
   license?: string;
 
-  @ApiPropertyOptional({ example: 'shop.example.com', description: 'The calling domain, when neither X-Service-Domain nor the domain query parameter is sent' })
+  @ApiPropertyOptional({
+    example: 'shop.example.com',
+    description: 'The calling domain, when neither X-Service-Domain nor the domain query parameter is sent',
+  })
   domain?: string;
 
   @ApiPropertyOptional({ type: () => HasPaidConfig })

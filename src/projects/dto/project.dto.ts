@@ -1,7 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches, ValidateBy, ValidateIf } from 'class-validator';
-import { MaxChars, MetaObject, OptionalBoolean, OptionalNonNullInt, OptionalString, OptionalUrl, RequiredString } from '../../common/http/validators.js';
+import {
+  MaxChars,
+  MetaObject,
+  OptionalBoolean,
+  OptionalNonNullInt,
+  OptionalString,
+  OptionalUrl,
+  RequiredString,
+} from '../../common/http/validators.js';
 import { ALL_EVENTS, WEBHOOK_EVENTS } from '../../webhooks/webhook-events.js';
 
 const KNOWN_EVENTS = new Set<unknown>(WEBHOOK_EVENTS);
@@ -9,9 +17,16 @@ const KNOWN_EVENTS = new Set<unknown>(WEBHOOK_EVENTS);
 /** Why a `webhook_events` value is refused, naming every unknown event type; null when it is fine. */
 export function webhookEventsProblem(value: unknown): string | null {
   if (!Array.isArray(value)) return 'The webhook events field must be an array of event types, or ["*"].';
-  if (value.includes(ALL_EVENTS)) return value.length === 1 ? null : 'The webhook events field must be ["*"] alone, or a list of event types without "*".';
-  const unknown = value.filter((type) => !KNOWN_EVENTS.has(type)).map((type) => (typeof type === 'string' ? type : JSON.stringify(type)));
-  return unknown.length === 0 ? null : `The webhook events field contains unknown event types: ${[...new Set(unknown)].join(', ')}.`;
+  if (value.includes(ALL_EVENTS))
+    return value.length === 1
+      ? null
+      : 'The webhook events field must be ["*"] alone, or a list of event types without "*".';
+  const unknown = value
+    .filter((type) => !KNOWN_EVENTS.has(type))
+    .map((type) => (typeof type === 'string' ? type : JSON.stringify(type)));
+  return unknown.length === 0
+    ? null
+    : `The webhook events field contains unknown event types: ${[...new Set(unknown)].join(', ')}.`;
 }
 
 /** `webhook_events`: ["*"] or known event types; null stores the default, ["*"]. */
@@ -20,7 +35,10 @@ const WebhookEventList = () =>
     ValidateIf((_, value) => value !== null && value !== undefined),
     ValidateBy({
       name: 'webhookEvents',
-      validator: { validate: (value: unknown) => webhookEventsProblem(value) === null, defaultMessage: (args) => webhookEventsProblem(args?.value) ?? '' },
+      validator: {
+        validate: (value: unknown) => webhookEventsProblem(value) === null,
+        defaultMessage: (args) => webhookEventsProblem(args?.value) ?? '',
+      },
     }),
   );
 
@@ -43,7 +61,8 @@ const WebhookHostName = () =>
           return true;
         }
       },
-      defaultMessage: () => `The webhook url field must be a valid URL: its host name is longer than ${MAX_HOST_NAME} characters.`,
+      defaultMessage: () =>
+        `The webhook url field must be a valid URL: its host name is longer than ${MAX_HOST_NAME} characters.`,
     },
   });
 
@@ -56,27 +75,61 @@ export class CreateProjectDto {
   @RequiredString('name', 255)
   name: string;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, pattern: '^[A-Za-z0-9_-]+$', example: 'acme-shop', description: 'Unique; generated from name when omitted' })
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    maxLength: 255,
+    pattern: '^[A-Za-z0-9_-]+$',
+    example: 'acme-shop',
+    description: 'Unique; generated from name when omitted',
+  })
   @IsOptional()
   @IsString({ message: 'The slug field must be a string.' })
   @MaxChars(255, { message: 'The slug field must not be greater than 255 characters.' })
-  @Matches(/^[A-Za-z0-9_-]+$/, { message: 'The slug field must only contain letters, numbers, dashes, and underscores.' })
+  @Matches(/^[A-Za-z0-9_-]+$/, {
+    message: 'The slug field must only contain letters, numbers, dashes, and underscores.',
+  })
   slug?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', maxLength: 1000, nullable: true, example: 'Premium themes for the Acme storefront' })
+  @ApiPropertyOptional({
+    type: 'string',
+    maxLength: 1000,
+    nullable: true,
+    example: 'Premium themes for the Acme storefront',
+  })
   @OptionalString('description', 1000)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: 'https://acme.example/pricing', description: 'Where the SDK sends visitors while access is refused' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'uri',
+    nullable: true,
+    example: 'https://acme.example/pricing',
+    description: 'Where the SDK sends visitors while access is refused',
+  })
   @OptionalUrl('default_redirect_url')
   default_redirect_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: null, description: 'Receives the project\'s events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'uri',
+    nullable: true,
+    example: null,
+    description:
+      'Receives the project\'s events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE',
+  })
   @OptionalUrl('webhook_url')
   @WebhookHostName()
   webhook_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned', writeOnly: true })
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    maxLength: 255,
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned',
+    writeOnly: true,
+  })
   @OptionalString('webhook_secret', 255)
   webhook_secret?: string | null;
 
@@ -86,20 +139,36 @@ export class CreateProjectDto {
     items: { type: 'string', enum: [ALL_EVENTS, ...WEBHOOK_EVENTS] },
     default: [ALL_EVENTS],
     example: ['license.created', 'license.revoked'],
-    description: 'The events the webhook is sent: event types, or ["*"] for every one; null: ["*"]. An unknown type → 422 naming it',
+    description:
+      'The events the webhook is sent: event types, or ["*"] for every one; null: ["*"]. An unknown type → 422 naming it',
   })
   @WebhookEventList()
   webhook_events?: string[] | null;
 
-  @ApiPropertyOptional({ default: true, example: true, description: 'false: no event is sent (none is written to the outbox), whatever webhook_events says' })
+  @ApiPropertyOptional({
+    default: true,
+    example: true,
+    description: 'false: no event is sent (none is written to the outbox), whatever webhook_events says',
+  })
   @OptionalBoolean('webhook_enabled')
   webhook_enabled?: boolean;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', nullable: true, example: 'https://acme.example/logo.png' })
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'uri',
+    nullable: true,
+    example: 'https://acme.example/logo.png',
+  })
   @OptionalUrl('logo_url')
   logo_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'object', nullable: true, additionalProperties: true, example: { plan: 'pro' }, description: 'A JSON object, or a JSON string that decodes to one; null stores {}' })
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    additionalProperties: true,
+    example: { plan: 'pro' },
+    description: 'A JSON object, or a JSON string that decodes to one; null stores {}',
+  })
   @MetaObject()
   meta?: Record<string, unknown> | null;
 
@@ -117,7 +186,8 @@ export class CreateProjectDto {
     maximum: MAX_OFFLINE_GRACE_HOURS,
     default: 72,
     example: 72,
-    description: 'How many hours an offline token (`include=token` on the runtime check) stays valid; 0 issues none',
+    description:
+      'How many hours an offline token (`include=token` on the runtime check) stays valid; 0 issues none',
   })
   @OptionalNonNullInt('offline_grace_hours', 0, MAX_OFFLINE_GRACE_HOURS)
   offline_grace_hours?: number;
@@ -127,7 +197,12 @@ export class CreateProjectDto {
 export class UpdateProjectDto extends PartialType(CreateProjectDto, { skipNullProperties: false }) {}
 
 export class LockProjectDto {
-  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 1000, example: 'Invoice 2026-113 is unpaid' })
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    maxLength: 1000,
+    example: 'Invoice 2026-113 is unpaid',
+  })
   @OptionalString('reason', 1000)
   reason?: string | null;
 }

@@ -15,13 +15,23 @@ export class ProjectResponse {
   @ApiProperty({ type: 'string', nullable: true })
   description: string | null;
 
-  @ApiProperty({ type: 'string', format: 'uri', nullable: true, description: 'Where runtime clients send visitors when has_paid is false' })
+  @ApiProperty({
+    type: 'string',
+    format: 'uri',
+    nullable: true,
+    description: 'Where runtime clients send visitors when has_paid is false',
+  })
   default_redirect_url: string | null;
 
   @ApiProperty({ type: 'string', format: 'uri', nullable: true })
   webhook_url: string | null;
 
-  @ApiProperty({ type: 'array', items: { type: 'string' }, example: ['*'], description: 'The events the webhook is sent; ["*"]: every one' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string' },
+    example: ['*'],
+    description: 'The events the webhook is sent; ["*"]: every one',
+  })
   webhook_events: string[];
 
   @ApiProperty({ description: 'false: no event is sent' })
@@ -39,10 +49,21 @@ export class ProjectResponse {
   @ApiProperty()
   has_paid: boolean;
 
-  @ApiProperty({ type: 'integer', minimum: 0, maximum: 720, example: 72, description: 'Hours an offline token stays valid; 0 issues none' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    maximum: 720,
+    example: 72,
+    description: 'Hours an offline token stays valid; 0 issues none',
+  })
   offline_grace_hours: number;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'Set while the project is locked' })
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'Set while the project is locked',
+  })
   locked_at: string | null;
 
   @ApiProperty({ type: 'string', format: 'date-time', example: '2025-12-01T10:12:00Z' })
@@ -56,7 +77,10 @@ export class ProjectResponse {
 @ApiSchema({ name: 'ProjectCreated' })
 export class ProjectCreatedResponse extends OmitType(ProjectResponse, ['locked_at'] as const) {}
 
-@ApiSchema({ name: 'SigningKey', description: "The Ed25519 public key that verifies the project's injectable signatures" })
+@ApiSchema({
+  name: 'SigningKey',
+  description: "The Ed25519 public key that verifies the project's injectable signatures",
+})
 export class SigningKeyResponse {
   @ApiProperty({ enum: ['Ed25519'] })
   algorithm: 'Ed25519';

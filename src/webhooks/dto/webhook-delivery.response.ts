@@ -12,7 +12,11 @@ export class WebhookAttemptResponse {
   @ApiProperty({ format: 'uri' })
   url: string;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the answer; null when none came' })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'HTTP status of the answer; null when none came',
+  })
   response_code: number | null;
 
   @ApiProperty({ type: 'integer' })
@@ -21,10 +25,19 @@ export class WebhookAttemptResponse {
   @ApiProperty({ type: 'string', nullable: true })
   error: string | null;
 
-  @ApiProperty({ enum: ['succeeded', 'retrying', 'failed', 'interrupted'], description: 'interrupted: the dispatcher sending it stopped before the outcome was known; the receiver may have received it' })
+  @ApiProperty({
+    enum: ['succeeded', 'retrying', 'failed', 'interrupted'],
+    description:
+      'interrupted: the dispatcher sending it stopped before the outcome was known; the receiver may have received it',
+  })
   outcome: string;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'The next attempt this one scheduled' })
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'The next attempt this one scheduled',
+  })
   next_attempt_at: string | null;
 
   @ApiProperty({ type: 'string', format: 'date-time' })
@@ -61,7 +74,12 @@ export class WebhookDeliveryResponse {
   @ApiProperty({ type: 'integer' })
   attempts: number;
 
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'The first try; the retry schedule counts from it' })
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'The first try; the retry schedule counts from it',
+  })
   first_attempt_at: string | null;
 
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
@@ -86,6 +104,10 @@ export class WebhookDeliveryResponse {
 /** The list answer carries every attempt of each delivery. */
 @ApiSchema({ name: 'WebhookDeliveryWithAttempts' })
 export class WebhookDeliveryWithAttemptsResponse extends WebhookDeliveryResponse {
-  @ApiProperty({ type: () => WebhookAttemptResponse, isArray: true, description: 'Every attempt, oldest first' })
+  @ApiProperty({
+    type: () => WebhookAttemptResponse,
+    isArray: true,
+    description: 'Every attempt, oldest first',
+  })
   attempt_log: WebhookAttemptResponse[];
 }
