@@ -6,6 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
+import { Clock } from './common/time.js';
 import { logsRequests, pinoHttpParams, RuntimeActivityLog } from './common/logging/logging.js';
 import { AppConfig } from './config/app-config.js';
 import { RedisService } from './common/cache/redis.js';
@@ -28,12 +29,13 @@ import { WebhooksModule } from './webhooks/webhooks.module.js';
  */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `clock`: tests pass one they can move (test/utils/clock.ts). */
+  static forRoot(config: AppConfig, clock = new Clock()): DynamicModule {
     const env = config.env;
     return {
       module: AppModule,
       imports: [
-        CoreModule.forRoot(config),
+        CoreModule.forRoot(config, clock),
         LoggerModule.forRoot({
           pinoHttp: pinoHttpParams(env),
           // Request lines are written at info. Above that level nothing reads the per-request child

@@ -9,6 +9,7 @@ import { LruStore } from './cache/lru-store.js';
 import { Cursors } from '../database/pagination.js';
 import { ProjectGenerations } from './cache/generations.js';
 import { RedisService } from './cache/redis.js';
+import { Clock } from './time.js';
 
 /** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
 function cacheStore(config: AppConfig): Keyv {
@@ -31,11 +32,11 @@ function cacheStore(config: AppConfig): Keyv {
   return new Keyv({ store: new LruStore(10_000) });
 }
 
-/** Process-wide singletons: configuration, cursors, Redis, the read cache and its invalidation. */
+/** Process-wide singletons: configuration, the clock, cursors, Redis, the read cache and its invalidation. */
 @Global()
 @Module({})
 export class CoreModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, clock: Clock): DynamicModule {
     return {
       module: CoreModule,
       imports: [
@@ -43,13 +44,14 @@ export class CoreModule {
       ],
       providers: [
         { provide: AppConfig, useValue: config },
+        { provide: Clock, useValue: clock },
         { provide: Cursors, useFactory: () => new Cursors(config.appKey) },
         RedisService,
         ProjectGenerations,
         UnitOfWork,
         HttpDrain,
       ],
-      exports: [AppConfig, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule],
+      exports: [AppConfig, Clock, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule],
     };
   }
 }

@@ -12,6 +12,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module.js';
 import { setupApp } from '../../src/app.setup.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import type { Clock } from '../../src/common/time.js';
 
 export const TEST_DB = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
 const MYSQL_URL = process.env.TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -75,6 +76,8 @@ export interface TestAppOptions {
   databaseUrl?: string;
   /** false: the runtime check goes through Express's router like every other route (setupApp's option). */
   runtimeFastPath?: boolean;
+  /** The app's clock (default: the real one); a ManualClock (test/utils/clock.ts) lets a test move time. */
+  clock?: Clock;
 }
 
 /**
@@ -99,7 +102,7 @@ export async function createTestApp(
     },
     () => undefined,
   );
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.clock), {
     bodyParser: false,
     logger: false,
   });
