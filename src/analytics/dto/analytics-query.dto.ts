@@ -13,7 +13,7 @@ export class AnalyticsQueryDto {
   @ApiPropertyOptional({
     type: 'string',
     format: 'date-time',
-    example: '2026-11-01',
+    example: '2026-11-01T00:00:00Z',
     description:
       'Start: the UTC bucket (hour or day) containing it is the first. Default: 7 days back from `to` (7 days, or 168 hours)',
   })
@@ -25,7 +25,7 @@ export class AnalyticsQueryDto {
   @ApiPropertyOptional({
     type: 'string',
     format: 'date-time',
-    example: '2026-11-30',
+    example: '2026-11-30T23:59:59Z',
     description:
       'End, inclusive: the UTC bucket containing it is the last. Default: now. At most 31 days by hour (744 buckets), 366 by day',
   })
