@@ -104,7 +104,7 @@ export class AnalyticsCounts implements OnModuleInit, OnApplicationShutdown {
     return this.flusher.runNow();
   }
 
-  /** Deletes the rows of hours that began ANALYTICS_RETENTION_DAYS or more ago (one indexed statement an hour). */
+  /** Deletes the rows of hours that ended ANALYTICS_RETENTION_DAYS or more ago (one indexed statement). */
   async prune(): Promise<void> {
     const before = hourKey(this.clock.nowMs() - this.config.env.ANALYTICS_RETENTION_DAYS * 24 * HOUR_MS);
     await this.dataSource.query('DELETE FROM runtime_answers WHERE hour < ?', [before]);

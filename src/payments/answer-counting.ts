@@ -45,19 +45,20 @@ export class RuntimeAnswerCounting {
   }
 
   /**
-   * Counts `error` when it is a runtime refusal. One that names no project (the rate limit runs before
-   * the license is looked up) is filed under the project of its license when this process knows it
-   * from memory, or of the deleted license the key was; otherwise it is not counted: no owner could see it.
+   * Counts `error` when it is a runtime refusal of a known project. The rate limit runs before the
+   * license is looked up: its refusal is filed under the project of the license this process knows
+   * the key for, from memory, or of the deleted license the key was (docs/analytics.md#unknown-keys).
+   * Refusals of no known project are not counted: no owner could see them.
    */
   refused(error: unknown, req: Request): void {
     if (!(error instanceof RuntimeRefusal) || !this.counts.enabled) return;
     let projectId = error.projectId;
-    if (projectId === null) {
+    if (projectId === null && error.reason === 'rate_limited') {
       const hash = licenseKey(req)?.hash;
       if (hash === undefined || hash === OVERSIZED_KEY) return;
       projectId = this.lookup.projectOf(hash);
-      if (projectId === null) return;
     }
+    if (projectId === null) return;
     this.counts.count(
       projectId,
       'refused',
