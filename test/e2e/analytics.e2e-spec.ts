@@ -16,7 +16,7 @@ import {
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { createTestApp, TestApp } from '../utils/test-app.js';
+import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 
 /**
  * The runtime answers' analytics (docs/analytics.md, SPEC 19): every outcome and refusal reason made
@@ -369,6 +369,29 @@ describe('Runtime answers analytics', () => {
     );
     expect(left.map((row: Json) => [row.hour, Number(row.n)])).toEqual([[hourKey(later), 1]]);
     clock.set(new Date(START));
+  });
+});
+
+describe('shutdown', () => {
+  it('writes what was counted since the last flush', async () => {
+    const db = await createTestDatabase();
+    const first = await createTestApp({}, { databaseUrl: db.url });
+    const { key } = await makeAccount(first.app);
+    const project = await makeProject(first, key);
+    const license = await makeLicense(first, key, project.id);
+    await first.app.get(AnalyticsCounts).flush();
+    expectSuccess(
+      await first.http().post(RUNTIME).set('X-LICENSE-KEY', license.uuid).query({ action: 'check_project' }),
+    );
+    await first.close(); // (leaves the database: it is not the app's own)
+    const second = await createTestApp({}, { databaseUrl: db.url });
+    try {
+      const data = expectSuccess(await apiAs(second, key).get(`/project/${project.id}/analytics`));
+      expect(data.totals).toEqual({ paid: 0, unpaid: 1, refused: 0 });
+    } finally {
+      await second.close();
+      await db.drop();
+    }
   });
 });
 
