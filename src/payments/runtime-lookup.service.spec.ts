@@ -50,7 +50,7 @@ function world() {
     byKeyHash: read,
     projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null,
     // license_tombstones: the deleted license's key and project
-    projectOfDeletedKey: async (hash: string) => (state.deleted && hash === HASH ? 7 : null),
+    projectOfDeletedKey: (hash: string) => Promise.resolve(state.deleted && hash === HASH ? 7 : null),
   } as unknown as LicensesService;
   const projects = {
     find: async () => ({ ...project }),
