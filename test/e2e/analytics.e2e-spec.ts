@@ -347,6 +347,15 @@ describe('Runtime answers analytics', () => {
           (made.get('unpaid') ?? 0) +
           REFUSAL_REASONS.reduce((n, r) => n + (made.get(r) ?? 0), 0),
       );
+      // and by license, over every project's licenses
+      const licenses = expectSuccess(
+        await api(owner.key)
+          .get('/analytics')
+          .query({ ...TODAY, group_by: 'license' }),
+      );
+      expect(Object.values(byKey(licenses)).reduce((n: number, c) => n + Number(c), 0)).toBe(
+        (made.get('paid') ?? 0) + 2,
+      );
     });
   });
 
