@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
 //                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N
-//                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair]
+//                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair --no-analytics-pair]
+// npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
+//                  analytics pair (SPEC 19: with analytics at least 0.95 × without).
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
 //                  (see soak() below).
 // npm run bench -- --baseline DIR [--rounds 3] [--only has-paid]: the runtime scenarios of this build and of
@@ -11,7 +13,8 @@
 // Seeds a database with the service's own entities and crypto, starts the built server, and drives
 // it with autocannon. Prints req/s, p50, p99 and the server's peak RSS for each scenario, and each
 // scenario's req/s as a ratio of GET / measured in the same run, right before and right after it.
-// Then has-paid unsigned and signed (one server, alternating rounds), has-paid with and without Redis
+// Then has-paid unsigned and signed (one server, alternating rounds), has-paid with analytics off and on
+// (two servers on one database, alternating rounds), has-paid with and without Redis
 // (two servers on one database, measured in alternating rounds),
 // and has-paid at 1k and 1M licenses.
 import autocannon from 'autocannon';
@@ -40,6 +43,7 @@ const opts = {
   growth: !args.includes('--no-growth'),
   redisPair: !args.includes('--no-redis-pair'),
   signedPair: !args.includes('--no-signed-pair'),
+  analyticsPair: !args.includes('--no-analytics-pair'),
   pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
   nodeArgs: flag('node-args', ''),
@@ -553,6 +557,33 @@ async function redisPair(url, info, basePort) {
 }
 
 /**
+ * has-paid (license + domain) against two servers on the same database, ANALYTICS_ENABLED=false and
+ * true, both running throughout, in alternating rounds: the cost of counting every answer
+ * (docs/analytics.md#cost) as the second's req/s over the first's.
+ */
+async function analyticsPair(url, info, basePort) {
+  const setups = [
+    { name: 'analytics off', port: basePort, env: { ANALYTICS_ENABLED: 'false' } },
+    { name: 'analytics on', port: basePort + 1, env: { ANALYTICS_ENABLED: 'true' } },
+  ];
+  const servers = setups.map((setup) => startServer(url, setup.port, setup.env));
+  const scenario = { name: 'has-paid (license + domain)', ...runtime(info, '') };
+  try {
+    await Promise.all(setups.map((setup) => waitReady(setup.port)));
+    const title = `has-paid (license + domain) with analytics off and on: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, both servers up throughout`;
+    await alternating(
+      title,
+      setups.map((setup) => ({ ...setup, scenario })),
+    );
+  } finally {
+    for (const server of servers) server.kill('SIGTERM');
+    await Promise.all(
+      servers.map((server) => new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)))),
+    );
+  }
+}
+
+/**
  * has-paid without and with X-Service-Nonce on one server, in alternating rounds (issue: a signed
  * answer's cost is read as its req/s against the unsigned check's in the same run).
  */
@@ -942,6 +973,8 @@ try {
   console.log(table(rows));
   if (opts.signedPair && opts.workers === 1 && (!opts.only || 'has-paid signed'.includes(opts.only)))
     await signedPair(main.url, info, port + 4);
+  if (opts.analyticsPair && opts.workers === 1 && (!opts.only || 'has-paid analytics'.includes(opts.only)))
+    await analyticsPair(main.url, info, port + 5);
   if (opts.redisPair && opts.workers === 1) await redisPair(main.url, info, port + 2);
 } finally {
   await main.drop();

@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
+import { AnalyticsModule } from './analytics/analytics.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
@@ -61,6 +62,7 @@ export class AppModule {
         InjectablesModule,
         WebhooksModule,
         AuditModule,
+        AnalyticsModule,
         HealthModule,
         MetricsModule,
       ],

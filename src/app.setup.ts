@@ -20,6 +20,7 @@ import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logg
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
+import { RuntimeAnswerCounting } from './payments/answer-counting.js';
 
 /**
  * Everything main.ts and the e2e tests share: prefix, parsers, pipes, the envelope pair, docs.
@@ -69,7 +70,10 @@ export function setupApp(
   app.setGlobalPrefix('api/v1', { exclude: [{ path: 'metrics', method: RequestMethod.GET }] });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
-  app.useGlobalFilters(new EnvelopeExceptionFilter());
+  // Runtime refusals are counted where they become answers, on both paths (payments/answer-counting.ts).
+  const answers = app.get(RuntimeAnswerCounting);
+  const answeredError = (error: unknown, req: Request) => answers.refused(error, req);
+  app.useGlobalFilters(new EnvelopeExceptionFilter(answeredError));
   setupSwagger(app);
   // The same middlewares in the same order, but outsideApi (it reads Express's req.path, and the
   // runtime path is inside the API); then, like nestjs-pino's middleware, which Nest mounts after
@@ -77,7 +81,7 @@ export function setupApp(
   if (options.runtimeFastPath !== false) {
     const served = middlewares.filter((middleware) => middleware !== outsideApi);
     if (logsRuntimeRequests(config.env)) served.push(runtimeRequestLog(config.env));
-    RuntimeFastPath.install(app, served);
+    RuntimeFastPath.install(app, served, answeredError);
   }
   return app;
 }

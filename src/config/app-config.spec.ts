@@ -27,6 +27,8 @@ describe('loadConfig', () => {
     expect(config.env.SELF_DEACTIVATIONS_PER_DAY).toBe(3);
     expect(config.env.LICENSE_EXPIRY_NOTICE_DAYS).toBe(7);
     expect(config.env.LICENSE_EXPIRY_POLL_MS).toBe(60_000);
+    expect(config.env.ANALYTICS_ENABLED).toBe(true);
+    expect(config.env.ANALYTICS_RETENTION_DAYS).toBe(90);
     expect(config.appKey).toEqual(Buffer.from(KEY, 'base64'));
   });
 
@@ -55,6 +57,9 @@ describe('loadConfig', () => {
     ['SELF_DEACTIVATIONS_PER_DAY', '-1'],
     ['LICENSE_EXPIRY_NOTICE_DAYS', 'week'],
     ['LICENSE_EXPIRY_POLL_MS', '10'],
+    ['ANALYTICS_ENABLED', 'sometimes'],
+    ['ANALYTICS_RETENTION_DAYS', '0'],
+    ['ANALYTICS_RETENTION_DAYS', 'quarter'],
     // Values the old checks let through, each then failing later with a stack trace or silently.
     ['REDIS_URL', 'redis://:secret@'],
     ['REDIS_URL', 'redis://'],

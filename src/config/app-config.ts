@@ -191,6 +191,18 @@ export class EnvironmentVariables {
   @Max(36500)
   AUDIT_RETENTION_DAYS = 365;
 
+  /** Count every runtime answer for the analytics (docs/analytics.md); false counts nothing and writes nothing. */
+  @Transform(toBool)
+  @IsBoolean()
+  ANALYTICS_ENABLED = true;
+
+  /** Analytics rows (one per project, hour, outcome, reason, domain, country) older than this many days are pruned, hourly. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(36500)
+  ANALYTICS_RETENTION_DAYS = 90;
+
   @Transform(toInt)
   @IsInt()
   @Min(1)

@@ -15,6 +15,7 @@ import { UsageFlushes1732000000005 } from './migrations/1732000000005-UsageFlush
 import { Activations1732000000006 } from './migrations/1732000000006-Activations.js';
 import { OfflineGraceHours1732000000007 } from './migrations/1732000000007-OfflineGraceHours.js';
 import { AuditLog1732000000008 } from './migrations/1732000000008-AuditLog.js';
+import { RuntimeAnswers1764200000000 } from './migrations/1764200000000-RuntimeAnswers.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
@@ -41,4 +42,5 @@ export const migrations = [
   Activations1732000000006,
   OfflineGraceHours1732000000007,
   AuditLog1732000000008,
+  RuntimeAnswers1764200000000,
 ];

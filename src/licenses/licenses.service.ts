@@ -158,6 +158,15 @@ export class LicensesService {
     );
   }
 
+  /** The project of the deleted license whose key hashes to `hash` (license_tombstones), or null. */
+  async projectOfDeletedKey(hash: string): Promise<number | null> {
+    const rows: Array<{ project_id: number }> = await this.licenses.manager.query(
+      'SELECT project_id FROM license_tombstones WHERE uuid_hash = ?',
+      [hash],
+    );
+    return rows.length > 0 ? Number(rows[0].project_id) : null;
+  }
+
   /** The license whose key hashes to `hash`, or null. */
   byKeyHash(hash: string): Promise<LicenseEntity | null> {
     return this.licenses.findOneBy({ uuid_hash: hash });
@@ -264,6 +273,11 @@ export class LicensesService {
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
       await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
       await manager.query('DELETE FROM license_limit_notices WHERE license_id = ?', [license.id]);
+      // The key stays attributable to its project: a deleted license still in use shows in its analytics.
+      await manager.query('INSERT INTO license_tombstones (uuid_hash, project_id) VALUES (?, ?)', [
+        license.uuid_hash,
+        project.id,
+      ]);
       return {
         result: undefined,
         events: [['license.deleted', before]],

@@ -1,14 +1,9 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { ProjectGenerations } from '../common/cache/generations.js';
-import {
-  databaseFailure,
-  isCommitOutcomeUnknown,
-  isTransient,
-  isUniqueViolation,
-} from '../database/db-errors.js';
+import { databaseFailure, isTransient, isUniqueViolation } from '../database/db-errors.js';
+import { FlushedCounts } from '../database/flushed-counts.js';
 import { retrying } from '../database/retry.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
@@ -42,15 +37,7 @@ const SEEN_EVERY_MS = 30_000;
 /** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
 const FLUSH_CHUNK = 200;
 const FLUSH_MS = 1000;
-/** usage_flushes rows only matter until their flush is settled; a day is ample, pruned every 10 minutes. */
-const FLUSH_IDS_KEPT_MS = 24 * 3600_000;
 const PRUNE_EVERY_MS = 600_000;
-
-/** Counts taken from `pending` for one flush, under the id that makes sending them again harmless. */
-interface FlushBatch {
-  id: string;
-  counts: Array<[string, number]>;
-}
 
 /** 'YYYY-MM-DD HH:MM:SS' in UTC, as both databases compare datetimes. */
 const sqlDatetime = (date: Date) => date.toISOString().slice(0, 19).replace('T', ' ');
@@ -72,7 +59,8 @@ const CONTENDED = { attempts: 10, retryable: isTransient };
 @Injectable()
 export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Counters');
-  private readonly pending = new Map<string, number>();
+  /** Calls of unlimited licenses by `license_id:day`, added to license_usage by each flush. */
+  private readonly usage: FlushedCounts;
   /**
    * Activations this process has seen recorded, with their project's generation read before
    * (common/cache/generations.ts): a repeat call from the same place asks nothing of the database
@@ -86,20 +74,21 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly noticed = new LRUCache<string, true>({ max: 50_000 });
   private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
-  /** A batch whose COMMIT got no answer: it may be stored or not, until sent again. */
-  private unsettled: FlushBatch | null = null;
   private flushing: Promise<void> | null = null;
   private flushFailing = false;
-  private pruned = 0;
   private prunedDays = 0;
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly unit: UnitOfWork,
+    unit: UnitOfWork,
     private readonly outbox: WebhookOutbox,
     private readonly generations: ProjectGenerations,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
+    this.usage = new FlushedCounts(unit, async (manager, counts) => {
+      for (let i = 0; i < counts.length; i += FLUSH_CHUNK)
+        await manager.query(...this.upsert(counts.slice(i, i + FLUSH_CHUNK)));
+    });
   }
 
   onModuleInit(): void {
@@ -123,8 +112,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const day = utcDay();
     const max = license.max_usage_per_day;
     if (max === null) {
-      const key = `${license.id}:${day}`;
-      this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
+      this.usage.add(`${license.id}:${day}`);
       return 'ok';
     }
     if (max <= 0) return 'refused';
@@ -346,14 +334,20 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private async flushAll(): Promise<void> {
     await this.writeSeen();
     await this.pruneDays();
-    if (this.unsettled) {
-      if (!(await this.write(this.unsettled))) return;
-      this.unsettled = null;
+    if (this.usage.size === 0) return;
+    try {
+      await this.usage.flush();
+    } catch (error) {
+      if (!this.flushFailing)
+        this.logger.warn(
+          { db: databaseFailure(error) },
+          'Usage counts could not be written: kept in memory until the database answers',
+        );
+      this.flushFailing = true;
+      return;
     }
-    if (this.pending.size === 0) return;
-    const batch: FlushBatch = { id: randomUUID(), counts: [...this.pending] };
-    this.pending.clear();
-    await this.write(batch);
+    if (this.flushFailing) this.logger.log('Usage counts written again');
+    this.flushFailing = false;
   }
 
   /**
@@ -410,49 +404,6 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         );
       this.flushFailing = true;
     }
-  }
-
-  /** Writes the batch (or learns that it was written before); false when it must be sent again later. */
-  private async write(batch: FlushBatch): Promise<boolean> {
-    try {
-      await this.unit.run(async (manager) => {
-        try {
-          await manager.query('INSERT INTO usage_flushes (id, created_at) VALUES (?, ?)', [
-            batch.id,
-            sqlDatetime(new Date()),
-          ]);
-        } catch (error) {
-          // Sent before, and its COMMIT did land: nothing more to write.
-          if (isUniqueViolation(error)) return;
-          throw error;
-        }
-        for (let i = 0; i < batch.counts.length; i += FLUSH_CHUNK)
-          await manager.query(...this.upsert(batch.counts.slice(i, i + FLUSH_CHUNK)));
-        if (Date.now() - this.pruned > PRUNE_EVERY_MS) {
-          await manager.query('DELETE FROM usage_flushes WHERE created_at < ?', [
-            sqlDatetime(new Date(Date.now() - FLUSH_IDS_KEPT_MS)),
-          ]);
-          this.pruned = Date.now();
-        }
-      });
-    } catch (error) {
-      if (isCommitOutcomeUnknown(error)) {
-        this.unsettled = batch;
-      } else if (batch !== this.unsettled) {
-        // Certainly not written (the transaction never committed): back with the counts taken since.
-        for (const [key, n] of batch.counts) this.pending.set(key, (this.pending.get(key) ?? 0) + n);
-      }
-      if (!this.flushFailing)
-        this.logger.warn(
-          { db: databaseFailure(error) },
-          'Usage counts could not be written: kept in memory until the database answers',
-        );
-      this.flushFailing = true;
-      return false;
-    }
-    if (this.flushFailing) this.logger.log('Usage counts written again');
-    this.flushFailing = false;
-    return true;
   }
 
   /** The upsert adding `chunk`'s counts, and its parameters. */

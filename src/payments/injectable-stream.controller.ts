@@ -4,6 +4,7 @@ import { ApiCursorQuery, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common
 import { CursorQueryDto } from '../database/pagination.js';
 import { InjectableStreamPageResponse } from '../injectables/dto/injectable.response.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
+import { RuntimeAnswerCounting } from './answer-counting.js';
 import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
 
 /** Runtime clients stream their project's injectables by license key. */
@@ -11,7 +12,10 @@ import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
 @ApiErrors(500, DATABASE_AWAY)
 @Controller('injectable')
 export class InjectableStreamController {
-  constructor(private readonly injectables: InjectablesService) {}
+  constructor(
+    private readonly injectables: InjectablesService,
+    private readonly answers: RuntimeAnswerCounting,
+  ) {}
 
   @Get('stream')
   @LicenseKeyAuth()
@@ -24,8 +28,11 @@ export class InjectableStreamController {
   @ApiCursorQuery(50)
   @ApiEnvelope(InjectableStreamPageResponse)
   @ApiErrors(422)
-  stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
+  async stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
-    return this.injectables.stream(runtime.project, query);
+    const page = await this.injectables.stream(runtime.project, query);
+    // Paid or unpaid: whether the paid-only injectables were in it (docs/analytics.md).
+    this.answers.answered(req, runtime.project.id, runtime.project.has_paid, null);
+    return page;
   }
 }

@@ -1,7 +1,8 @@
 import { Controller, HttpCode, Post, Req, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AuditContextInterceptor } from '../audit/audit-context.js';
-import { ApiError, fieldError } from '../common/http/errors.js';
+import { fieldError, RuntimeRefusal } from '../common/http/errors.js';
+import { RuntimeAnswerCounting } from './answer-counting.js';
 import { ApiBodyErrors, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
 import { AppConfig } from '../config/app-config.js';
 import { ActivationsService } from '../licenses/activations.service.js';
@@ -34,6 +35,7 @@ export class LicenseDeactivationController {
     private readonly activations: ActivationsService,
     private readonly payments: PaymentsService,
     private readonly config: AppConfig,
+    private readonly answers: RuntimeAnswerCounting,
   ) {}
 
   @Post('deactivate')
@@ -80,6 +82,7 @@ export class LicenseDeactivationController {
     // Turned off: refused before any transaction or row lock.
     if (max === 0)
       throw runtimeRefusal(
+        'usage_limit',
         403,
         'Self-service deactivation is turned off on this service; ask the vendor to free the slot.',
         runtime.project,
@@ -87,8 +90,18 @@ export class LicenseDeactivationController {
     const answer = await this.activations.deactivateHost(runtime.project, runtime.license, host);
     if (answer === 'allowance_used') {
       const message = `This license has used its ${max} self-service deactivation${max === 1 ? '' : 's'} for today; more are possible after midnight UTC.`;
-      throw new ApiError(429, message, null, null, { 'Retry-After': String(secondsToUtcMidnight()) });
+      throw new RuntimeRefusal(
+        'usage_limit',
+        429,
+        message,
+        null,
+        {
+          'Retry-After': String(secondsToUtcMidnight()),
+        },
+        runtime.project.id,
+      );
     }
+    this.answers.answered(req, runtime.project.id, runtime.project.has_paid, null);
     return answer;
   }
 }

@@ -3,7 +3,7 @@ import { ApiHeader, ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { ServerResponse } from 'node:http';
 import { AnswerSigning, NONCE_HEADER } from './answer-signing.js';
-import { ApiError, PROJECT_LOCKED } from '../common/http/errors.js';
+import { ApiError, PROJECT_LOCKED, RefusalReason, RuntimeRefusal } from '../common/http/errors.js';
 import { ApiErrors, LICENSE_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
@@ -15,20 +15,26 @@ export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
 }
 
-/** A runtime refusal: the envelope's `data` carries the project's redirect_url (docs/decisions.md#runtime-checks). */
+/**
+ * A runtime refusal: the envelope's `data` carries the project's redirect_url (docs/decisions.md#runtime-checks);
+ * counted by `reason` under the project (and `domainId`) for the analytics (docs/analytics.md).
+ */
 export function runtimeRefusal(
+  reason: RefusalReason,
   status: number,
   message: string,
   project: ProjectEntity | null,
-  headers: Record<string, string> = {},
+  options: { headers?: Record<string, string>; domainId?: number; projectId?: number | null } = {},
 ) {
   runtimeChecks.inc({ outcome: `refused_${status}` });
-  return new ApiError(
+  return new RuntimeRefusal(
+    reason,
     status,
     message,
-    null,
     { redirect_url: project?.default_redirect_url ?? null },
-    headers,
+    options.headers,
+    project?.id ?? options.projectId ?? null,
+    options.domainId ?? null,
   );
 }
 
@@ -50,28 +56,35 @@ export class LicenseKeyGuard implements CanActivate {
     const signature = this.signing.arm(req, http.getResponse<ServerResponse>());
     const sent = licenseKey(req);
     if (!sent) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
-    if (sent.hash === OVERSIZED_KEY) throw runtimeRefusal(403, 'Invalid license key.', null);
+    if (sent.hash === OVERSIZED_KEY) throw runtimeRefusal('unknown_key', 403, INVALID_KEY, null);
     // Warm and current: answered without a round trip to the database or Redis.
     const entry = this.lookup.peek(sent.hash) ?? (await this.lookup.byKeyHash(sent.hash));
-    if (signature && entry?.project) await this.signing.bind(signature, entry.project);
+    // A deleted license's key is counted under its project (docs/analytics.md#unknown-keys), never redirected.
+    if (!entry)
+      throw runtimeRefusal('unknown_key', 403, INVALID_KEY, null, {
+        projectId: this.lookup.projectOf(sent.hash),
+      });
+    if (signature && entry.project) await this.signing.bind(signature, entry.project);
     return admit(req, entry);
   }
 }
 
+const INVALID_KEY = 'Invalid license key.';
+
 /** The license refusals, in order; on success the request carries the entry. */
-function admit(req: LicensedRequest, entry: RuntimeEntry | null): true {
-  if (!entry) throw runtimeRefusal(403, 'Invalid license key.', null);
+function admit(req: LicensedRequest, entry: RuntimeEntry): true {
   const { license, project } = entry;
-  if (license.revoked_at) throw runtimeRefusal(403, 'This license has been revoked.', project);
+  if (license.revoked_at) throw runtimeRefusal('revoked', 403, 'This license has been revoked.', project);
   if (license.expires_at && license.expires_at.getTime() <= Date.now())
-    throw runtimeRefusal(403, 'This license has expired.', project);
+    throw runtimeRefusal('expired', 403, 'This license has expired.', project);
   if (!project) {
-    throw runtimeRefusal(403, 'The project of this license no longer exists.', {
+    // A deleted project's analytics are shown to no one: not counted (no id here).
+    throw runtimeRefusal('project_inactive', 403, 'The project of this license no longer exists.', {
       default_redirect_url: entry.redirectUrl,
     } as ProjectEntity);
   }
-  if (!project.is_active) throw runtimeRefusal(403, 'Project is inactive.', project);
-  if (project.locked_at) throw runtimeRefusal(403, PROJECT_LOCKED, project);
+  if (!project.is_active) throw runtimeRefusal('project_inactive', 403, 'Project is inactive.', project);
+  if (project.locked_at) throw runtimeRefusal('project_locked', 403, PROJECT_LOCKED, project);
   req.runtime = entry as RuntimeEntry & { project: ProjectEntity };
   return true;
 }

@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
+import { AnalyticsModule } from '../analytics/analytics.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { InjectablesModule } from '../injectables/injectables.module.js';
 import { LicensesModule } from '../licenses/licenses.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { RuntimeAnswerCounting } from './answer-counting.js';
 import { AnswerSigning } from './answer-signing.js';
 import { CountersService } from './counters.service.js';
 import { InjectableStreamController } from './injectable-stream.controller.js';
@@ -20,6 +22,7 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
  */
 @Module({
   imports: [
+    AnalyticsModule,
     AuthModule,
     ProjectsModule,
     DomainsModule,
@@ -28,7 +31,14 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
     WebhookOutboxModule,
   ],
   controllers: [PaymentsController, InjectableStreamController, LicenseDeactivationController],
-  providers: [PaymentsService, CountersService, RuntimeLookupService, LicenseKeyGuard, AnswerSigning],
-  exports: [LicenseKeyGuard, AnswerSigning],
+  providers: [
+    PaymentsService,
+    CountersService,
+    RuntimeLookupService,
+    LicenseKeyGuard,
+    AnswerSigning,
+    RuntimeAnswerCounting,
+  ],
+  exports: [LicenseKeyGuard, AnswerSigning, RuntimeAnswerCounting],
 })
 export class PaymentsModule {}

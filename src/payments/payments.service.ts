@@ -3,7 +3,8 @@ import { LRUCache } from 'lru-cache';
 import type { Request } from 'express';
 import { runtimeRefusal } from './license-key.guard.js';
 import type { RuntimeEntry } from './runtime-lookup.service.js';
-import { ApiError, fieldError } from '../common/http/errors.js';
+import { ApiError, fieldError, RuntimeRefusal } from '../common/http/errors.js';
+import { RuntimeAnswerCounting } from './answer-counting.js';
 import { ipMatcher } from '../common/net/address-lists.js';
 import { AppConfig } from '../config/app-config.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
@@ -89,6 +90,7 @@ export class PaymentsService {
     private readonly counters: CountersService,
     private readonly injectables: InjectablesService,
     private readonly signing: AnswerSigning,
+    private readonly answers: RuntimeAnswerCounting,
     config: AppConfig,
   ) {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
@@ -106,6 +108,8 @@ export class PaymentsService {
     this.assertPlaceAllowed(entry, req);
 
     let hasPaid: boolean;
+    /** The registered domain the call is counted against (analytics), when there is one. */
+    let domainId: number | undefined;
     if (options.action === 'check_project') {
       hasPaid = project.has_paid;
     } else {
@@ -117,12 +121,27 @@ export class PaymentsService {
       } else if (license.domain_id !== null) {
         const pinned = entry.pinned;
         if (!pinned)
-          throw runtimeRefusal(403, 'The domain this license is pinned to no longer exists.', project);
+          throw runtimeRefusal(
+            'domain_unregistered',
+            403,
+            'The domain this license is pinned to no longer exists.',
+            project,
+          );
         if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
-          throw runtimeRefusal(403, 'This license is pinned to another domain.', project);
+          throw runtimeRefusal(
+            'domain_unregistered',
+            403,
+            'This license is pinned to another domain.',
+            project,
+          );
         }
         if (!pinned.is_active)
-          throw runtimeRefusal(403, 'The domain this license is pinned to is inactive.', project);
+          throw runtimeRefusal(
+            'domain_unregistered',
+            403,
+            'The domain this license is pinned to is inactive.',
+            project,
+          );
         hasPaid = pinned.has_paid;
         evaluated = calling.host ?? pinned.domain;
         counted = {
@@ -130,26 +149,32 @@ export class PaymentsService {
           host: calling.host && calling.host !== pinned.domain ? calling.host : '',
         };
       } else {
-        if (!calling.host) throw runtimeRefusal(400, noDomainMessage(req, options.domain), project);
+        if (!calling.host)
+          throw runtimeRefusal('domain_missing', 400, noDomainMessage(req, options.domain), project);
         const registered = findRegistered(entry.domains, calling.host);
-        if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
+        if (!registered) throw runtimeRefusal('domain_unregistered', 403, DOMAIN_NOT_REGISTERED, project);
         hasPaid = registered.has_paid;
         counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
       }
       if (counted) {
+        domainId = counted.domain.id;
         const outcome = await this.counters.activate(entry, counted.domain.domain, counted.host);
         if (outcome === 'max_domains') {
           throw runtimeRefusal(
+            'domain_limit',
             403,
             `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
             project,
+            { domainId },
           );
         }
         if (outcome === 'max_subdomains') {
           throw runtimeRefusal(
+            'domain_limit',
             403,
             `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain.domain}.`,
             project,
+            { domainId },
           );
         }
       }
@@ -158,17 +183,18 @@ export class PaymentsService {
     if ((await this.counters.takeUsage(license, project)) === 'refused') {
       runtimeChecks.inc({ outcome: 'refused_429' });
       const retry = secondsToUtcMidnight();
-      throw new ApiError(
+      throw new RuntimeRefusal(
+        'usage_limit',
         429,
         `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`,
         null,
-        null,
-        {
-          'Retry-After': String(retry),
-        },
+        { 'Retry-After': String(retry) },
+        project.id,
+        domainId,
       );
     }
     countAnswer(hasPaid);
+    this.answers.answered(req, project.id, hasPaid, domainId ?? null);
     const grant = options.include?.token
       ? { license, keySha256: (licenseKey(req) as SentLicenseKey).hash, domain: evaluated }
       : undefined;
@@ -181,13 +207,18 @@ export class PaymentsService {
   /** allowed_ips, then allowed_countries: 403 saying which refused the caller. */
   assertPlaceAllowed({ license, project }: RuntimeEntry & { project: ProjectEntity }, req: Request): void {
     if (license.allowed_ips && !this.ipAllowed(license.allowed_ips, req.ip ?? '')) {
-      throw runtimeRefusal(403, 'Your IP address is not allowed to use this license.', project);
+      throw runtimeRefusal('ip', 403, 'Your IP address is not allowed to use this license.', project);
     }
     if (license.allowed_countries) {
       const sent = req.headers[this.countryHeader];
       const country = (Array.isArray(sent) ? sent[0] : sent)?.trim().toUpperCase();
       if (!country || !license.allowed_countries.split(',').includes(country)) {
-        throw runtimeRefusal(403, 'Requests from your country are not allowed for this license.', project);
+        throw runtimeRefusal(
+          'country',
+          403,
+          'Requests from your country are not allowed for this license.',
+          project,
+        );
       }
     }
   }
@@ -203,7 +234,9 @@ export class PaymentsService {
     const calling = callingDomain(req, options.domain);
     if (!calling.host) throw new ApiError(400, noDomainMessage(req, options.domain));
     const registered = findRegistered(domains, calling.host);
-    if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
+    // An API-key check is not a runtime answer: refused alike, not counted (docs/analytics.md).
+    if (!registered)
+      throw new ApiError(403, DOMAIN_NOT_REGISTERED, null, { redirect_url: project.default_redirect_url });
     return this.answer(project, registered.has_paid, options);
   }
 

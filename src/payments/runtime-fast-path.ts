@@ -18,7 +18,11 @@ import proxyaddr from 'proxy-addr';
 import { LicenseKeyGuard, LicensedRequest } from './license-key.guard.js';
 import { EnvelopeInterceptor, successEnvelope } from '../common/http/envelope.interceptor.js';
 import { type Envelope, RAW_RESPONSE } from '../common/http/envelope.js';
-import { EnvelopeExceptionFilter, errorEnvelope } from '../common/http/exception.filter.js';
+import {
+  type AnsweredError,
+  EnvelopeExceptionFilter,
+  errorEnvelope,
+} from '../common/http/exception.filter.js';
 import { ThrottleGuard } from '../common/throttling/throttle.guard.js';
 import { PaymentsController } from './payments.controller.js';
 
@@ -60,6 +64,7 @@ export class RuntimeFastPath {
     throttle: CanActivate,
     license: CanActivate,
     private readonly controller: PaymentsController,
+    private readonly answered: AnsweredError,
   ) {
     this.guards = [throttle, license];
     this.trust = express.get('trust proxy fn');
@@ -68,7 +73,7 @@ export class RuntimeFastPath {
   }
 
   /** Serves the runtime check ahead of Express on `app`'s HTTP server. */
-  static install(app: INestApplication, middlewares: Middleware[]): void {
+  static install(app: INestApplication, middlewares: Middleware[], answered: AnsweredError): void {
     const throttle = assertRouteEnhancers(app);
     const fast = new RuntimeFastPath(
       app.getHttpAdapter().getInstance() as Express,
@@ -76,6 +81,7 @@ export class RuntimeFastPath {
       throttle,
       app.get(LicenseKeyGuard),
       app.get(PaymentsController),
+      answered,
     );
     const server = app.getHttpServer() as Server;
     const listeners = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
@@ -132,6 +138,7 @@ export class RuntimeFastPath {
   private fail(error: unknown, req: RuntimeRequest, res: ServerResponse): void {
     if (res.headersSent) return;
     try {
+      this.answered(error, req as Request);
       const { status, body } = errorEnvelope(error, req as Request, res as Response, this.logger);
       send(res, status, body);
     } catch (writing) {

@@ -32,7 +32,12 @@ function world() {
     client: null,
     key: (name: string) => name,
   } as unknown as RedisService);
-  const state = { licenseReads: 0, hookAt: 1, afterLicenseRead: null as null | (() => Promise<void>) };
+  const state = {
+    licenseReads: 0,
+    hookAt: 1,
+    afterLicenseRead: null as null | (() => Promise<void>),
+    deleted: false,
+  };
   const read = async (hash: string) => {
     state.licenseReads++;
     if (hash !== license.uuid_hash) return null;
@@ -44,6 +49,8 @@ function world() {
   const licenses = {
     byKeyHash: read,
     projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null,
+    // license_tombstones: the deleted license's key and project
+    projectOfDeletedKey: (hash: string) => Promise.resolve(state.deleted && hash === HASH ? 7 : null),
   } as unknown as LicensesService;
   const projects = {
     find: async () => ({ ...project }),
@@ -59,6 +66,7 @@ function world() {
   /** A management delete: the row goes, then the project's generation is bumped. */
   const remove = async () => {
     license.uuid_hash = 'deleted';
+    state.deleted = true;
     await generations.bump(7);
   };
   return { lookup, state, revoke, remove, generations, license };
@@ -113,6 +121,9 @@ describe('RuntimeLookupService', () => {
     expect(await lookup.byKeyHash(HASH)).toBeNull();
     expect(await lookup.byKeyHash(HASH)).toBeNull();
     expect(state.licenseReads).toBe(reads + 1);
+    // The deleted license's key still names its project (for the analytics); a key never seen names none.
+    expect(lookup.projectOf(HASH)).toBe(7);
+    expect(lookup.projectOf(unknown)).toBeNull();
   });
 
   it('believes a key absent for a minute only: a row put into the table directly is found after it', async () => {

@@ -50,7 +50,8 @@ export class RuntimeLookupService {
    * deployed on a busy site costs one database read a minute, not one per call.
    */
   // On the wall clock, as every other time here (lru-cache's default is performance.now()).
-  private readonly absent = new LRUCache<string, true>({
+  // The value: the project of the deleted license the key was (license_tombstones), else 0.
+  private readonly absent = new LRUCache<string, number>({
     max: MAX_ENTRIES,
     ttl: ABSENT_MS,
     ttlResolution: 0,
@@ -64,6 +65,15 @@ export class RuntimeLookupService {
     private readonly generations: ProjectGenerations,
   ) {
     this.byProject = new ProjectScopedCache(generations, { max: MAX_ENTRIES });
+  }
+
+  /**
+   * The project a key belongs to, from memory only: its license's (current or not: a license never
+   * changes project), or its deleted license's. For the analytics of refusals that come before the
+   * lookup (payments/answer-counting.ts).
+   */
+  projectOf(hash: string): number | null {
+    return this.byHash.get(hash)?.license.project_id ?? (this.absent.get(hash) || null);
   }
 
   /** The cached entry for `hash` when it is current: answered from memory, with or without Redis. */
@@ -117,12 +127,12 @@ export class RuntimeLookupService {
     let projectId = knownProjectId;
     if (projectId === undefined) {
       const first = await this.licenses.projectOfKey(hash);
-      if (first === null) return this.noLicense(hash);
+      if (first === null) return await this.noLicense(hash);
       projectId = first;
     }
     const generation = this.generations.current(projectId);
     const license = await this.licenses.byKeyHash(hash);
-    if (!license) return this.noLicense(hash);
+    if (!license) return await this.noLicense(hash);
     // A license never changes project; should it ever, the entry is simply not kept.
     const current = license.project_id === projectId ? generation : null;
     const { project, domains } = await this.project(license.project_id);
@@ -140,8 +150,8 @@ export class RuntimeLookupService {
     return entry;
   }
 
-  private noLicense(hash: string): null {
-    this.absent.set(hash, true);
+  private async noLicense(hash: string): Promise<null> {
+    this.absent.set(hash, (await this.licenses.projectOfDeletedKey(hash)) ?? 0);
     return null;
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
 import type { components } from '../generated/openapi.js';
 import { makeAccount, makeApiKey, makeProject, uniqueToken } from '../factories/index.js';
 import { createApiClient, schemaProblems } from '../utils/openapi-client.js';
@@ -473,6 +474,27 @@ describe('typed client generated from openapi.json', () => {
       'get',
       '/api/v1/audit-log',
       await api('get', '/api/v1/audit-log', { params: { query: { since: 'yesterday' } } }),
+    );
+
+    // What the gate answered in the walk so far (docs/analytics.md), once it is written.
+    await t.app.get(AnalyticsCounts).flush();
+    const answers = await api('get', '/api/v1/project/{project}/analytics', {
+      params: { ...project, query: { granularity: 'hour', group_by: 'domain' } },
+    });
+    expectDocumented('get', '/api/v1/project/{project}/analytics', answers);
+    if (!answers.ok) throw new Error(`HTTP ${answers.status}`);
+    expect(answers.body.data.series.length).toBeGreaterThan(0);
+    expectDocumented(
+      'get',
+      '/api/v1/analytics',
+      await api('get', '/api/v1/analytics', { params: { query: { group_by: 'project' } } }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/analytics',
+      await api('get', '/api/v1/analytics', {
+        params: { query: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z', granularity: 'hour' } },
+      }),
     );
 
     // Another owner's key: 403 on the project.

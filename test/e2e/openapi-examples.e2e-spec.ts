@@ -169,6 +169,14 @@ describe('error examples of openapi.json, provoked against the app', () => {
       missing = [...c.path.matchAll(/\{(\w+)\}/g)].pop()?.[1];
     else if (c.status === 422 && field === 'per_page') query = { per_page: '0' };
     else if (c.status === 422 && field === 'action') query = { action: 'nope' };
+    else if (c.status === 422 && field === 'to' && message.startsWith('The range from '))
+      query = { from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z', granularity: 'hour' };
+    else if (
+      c.status === 422 &&
+      field === 'granularity' &&
+      message.startsWith('Licenses are counted by UTC day')
+    )
+      query = { group_by: 'license', granularity: 'hour' };
     else if (c.status === 422 && message === 'The domain cannot be deleted: 2 licenses are pinned to it.')
       ids = { ...open, domain: pinned };
     else if (

@@ -157,14 +157,14 @@ describe('read-only API keys', () => {
         .get(url(op.path) + query)
         .set('X-API-KEY', readOnly);
       expect({ operation: op.path, status: global.status }).toEqual({ operation: op.path, status: 200 });
-      // API keys are managed with global keys only, read-only or not.
+      // API keys are managed, and the account's analytics read, with global keys only, read-only or not.
       const scoped = await t
         .http()
         .get(url(op.path) + query)
         .set('X-API-KEY', readOnlyScoped);
       expect({ operation: op.path, status: scoped.status }).toEqual({
         operation: op.path,
-        status: op.path === '/api/v1/api-keys' ? 403 : 200,
+        status: ['/api/v1/api-keys', '/api/v1/analytics'].includes(op.path) ? 403 : 200,
       });
     },
   );

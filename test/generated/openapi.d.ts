@@ -44,6 +44,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The runtime answers of all the account's projects
+         * @description Global key only. group_by=project gives one series per project. Buckets are UTC hours or days; `from` and `to` name the first and the last (inclusive), default the last 7 days by day. At most 31 days by hour, 366 by day (422 on the field beyond). Every bucket has a point, zeros included; `totals` counts every answer of the range by outcome. Answers are written within 10 s of being given (docs/analytics.md).
+         */
+        get: operations["getAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -279,6 +299,26 @@ export interface paths {
         head?: never;
         /** Update a project (only the fields sent) */
         patch: operations["updateProject"];
+        trace?: never;
+    };
+    "/api/v1/project/{project}/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The runtime answers of a project
+         * @description Paid, unpaid and refused answers of has-paid, the stream and self-service deactivation, by outcome, refusal reason, registered domain, country or license. Buckets are UTC hours or days; `from` and `to` name the first and the last (inclusive), default the last 7 days by day. At most 31 days by hour, 366 by day (422 on the field beyond). Every bucket has a point, zeros included; `totals` counts every answer of the range by outcome. Answers are written within 10 s of being given (docs/analytics.md).
+         */
+        get: operations["getProjectAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/project/{project}/audit-log": {
@@ -712,6 +752,52 @@ export interface components {
              */
             last_seen_at: string;
             license_id: number;
+        };
+        /** @description What the gate answered, counted by bucket and key (docs/analytics.md) */
+        Analytics: {
+            /**
+             * Format: date-time
+             * @description Start of the first bucket
+             * @example 2026-11-18T00:00:00Z
+             */
+            from: string;
+            /** @enum {string} */
+            granularity: "hour" | "day";
+            /** @enum {string} */
+            group_by: "outcome" | "reason" | "domain" | "country" | "license" | "project";
+            series: components["schemas"]["AnalyticsSeries"][];
+            /**
+             * Format: date-time
+             * @description Start of the last bucket (inclusive)
+             * @example 2026-11-24T00:00:00Z
+             */
+            to: string;
+            totals: components["schemas"]["AnalyticsTotals"];
+        };
+        /** @description The count of one bucket */
+        AnalyticsPoint: {
+            count: number;
+            /**
+             * Format: date-time
+             * @description Start of the UTC bucket
+             * @example 2026-11-24T00:00:00Z
+             */
+            t: string;
+        };
+        /** @description One key of the grouping, with a point for every bucket (zeros included) */
+        AnalyticsSeries: {
+            /**
+             * @description The outcome, the reason, the domain id, the country code, the license id or the project id; null: answers without a registered domain or a country
+             * @example paid
+             */
+            key: string | null;
+            points: components["schemas"]["AnalyticsPoint"][];
+        };
+        /** @description All runtime answers of the range, by outcome */
+        AnalyticsTotals: {
+            paid: number;
+            refused: number;
+            unpaid: number;
         };
         ApiKey: {
             /** Format: date-time */
@@ -2126,6 +2212,161 @@ export interface operations {
                      *       "data": null,
                      *       "errors": null,
                      *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start: the UTC bucket (hour or day) containing it is the first. Default: 7 days back from `to` (7 days, or 168 hours) */
+                from?: string;
+                /** @description End, inclusive: the UTC bucket containing it is the last. Default: now. At most 31 days by hour (744 buckets), 366 by day */
+                to?: string;
+                /** @description Bucket size, aligned to UTC */
+                granularity?: "hour" | "day";
+                /** @description One series per outcome, refusal reason, registered domain (id), country, license (id; from the per-license daily counts, day granularity only) or project (GET /analytics only) */
+                group_by?: "outcome" | "reason" | "domain" | "country" | "license" | "project";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["Analytics"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or a project-scoped key (this action needs a global key) */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "This action requires a global API key; project-scoped keys cannot perform it.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A bad date, from after to, a range too long for its granularity, an unknown granularity or group_by */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "to": [
+                     *           "The range from 2026-01-01T00:00:00Z to 2026-02-01T00:00:00Z spans 745 hours; at most 31 days (744 hours) by hour: narrow it or use granularity=day."
+                     *         ]
+                     *       },
+                     *       "message": "The range from 2026-01-01T00:00:00Z to 2026-02-01T00:00:00Z spans 745 hours; at most 31 days (744 hours) by hour: narrow it or use granularity=day.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
                      *       "status": "error"
                      *     }
                      */
@@ -4844,6 +5085,183 @@ export interface operations {
                      *         ]
                      *       },
                      *       "message": "The name field must be a string.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getProjectAnalytics: {
+        parameters: {
+            query?: {
+                /** @description Start: the UTC bucket (hour or day) containing it is the first. Default: 7 days back from `to` (7 days, or 168 hours) */
+                from?: string;
+                /** @description End, inclusive: the UTC bucket containing it is the last. Default: now. At most 31 days by hour (744 buckets), 366 by day */
+                to?: string;
+                /** @description Bucket size, aligned to UTC */
+                granularity?: "hour" | "day";
+                /** @description One series per outcome, refusal reason, registered domain (id), country, license (id; from the per-license daily counts, day granularity only) or project (GET /analytics only) */
+                group_by?: "outcome" | "reason" | "domain" | "country" | "license" | "project";
+            };
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["Analytics"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A bad date, from after to, a range too long for its granularity, an unknown granularity or group_by, group_by=project, or group_by=license by hour */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "granularity": [
+                     *           "Licenses are counted by UTC day: group_by=license takes granularity=day."
+                     *         ]
+                     *       },
+                     *       "message": "Licenses are counted by UTC day: group_by=license takes granularity=day.",
                      *       "status": "error"
                      *     }
                      */

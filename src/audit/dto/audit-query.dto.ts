@@ -19,7 +19,7 @@ function realDay(year: number, month: number, day: number, hour: number): boolea
 }
 
 /** An ISO-8601 date or date-time (UTC unless it names an offset); anything else stays as sent, for IsDate to refuse. */
-const isoDate = ({ value }: { value: unknown }) => {
+export const isoDate = ({ value }: { value: unknown }) => {
   if (typeof value !== 'string') return value;
   const match = ISO_8601.exec(value);
   if (!match || !realDay(Number(match[1]), Number(match[2]), Number(match[3]), Number(match[4] ?? 0)))

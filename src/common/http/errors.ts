@@ -17,6 +17,41 @@ export class ApiError extends HttpException {
   }
 }
 
+/** Why a runtime call was refused, as the analytics count it (docs/analytics.md#reasons). */
+export const REFUSAL_REASONS = [
+  'unknown_key',
+  'revoked',
+  'expired',
+  'project_locked',
+  'project_inactive',
+  'ip',
+  'country',
+  'domain_missing',
+  'domain_unregistered',
+  'domain_limit',
+  'usage_limit',
+  'rate_limited',
+] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/**
+ * A runtime call refused: answered like any ApiError, and counted once by its reason where errors
+ * become answers (payments/answer-counting.ts). `projectId`/`domainId`: what the refusal is filed under.
+ */
+export class RuntimeRefusal extends ApiError {
+  constructor(
+    readonly reason: RefusalReason,
+    status: number,
+    message: string,
+    data: Record<string, unknown> | null,
+    headers: Record<string, string> = {},
+    readonly projectId: number | null = null,
+    readonly domainId: number | null = null,
+  ) {
+    super(status, message, null, data, headers);
+  }
+}
+
 /** 422 with field-level details. */
 export class ValidationFailed extends ApiError {
   constructor(errors: FieldErrors, message?: string) {

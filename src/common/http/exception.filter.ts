@@ -70,14 +70,21 @@ export const DATABASE_UNAVAILABLE = 'The database is unavailable: try again in a
 export const COMMIT_OUTCOME_UNKNOWN =
   'The database stopped answering while this change was being committed: it may or may not have been stored; check before sending it again.';
 
+/** Sees every error a route answers, before it is written (the runtime refusals are counted there). */
+export type AnsweredError = (exception: unknown, req: Request) => void;
+
 /** Turns every error, ours or the framework's, into the error envelope. */
 @Catch()
 export class EnvelopeExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Exceptions');
 
+  constructor(private readonly answered: AnsweredError = () => undefined) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    writeError(exception, ctx.getRequest<Request>(), ctx.getResponse<Response>(), this.logger);
+    const req = ctx.getRequest<Request>();
+    this.answered(exception, req);
+    writeError(exception, req, ctx.getResponse<Response>(), this.logger);
   }
 }
 

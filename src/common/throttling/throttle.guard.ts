@@ -1,7 +1,7 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest } from '@nestjs/throttler';
 import type { Response } from 'express';
-import { ApiError } from '../http/errors.js';
+import { ApiError, RuntimeRefusal } from '../http/errors.js';
 import { ROUTE_CLASS, RouteClass } from './throttling.js';
 
 /**
@@ -53,6 +53,9 @@ export class ThrottleGuard extends ThrottlerGuard {
   ): Promise<void> {
     const seconds = Math.max(1, Math.ceil(detail.timeToBlockExpire));
     context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
-    throw new ApiError(429, `Too many requests. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`);
+    const message = `Too many requests. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`;
+    // A runtime call (its key is the class and tracker, as perClass makes it) is one the analytics count.
+    if (detail.key.startsWith('runtime:')) throw new RuntimeRefusal('rate_limited', 429, message, null);
+    throw new ApiError(429, message);
   }
 }

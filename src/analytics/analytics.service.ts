@@ -1,0 +1,143 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { fieldError, REFUSAL_REASONS } from '../common/http/errors.js';
+import { Clock } from '../common/time.js';
+import { hourKey } from './analytics-counts.service.js';
+import type { AnalyticsQueryDto, Granularity, Grouping } from './dto/analytics-query.dto.js';
+import type { AnalyticsResponse, AnalyticsSeriesResponse } from './dto/analytics.response.js';
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** Buckets at most: 31 days by hour, 366 by day. */
+const MAX_BUCKETS: Record<Granularity, number> = { hour: 31 * 24, day: 366 };
+const OUTCOMES = ['paid', 'unpaid', 'refused'] as const;
+
+/** Whose answers: one project, or every live project of an account. */
+export type AnalyticsScope = { project_id: number } | { owner_id: number };
+
+/** The column a grouping reads in runtime_answers (license reads license_usage). */
+const COLUMN: Record<Exclude<Grouping, 'license'>, string> = {
+  outcome: 'outcome',
+  reason: 'reason',
+  domain: 'domain_id',
+  country: 'country',
+  project: 'project_id',
+};
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/**
+ * Reads the runtime answers' analytics (docs/analytics.md): the counts of runtime_answers (or of
+ * license_usage, by license) in UTC buckets, one series per key with a point for every bucket.
+ */
+@Injectable()
+export class AnalyticsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
+
+  async read(scope: AnalyticsScope, query: AnalyticsQueryDto): Promise<AnalyticsResponse> {
+    const granularity = query.granularity ?? 'day';
+    const groupBy = query.group_by ?? 'outcome';
+    if (groupBy === 'project' && 'project_id' in scope)
+      throw fieldError(
+        'group_by',
+        'The group by project is only for GET /analytics, over all your projects.',
+      );
+    if (groupBy === 'license' && granularity === 'hour')
+      throw fieldError(
+        'granularity',
+        'Licenses are counted by UTC day: group_by=license takes granularity=day.',
+      );
+    const size = granularity === 'hour' ? HOUR_MS : DAY_MS;
+    const floor = (ms: number) => ms - (ms % size);
+    if (query.from && query.to && query.from.getTime() > query.to.getTime())
+      throw fieldError('from', 'The from field must be a time before or at to.');
+    const last = floor((query.to ?? this.clock.now()).getTime());
+    const first = query.from ? floor(query.from.getTime()) : last - 7 * DAY_MS + size;
+    if (first > last) throw fieldError('from', 'The from field must be a time before or at to.');
+    const buckets = (last - first) / size + 1;
+    if (buckets > MAX_BUCKETS[granularity]) {
+      const limit = granularity === 'hour' ? '31 days (744 hours) by hour' : '366 days by day';
+      throw fieldError(
+        query.to ? 'to' : 'from',
+        `The range from ${iso(first)} to ${iso(last)} spans ${buckets} ${granularity}s; at most ${limit}: narrow it${granularity === 'hour' ? ' or use granularity=day' : ''}.`,
+      );
+    }
+
+    // Bucket keys as the database spells them: runtime_answers.hour 'YYYY-MM-DD HH', license_usage.day 'YYYY-MM-DD'.
+    const width = granularity === 'hour' ? 13 : 10;
+    const bucketKey = (ms: number) => new Date(ms).toISOString().slice(0, width).replace('T', ' ');
+    const hourFrom = hourKey(first);
+    const hourTo = hourKey(last + size - HOUR_MS);
+    const [scopeSql, scopeParam] =
+      'project_id' in scope
+        ? ['project_id = ?', scope.project_id]
+        : [
+            'project_id IN (SELECT id FROM projects WHERE user_id = ? AND deleted_at IS NULL)',
+            scope.owner_id,
+          ];
+
+    let rows: Array<{ t: string; k: unknown; n: unknown }>;
+    if (groupBy === 'license') {
+      rows = await this.dataSource.query(
+        `SELECT u.day AS t, u.license_id AS k, SUM(u.count) AS n FROM license_usage u
+         WHERE u.license_id IN (SELECT id FROM licenses WHERE ${scopeSql}) AND u.day >= ? AND u.day <= ?
+         GROUP BY u.day, u.license_id`,
+        [scopeParam, bucketKey(first), bucketKey(last)],
+      );
+    } else {
+      const column = COLUMN[groupBy];
+      rows = await this.dataSource.query(
+        `SELECT SUBSTR(hour, 1, ${width}) AS t, ${column} AS k, SUM(count) AS n FROM runtime_answers
+         WHERE ${scopeSql} AND hour >= ? AND hour <= ?${groupBy === 'reason' ? " AND outcome = 'refused'" : ''}
+         GROUP BY SUBSTR(hour, 1, ${width}), ${column}`,
+        [scopeParam, hourFrom, hourTo],
+      );
+    }
+    const totalsRows: Array<{ outcome: string; n: unknown }> = await this.dataSource.query(
+      `SELECT outcome, SUM(count) AS n FROM runtime_answers WHERE ${scopeSql} AND hour >= ? AND hour <= ? GROUP BY outcome`,
+      [scopeParam, hourFrom, hourTo],
+    );
+
+    const index = new Map<string, number>();
+    for (let i = 0; i < buckets; i++) index.set(bucketKey(first + i * size), i);
+    const counts = new Map<string | null, number[]>();
+    const fixed: readonly string[] =
+      groupBy === 'outcome' ? OUTCOMES : groupBy === 'reason' ? REFUSAL_REASONS : [];
+    for (const key of fixed) counts.set(key, new Array<number>(buckets).fill(0));
+    for (const row of rows) {
+      const at = index.get(String(row.t));
+      if (at === undefined) continue;
+      const key = seriesKey(groupBy, row.k);
+      let points = counts.get(key);
+      if (!points) {
+        points = new Array<number>(buckets).fill(0);
+        counts.set(key, points);
+      }
+      points[at] += Number(row.n);
+    }
+    const sum = (points: number[]) => points.reduce((a, b) => a + b, 0);
+    let entries = [...counts];
+    // Open-ended keys: the busiest first.
+    if (fixed.length === 0)
+      entries = entries.sort(([ka, a], [kb, b]) => sum(b) - sum(a) || String(ka).localeCompare(String(kb)));
+    const series: AnalyticsSeriesResponse[] = entries.map(([key, points]) => ({
+      key,
+      points: points.map((count, i) => ({ t: iso(first + i * size), count })),
+    }));
+    const totals = { paid: 0, unpaid: 0, refused: 0 };
+    for (const row of totalsRows)
+      if (row.outcome in totals) totals[row.outcome as keyof typeof totals] = Number(row.n);
+    return { from: iso(first), to: iso(last), granularity, group_by: groupBy, series, totals };
+  }
+}
+
+/** A row's key as the answer names it: ids as strings, no domain (0) and no country ('') as null. */
+function seriesKey(groupBy: Grouping, value: unknown): string | null {
+  if (groupBy === 'domain') return Number(value) === 0 ? null : String(Number(value));
+  if (groupBy === 'license' || groupBy === 'project') return String(Number(value));
+  // outcome, reason, country: strings ('' for no country).
+  return typeof value === 'string' && value !== '' ? value : null;
+}
