@@ -25,6 +25,11 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in a browser (docs/console.md).
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // Plain JavaScript (scripts, examples, config files) has no types to check against.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
