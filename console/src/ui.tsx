@@ -172,9 +172,8 @@ export function Field<V extends Values>(props: FieldProps<V>) {
   return (
     <div class={type === 'checkbox' ? 'field check' : 'field'}>
       {type === 'checkbox' ? control : null}
-      <label for={id}>
+      <label for={id} class={required ? 'required' : undefined}>
         {label}
-        {required ? <span aria-hidden="true"> *</span> : null}
       </label>
       {type === 'checkbox' ? null : control}
       {hint ? (

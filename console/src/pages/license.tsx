@@ -21,6 +21,8 @@ export function LicensePage({
     [project, license],
   );
   const [error, setError] = useState<ApiFailure | null>(null);
+  /** Bumped by "Refresh usage": the usage and the activations load again. */
+  const [round, setRound] = useState(0);
   if (loaded.loading && !loaded.data) return <Loading what="the license" />;
   if (!loaded.data)
     return (
@@ -115,8 +117,8 @@ export function LicensePage({
           </div>
         ) : null}
       </section>
-      <UsageSection project={project} license={l} />
-      <Activations access={access} project={project} license={l.id} />
+      <UsageSection project={project} license={l} round={round} onRefresh={() => setRound((r) => r + 1)} />
+      <Activations access={access} project={project} license={l.id} round={round} />
       {access.canWrite ? <EditLicense license={l} project={project} reload={loaded.reload} /> : null}
     </>
   );
@@ -159,7 +161,8 @@ function EditLicense({
   );
 }
 
-function UsageSection({ project, license }: { project: number; license: License }) {
+function UsageSection(props: { project: number; license: License; round: number; onRefresh: () => void }) {
+  const { project, license } = props;
   const usage = useLoad(
     () =>
       unwrap(
@@ -167,12 +170,12 @@ function UsageSection({ project, license }: { project: number; license: License 
           params: { path: { project, license: license.id } },
         }),
       ),
-    [project, license.id, license.updated_at],
+    [project, license.id, license.updated_at, props.round],
   );
   return (
     <section aria-labelledby="usage-h">
       <h2 id="usage-h">Usage</h2>
-      <button type="button" onClick={usage.reload}>
+      <button type="button" onClick={props.onRefresh}>
         Refresh usage
       </button>
       <ErrorMessage error={usage.error} />
@@ -225,7 +228,8 @@ function UsageView({ usage }: { usage: Usage }) {
   );
 }
 
-function Activations({ access, project, license }: { access: Access; project: number; license: number }) {
+function Activations(props: { access: Access; project: number; license: number; round: number }) {
+  const { access, project, license } = props;
   const path = { project, license };
   const list = useLoad(
     () =>
@@ -234,7 +238,7 @@ function Activations({ access, project, license }: { access: Access; project: nu
           params: { path, query: { per_page: 50 } },
         }),
       ),
-    [project, license],
+    [project, license, props.round],
   );
   const [error, setError] = useState<ApiFailure | null>(null);
   return (
