@@ -36,7 +36,7 @@ export default tseslint.config(
   },
   {
     // supertest's `res.body` is `any` by design: every assertion on it would need a cast that proves nothing.
-    files: ['test/**/*.ts', 'sdk/test/**/*.ts', '**/*.spec.ts'],
+    files: ['test/**/*.ts', 'sdk/test/**/*.ts', 'console/test/**/*.ts', '**/*.spec.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -147,7 +147,8 @@ function InjectableForm(props: {
     const fields = {
       slug: v.slug,
       title: textOrNull(v.title),
-      type: v.type as (typeof TYPES)[number],
+      // A file is the payload of a type=file injectable.
+      type: (v.file ? 'file' : v.type) as (typeof TYPES)[number],
       mode: v.mode as (typeof MODES)[number],
       target_path: textOrNull(v.target_path),
       validate_endpoint: textOrNull(v.validate_endpoint),
@@ -209,7 +210,13 @@ function InjectableForm(props: {
         multiline
         hint={i ? 'Leave empty to keep the current payload.' : 'Or choose a file below.'}
       />
-      <Field form={form} name="file" label={i ? 'New file' : 'File'} type="file" />
+      <Field
+        form={form}
+        name="file"
+        label={i ? 'New file' : 'File'}
+        type="file"
+        hint="A file makes it a type=file injectable."
+      />
       <Field
         form={form}
         name="secret"
