@@ -74,7 +74,7 @@ export function ApiKeysPage({ access }: { access: Access }) {
                     {self ? ' (this session)' : ''}
                   </th>
                   <td>
-                    <code>{k.prefix}…</code>
+                    <code class="nowrap">{k.prefix}…</code>
                   </td>
                   <td>{projectName(k.project_id)}</td>
                   <td>{show(k.read_only)}</td>

@@ -147,7 +147,16 @@ export function AuditLog({ project }: { project?: number }) {
                   {e.actor.type}
                   {e.actor.api_key_prefix ? ` ${e.actor.api_key_prefix}…` : ''}
                 </td>
-                <td class="changes">{e.changes ? JSON.stringify(e.changes) : '—'}</td>
+                <td class="changes">
+                  {e.changes && Object.keys(e.changes).length ? (
+                    <details>
+                      <summary>{Object.keys(e.changes).join(', ')}</summary>
+                      <pre>{JSON.stringify(e.changes, null, 1)}</pre>
+                    </details>
+                  ) : (
+                    '—'
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
