@@ -277,6 +277,21 @@ describe('the console in headless Chromium', () => {
     ];
   }
 
+  /**
+   * Keyboard: every control of the page is in the tab order (native links, buttons and fields with no
+   * negative tabindex), and nothing but those is made clickable (no role=button on a div or span).
+   */
+  async function keyboardReachable(page: Page, where: string): Promise<void> {
+    const out = await page.evaluate(() => {
+      const controls = [...document.querySelectorAll('a[href], button, input, select, textarea, summary')];
+      return [
+        ...controls.filter((el) => (el as HTMLElement).tabIndex < 0).map((el) => el.outerHTML.slice(0, 80)),
+        ...[...document.querySelectorAll('[role=button], [onclick]')].map((el) => el.outerHTML.slice(0, 80)),
+      ];
+    });
+    expect({ where, out }).toEqual({ where, out: [] });
+  }
+
   /** Every page of one project, and the license's; `check` runs on each once it has loaded. */
   async function everyProjectPage(
     page: Page,
@@ -347,6 +362,7 @@ describe('the console in headless Chromium', () => {
     await everyProjectPage(page, mine.project.id as number, mine.license.id as number, async (where) => {
       writable += (await writeControls(page)).length;
       await axe(page, `${where}, scoped`);
+      await keyboardReachable(page, `${where}, scoped`);
     });
     expect(writable).toBeGreaterThan(0);
 
@@ -445,6 +461,7 @@ describe('the console in headless Chromium', () => {
       .nth(3);
     await waitText(size, '18 bytes');
     await axe(page, 'injectables');
+    await keyboardReachable(page, 'injectables');
     await shot(page, 'injectables');
     await page.getByRole('button', { name: 'Edit footer' }).click();
     await page.getByRole('heading', { name: 'Edit injectable footer' }).waitFor();
@@ -509,6 +526,7 @@ describe('the console in headless Chromium', () => {
       read_only: true,
     });
     await axe(page, 'API keys, new key shown');
+    await keyboardReachable(page, 'API keys');
     await shot(page, 'api-keys');
     await page.getByRole('button', { name: 'I have saved it' }).click();
     expect(await page.getByTestId('new-key').count()).toBe(0);
