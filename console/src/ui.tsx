@@ -2,7 +2,7 @@
 // shown with the envelope's message, and confirmations that stay on the keyboard.
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
-import { ApiFailure, type FieldErrors } from './api';
+import { ApiFailure, type FieldErrors, type Page } from './api';
 
 /** Loads with `load` (again when `deps` change or on reload()); the error is the API's. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
@@ -21,6 +21,50 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   }, [...deps, tick]); // `deps` are the caller's, for `load`
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
+}
+
+/**
+ * A cursor list: the first page (again when `deps` change or on reload()), and more() appends the
+ * next one while there is one.
+ */
+export function useCursorList<T>(load: (cursor?: string) => Promise<Page<T>>, deps: unknown[]) {
+  const first = useLoad(() => load(), deps);
+  const [extra, setExtra] = useState<{ base?: Page<T>; rows: T[]; next: string | null } | null>(null);
+  const [more, setMore] = useState<{ loading: boolean; error?: ApiFailure }>({ loading: false });
+  // Pages appended to an older first page are dropped when it is loaded again.
+  const current = extra && extra.base === first.data ? extra : null;
+  const data: Page<T> | undefined = first.data && {
+    data: [...first.data.data, ...(current?.rows ?? [])],
+    next_cursor: current ? current.next : first.data.next_cursor,
+  };
+  const loadMore = async () => {
+    if (!first.data || !data?.next_cursor) return;
+    setMore({ loading: true });
+    try {
+      const page = await load(data.next_cursor);
+      setExtra({ base: first.data, rows: [...(current?.rows ?? []), ...page.data], next: page.next_cursor });
+      setMore({ loading: false });
+    } catch (error) {
+      setMore({ loading: false, error: toFailure(error) });
+    }
+  };
+  return { ...first, data, error: first.error ?? more.error, more: loadMore, loadingMore: more.loading };
+}
+
+/** "Show more" under a cursor list, while it has a next page. */
+export function MoreButton({
+  list,
+  what,
+}: {
+  list: ReturnType<typeof useCursorList<unknown>>;
+  what: string;
+}) {
+  if (!list.data?.next_cursor) return null;
+  return (
+    <button type="button" disabled={list.loadingMore} onClick={() => void list.more()}>
+      Show more {what}
+    </button>
+  );
 }
 
 export const toFailure = (error: unknown): ApiFailure =>

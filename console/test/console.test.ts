@@ -141,7 +141,7 @@ describe('the console in headless Chromium', () => {
   /** Keyboard only: Tab (or Shift+Tab) until `target` has the focus; fails when it is never reached. */
   async function tabTo(page: Page, target: Locator, backwards = false): Promise<void> {
     await target.waitFor();
-    for (let i = 0; i < 120; i++) {
+    for (let i = 0; i < 500; i++) {
       if (await target.evaluate((el) => el === document.activeElement)) return;
       await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
     }
@@ -555,6 +555,23 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('table', { name: 'Your projects' }).or(page.getByText('No project yet.')).waitFor();
     expect(await page.getByRole('link', { name: 'Actions', exact: true }).count()).toBe(0);
   }, 120_000);
+
+  it('a list longer than a page goes on with "Show more"', async () => {
+    const project = await makeProject(t, key, { name: 'Many domains' });
+    for (let i = 0; i < 52; i++)
+      await makeDomain(t, key, project.id as number, { domain: `d${i}.many.example` });
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/domains`);
+    const rows = page.locator('main tbody tr');
+    await page.getByRole('rowheader', { name: 'd0.many.example' }).waitFor();
+    expect(await rows.count()).toBe(50);
+    await tabTo(page, page.getByRole('button', { name: 'Show more domains' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('rowheader', { name: 'd51.many.example' }).waitFor();
+    expect(await rows.count()).toBe(52);
+    expect(await page.getByRole('button', { name: 'Show more domains' }).count()).toBe(0);
+  });
 
   it('the checks can fail: axe finds a missing label, CSP refuses another origin, requests are recorded', async () => {
     const { page } = await open();

@@ -1,12 +1,25 @@
 import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Project, unwrap } from '../api';
 import type { Access } from '../app';
-import { ConfirmButton, ErrorMessage, Field, FormBox, Loading, show, useForm, useLoad } from '../ui';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  Field,
+  FormBox,
+  Loading,
+  show,
+  useForm,
+  useCursorList,
+  MoreButton,
+} from '../ui';
 
 export function DomainsTab({ access, project }: { access: Access; project: Project }) {
   const path = { project: project.id };
-  const list = useLoad(
-    () => unwrap(api.GET('/api/v1/project/{project}/domains', { params: { path, query: { per_page: 50 } } })),
+  const list = useCursorList(
+    (cursor) =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/domains', { params: { path, query: { per_page: 50, cursor } } }),
+      ),
     [project.id],
   );
   const [error, setError] = useState<ApiFailure | null>(null);
@@ -100,6 +113,7 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
           </tbody>
         </table>
       ) : null}
+      <MoreButton list={list} what="domains" />
       {access.canWrite ? (
         <FormBox form={form} title="Add a domain" submitLabel="Add domain" onSubmit={add}>
           <Field

@@ -11,7 +11,8 @@ import {
   show,
   textOrNull,
   useForm,
-  useLoad,
+  useCursorList,
+  MoreButton,
 } from '../ui';
 
 const TYPES = ['snippet', 'html', 'script', 'style', 'file'] as const;
@@ -19,9 +20,13 @@ const MODES = ['inject', 'write', 'replace', 'append', 'prepend'] as const;
 
 export function InjectablesTab({ access, project }: { access: Access; project: Project }) {
   const path = { project: project.id };
-  const list = useLoad(
-    () =>
-      unwrap(api.GET('/api/v1/project/{project}/injectables', { params: { path, query: { per_page: 50 } } })),
+  const list = useCursorList(
+    (cursor) =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/injectables', {
+          params: { path, query: { per_page: 50, cursor } },
+        }),
+      ),
     [project.id],
   );
   const [error, setError] = useState<ApiFailure | null>(null);
@@ -88,6 +93,7 @@ export function InjectablesTab({ access, project }: { access: Access; project: P
           </tbody>
         </table>
       ) : null}
+      <MoreButton list={list} what="injectables" />
       {access.canWrite ? (
         <InjectableForm
           key={editing?.id ?? 'new'}

@@ -2,7 +2,19 @@ import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type License, unwrap, type Usage } from '../api';
 import { type Access, go, PageHeading } from '../app';
 import { BarChart } from '../chart';
-import { ConfirmButton, ErrorMessage, FormBox, Loading, Notice, show, useForm, useLoad, when } from '../ui';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  FormBox,
+  Loading,
+  MoreButton,
+  Notice,
+  show,
+  useCursorList,
+  useForm,
+  useLoad,
+  when,
+} from '../ui';
 import { LicenseFields, licenseBody, licenseValues, useDomains } from './licenses';
 
 /** One license: every field, edit, revoke or reactivate, delete, its usage and its activations. */
@@ -231,11 +243,11 @@ function UsageView({ usage }: { usage: Usage }) {
 function Activations(props: { access: Access; project: number; license: number; round: number }) {
   const { access, project, license } = props;
   const path = { project, license };
-  const list = useLoad(
-    () =>
+  const list = useCursorList(
+    (cursor) =>
       unwrap(
         api.GET('/api/v1/project/{project}/licenses/{license}/activations', {
-          params: { path, query: { per_page: 50 } },
+          params: { path, query: { per_page: 50, cursor } },
         }),
       ),
     [project, license, props.round],
@@ -291,6 +303,7 @@ function Activations(props: { access: Access; project: number; license: number; 
           </tbody>
         </table>
       ) : null}
+      <MoreButton list={list} what="activations" />
     </section>
   );
 }

@@ -13,14 +13,18 @@ import {
   textOrNull,
   useForm,
   useLoad,
+  useCursorList,
+  MoreButton,
   when,
 } from '../ui';
 
 export function LicensesTab({ access, project }: { access: Access; project: Project }) {
   const path = { project: project.id };
-  const list = useLoad(
-    () =>
-      unwrap(api.GET('/api/v1/project/{project}/licenses', { params: { path, query: { per_page: 50 } } })),
+  const list = useCursorList(
+    (cursor) =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/licenses', { params: { path, query: { per_page: 50, cursor } } }),
+      ),
     [project.id],
   );
   return (
@@ -58,6 +62,7 @@ export function LicensesTab({ access, project }: { access: Access; project: Proj
           </tbody>
         </table>
       ) : null}
+      <MoreButton list={list} what="licenses" />
       {access.canWrite ? <NewLicense project={project} /> : null}
     </section>
   );

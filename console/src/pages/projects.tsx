@@ -1,16 +1,30 @@
 import { api, type Page, type Project, unwrap } from '../api';
 import { type Access, go, PageHeading } from '../app';
-import { ErrorMessage, Field, FormBox, Loading, show, textOrNull, useForm, useLoad } from '../ui';
+import {
+  ErrorMessage,
+  Field,
+  FormBox,
+  Loading,
+  show,
+  textOrNull,
+  useForm,
+  useCursorList,
+  MoreButton,
+} from '../ui';
 
 /** The projects of a global key: the list and, for a key that may write, a new project. */
 export function ProjectsPage({ access }: { access: Access }) {
-  const list = useLoad(() => unwrap(api.GET('/api/v1/project', { params: { query: { per_page: 50 } } })), []);
+  const list = useCursorList(
+    (cursor) => unwrap(api.GET('/api/v1/project', { params: { query: { per_page: 50, cursor } } })),
+    [],
+  );
   return (
     <>
       <PageHeading>Projects</PageHeading>
       <ErrorMessage error={list.error} />
       {list.loading && !list.data ? <Loading what="projects" /> : null}
       {list.data ? <ProjectTable page={list.data} /> : null}
+      <MoreButton list={list} what="projects" />
       {access.canWrite ? <NewProject /> : null}
     </>
   );

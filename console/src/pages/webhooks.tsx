@@ -1,15 +1,15 @@
 import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Project, unwrap } from '../api';
 import type { Access } from '../app';
-import { ErrorMessage, Loading, Notice, useLoad, when } from '../ui';
+import { ErrorMessage, Loading, MoreButton, Notice, useCursorList, when } from '../ui';
 
 export function WebhooksTab({ access, project }: { access: Access; project: Project }) {
   const path = { project: project.id };
-  const list = useLoad(
-    () =>
+  const list = useCursorList(
+    (cursor) =>
       unwrap(
         api.GET('/api/v1/project/{project}/webhook-deliveries', {
-          params: { path, query: { per_page: 50 } },
+          params: { path, query: { per_page: 50, cursor } },
         }),
       ),
     [project.id],
@@ -77,6 +77,7 @@ export function WebhooksTab({ access, project }: { access: Access; project: Proj
           </tbody>
         </table>
       ) : null}
+      <MoreButton list={list} what="deliveries" />
     </section>
   );
 }
