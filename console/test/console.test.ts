@@ -369,6 +369,9 @@ describe('the console in headless Chromium', () => {
     // Another project, by its address: the API's answer is shown.
     await page.goto(`${origin}/console/#/projects/${other.id}`);
     await waitText(page.getByRole('alert'), 'This API key is scoped to another project.');
+    // A reload keeps the session (sessionStorage).
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
     // The list of projects and the API keys are not a scoped key's pages.
     await page.goto(`${origin}/console/#/projects`);
     await heading(page, /Scoped mine/);

@@ -33,6 +33,7 @@ export function LicensePage({
     [project, license],
   );
   const [error, setError] = useState<ApiFailure | null>(null);
+  const domains = useDomains(project);
   /** Bumped by "Refresh usage": the usage and the activations load again. */
   const [round, setRound] = useState(0);
   if (loaded.loading && !loaded.data) return <Loading what="the license" />;
@@ -62,7 +63,11 @@ export function LicensePage({
           <dt>Id</dt>
           <dd>{l.id}</dd>
           <dt>Pinned to domain</dt>
-          <dd>{show(l.domain_id)}</dd>
+          <dd>
+            {l.domain_id === null
+              ? 'no'
+              : (domains.data?.data.find((d) => d.id === l.domain_id)?.domain ?? `domain ${l.domain_id}`)}
+          </dd>
           <dt>Expires</dt>
           <dd>{when(l.expires_at)}</dd>
           <dt>Max domains</dt>
