@@ -270,12 +270,22 @@ export function ConfirmButton(props: {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   const cancel = useRef<HTMLButtonElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
   useEffect(() => {
+    // Focus goes to the question's Cancel, and back to the button once it is answered (if it is still there).
     if (asking) cancel.current?.focus();
+    else if (asked.current) button.current?.focus();
+    asked.current = asking;
   }, [asking]);
   if (!asking)
     return (
-      <button type="button" class={props.danger ? 'danger' : undefined} onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        ref={button}
+        class={props.danger ? 'danger' : undefined}
+        onClick={() => setAsking(true)}
+      >
         {props.label}
       </button>
     );

@@ -233,6 +233,11 @@ describe('the console in headless Chromium', () => {
 
     await tabTo(page, page.getByRole('button', { name: 'Free the slot of shop.example.com' }));
     await page.keyboard.press('Enter');
+    // The question takes the focus to Cancel, which gives it back to the button.
+    await waitText(page.locator(':focus'), 'Cancel');
+    await page.keyboard.press('Enter');
+    await waitText(page.locator(':focus'), 'Free the slot of shop.example.com');
+    await page.keyboard.press('Enter');
     // The question takes the button's place, focus on Cancel; the answer that acts is before it.
     await tabTo(page, page.getByRole('button', { name: 'Yes, free it' }), true);
     await page.keyboard.press('Enter');
