@@ -18,6 +18,8 @@ export interface Access {
   canWrite: boolean;
   /** The key's project when it is scoped; null for a global key. */
   scope: number | null;
+  /** Forgets the key and shows the sign-in. */
+  signOut: () => void;
 }
 
 export type Route =
@@ -204,17 +206,18 @@ export function App() {
       </>
     );
 
-  const access: Access = {
-    session,
-    canWrite: !session.me.read_only,
-    scope: session.me.project_id ?? null,
-  };
-  const route = parseRoute(hash);
   const signOut = () => {
     forget();
     setSession(null);
     go('#/');
   };
+  const access: Access = {
+    session,
+    canWrite: !session.me.read_only,
+    scope: session.me.project_id ?? null,
+    signOut,
+  };
+  const route = parseRoute(hash);
   return (
     <>
       <a

@@ -555,6 +555,16 @@ describe('the console in headless Chromium', () => {
     const after = await fetch(`${origin}/api/v1/api-keys/current`, { headers: { 'X-API-KEY': rolled } });
     expect(after.status).toBe(403);
 
+    // Revoking the key of this session signs out.
+    const own = await makeApiKey(t.app, user, { name: 'short-lived' });
+    const second = await open();
+    await signIn(second.page, own);
+    await second.page.goto(`${origin}/console/#/api-keys`);
+    await second.page.getByRole('button', { name: `Revoke ${own.slice(0, 8)}` }).click();
+    await second.page.getByRole('button', { name: 'Yes, revoke' }).click();
+    await heading(second.page, 'Sign in to LicenseGate');
+    expect(await second.page.evaluate(() => sessionStorage.length)).toBe(0);
+
     // Delete the project: back to the list, without it.
     await page.goto(base);
     await page.getByRole('button', { name: 'Delete project', exact: true }).click();

@@ -115,7 +115,8 @@ export function ApiKeysPage({ access }: { access: Access }) {
                               await unwrap(
                                 api.DELETE('/api/v1/api-keys/{id}', { params: { path: { id: k.id } } }),
                               );
-                              list.reload();
+                              if (self) access.signOut();
+                              else list.reload();
                             }}
                           />
                         </>
