@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../common/http/errors.js';
-import { CONSOLE_CSP, serveConsole } from './console.js';
+import { CONSOLE_CSP, consoleDir, serveConsole } from './console.js';
 
 /** The console's answers are tested end to end in test/e2e/console.e2e-spec.ts; here, a missing build. */
 describe('serveConsole without a build', () => {
@@ -39,5 +39,16 @@ describe('serveConsole without a build', () => {
   it('leaves every other path alone', () => {
     for (const path of ['/api/v1/', '/consoles', '/api/v1/console/'])
       expect(call(path).passed).toBeUndefined();
+  });
+});
+
+describe('consoleDir', () => {
+  it('is dist/console beside a running build, whatever the working directory', () => {
+    expect(consoleDir('/srv/app/dist/src/main.js')).toBe('/srv/app/dist/console');
+  });
+
+  it('is dist/console under the working directory otherwise (the sources, under jest)', () => {
+    expect(consoleDir('/usr/lib/node_modules/jest/bin/jest.js')).toBe(join(process.cwd(), 'dist', 'console'));
+    expect(consoleDir('')).toBe(join(process.cwd(), 'dist', 'console'));
   });
 });

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ApiError } from '../common/http/errors.js';
 
 /*
@@ -12,8 +12,19 @@ import { ApiError } from '../common/http/errors.js';
  */
 
 export const CONSOLE_PATH = '/console';
-/** Where `npm run build` writes the console, relative to the working directory like data/ (README). */
+/** Where `npm run build` writes the console: dist/console/, beside dist/src/. */
 export const CONSOLE_DIST = 'dist/console';
+
+/**
+ * The built console beside the running build (dist/src/main.js → dist/console/), wherever the
+ * process was started from; when the sources run (tests), dist/console/ under the working directory.
+ */
+export function consoleDir(entry = process.argv[1] ?? ''): string {
+  const dir = dirname(resolve(entry));
+  return basename(dir) === 'src' && basename(dirname(dir)) === 'dist'
+    ? join(dirname(dir), 'console')
+    : resolve(CONSOLE_DIST);
+}
 
 /** The console's own script, styles and API calls come from this origin only; nothing inline. */
 export const CONSOLE_CSP = [
@@ -69,7 +80,7 @@ function load(dir: string): Map<string, File> | null {
  * another method is 405 and an unknown file 404, both in the envelope. Every answer under /console
  * carries the console's Content-Security-Policy.
  */
-export function serveConsole(logger: Logger, dir = resolve(CONSOLE_DIST)) {
+export function serveConsole(logger: Logger, dir = consoleDir()) {
   const files = load(dir);
   if (!files)
     logger.warn(`The console is not built (${join(dir, 'index.html')} is missing): run npm run build.`);
