@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { makeAccount, makeApiKey, makeProject } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
@@ -91,6 +92,22 @@ describe('the console at /console/', () => {
       expect(expectError(res, 404).message).toBe(`The route GET ${path} could not be found.`);
       expect(res.headers['content-security-policy']).toBeUndefined();
     }
+  });
+});
+
+describe('console/src', () => {
+  it('reaches the API only through the client generated from openapi.json (console/src/api.ts)', () => {
+    const files = readdirSync('console/src', { recursive: true, encoding: 'utf8' }).filter((f) =>
+      /\.tsx?$/.test(f),
+    );
+    expect(files.length).toBeGreaterThan(5);
+    const elsewhere = files.filter((file) =>
+      /\bfetch\(|XMLHttpRequest|EventSource|WebSocket|sendBeacon|https?:\/\//.test(
+        readFileSync(join('console/src', file), 'utf8'),
+      ),
+    );
+    expect(elsewhere).toEqual([]);
+    expect(readFileSync('console/src/api.ts', 'utf8')).toContain("from '../../test/generated/openapi'");
   });
 });
 
