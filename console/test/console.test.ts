@@ -439,7 +439,7 @@ describe('the console in headless Chromium', () => {
   }, 60_000);
 
   it('the other actions: lock and unlock, injectables, revoke and reactivate, retry, audit filters, API keys, delete', async () => {
-    const { project, license } = await seed('Actions');
+    const { project, domain, license } = await seed('Actions');
     const { page } = await open();
     await signIn(page, key);
     const base = `${origin}/console/#/projects/${project.id}`;
@@ -486,8 +486,42 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Yes, delete' }).click();
     await page.getByRole('row', { name: /^footer/ }).waitFor({ state: 'detached' });
 
-    // Revoke the license, then reactivate it.
+    // Every field of a license, edited; the page shows what the API stored.
     await page.goto(`${base}/licenses/${license.id}`);
+    await heading(page, `License ${license.title as string}`);
+    await page.getByLabel('Pinned to domain').selectOption({ label: domain.domain as string });
+    await page.getByLabel('Expires at (UTC)').fill('2031-01-02T03:04');
+    await page.getByLabel('Max domains').fill('3');
+    await page.getByLabel('Max subdomains per domain').fill('2');
+    await page.getByLabel('Max checks per day').fill('1000');
+    await page.getByLabel('Allowed IP addresses').fill('203.0.113.7, 198.51.100.1');
+    await page.getByLabel('Allowed countries').fill('DE,FR');
+    await page.getByLabel('Test license').check();
+    await page.getByLabel('Allow runtime configuration').check();
+    await page.getByRole('button', { name: 'Save license' }).click();
+    await page.getByText('Saved.').waitFor();
+    const fact = (name: string) => page.locator(`dt:text-is("${name}") + dd`);
+    await waitText(fact('Expires'), '2031-01-02 03:04:00 UTC');
+    expect({
+      domain: await fact('Pinned to domain').textContent(),
+      maxDomains: await fact('Max domains').textContent(),
+      subdomains: await fact('Max subdomains per domain').textContent(),
+      perDay: await fact('Max checks per day').textContent(),
+      countries: await fact('Allowed countries').textContent(),
+      test: await fact('Test license').textContent(),
+      configs: await fact('Allow runtime configuration').textContent(),
+    }).toEqual({
+      domain: domain.domain,
+      maxDomains: '3',
+      subdomains: '2',
+      perDay: '1000',
+      countries: 'DE,FR',
+      test: 'yes',
+      configs: 'yes',
+    });
+    expect(await fact('Allowed IP addresses').textContent()).toMatch(/203\.0\.113\.7/);
+
+    // Revoke the license, then reactivate it.
     await page.getByRole('button', { name: 'Revoke license', exact: true }).click();
     await page.getByRole('button', { name: 'Yes, revoke license' }).click();
     await page.getByText(/This license is revoked since/).waitFor();
