@@ -438,7 +438,7 @@ describe('the console in headless Chromium', () => {
     expect(await page.locator('[aria-invalid="true"]').count()).toBe(0);
   }, 60_000);
 
-  it('the other actions: lock and unlock, injectables, revoke and reactivate, retry, audit filters, API keys, delete', async () => {
+  it('the other actions: edit, lock and unlock a project, injectables, revoke and reactivate, retry, audit filters, API keys, delete', async () => {
     const { project, domain, license } = await seed('Actions');
     const { page } = await open();
     await signIn(page, key);
@@ -447,6 +447,14 @@ describe('the console in headless Chromium', () => {
     // Lock with a reason, then unlock.
     await page.goto(base);
     await heading(page, /Actions/);
+    // Edit the project.
+    await page.getByLabel('Default redirect URL').fill('https://acme.example/pay');
+    await page.getByLabel('Active').uncheck();
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await page.getByText('Saved.').waitFor();
+    await waitText(page.locator('dt:text-is("Default redirect URL") + dd'), 'https://acme.example/pay');
+    await waitText(page.locator('dt:text-is("Active") + dd'), 'no');
+
     await page.getByLabel('Reason for locking').fill('chargeback');
     await page.getByRole('button', { name: 'Lock project', exact: true }).click();
     await page.getByText(/This project is locked since/).waitFor();
