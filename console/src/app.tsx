@@ -1,6 +1,6 @@
 // The shell: sign-in, the header and navigation, and the hash router (the service serves one
 // index.html; every page is a #/ address, so a reload or a shared link opens the same page).
-import type { ComponentChildren } from 'preact';
+import { type ComponentChildren, Fragment, type JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, setApiKey, unwrap } from './api';
 import { type Session, forget, remember, storedKey } from './session';
@@ -26,8 +26,7 @@ export type Route =
   | { page: 'projects' }
   | { page: 'project'; project: number; tab: ProjectTab }
   | { page: 'license'; project: number; license: number }
-  | { page: 'audit' }
-  | { page: 'api-keys' }
+  | { page: 'top'; path: string }
   | { page: 'not-found' };
 
 export const PROJECT_TABS = ['settings', 'domains', 'licenses', 'injectables', 'webhooks', 'audit'] as const;
@@ -44,12 +43,35 @@ export function parseRoute(hash: string): Route {
     const tab = (parts[2] ?? 'settings') as ProjectTab;
     if (PROJECT_TABS.includes(tab) && parts.length <= 3) return { page: 'project', project, tab };
   }
-  if (parts.length === 1 && parts[0] === 'audit-log') return { page: 'audit' };
-  if (parts.length === 1 && parts[0] === 'api-keys') return { page: 'api-keys' };
-  // Payment connectors (#/connectors) and analytics (#/analytics) plug in here and in NAV below
-  // when their endpoints exist (docs/console.md "Adding a page").
+  if (parts.length === 1 && TOP_PAGES.some((p) => p.path === parts[0]))
+    return { page: 'top', path: parts[0] };
   return { page: 'not-found' };
 }
+
+/** A page of the main navigation besides the projects, at #/<path>. */
+interface TopPage {
+  path: string;
+  label: string;
+  /** Shown to global keys only (a scoped key gets "Page not found"). */
+  globalOnly?: boolean;
+  render: (access: Access) => JSX.Element;
+}
+
+/**
+ * The main navigation's other pages, in its order. Payment connectors and analytics (SPEC 20) plug
+ * in here, one entry each, when their endpoints exist (docs/console.md "Adding a page"):
+ *   { path: 'connectors', label: 'Payment connectors', globalOnly?, render: (access) => <ConnectorsPage … /> },
+ *   { path: 'analytics', label: 'Analytics', render: (access) => <AnalyticsPage … /> },
+ */
+export const TOP_PAGES: TopPage[] = [
+  { path: 'audit-log', label: 'Audit log', render: (access) => <AuditPage access={access} /> },
+  {
+    path: 'api-keys',
+    label: 'API keys',
+    globalOnly: true,
+    render: (access) => <ApiKeysPage access={access} />,
+  },
+];
 
 export const go = (hash: string) => {
   location.hash = hash;
@@ -95,10 +117,13 @@ function nav(access: Access): { href: string; label: string; match: (r: Route) =
           match: (r: Route) => r.page === 'projects' || r.page === 'project' || r.page === 'license',
         },
       ];
-  items.push({ href: '#/audit-log', label: 'Audit log', match: (r) => r.page === 'audit' });
-  if (!access.scope)
-    items.push({ href: '#/api-keys', label: 'API keys', match: (r) => r.page === 'api-keys' });
-  // Payment connectors and Analytics go here, once their endpoints exist (docs/console.md).
+  for (const top of TOP_PAGES)
+    if (!top.globalOnly || !access.scope)
+      items.push({
+        href: `#/${top.path}`,
+        label: top.label,
+        match: (r) => r.page === 'top' && r.path === top.path,
+      });
   return items;
 }
 
@@ -115,10 +140,14 @@ function Page({ route, access }: { route: Route; access: Access }) {
       return (
         <LicensePage key={route.license} access={access} project={route.project} license={route.license} />
       );
-    case 'audit':
-      return <AuditPage access={access} />;
-    case 'api-keys':
-      return access.scope ? <NotFound /> : <ApiKeysPage access={access} />;
+    case 'top': {
+      const top = TOP_PAGES.find((p) => p.path === route.path);
+      return top && !(top.globalOnly && access.scope) ? (
+        <Fragment key={top.path}>{top.render(access)}</Fragment>
+      ) : (
+        <NotFound />
+      );
+    }
     default:
       return <NotFound />;
   }
