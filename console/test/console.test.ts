@@ -471,6 +471,7 @@ describe('the console in headless Chromium', () => {
     await page.getByLabel('Secret').fill('twelve-chars-or-more');
     await page.getByRole('button', { name: 'Create injectable' }).click();
     await page.getByText('Injectable footer created.').waitFor();
+    expect(await page.getByLabel('Secret').inputValue()).toBe('');
     const size = page
       .getByRole('row', { name: /^footer/ })
       .getByRole('cell')

@@ -32,6 +32,7 @@ export function InjectablesTab({ access, project }: { access: Access; project: P
   const [error, setError] = useState<ApiFailure | null>(null);
   const [editing, setEditing] = useState<Injectable | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [round, setRound] = useState(0);
   return (
     <section aria-labelledby="injectables-h">
       <h2 id="injectables-h">Injectables</h2>
@@ -96,10 +97,12 @@ export function InjectablesTab({ access, project }: { access: Access; project: P
       <MoreButton list={list} what="injectables" />
       {access.canWrite ? (
         <InjectableForm
-          key={editing?.id ?? 'new'}
+          key={`${editing?.id ?? 'new'}-${round}`}
           project={project.id}
           injectable={editing}
           onDone={(message) => {
+            // A fresh form: the secret and payload just sent do not stay on the page.
+            setRound((r) => r + 1);
             setDone(message);
             setEditing(null);
             list.reload();

@@ -109,6 +109,8 @@ function Settings({ access, project: p, reload }: { access: Access; project: Pro
         },
       }),
     );
+    // The secret just sent does not stay on the page.
+    form.set('webhook_secret', '');
     setSaved(true);
     reload();
   };
