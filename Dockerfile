@@ -5,6 +5,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --loglevel=warn
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY src ./src
+COPY console ./console
 RUN npm run build && npm prune --omit=dev --loglevel=warn
 
 FROM node:20-bookworm-slim

@@ -25,13 +25,18 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in a browser (docs/console.md).
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // Plain JavaScript (scripts, examples, config files) has no types to check against.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
   {
     // supertest's `res.body` is `any` by design: every assertion on it would need a cast that proves nothing.
-    files: ['test/**/*.ts', 'sdk/test/**/*.ts', '**/*.spec.ts'],
+    files: ['test/**/*.ts', 'sdk/test/**/*.ts', 'console/test/**/*.ts', '**/*.spec.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -10,6 +10,8 @@ const projects = [
   { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
   { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
   { ...common, displayName: 'sdk', testMatch: ['<rootDir>/sdk/test/**/*.test.ts'] },
+  // The console in headless Chromium (npm run test:console); npm test leaves it out.
+  { ...common, displayName: 'console', testMatch: ['<rootDir>/console/test/**/*.test.ts'] },
   // Suites that need MariaDB and Redis (npm run test:services); npm test leaves them out.
   { ...common, displayName: 'services', testMatch: ['<rootDir>/test/services/**/*.services-spec.ts'] },
 ];

@@ -1,4 +1,5 @@
-// `npm start` and `npm run cli` build first when dist/ is missing or older than the sources.
+// `npm start` and `npm run cli` build first when dist/ is missing or older than the sources; the
+// console (dist/console/, docs/console.md) likewise when it is older than console/.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,4 +19,11 @@ if (!existsSync(target) || statSync(target).mtimeMs < sources) {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
     stdio: ['ignore', 2, 2],
   });
+}
+
+const consoleTarget = 'dist/console/index.html';
+const consoleSources = Math.max(newest('console/src'), statSync('console/build.mjs').mtimeMs);
+if (!existsSync(consoleTarget) || statSync(consoleTarget).mtimeMs < consoleSources) {
+  process.stderr.write('building the console (esbuild)…\n');
+  execFileSync(process.execPath, ['console/build.mjs'], { stdio: ['ignore', 2, 2] });
 }

@@ -17,6 +17,7 @@ import {
   utf8Only,
 } from './common/http/middlewares.js';
 import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
+import { serveConsole } from './console/console.js';
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
@@ -45,12 +46,16 @@ export function setupApp(
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
   configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
-  // Every middleware but outsideApi also runs for RuntimeFastPath (common/http/middlewares.ts).
+  // Every middleware but the console and outsideApi also runs for RuntimeFastPath
+  // (common/http/middlewares.ts). The console answers its own paths before outsideApi refuses them,
+  // and before Nest's guards: its files are not throttled (docs/console.md).
+  const consoleFiles = config.env.CONSOLE_ENABLED ? serveConsole(new Logger('Console')) : null;
   const middlewares = [
     crossOrigin(config.env.CORS_ORIGINS),
     requestId,
     boundLargeAnswers(config.env.MAX_PENDING_ANSWER_BYTES, logger) as Middleware,
     hostHeader,
+    ...(consoleFiles ? [consoleFiles] : []),
     outsideApi,
     contentType,
     // strict: false lets a JSON string, number or null parse, so that objectBody says what is wrong with it.
@@ -75,11 +80,13 @@ export function setupApp(
   const answeredError = (error: unknown, req: Request) => answers.refused(error, req);
   app.useGlobalFilters(new EnvelopeExceptionFilter(answeredError));
   setupSwagger(app);
-  // The same middlewares in the same order, but outsideApi (it reads Express's req.path, and the
+  // The same middlewares in the same order, but the console and outsideApi (they read Express's req.path, and the
   // runtime path is inside the API); then, like nestjs-pino's middleware, which Nest mounts after
   // these, the request line.
   if (options.runtimeFastPath !== false) {
-    const served = middlewares.filter((middleware) => middleware !== outsideApi);
+    const served = middlewares.filter(
+      (middleware) => middleware !== outsideApi && middleware !== consoleFiles,
+    );
     if (logsRuntimeRequests(config.env)) served.push(runtimeRequestLog(config.env));
     RuntimeFastPath.install(app, served, answeredError);
   }

@@ -39,6 +39,19 @@ export class ApiKeysController {
     return this.auth.listKeys(principal.user.id);
   }
 
+  @Get('current')
+  @ApiOperation({
+    summary: 'The calling API key',
+    operationId: 'getCurrentApiKey',
+    description:
+      'Any valid key, scoped or read-only: the key that made this call, so that a client (the console) ' +
+      'can learn its own scope (project_id) and read_only; never the key itself.',
+  })
+  @ApiEnvelope(ApiKeyResponse)
+  current(@CurrentPrincipal() principal: ApiPrincipal): ApiKeyEntity {
+    return principal.key;
+  }
+
   @Post()
   @ApiOperation({
     summary: 'Create an API key',

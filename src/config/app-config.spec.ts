@@ -48,6 +48,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'postgres://x/y'],
     ['REDIS_URL', 'http://localhost'],
     ['TRUST_PROXY', 'perhaps'],
+    ['CONSOLE_ENABLED', 'perhaps'],
     ['THROTTLE_API_LIMIT', '0'],
     ['NODE_ENV', 'staging'],
     ['APP_KEY', 'too-short'],

@@ -209,6 +209,11 @@ export class EnvironmentVariables {
   @Max(64)
   CLUSTER_WORKERS = 1;
 
+  /** Serve the console at /console/ (docs/console.md); false: /console answers 404 like any unknown path. */
+  @Transform(toBool)
+  @IsBoolean()
+  CONSOLE_ENABLED = true;
+
   /** Origins allowed to call the API from a browser: `*` (any) or a comma-separated list. */
   @IsString()
   CORS_ORIGINS = '*';

@@ -432,6 +432,12 @@ describe('typed client generated from openapi.json', () => {
       await createApiClient(t.url, { apiKey: plaintext })('get', '/api/v1/api-keys', { params: {} }),
     );
     expectDocumented('get', '/api/v1/api-keys', await api('get', '/api/v1/api-keys', { params: {} }));
+    const current = await createApiClient(t.url, { apiKey: plaintext })('get', '/api/v1/api-keys/current', {
+      params: {},
+    });
+    expectDocumented('get', '/api/v1/api-keys/current', current);
+    if (!current.ok) throw new Error(`HTTP ${current.status}`);
+    expect(current.body.data).toMatchObject({ id: scoped.body.data.id, project_id: project.path.project });
     const rolled = await api('post', '/api/v1/api-keys/{id}/roll', {
       params: { path: { id: scoped.body.data.id } },
       body: { grace_seconds: 60 },

@@ -1,0 +1,54 @@
+// Builds the console (docs/console.md) into dist/console/: index.html and assets/app-<hash>.{js,css}.
+// `npm run build` runs it after tsc; esbuild bundles Preact and openapi-fetch in, so nothing is
+// fetched at run time. Type-checking is `npm run typecheck` (console/tsconfig.json), not this.
+import { build } from 'esbuild';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'dist', 'console');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(join(out, 'assets'), { recursive: true });
+
+const result = await build({
+  entryPoints: { app: join(root, 'console', 'src', 'main.tsx') },
+  bundle: true,
+  format: 'esm',
+  target: 'es2022',
+  minify: true,
+  sourcemap: 'linked',
+  jsx: 'automatic',
+  jsxImportSource: 'preact',
+  entryNames: '[name]-[hash]',
+  assetNames: '[name]-[hash]',
+  outdir: join(out, 'assets'),
+  metafile: true,
+  logLevel: 'warning',
+  legalComments: 'eof',
+});
+
+const outputs = Object.keys(result.metafile.outputs).map((file) => basename(file));
+const script = outputs.find((name) => /^app-\w+\.js$/.test(name));
+const style = outputs.find((name) => /^app-\w+\.css$/.test(name));
+if (!script || !style)
+  throw new Error(`console build: app-<hash>.js and .css expected, got ${outputs.join(', ')}`);
+
+// No inline script or style: the Content-Security-Policy (src/console/console.ts) allows neither.
+writeFileSync(
+  join(out, 'index.html'),
+  `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>LicenseGate console</title>
+<link rel="stylesheet" href="./assets/${style}">
+<script type="module" src="./assets/${script}"></script>
+</head>
+<body>
+<div id="app"><noscript>The LicenseGate console needs JavaScript.</noscript></div>
+</body>
+</html>
+`,
+);

@@ -1,0 +1,288 @@
+// The shell: sign-in, the header and navigation, and the hash router (the service serves one
+// index.html; every page is a #/ address, so a reload or a shared link opens the same page).
+import { type ComponentChildren, Fragment, type JSX } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, setApiKey, unwrap } from './api';
+import { type Session, forget, remember, storedKey } from './session';
+import { ErrorMessage, Field, Loading, toFailure, useForm } from './ui';
+import { ApiKeysPage } from './pages/api-keys';
+import { AuditPage } from './pages/audit';
+import { ProjectPage } from './pages/project';
+import { ProjectsPage } from './pages/projects';
+import { LicensePage } from './pages/license';
+
+/** What the signed-in key may do, as every page reads it. */
+export interface Access {
+  session: Session;
+  /** false for a read-only key: no write control is shown. */
+  canWrite: boolean;
+  /** The key's project when it is scoped; null for a global key. */
+  scope: number | null;
+  /** Forgets the key and shows the sign-in. */
+  signOut: () => void;
+}
+
+export type Route =
+  | { page: 'projects' }
+  | { page: 'project'; project: number; tab: ProjectTab }
+  | { page: 'license'; project: number; license: number }
+  | { page: 'top'; path: string }
+  | { page: 'not-found' };
+
+export const PROJECT_TABS = ['settings', 'domains', 'licenses', 'injectables', 'webhooks', 'audit'] as const;
+export type ProjectTab = (typeof PROJECT_TABS)[number];
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
+  const id = (s: string | undefined) => (s && /^\d+$/.test(s) ? Number(s) : NaN);
+  if (parts.length === 0 || (parts[0] === 'projects' && parts.length === 1)) return { page: 'projects' };
+  if (parts[0] === 'projects' && !Number.isNaN(id(parts[1]))) {
+    const project = id(parts[1]);
+    if (parts[2] === 'licenses' && !Number.isNaN(id(parts[3])) && parts.length === 4)
+      return { page: 'license', project, license: id(parts[3]) };
+    const tab = (parts[2] ?? 'settings') as ProjectTab;
+    if (PROJECT_TABS.includes(tab) && parts.length <= 3) return { page: 'project', project, tab };
+  }
+  if (parts.length === 1 && TOP_PAGES.some((p) => p.path === parts[0]))
+    return { page: 'top', path: parts[0] };
+  return { page: 'not-found' };
+}
+
+/** A page of the main navigation besides the projects, at #/<path>. */
+interface TopPage {
+  path: string;
+  label: string;
+  /** Shown to global keys only (a scoped key gets "Page not found"). */
+  globalOnly?: boolean;
+  render: (access: Access) => JSX.Element;
+}
+
+/**
+ * The main navigation's other pages, in its order. Payment connectors and analytics (SPEC 20) plug
+ * in here, one entry each, when their endpoints exist (docs/console.md "Adding a page"):
+ *   { path: 'connectors', label: 'Payment connectors', globalOnly?, render: (access) => <ConnectorsPage … /> },
+ *   { path: 'analytics', label: 'Analytics', render: (access) => <AnalyticsPage … /> },
+ */
+export const TOP_PAGES: TopPage[] = [
+  { path: 'audit-log', label: 'Audit log', render: (access) => <AuditPage access={access} /> },
+  {
+    path: 'api-keys',
+    label: 'API keys',
+    globalOnly: true,
+    render: (access) => <ApiKeysPage access={access} />,
+  },
+];
+
+export const go = (hash: string) => {
+  location.hash = hash;
+};
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return hash;
+}
+
+/** The page's heading takes focus when the page changes, so a screen reader and the keyboard start there. */
+export function PageHeading({ children }: { children: ComponentChildren }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, []);
+  return (
+    <h1 tabIndex={-1} ref={ref}>
+      {children}
+    </h1>
+  );
+}
+
+/** The navigation: a global key's pages; a scoped key sees its project and the audit log. */
+function nav(access: Access): { href: string; label: string; match: (r: Route) => boolean }[] {
+  const items: { href: string; label: string; match: (r: Route) => boolean }[] = access.scope
+    ? [
+        {
+          href: `#/projects/${access.scope}`,
+          label: 'My project',
+          match: (r: Route) => r.page === 'project' || r.page === 'license',
+        },
+      ]
+    : [
+        {
+          href: '#/projects',
+          label: 'Projects',
+          match: (r: Route) => r.page === 'projects' || r.page === 'project' || r.page === 'license',
+        },
+      ];
+  for (const top of TOP_PAGES)
+    if (!top.globalOnly || !access.scope)
+      items.push({
+        href: `#/${top.path}`,
+        label: top.label,
+        match: (r) => r.page === 'top' && r.path === top.path,
+      });
+  return items;
+}
+
+function Page({ route, access }: { route: Route; access: Access }) {
+  // A scoped key has one project: the list and other projects are not its pages.
+  if (access.scope && route.page === 'projects')
+    return <ProjectPage key={access.scope} access={access} project={access.scope} tab="settings" />;
+  switch (route.page) {
+    case 'projects':
+      return <ProjectsPage access={access} />;
+    case 'project':
+      return <ProjectPage key={route.project} access={access} project={route.project} tab={route.tab} />;
+    case 'license':
+      return (
+        <LicensePage key={route.license} access={access} project={route.project} license={route.license} />
+      );
+    case 'top': {
+      const top = TOP_PAGES.find((p) => p.path === route.path);
+      return top && !(top.globalOnly && access.scope) ? (
+        <Fragment key={top.path}>{top.render(access)}</Fragment>
+      ) : (
+        <NotFound />
+      );
+    }
+    default:
+      return <NotFound />;
+  }
+}
+
+function NotFound() {
+  return (
+    <>
+      <PageHeading>Page not found</PageHeading>
+      <p>
+        There is no such page. <a href="#/projects">Go to the projects</a>.
+      </p>
+    </>
+  );
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+  const form = useForm({ key: '' });
+  const signIn = async ({ key }: { key: string }) => {
+    setApiKey(key.trim());
+    try {
+      const me = await unwrap(api.GET('/api/v1/api-keys/current'));
+      remember(key.trim());
+      onSignedIn({ key: key.trim(), me });
+    } catch (error) {
+      setApiKey(null);
+      throw error;
+    }
+  };
+  return (
+    <main id="main" class="signin">
+      <PageHeading>Sign in to LicenseGate</PageHeading>
+      <form class="box" onSubmit={form.submit(signIn)} aria-label="Sign in" noValidate>
+        <ErrorMessage error={form.error} />
+        <Field
+          form={form}
+          name="key"
+          label="API key"
+          type="password"
+          required
+          autoComplete="off"
+          hint="Kept in this tab only (sessionStorage), until you sign out or close it."
+        />
+        <button type="submit" disabled={form.busy}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}
+
+export function App() {
+  const hash = useHash();
+  const [session, setSession] = useState<Session | null>(null);
+  const [restoring, setRestoring] = useState(() => storedKey() !== null);
+  const [restoreError, setRestoreError] = useState<string | null>(null);
+
+  useEffect(() => {
+    const key = storedKey();
+    if (!key) return;
+    setApiKey(key);
+    unwrap(api.GET('/api/v1/api-keys/current')).then(
+      (me) => {
+        setSession({ key, me });
+        setRestoring(false);
+      },
+      (error: unknown) => {
+        forget();
+        setRestoreError(toFailure(error).message);
+        setRestoring(false);
+      },
+    );
+  }, []);
+
+  if (restoring) return <Loading what="the console" />;
+  if (!session)
+    return (
+      <>
+        {restoreError ? (
+          <p class="error" role="alert">
+            {restoreError}
+          </p>
+        ) : null}
+        <SignIn onSignedIn={setSession} />
+      </>
+    );
+
+  const signOut = () => {
+    forget();
+    setSession(null);
+    go('#/');
+  };
+  const access: Access = {
+    session,
+    canWrite: !session.me.read_only,
+    scope: session.me.project_id ?? null,
+    signOut,
+  };
+  const route = parseRoute(hash);
+  return (
+    <>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}
+      >
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">LicenseGate</span>
+        <nav aria-label="Main">
+          <ul>
+            {nav(access).map((item) => (
+              <li key={item.href}>
+                <a href={item.href} aria-current={item.match(route) ? 'page' : undefined}>
+                  {item.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="who">
+          <span>
+            Key <code>{session.me.prefix}…</code> ({session.me.name || 'unnamed'}
+            {access.scope ? `, project ${access.scope}` : ', global'}
+            {access.canWrite ? '' : ', read-only'})
+          </span>{' '}
+          <button type="button" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page route={route} access={access} />
+      </main>
+    </>
+  );
+}

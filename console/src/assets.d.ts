@@ -1,0 +1,2 @@
+// Styles are bundled by esbuild (console/build.mjs) into app-<hash>.css.
+declare module '*.css';

@@ -1,0 +1,189 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type ApiFailure, api, unwrap } from '../api';
+import { type Access, PageHeading } from '../app';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  Field,
+  FormBox,
+  intOrNull,
+  isoFromLocal,
+  Loading,
+  show,
+  useForm,
+  useLoad,
+  when,
+} from '../ui';
+
+/** A global key's API keys: create, roll, revoke; a new key's plaintext is shown once. */
+export function ApiKeysPage({ access }: { access: Access }) {
+  const list = useLoad(() => unwrap(api.GET('/api/v1/api-keys')), []);
+  const projects = useLoad(
+    () => unwrap(api.GET('/api/v1/project', { params: { query: { per_page: 50 } } })),
+    [],
+  );
+  const [error, setError] = useState<ApiFailure | null>(null);
+  const [fresh, setFresh] = useState<{ name: string; key: string } | null>(null);
+  const form = useForm({ name: '', project_id: '', read_only: false, expires_at: '' });
+  const create = async (v: typeof form.values) => {
+    const created = await unwrap(
+      api.POST('/api/v1/api-keys', {
+        body: {
+          name: v.name,
+          project_id: intOrNull(v.project_id),
+          read_only: v.read_only,
+          expires_at: isoFromLocal(v.expires_at),
+        },
+      }),
+    );
+    setFresh({ name: created.name, key: created.key });
+    form.setValues({ name: '', project_id: '', read_only: false, expires_at: '' });
+    list.reload();
+  };
+  const projectName = (id: number | null) =>
+    id === null ? 'all (global)' : (projects.data?.data.find((p) => p.id === id)?.name ?? `project ${id}`);
+  return (
+    <>
+      <PageHeading>API keys</PageHeading>
+      {fresh ? <NewKey name={fresh.name} plaintext={fresh.key} onDismiss={() => setFresh(null)} /> : null}
+      <ErrorMessage error={list.error ?? error} />
+      {list.loading && !list.data ? <Loading what="API keys" /> : null}
+      {list.data ? (
+        <table>
+          <caption>Keys of the account (never the keys themselves)</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Projects</th>
+              <th scope="col">Read-only</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Last used</th>
+              <th scope="col">State</th>
+              {access.canWrite ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.map((k) => {
+              const live = !k.revoked_at && !k.rolled_at;
+              const self = k.id === access.session.me.id;
+              return (
+                <tr key={k.id}>
+                  <th scope="row">
+                    {k.name || 'unnamed'}
+                    {self ? ' (this session)' : ''}
+                  </th>
+                  <td>
+                    <code class="nowrap">{k.prefix}…</code>
+                  </td>
+                  <td>{projectName(k.project_id)}</td>
+                  <td>{show(k.read_only)}</td>
+                  <td>{when(k.expires_at)}</td>
+                  <td>{when(k.last_used_at)}</td>
+                  <td>{k.revoked_at ? 'revoked' : k.rolled_at ? 'rolled' : 'active'}</td>
+                  {access.canWrite ? (
+                    <td class="row-actions">
+                      {live ? (
+                        <>
+                          <ConfirmButton
+                            label={`Roll ${k.prefix}`}
+                            question="Roll this key? The old one keeps working for a day."
+                            confirmLabel="Yes, roll"
+                            onError={setError}
+                            onConfirm={async () => {
+                              const rolled = await unwrap(
+                                api.POST('/api/v1/api-keys/{id}/roll', {
+                                  params: { path: { id: k.id } },
+                                  body: {},
+                                }),
+                              );
+                              setFresh({ name: rolled.name, key: rolled.key });
+                              list.reload();
+                            }}
+                          />{' '}
+                          <ConfirmButton
+                            label={`Revoke ${k.prefix}`}
+                            question={
+                              self
+                                ? 'Revoke the key of this session? You will be signed out.'
+                                : 'Revoke this key?'
+                            }
+                            confirmLabel="Yes, revoke"
+                            danger
+                            onError={setError}
+                            onConfirm={async () => {
+                              await unwrap(
+                                api.DELETE('/api/v1/api-keys/{id}', { params: { path: { id: k.id } } }),
+                              );
+                              if (self) access.signOut();
+                              else list.reload();
+                            }}
+                          />
+                        </>
+                      ) : (
+                        '—'
+                      )}
+                    </td>
+                  ) : null}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      ) : null}
+      {access.canWrite ? (
+        <FormBox form={form} title="New API key" submitLabel="Create API key" onSubmit={create}>
+          <Field form={form} name="name" label="Name" />
+          <Field
+            form={form}
+            name="project_id"
+            label="Project"
+            options={[
+              { value: '', label: 'All projects (global key)' },
+              ...(projects.data?.data ?? []).map((p) => ({ value: String(p.id), label: p.name })),
+            ]}
+          />
+          <Field form={form} name="read_only" label="Read-only" type="checkbox" />
+          <Field
+            form={form}
+            name="expires_at"
+            label="Expires at (UTC)"
+            type="datetime-local"
+            hint="Empty: never."
+          />
+        </FormBox>
+      ) : null}
+    </>
+  );
+}
+
+/** The plaintext of a new key: shown here once, never again. */
+function NewKey({ name, plaintext, onDismiss }: { name: string; plaintext: string; onDismiss: () => void }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [copied, setCopied] = useState(false);
+  useEffect(() => ref.current?.focus(), [plaintext]);
+  return (
+    <div class="box fresh" role="region" aria-labelledby="fresh-h" tabIndex={-1} ref={ref}>
+      <h2 id="fresh-h">New key {name ? `“${name}”` : ''}: copy it now</h2>
+      <p>It is shown this once; the service keeps only its hash.</p>
+      <p>
+        <code data-testid="new-key">{plaintext}</code>
+      </p>
+      <button
+        type="button"
+        onClick={() =>
+          void navigator.clipboard?.writeText(plaintext).then(
+            () => setCopied(true),
+            () => setCopied(false),
+          )
+        }
+      >
+        Copy the key
+      </button>{' '}
+      <button type="button" onClick={onDismiss}>
+        I have saved it
+      </button>
+      {copied ? <span role="status"> Copied.</span> : null}
+    </div>
+  );
+}

@@ -1,0 +1,314 @@
+import { useState } from 'preact/hooks';
+import { type ApiFailure, api, type License, unwrap, type Usage } from '../api';
+import { type Access, go, PageHeading } from '../app';
+import { BarChart } from '../chart';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  FormBox,
+  Loading,
+  MoreButton,
+  Notice,
+  show,
+  useCursorList,
+  useForm,
+  useLoad,
+  when,
+} from '../ui';
+import { LicenseFields, licenseBody, licenseValues, useDomains } from './licenses';
+
+/** One license: every field, edit, revoke or reactivate, delete, its usage and its activations. */
+export function LicensePage({
+  access,
+  project,
+  license,
+}: {
+  access: Access;
+  project: number;
+  license: number;
+}) {
+  const path = { project, license };
+  const loaded = useLoad(
+    () => unwrap(api.GET('/api/v1/project/{project}/licenses/{license}', { params: { path } })),
+    [project, license],
+  );
+  const [error, setError] = useState<ApiFailure | null>(null);
+  const domains = useDomains(project);
+  /** Bumped by "Refresh usage": the usage and the activations load again. */
+  const [round, setRound] = useState(0);
+  if (loaded.loading && !loaded.data) return <Loading what="the license" />;
+  if (!loaded.data)
+    return (
+      <>
+        <PageHeading>License {license}</PageHeading>
+        <ErrorMessage error={loaded.error} />
+      </>
+    );
+  const l = loaded.data;
+  return (
+    <>
+      <PageHeading>License {l.title}</PageHeading>
+      <p>
+        <a href={`#/projects/${project}/licenses`}>Back to the licenses of the project</a>
+      </p>
+      {l.revoked_at ? <Notice>This license is revoked since {when(l.revoked_at)}.</Notice> : null}
+      <ErrorMessage error={error} />
+      <section aria-labelledby="fields-h">
+        <h2 id="fields-h">Fields</h2>
+        <dl class="facts">
+          <dt>Key (X-LICENSE-KEY)</dt>
+          <dd>
+            <code>{l.uuid}</code>
+          </dd>
+          <dt>Id</dt>
+          <dd>{l.id}</dd>
+          <dt>Pinned to domain</dt>
+          <dd>
+            {l.domain_id === null
+              ? 'no'
+              : (domains.data?.data.find((d) => d.id === l.domain_id)?.domain ?? `domain ${l.domain_id}`)}
+          </dd>
+          <dt>Expires</dt>
+          <dd>{when(l.expires_at)}</dd>
+          <dt>Max domains</dt>
+          <dd>{show(l.max_domains)}</dd>
+          <dt>Max subdomains per domain</dt>
+          <dd>{show(l.max_subdomains_per_domain)}</dd>
+          <dt>Max checks per day</dt>
+          <dd>{show(l.max_usage_per_day)}</dd>
+          <dt>Allowed IP addresses</dt>
+          <dd>{show(l.allowed_ips)}</dd>
+          <dt>Allowed countries</dt>
+          <dd>{show(l.allowed_countries)}</dd>
+          <dt>Test license</dt>
+          <dd>{show(l.is_test_license)}</dd>
+          <dt>Allow runtime configuration</dt>
+          <dd>{show(l.allow_configs)}</dd>
+          <dt>Revoked</dt>
+          <dd>{l.revoked_at ? when(l.revoked_at) : 'no'}</dd>
+          <dt>Created</dt>
+          <dd>{when(l.created_at)}</dd>
+          <dt>Updated</dt>
+          <dd>{when(l.updated_at)}</dd>
+        </dl>
+        {access.canWrite ? (
+          <div class="actions">
+            {l.revoked_at ? (
+              <ConfirmButton
+                label="Reactivate license"
+                question="Reactivate this license?"
+                onError={setError}
+                onConfirm={async () => {
+                  await unwrap(
+                    api.POST('/api/v1/project/{project}/licenses/{license}/reactivate', { params: { path } }),
+                  );
+                  loaded.reload();
+                }}
+              />
+            ) : (
+              <ConfirmButton
+                label="Revoke license"
+                question="Revoke this license? Its checks will be refused."
+                danger
+                onError={setError}
+                onConfirm={async () => {
+                  await unwrap(
+                    api.POST('/api/v1/project/{project}/licenses/{license}/revoke', { params: { path } }),
+                  );
+                  loaded.reload();
+                }}
+              />
+            )}{' '}
+            <ConfirmButton
+              label="Delete license"
+              question={`Delete the license ${l.title}?`}
+              danger
+              onError={setError}
+              onConfirm={async () => {
+                await unwrap(
+                  api.DELETE('/api/v1/project/{project}/licenses/{license}', { params: { path } }),
+                );
+                go(`#/projects/${project}/licenses`);
+              }}
+            />
+          </div>
+        ) : null}
+      </section>
+      <UsageSection project={project} license={l} round={round} onRefresh={() => setRound((r) => r + 1)} />
+      <Activations access={access} project={project} license={l.id} round={round} />
+      {access.canWrite ? <EditLicense license={l} project={project} reload={loaded.reload} /> : null}
+    </>
+  );
+}
+
+function EditLicense({
+  license,
+  project,
+  reload,
+}: {
+  license: License;
+  project: number;
+  reload: () => void;
+}) {
+  const form = useForm(licenseValues(license));
+  const domains = useDomains(project);
+  const [saved, setSaved] = useState(false);
+  return (
+    <>
+      {saved ? <Notice>Saved.</Notice> : null}
+      <FormBox
+        form={form}
+        title="Edit license"
+        submitLabel="Save license"
+        onSubmit={async (v) => {
+          setSaved(false);
+          await unwrap(
+            api.PATCH('/api/v1/project/{project}/licenses/{license}', {
+              params: { path: { project, license: license.id } },
+              body: licenseBody(v),
+            }),
+          );
+          setSaved(true);
+          reload();
+        }}
+      >
+        <LicenseFields form={form} domains={domains.data?.data ?? []} />
+      </FormBox>
+    </>
+  );
+}
+
+function UsageSection(props: { project: number; license: License; round: number; onRefresh: () => void }) {
+  const { project, license } = props;
+  const usage = useLoad(
+    () =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/licenses/{license}/usage', {
+          params: { path: { project, license: license.id } },
+        }),
+      ),
+    [project, license.id, license.updated_at, props.round],
+  );
+  return (
+    <section aria-labelledby="usage-h">
+      <h2 id="usage-h">Usage</h2>
+      <button type="button" onClick={props.onRefresh}>
+        Refresh usage
+      </button>
+      <ErrorMessage error={usage.error} />
+      {usage.data ? <UsageView usage={usage.data} /> : usage.loading ? <Loading what="usage" /> : null}
+    </section>
+  );
+}
+
+function UsageView({ usage }: { usage: Usage }) {
+  const days = [...usage.last_30_days].sort((a, b) => a.date.localeCompare(b.date));
+  return (
+    <>
+      <p class="today">
+        Checks today ({usage.today.date}): <strong data-testid="usage-today">{usage.today.count}</strong>
+        {usage.max_usage_per_day === null ? ' (no daily limit)' : ` of ${usage.max_usage_per_day} a day`}
+      </p>
+      <BarChart
+        title="Checks per day, last 30 days"
+        description={`Runtime checks of this license per UTC day; ${days.reduce((n, d) => n + d.count, 0)} in all.`}
+        bars={days.map((d) => ({ label: d.date, value: d.count }))}
+      />
+      <h3>Domains</h3>
+      {usage.domains.length === 0 ? (
+        <p>No domain activated yet{usage.max_domains === null ? '' : ` (up to ${usage.max_domains})`}.</p>
+      ) : (
+        <table>
+          <caption>
+            Activated domains
+            {usage.max_domains === null ? '' : `: ${usage.domains.length} of ${usage.max_domains}`}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Domain</th>
+              <th scope="col">Activated</th>
+              <th scope="col">Subdomains</th>
+            </tr>
+          </thead>
+          <tbody>
+            {usage.domains.map((d) => (
+              <tr key={d.domain}>
+                <th scope="row">{d.domain}</th>
+                <td>{when(d.activated_at)}</td>
+                <td>{d.subdomains.length ? d.subdomains.join(', ') : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+function Activations(props: { access: Access; project: number; license: number; round: number }) {
+  const { access, project, license } = props;
+  const path = { project, license };
+  const list = useCursorList(
+    (cursor) =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/licenses/{license}/activations', {
+          params: { path, query: { per_page: 50, cursor } },
+        }),
+      ),
+    [project, license, props.round],
+  );
+  const [error, setError] = useState<ApiFailure | null>(null);
+  return (
+    <section aria-labelledby="activations-h">
+      <h2 id="activations-h">Activations</h2>
+      <ErrorMessage error={list.error ?? error} />
+      {list.data && list.data.data.length === 0 ? <p>No activation yet.</p> : null}
+      {list.data && list.data.data.length > 0 ? (
+        <table>
+          <caption>Hosts that activated this license</caption>
+          <thead>
+            <tr>
+              <th scope="col">Host</th>
+              <th scope="col">Domain</th>
+              <th scope="col">First seen</th>
+              <th scope="col">Last seen</th>
+              {access.canWrite ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.data.map((a) => (
+              <tr key={a.id}>
+                <th scope="row">{a.host || `${a.domain} (the domain itself)`}</th>
+                <td>{a.domain}</td>
+                <td>{when(a.first_seen_at)}</td>
+                <td>{when(a.last_seen_at)}</td>
+                {access.canWrite ? (
+                  <td>
+                    <ConfirmButton
+                      label={`Free the slot of ${a.host || a.domain}`}
+                      question={`Free the slot of ${a.host || a.domain}?`}
+                      confirmLabel="Yes, free it"
+                      onError={setError}
+                      onConfirm={async () => {
+                        await unwrap(
+                          api.DELETE(
+                            '/api/v1/project/{project}/licenses/{license}/activations/{activation}',
+                            {
+                              params: { path: { ...path, activation: a.id } },
+                            },
+                          ),
+                        );
+                        list.reload();
+                      }}
+                    />
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <MoreButton list={list} what="activations" />
+    </section>
+  );
+}

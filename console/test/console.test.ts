@@ -1,0 +1,652 @@
+/**
+ * The console (docs/console.md) in a real headless Chromium (Debian's `chromium`, driven by
+ * playwright-core) against the real app on a fresh SQLite database: `npm run test:console`.
+ *
+ * Every page is checked with axe-core (no serious or critical violation); every request the browser
+ * makes is recorded and must stay on the service's origin; the walkthrough is done with the keyboard
+ * only (Tab, Shift+Tab, Enter, Space and typing).
+ *
+ * CONSOLE_SCREENSHOTS=1 also writes docs/console/*.png (the screenshots the README shows).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../../test/factories/index.js';
+import { createTestApp, TestApp } from '../../test/utils/test-app.js';
+import { CountersService } from '../../src/payments/counters.service.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const AXE = readFileSync(join('node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ? join('docs', 'console') : null;
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+  "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+/** Buttons that change something: none may be present for a read-only key. */
+const WRITE_CONTROL =
+  /^(create|add|save|delete|revoke|reactivate|lock|unlock|roll|retry|free|mark|edit|activate|deactivate|make|yes)\b/i;
+
+if (!existsSync(CHROMIUM))
+  throw new Error(`npm run test:console needs Chromium at ${CHROMIUM} (Debian: apt-get install -y chromium)`);
+
+interface Opened {
+  page: Page;
+  context: BrowserContext;
+}
+
+describe('the console in headless Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let origin: string;
+  let key: string;
+  let user: Awaited<ReturnType<typeof makeAccount>>['user'];
+  const opened: BrowserContext[] = [];
+  /** Every request of every page, and every script error: checked after each test. */
+  let requests: string[] = [];
+  let pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    if (!existsSync('dist/console/index.html'))
+      execFileSync(process.execPath, ['console/build.mjs'], { stdio: 'inherit' });
+    t = await createTestApp({
+      THROTTLE_API_LIMIT: '100000',
+      WEBHOOK_DISPATCHER: 'false',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+    });
+    origin = new URL(t.url).origin;
+    ({ user, key } = await makeAccount(t.app));
+    const { chromium } = await import('playwright-core');
+    // playwright gives every launch a fresh, temporary user-data-dir.
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      chromiumSandbox: false,
+      args: [
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  }, 120_000);
+
+  afterEach(async () => {
+    for (const context of opened.splice(0)) await context.close();
+    const elsewhere = requests.filter((url) => !url.startsWith(`${origin}/`));
+    requests = [];
+    const errors = pageErrors;
+    pageErrors = [];
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function open(): Promise<Opened> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    opened.push(context);
+    const page = await context.newPage();
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      // The browser logs each 4xx answer; the console shows those itself. Anything else is a fault.
+      if (message.type() === 'error' && !/Failed to load resource: the server responded/.test(message.text()))
+        pageErrors.push(message.text());
+    });
+    const answer = await page.goto(`${origin}/console/`);
+    expect(answer?.status()).toBe(200);
+    expect(answer?.headers()['content-security-policy']).toBe(CSP);
+    return { page, context };
+  }
+
+  async function signIn(page: Page, apiKey: string): Promise<void> {
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  }
+
+  /** axe-core on the page as it is: no serious or critical violation. */
+  async function axe(page: Page, where: string): Promise<void> {
+    // page.evaluate runs through the DevTools protocol, which the page's CSP does not govern.
+    await page.evaluate(`${AXE};0`);
+    const violations = await page.evaluate(async () => {
+      type Violation = { id: string; impact: string; nodes: { target: string[] }[] };
+      const { axe } = window as unknown as {
+        axe: { run: (c: Document) => Promise<{ violations: Violation[] }> };
+      };
+      const result = await axe.run(document);
+      return result.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 3),
+      }));
+    });
+    const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect({ where, bad }).toEqual({ where, bad: [] });
+  }
+
+  async function shot(page: Page, name: string): Promise<void> {
+    if (!SCREENSHOTS) return;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  }
+
+  /** Keyboard only: Tab (or Shift+Tab) until `target` has the focus; fails when it is never reached. */
+  async function tabTo(page: Page, target: Locator, backwards = false): Promise<void> {
+    await target.waitFor();
+    for (let i = 0; i < 500; i++) {
+      if (await target.evaluate((el) => el === document.activeElement)) return;
+      await page.keyboard.press(backwards ? 'Shift+Tab' : 'Tab');
+    }
+    throw new Error(`could not reach ${target.toString()} with the keyboard`);
+  }
+
+  /** Waits until `locator` reads `text` (what the page shows after an answer arrives). */
+  async function waitText(locator: Locator, text: string): Promise<void> {
+    let seen: string | null = null;
+    for (let i = 0; i < 100; i++) {
+      seen = await locator.textContent({ timeout: 5000 }).catch(() => null);
+      if (seen === text) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect({ locator: locator.toString(), text: seen }).toEqual({ locator: locator.toString(), text });
+  }
+
+  async function heading(page: Page, name: string | RegExp): Promise<void> {
+    await page.getByRole('heading', { level: 1, name }).waitFor();
+  }
+
+  it('walkthrough, keyboard only: sign in, project, domain, license, a runtime check, its usage, free a slot', async () => {
+    const { page } = await open();
+    await heading(page, 'Sign in to LicenseGate');
+    await axe(page, 'sign-in');
+    await shot(page, 'sign-in');
+
+    await tabTo(page, page.getByLabel('API key'));
+    await page.keyboard.type(key);
+    await page.keyboard.press('Enter');
+    await heading(page, 'Projects');
+    await axe(page, 'projects (empty)');
+
+    await tabTo(page, page.getByLabel('Name'));
+    await page.keyboard.type('Acme Shop');
+    await tabTo(page, page.getByLabel('Paid'));
+    await page.keyboard.press('Space');
+    await tabTo(page, page.getByRole('button', { name: 'Create project', exact: true }));
+    await page.keyboard.press('Enter');
+    await heading(page, /Acme Shop/);
+    await waitText(page.locator('dt:text-is("Paid") + dd'), 'yes');
+    await axe(page, 'project settings');
+    await shot(page, 'project');
+
+    await tabTo(page, page.getByRole('link', { name: 'Domains' }));
+    await page.keyboard.press('Enter');
+    await heading(page, /Domains/);
+    await tabTo(page, page.getByLabel('Domain', { exact: true }));
+    await page.keyboard.type('shop.example.com');
+    await tabTo(page, page.getByLabel('Paid'));
+    await page.keyboard.press('Space');
+    await tabTo(page, page.getByRole('button', { name: 'Add domain' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('rowheader', { name: 'shop.example.com' }).waitFor();
+    await axe(page, 'domains');
+    await shot(page, 'domains');
+
+    await tabTo(page, page.getByRole('link', { name: 'Licenses' }));
+    await page.keyboard.press('Enter');
+    await heading(page, /Licenses/);
+    await tabTo(page, page.getByLabel('Title'));
+    await page.keyboard.type('Walkthrough license');
+    await tabTo(page, page.getByLabel('Max domains'));
+    await page.keyboard.type('1');
+    await tabTo(page, page.getByRole('button', { name: 'Create license' }));
+    await page.keyboard.press('Enter');
+    await heading(page, 'License Walkthrough license');
+    await axe(page, 'license');
+    const uuid = (await page.locator('dd code').first().textContent()) ?? '';
+    expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
+
+    // The runtime check is made by a customer's site, not by the console.
+    const check = await fetch(`${origin}/api/v1/project/has-paid`, {
+      method: 'POST',
+      headers: { 'X-LICENSE-KEY': uuid, 'X-Service-Domain': 'shop.example.com', Accept: 'application/json' },
+    });
+    expect(check.status).toBe(200);
+    expect(((await check.json()) as { data: { has_paid: boolean } }).data.has_paid).toBe(true);
+    // Counts are kept in memory and written every second: written now, instead of waiting.
+    await t.app.get(CountersService).flush();
+
+    await tabTo(page, page.getByRole('button', { name: 'Refresh usage' }));
+    await page.keyboard.press('Enter');
+    await waitText(page.getByTestId('usage-today'), '1');
+    await page.getByRole('img', { name: /Checks per day, last 30 days/ }).waitFor();
+    await page.getByRole('rowheader', { name: 'shop.example.com (the domain itself)' }).waitFor();
+    await axe(page, 'license with usage and activations');
+    await shot(page, 'license');
+
+    await tabTo(page, page.getByRole('button', { name: 'Free the slot of shop.example.com' }));
+    await page.keyboard.press('Enter');
+    // The question takes the focus to Cancel, which gives it back to the button.
+    await waitText(page.locator(':focus'), 'Cancel');
+    await page.keyboard.press('Enter');
+    await waitText(page.locator(':focus'), 'Free the slot of shop.example.com');
+    await page.keyboard.press('Enter');
+    // The question takes the button's place, focus on Cancel; the answer that acts is before it.
+    await tabTo(page, page.getByRole('button', { name: 'Yes, free it' }), true);
+    await page.keyboard.press('Enter');
+    await page.getByText('No activation yet.').waitFor();
+
+    await tabTo(page, page.getByRole('button', { name: 'Sign out' }));
+    await page.keyboard.press('Enter');
+    await heading(page, 'Sign in to LicenseGate');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  }, 120_000);
+
+  /** A project with something on every page: a domain, a license used once from it, an injectable, a delivery. */
+  async function seed(name: string) {
+    const project = await makeProject(t, key, { name, webhook_url: 'http://127.0.0.1:9/hook' });
+    const domain = await makeDomain(t, key, project.id, {
+      domain: `${project.slug}.example.com`,
+      has_paid: true,
+    });
+    const license = await makeLicense(t, key, project.id, { title: `${name} license` });
+    const check = await fetch(`${origin}/api/v1/project/has-paid`, {
+      method: 'POST',
+      headers: { 'X-LICENSE-KEY': license.uuid as string, 'X-Service-Domain': domain.domain as string },
+    });
+    expect(check.status).toBe(200);
+    const injectable = await t
+      .http()
+      .post(`/api/v1/project/${project.id}/injectables`)
+      .set('X-API-KEY', key)
+      .send({ slug: 'banner', title: 'Banner', content: '<p>hi</p>', secret: 'a-secret-of-12+' });
+    expect(injectable.status).toBe(201);
+    await t.app.get(CountersService).flush();
+    return { project, domain, license };
+  }
+
+  /** The write controls a page shows: buttons that change something, and forms but the audit filter. */
+  async function writeControls(page: Page): Promise<string[]> {
+    const buttons = await page.locator('main button').allTextContents();
+    const forms = await page.locator('main form:not([aria-label="Filter the audit log"])').count();
+    return [
+      ...buttons.filter((text) => WRITE_CONTROL.test(text.trim())),
+      ...(forms ? [`${forms} form(s)`] : []),
+    ];
+  }
+
+  /**
+   * Keyboard: every control of the page is in the tab order (native links, buttons and fields with no
+   * negative tabindex), and nothing but those is made clickable (no role=button on a div or span).
+   */
+  async function keyboardReachable(page: Page, where: string): Promise<void> {
+    const out = await page.evaluate(() => {
+      const controls = [...document.querySelectorAll('a[href], button, input, select, textarea, summary')];
+      return [
+        ...controls.filter((el) => (el as HTMLElement).tabIndex < 0).map((el) => el.outerHTML.slice(0, 80)),
+        ...[...document.querySelectorAll('[role=button], [onclick]')].map((el) => el.outerHTML.slice(0, 80)),
+      ];
+    });
+    expect({ where, out }).toEqual({ where, out: [] });
+  }
+
+  /** Every page of one project, and the license's; `check` runs on each once it has loaded. */
+  async function everyProjectPage(
+    page: Page,
+    project: number,
+    license: number,
+    check: (where: string) => Promise<void>,
+  ): Promise<void> {
+    const tabs: [string, string][] = [
+      ['settings', 'dl.facts'],
+      ['domains', 'table'],
+      ['licenses', 'table'],
+      ['injectables', 'table'],
+      ['webhooks', 'table'],
+      ['audit', 'table'],
+    ];
+    for (const [tab, ready] of tabs) {
+      await page.goto(`${origin}/console/#/projects/${project}/${tab}`);
+      await page.locator(`main ${ready}`).first().waitFor();
+      await check(`project ${tab}`);
+    }
+    await page.goto(`${origin}/console/#/projects/${project}/licenses/${license}`);
+    await page.getByRole('table', { name: 'Hosts that activated this license' }).waitFor();
+    await check('license');
+  }
+
+  it('a read-only key sees every page and no write control', async () => {
+    const { project, license } = await seed('Read only');
+    const readOnly = await makeApiKey(t.app, user, { read_only: true, name: 'viewer' });
+    const { page } = await open();
+    await signIn(page, readOnly);
+    await heading(page, 'Projects');
+    await page.getByRole('link', { name: 'Read only' }).waitFor();
+    const seen: Record<string, string[]> = { projects: await writeControls(page) };
+    await axe(page, 'projects, read-only');
+    await everyProjectPage(page, project.id, license.id as number, async (where) => {
+      seen[where] = await writeControls(page);
+      await axe(page, `${where}, read-only`);
+    });
+    for (const [hash, where] of [
+      ['#/audit-log', 'audit log'],
+      ['#/api-keys', 'API keys'],
+    ]) {
+      await page.goto(`${origin}/console/${hash}`);
+      await page.locator('main table').first().waitFor();
+      seen[where] = await writeControls(page);
+      await axe(page, `${where}, read-only`);
+    }
+    expect(Object.keys(seen)).toHaveLength(10);
+    for (const where of Object.keys(seen))
+      expect({ where, controls: seen[where] }).toEqual({ where, controls: [] });
+    await expect(page.locator('header').textContent()).resolves.toContain('read-only');
+  }, 120_000);
+
+  it('a scoped key sees its project only, without the global pages and actions', async () => {
+    const mine = await seed('Scoped mine');
+    const other = await makeProject(t, key, { name: 'Not mine' });
+    const scoped = await makeApiKey(t.app, user, { project_id: mine.project.id as number, name: 'deploy' });
+    const { page } = await open();
+    await signIn(page, scoped);
+    await heading(page, /Scoped mine/);
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['My project', 'Audit log']);
+    // Lock, unlock, delete and new projects need a global key: not offered.
+    for (const name of ['Lock project', 'Delete project', 'Create project'])
+      expect(await page.getByRole('button', { name }).count()).toBe(0);
+    await axe(page, 'project, scoped');
+    let writable = 0;
+    await everyProjectPage(page, mine.project.id as number, mine.license.id as number, async (where) => {
+      writable += (await writeControls(page)).length;
+      await axe(page, `${where}, scoped`);
+      await keyboardReachable(page, `${where}, scoped`);
+    });
+    expect(writable).toBeGreaterThan(0);
+
+    // Another project, by its address: the API's answer is shown.
+    await page.goto(`${origin}/console/#/projects/${other.id}`);
+    await waitText(page.getByRole('alert'), 'This API key is scoped to another project.');
+    // A reload keeps the session (sessionStorage).
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // The list of projects and the API keys are not a scoped key's pages.
+    await page.goto(`${origin}/console/#/projects`);
+    await heading(page, /Scoped mine/);
+    await page.goto(`${origin}/console/#/api-keys`);
+    await heading(page, 'Page not found');
+    await page.goto(`${origin}/console/#/audit-log`);
+    await heading(page, 'Audit log');
+    await page.locator('main table').waitFor();
+    const projects = await page.locator('main tbody td:nth-child(4)').allTextContents();
+    expect(projects.length).toBeGreaterThan(0);
+    expect(new Set(projects)).toEqual(new Set([String(mine.project.id)]));
+    await axe(page, 'audit log, scoped');
+
+    // A scoped read-only key: its project, and nothing to write.
+    const both = await makeApiKey(t.app, user, { project_id: mine.project.id as number, read_only: true });
+    const second = await open();
+    await signIn(second.page, both);
+    await heading(second.page, /Scoped mine/);
+    const controls: string[] = [];
+    await everyProjectPage(second.page, mine.project.id as number, mine.license.id as number, async () => {
+      controls.push(...(await writeControls(second.page)));
+    });
+    expect(controls).toEqual([]);
+  }, 120_000);
+
+  it("shows an API error's message, and 422 field errors beside their fields", async () => {
+    const { page } = await open();
+    await page.getByLabel('API key').fill('lg_not-a-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await waitText(page.getByRole('alert'), 'Invalid API key.');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+
+    await signIn(page, key);
+    await page.getByLabel('Slug').fill('not a slug!');
+    await page.getByLabel('Webhook URL').fill('not a url');
+    await page.getByRole('button', { name: 'Create project', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    const message = (await alert.textContent()) ?? '';
+    expect(message).toMatch(/\(and \d+ more errors?\)$/);
+    for (const label of ['Name', 'Slug', 'Webhook URL']) {
+      const input = page.getByLabel(label, { exact: true });
+      expect(await input.getAttribute('aria-invalid')).toBe('true');
+      const described = (await input.getAttribute('aria-describedby')) ?? '';
+      const error = await page.locator(`[id="${described.split(' ').pop()}"]`).textContent();
+      expect({ label, error }).toEqual({ label, error: expect.stringMatching(/\S/) });
+    }
+    // The first field error is the message's first sentence.
+    const nameError = await page.locator('.field-error').first().textContent();
+    expect(message.startsWith(nameError ?? '-')).toBe(true);
+    await axe(page, 'projects, with field errors');
+    await shot(page, 'errors');
+    // Fixed, the same form goes through and the errors go.
+    await page.getByLabel('Name', { exact: true }).fill('Fixed');
+    await page.getByLabel('Slug').fill('fixed');
+    await page.getByLabel('Webhook URL').fill('');
+    await page.getByRole('button', { name: 'Create project', exact: true }).click();
+    await heading(page, /Fixed/);
+    expect(await page.locator('[aria-invalid="true"]').count()).toBe(0);
+  }, 60_000);
+
+  it('the other actions: edit, lock and unlock a project, injectables, revoke and reactivate, retry, audit filters, API keys, delete', async () => {
+    const { project, domain, license } = await seed('Actions');
+    const { page } = await open();
+    await signIn(page, key);
+    const base = `${origin}/console/#/projects/${project.id}`;
+
+    // Lock with a reason, then unlock.
+    await page.goto(base);
+    await heading(page, /Actions/);
+    // Edit the project.
+    await page.getByLabel('Default redirect URL').fill('https://acme.example/pay');
+    await page.getByLabel('Active').uncheck();
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await page.getByText('Saved.').waitFor();
+    await waitText(page.locator('dt:text-is("Default redirect URL") + dd'), 'https://acme.example/pay');
+    await waitText(page.locator('dt:text-is("Active") + dd'), 'no');
+
+    await page.getByLabel('Reason for locking').fill('chargeback');
+    await page.getByRole('button', { name: 'Lock project', exact: true }).click();
+    await page.getByText(/This project is locked since/).waitFor();
+    await page.getByRole('button', { name: 'Unlock project', exact: true }).click();
+    await page.getByRole('button', { name: 'Yes, unlock project' }).click();
+    await page.getByRole('button', { name: 'Lock project', exact: true }).waitFor();
+    expect(await page.getByText(/This project is locked since/).count()).toBe(0);
+
+    // Injectables: create from text, replace the payload with a file (and its secret), delete.
+    await page.goto(`${base}/injectables`);
+    await page.getByRole('rowheader', { name: 'banner' }).waitFor();
+    await page.getByLabel('Slug').fill('footer');
+    await page.getByLabel('Content').fill('<footer>x</footer>');
+    await page.getByLabel('Secret').fill('twelve-chars-or-more');
+    await page.getByRole('button', { name: 'Create injectable' }).click();
+    await page.getByText('Injectable footer created.').waitFor();
+    expect(await page.getByLabel('Secret').inputValue()).toBe('');
+    const size = page
+      .getByRole('row', { name: /^footer/ })
+      .getByRole('cell')
+      .nth(3);
+    await waitText(size, '18 bytes');
+    await axe(page, 'injectables');
+    await keyboardReachable(page, 'injectables');
+    await shot(page, 'injectables');
+    await page.getByRole('button', { name: 'Edit footer' }).click();
+    await page.getByRole('heading', { name: 'Edit injectable footer' }).waitFor();
+    await page.getByLabel('New file').setInputFiles({
+      name: 'footer.html',
+      mimeType: 'text/html',
+      buffer: Buffer.from('<footer>from a file</footer>'),
+    });
+    await page.getByLabel('Secret').fill('twelve-chars-or-more');
+    await page.getByRole('button', { name: 'Save injectable' }).click();
+    await page.getByText('Injectable footer saved.').waitFor();
+    await waitText(size, '28 bytes');
+    await page.getByRole('button', { name: 'Delete footer' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByRole('row', { name: /^footer/ }).waitFor({ state: 'detached' });
+
+    // Every field of a license, edited; the page shows what the API stored.
+    await page.goto(`${base}/licenses/${license.id}`);
+    await heading(page, `License ${license.title as string}`);
+    await page.getByLabel('Pinned to domain').selectOption({ label: domain.domain as string });
+    await page.getByLabel('Expires at (UTC)').fill('2031-01-02T03:04');
+    await page.getByLabel('Max domains').fill('3');
+    await page.getByLabel('Max subdomains per domain').fill('2');
+    await page.getByLabel('Max checks per day').fill('1000');
+    await page.getByLabel('Allowed IP addresses').fill('203.0.113.7, 198.51.100.1');
+    await page.getByLabel('Allowed countries').fill('DE,FR');
+    await page.getByLabel('Test license').check();
+    await page.getByLabel('Allow runtime configuration').check();
+    await page.getByRole('button', { name: 'Save license' }).click();
+    await page.getByText('Saved.').waitFor();
+    const fact = (name: string) => page.locator(`dt:text-is("${name}") + dd`);
+    await waitText(fact('Expires'), '2031-01-02 03:04:00 UTC');
+    expect({
+      domain: await fact('Pinned to domain').textContent(),
+      maxDomains: await fact('Max domains').textContent(),
+      subdomains: await fact('Max subdomains per domain').textContent(),
+      perDay: await fact('Max checks per day').textContent(),
+      countries: await fact('Allowed countries').textContent(),
+      test: await fact('Test license').textContent(),
+      configs: await fact('Allow runtime configuration').textContent(),
+    }).toEqual({
+      domain: domain.domain,
+      maxDomains: '3',
+      subdomains: '2',
+      perDay: '1000',
+      countries: 'DE,FR',
+      test: 'yes',
+      configs: 'yes',
+    });
+    expect(await fact('Allowed IP addresses').textContent()).toMatch(/203\.0\.113\.7/);
+
+    // Revoke the license, then reactivate it.
+    await page.getByRole('button', { name: 'Revoke license', exact: true }).click();
+    await page.getByRole('button', { name: 'Yes, revoke license' }).click();
+    await page.getByText(/This license is revoked since/).waitFor();
+    await page.getByRole('button', { name: 'Reactivate license', exact: true }).click();
+    await page.getByRole('button', { name: 'Yes, reactivate license' }).click();
+    await page.getByRole('button', { name: 'Revoke license', exact: true }).waitFor();
+
+    // Retry a webhook delivery (the receiver is down: the dispatcher is off in this app).
+    await page.goto(`${base}/webhooks`);
+    const retry = page.getByRole('button', { name: /^Retry delivery \d+$/ }).first();
+    const delivery = ((await retry.textContent()) ?? '').replace(/\D+/, '');
+    await retry.click();
+    await page.getByText(`Delivery ${delivery} is being retried.`).waitFor();
+    await axe(page, 'webhook deliveries');
+    await shot(page, 'webhooks');
+
+    // The audit log, narrowed to one action.
+    await page.goto(`${origin}/console/#/audit-log`);
+    await page.getByRole('table', { name: 'Changes, latest first' }).waitFor();
+    await page.getByLabel('Action').selectOption('license.revoked');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const actions = page.locator('main tbody th');
+    await waitText(actions.first(), 'license.revoked');
+    expect(new Set(await actions.allTextContents())).toEqual(new Set(['license.revoked']));
+    await axe(page, 'audit log');
+    await page.getByLabel('Action').selectOption('');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.locator('main tbody th', { hasText: 'project.locked' }).first().waitFor();
+    await shot(page, 'audit-log');
+
+    // API keys: a new key is shown once and works; rolled, the new one is shown; revoked.
+    await page.goto(`${origin}/console/#/api-keys`);
+    await heading(page, 'API keys');
+    await page.getByLabel('Name').fill('ci deploy');
+    await page.getByLabel('Project').selectOption(String(project.id));
+    await page.getByLabel('Read-only').check();
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const fresh = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(fresh).toMatch(/^lg_/);
+    const me = await fetch(`${origin}/api/v1/api-keys/current`, { headers: { 'X-API-KEY': fresh } });
+    expect(((await me.json()) as { data: unknown }).data).toMatchObject({
+      name: 'ci deploy',
+      project_id: project.id,
+      read_only: true,
+    });
+    await axe(page, 'API keys, new key shown');
+    await keyboardReachable(page, 'API keys');
+    await shot(page, 'api-keys');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+    expect(await page.content()).not.toContain(fresh);
+    const prefix = fresh.slice(0, 8);
+    await page.getByRole('button', { name: new RegExp(`^Roll ${prefix}`) }).click();
+    await page.getByRole('button', { name: 'Yes, roll' }).click();
+    const rolled = (await page.getByTestId('new-key').textContent()) ?? '';
+    expect(rolled).toMatch(/^lg_/);
+    expect(rolled).not.toBe(fresh);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('button', { name: new RegExp(`^Revoke ${rolled.slice(0, 8)}`) }).click();
+    await page.getByRole('button', { name: 'Yes, revoke' }).click();
+    await page
+      .getByRole('row', { name: /ci deploy.*revoked/ })
+      .first()
+      .waitFor();
+    const after = await fetch(`${origin}/api/v1/api-keys/current`, { headers: { 'X-API-KEY': rolled } });
+    expect(after.status).toBe(403);
+
+    // Revoking the key of this session signs out.
+    const own = await makeApiKey(t.app, user, { name: 'short-lived' });
+    const second = await open();
+    await signIn(second.page, own);
+    await second.page.goto(`${origin}/console/#/api-keys`);
+    await second.page.getByRole('button', { name: `Revoke ${own.slice(0, 8)}` }).click();
+    await second.page.getByRole('button', { name: 'Yes, revoke' }).click();
+    await heading(second.page, 'Sign in to LicenseGate');
+    expect(await second.page.evaluate(() => sessionStorage.length)).toBe(0);
+
+    // Delete the project: back to the list, without it.
+    await page.goto(base);
+    await page.getByRole('button', { name: 'Delete project', exact: true }).click();
+    await page.getByRole('button', { name: 'Yes, delete project' }).click();
+    await heading(page, 'Projects');
+    await page.getByRole('table', { name: 'Your projects' }).or(page.getByText('No project yet.')).waitFor();
+    expect(await page.getByRole('link', { name: 'Actions', exact: true }).count()).toBe(0);
+  }, 120_000);
+
+  it('a list longer than a page goes on with "Show more"', async () => {
+    const project = await makeProject(t, key, { name: 'Many domains' });
+    for (let i = 0; i < 52; i++)
+      await makeDomain(t, key, project.id as number, { domain: `d${i}.many.example` });
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/domains`);
+    const rows = page.locator('main tbody tr');
+    await page.getByRole('rowheader', { name: 'd0.many.example' }).waitFor();
+    expect(await rows.count()).toBe(50);
+    await tabTo(page, page.getByRole('button', { name: 'Show more domains' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('rowheader', { name: 'd51.many.example' }).waitFor();
+    expect(await rows.count()).toBe(52);
+    expect(await page.getByRole('button', { name: 'Show more domains' }).count()).toBe(0);
+  });
+
+  it('the checks can fail: axe finds a missing label, CSP refuses another origin, requests are recorded', async () => {
+    const { page } = await open();
+    await page.evaluate(() => document.querySelector('main')?.appendChild(document.createElement('input')));
+    await expect(axe(page, 'an unlabelled input')).rejects.toThrow(/label/);
+    // connect-src 'self': the browser refuses a call to another origin, and says so.
+    await page.evaluate(() => fetch('http://elsewhere.invalid/x').catch(() => undefined));
+    expect(
+      pageErrors.some((text) => /violates the following Content Security Policy directive/.test(text)),
+    ).toBe(true);
+    pageErrors = [];
+    // A navigation is a request the CSP does not govern: the recorder sees it.
+    await page.goto('http://elsewhere.invalid/').catch(() => undefined);
+    expect(requests).toContain('http://elsewhere.invalid/');
+    requests = requests.filter((url) => url !== 'http://elsewhere.invalid/');
+  });
+});
