@@ -1,5 +1,5 @@
 import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
@@ -35,6 +35,16 @@ export class PaymentWebhooksController {
       "The connector's endpoint_url. The signature (Stripe-Signature, Paddle-Signature, X-Signature, or Standard Webhooks' webhook-* headers) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.",
     security: [],
   })
+  @ApiHeader({ name: 'Stripe-Signature', required: false, description: 'stripe: t=<unix>,v1=<hex>' })
+  @ApiHeader({ name: 'Paddle-Signature', required: false, description: 'paddle: ts=<unix>;h1=<hex>' })
+  @ApiHeader({
+    name: 'X-Signature',
+    required: false,
+    description: 'lemonsqueezy: hex HMAC-SHA256 of the body',
+  })
+  @ApiHeader({ name: 'webhook-id', required: false, description: 'polar, standard (Standard Webhooks)' })
+  @ApiHeader({ name: 'webhook-timestamp', required: false, description: 'polar, standard: unix seconds' })
+  @ApiHeader({ name: 'webhook-signature', required: false, description: 'polar, standard: v1,<base64>' })
   @ApiParam({ name: 'provider', enum: PROVIDER_NAMES })
   @ApiParam({ name: 'token', description: "The token of the connector's endpoint_url" })
   @ApiBody({
@@ -57,7 +67,7 @@ export class PaymentWebhooksController {
     {
       status: 401,
       description: 'Missing or invalid signature, or a timestamp more than 300 s from now',
-      message: `${SIGNATURE_INVALID}: no v1 signature matches.`,
+      message: `${SIGNATURE_INVALID}: the Stripe-Signature header is missing.`,
     },
     {
       status: 404,

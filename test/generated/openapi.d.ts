@@ -3850,7 +3850,20 @@ export interface operations {
     receivePaymentEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description polar, standard: v1,<base64> */
+                "webhook-signature"?: string;
+                /** @description polar, standard: unix seconds */
+                "webhook-timestamp"?: string;
+                /** @description polar, standard (Standard Webhooks) */
+                "webhook-id"?: string;
+                /** @description lemonsqueezy: hex HMAC-SHA256 of the body */
+                "X-Signature"?: string;
+                /** @description paddle: ts=<unix>;h1=<hex> */
+                "Paddle-Signature"?: string;
+                /** @description stripe: t=<unix>,v1=<hex> */
+                "Stripe-Signature"?: string;
+            };
             path: {
                 provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
                 /** @description The token of the connector's endpoint_url */
@@ -3910,7 +3923,7 @@ export interface operations {
                      * @example {
                      *       "data": null,
                      *       "errors": null,
-                     *       "message": "The payment provider signature is missing or invalid: no v1 signature matches.",
+                     *       "message": "The payment provider signature is missing or invalid: the Stripe-Signature header is missing.",
                      *       "status": "error"
                      *     }
                      */
