@@ -358,7 +358,7 @@ export function loadConfig(
     const value = source[key];
     if (value !== undefined && value !== '') plain[key] = value;
   }
-  for (const key of ['REDIS_URL', 'APP_KEY']) {
+  for (const key of ['REDIS_URL', 'APP_KEY', 'PUBLIC_URL']) {
     if (source[key]) plain[key] = source[key] as string;
   }
   const env = plainToInstance(EnvironmentVariables, plain);

@@ -5,6 +5,7 @@ import { PaymentGrace } from '../../src/payment-connectors/payment-grace.service
 import { registry } from '../../src/metrics/metrics.js';
 import { makeAccount, makeApiKey, makeDomain, makeProject } from '../factories/index.js';
 import { ManualClock } from '../utils/clock.js';
+import { waitFor } from '../utils/processes.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { apiAs } from '../utils/api.js';
 import {
@@ -593,6 +594,29 @@ describe('payment connectors (SPEC 18)', () => {
         grace_until: graceUntil,
         is_test_license: false,
       });
+      // The same answer through Express (an instance without the fast path, on the same database).
+      const routed = await createTestApp(
+        { WEBHOOK_DISPATCHER: 'false' },
+        {
+          databaseUrl: t.config.env.DATABASE_URL,
+          runtimeFastPath: false,
+          clock,
+        },
+      );
+      try {
+        const viaExpress = await routed
+          .http()
+          .post('/api/v1/project/has-paid')
+          .set('X-LICENSE-KEY', license.uuid)
+          .set('X-Service-Domain', 'shop.example.com');
+        expect(expectSuccess(viaExpress)).toEqual({
+          has_paid: true,
+          grace_until: graceUntil,
+          is_test_license: false,
+        });
+      } finally {
+        await routed.close();
+      }
       expect(expectSuccess(await byKey())).toEqual({ has_paid: true, grace_until: graceUntil });
       // The project's own answer has no grace: the event named the domain.
       expect(expectSuccess(await api().get(`/project/${project.id}/has-paid?action=check_project`))).toEqual({
@@ -624,6 +648,28 @@ describe('payment connectors (SPEC 18)', () => {
       const paid = fixture('stripe', 'invoice.paid');
       expect(expectSuccess(await send(connector, paid)).outcome).toBe('applied');
       expect(expectSuccess(await runtime())).toEqual({ has_paid: true, is_test_license: false });
+    });
+
+    it('the scheduler runs by itself where the dispatcher runs, every PAYMENT_GRACE_POLL_MS', async () => {
+      const own = new ManualClock(clock.nowMs());
+      const app = await createTestApp(
+        { WEBHOOK_DISPATCHER: 'true', PAYMENT_GRACE_POLL_MS: '50' },
+        { databaseUrl: t.config.env.DATABASE_URL, clock: own },
+      );
+      try {
+        const { project, domain, connector } = await setup('polar', {
+          paid: true,
+          connector: { grace_days: 1 },
+        });
+        expect(
+          expectSuccess(await deliver(app, connector, fixture('polar', 'order.refunded'), own.nowMs()))
+            .outcome,
+        ).toBe('applied');
+        own.advance(DAY_MS + 1000);
+        await waitFor(async () => (await domainOf(project.id, domain.id)).has_paid === false, 5000);
+      } finally {
+        await app.close();
+      }
     });
 
     it('a paid event, or a manual change of has_paid, clears grace_until', async () => {
