@@ -212,7 +212,7 @@ describe('payment connectors (SPEC 18)', () => {
         [
           { provider: 'stripe', signing_secret: 's', license_template: 'x' },
           'license_template',
-          'The license template field must be an object of license fields (all but title).',
+          'The license template field must be a JSON object.',
         ],
       ];
       for (const [body, field, message] of cases) {

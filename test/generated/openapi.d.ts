@@ -1174,14 +1174,21 @@ export interface components {
             /**
              * @description Days an unpaid event leaves the gate open (0: it closes at once)
              * @default 3
+             * @example 3
              */
             grace_days?: number;
             /**
              * @description The first paid event of an order or subscription issues a license from license_template
              * @default false
+             * @example false
              */
             issue_licenses?: boolean;
-            /** @description The fields of the licenses issued (those of a license create, except title) */
+            /**
+             * @description The fields of the licenses issued (those of a license create, except title)
+             * @example {
+             *       "max_domains": 3
+             *     }
+             */
             license_template?: components["schemas"]["LicenseTemplateDto"] | null;
             /** @example Stripe live */
             name?: string | null;
@@ -2090,19 +2097,27 @@ export interface components {
             /**
              * @description Days an unpaid event leaves the gate open (0: it closes at once)
              * @default 3
+             * @example 3
              */
             grace_days?: number;
             /**
              * @description false: its endpoint answers 404 until set true again
              * @default true
+             * @example true
              */
             is_active?: boolean;
             /**
              * @description The first paid event of an order or subscription issues a license from license_template
              * @default false
+             * @example false
              */
             issue_licenses?: boolean;
-            /** @description The fields of the licenses issued (those of a license create, except title) */
+            /**
+             * @description The fields of the licenses issued (those of a license create, except title)
+             * @example {
+             *       "max_domains": 3
+             *     }
+             */
             license_template?: components["schemas"]["LicenseTemplateDto"] | null;
             /** @example Stripe live */
             name?: string | null;

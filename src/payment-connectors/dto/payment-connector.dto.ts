@@ -23,7 +23,7 @@ export type LicenseTemplate = Omit<LicenseTemplateDto, 'expires_at'> & { expires
 const Template = () =>
   applyDecorators(
     ValidateIf((_, value) => value !== null && value !== undefined),
-    IsObject({ message: 'The license template field must be an object of license fields (all but title).' }),
+    IsObject({ message: 'The license template field must be a JSON object.' }),
     ValidateNested(),
     Type(() => LicenseTemplateDto),
   );
@@ -53,6 +53,7 @@ export class CreatePaymentConnectorDto {
     minimum: 0,
     maximum: 90,
     default: 3,
+    example: 3,
     description: 'Days an unpaid event leaves the gate open (0: it closes at once)',
   })
   @OptionalNonNullInt('grace_days', 0, 90)
@@ -60,6 +61,7 @@ export class CreatePaymentConnectorDto {
 
   @ApiPropertyOptional({
     default: false,
+    example: false,
     description: 'The first paid event of an order or subscription issues a license from license_template',
   })
   @OptionalBoolean('issue_licenses')
@@ -68,6 +70,7 @@ export class CreatePaymentConnectorDto {
   @ApiPropertyOptional({
     type: () => LicenseTemplateDto,
     nullable: true,
+    example: { max_domains: 3 },
     description: 'The fields of the licenses issued (those of a license create, except title)',
   })
   @Template()
@@ -75,7 +78,11 @@ export class CreatePaymentConnectorDto {
 }
 
 export class UpdatePaymentConnectorDto extends PartialType(CreatePaymentConnectorDto) {
-  @ApiPropertyOptional({ default: true, description: 'false: its endpoint answers 404 until set true again' })
+  @ApiPropertyOptional({
+    default: true,
+    example: true,
+    description: 'false: its endpoint answers 404 until set true again',
+  })
   @OptionalBoolean('is_active')
   is_active?: boolean;
 }
