@@ -90,8 +90,14 @@ export class PaymentGrace implements OnApplicationBootstrap, OnApplicationShutdo
       .addOrderBy('r.id', 'ASC')
       .limit(BATCH);
     if (kind === 'project') qb.select(['r.id']).andWhere('r.has_paid = 1');
-    if (kind === 'domain') qb.select(['r.id', 'r.project_id']).andWhere('r.has_paid = 1');
-    if (kind === 'license') qb.select(['r.id', 'r.project_id']).andWhere('r.revoked_at IS NULL');
+    // Rows of deleted projects are left alone (and must not fill every batch ahead of the others).
+    if (kind !== 'project')
+      qb.innerJoin(ProjectEntity, 'p', 'p.id = r.project_id AND p.deleted_at IS NULL').select([
+        'r.id',
+        'r.project_id',
+      ]);
+    if (kind === 'domain') qb.andWhere('r.has_paid = 1');
+    if (kind === 'license') qb.andWhere('r.revoked_at IS NULL');
     return qb.getMany().then((rows) =>
       rows.map((row) => ({
         id: row.id,

@@ -768,6 +768,24 @@ describe('payment connectors (SPEC 18)', () => {
       expect(expectSuccess(await api().get(`/project/${project.id}/licenses`)).data).toEqual([]);
     });
   });
+
+  it('leaves the graces of a deleted project alone', async () => {
+    const { project, domain, connector } = await setup('standard', {
+      paid: true,
+      connector: { grace_days: 1 },
+    });
+    expect(expectSuccess(await send(connector, fixture('standard', 'payment.failed'))).outcome).toBe(
+      'applied',
+    );
+    expect((await domainOf(project.id, domain.id)).grace_until).toMatch(TIMESTAMP);
+    expectSuccess(await api().delete(`/project/${project.id}`));
+    clock.advance(DAY_MS + 1000);
+    expect(await t.app.get(PaymentGrace).tick()).toBe(0);
+    // Its connector answers 404 from then on.
+    expect(expectError(await send(connector, fixture('standard', 'payment.succeeded')), 404).message).toBe(
+      NOT_FOUND,
+    );
+  });
 });
 
 /** A paid event of each provider, from its fixtures. */
