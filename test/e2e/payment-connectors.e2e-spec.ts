@@ -329,6 +329,30 @@ describe('payment connectors (SPEC 18)', () => {
       },
     );
 
+    it('lists events latest first in cursor pages (20 by default, at most 50), and connectors likewise', async () => {
+      const { project, connector } = await setup('standard');
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await send(connector, fixture('standard', 'invoice.created'), { id: `msg_page_${i}` });
+        ids.push(expectSuccess(res).event_id as string);
+      }
+      const base = `/project/${project.id}/payment-connectors/${connector.id}/events`;
+      const first = expectSuccess(await api().get(`${base}?per_page=2`));
+      expect(first.data.map((e: Payload) => e.provider_event_id)).toEqual([ids[2], ids[1]]);
+      const second = expectSuccess(await api().get(`${base}?per_page=2&cursor=${first.next_cursor}`));
+      expect(second).toEqual({
+        data: [expect.objectContaining({ provider_event_id: ids[0] })],
+        next_cursor: null,
+      });
+      expectError(await api().get(`${base}?per_page=51`), 422, ['per_page']);
+      const more = await makeConnector(t, key, project.id, 'stripe');
+      const connectors = expectSuccess(
+        await api().get(`/project/${project.id}/payment-connectors?per_page=1`),
+      );
+      expect(connectors.data.map((c: Payload) => c.id)).toEqual([more.id]);
+      expect(connectors.next_cursor).toEqual(expect.any(String));
+    });
+
     it('answers one 404 for an unknown token, a token of another provider and an inactive connector', async () => {
       const { project, connector } = await setup('stripe');
       const payload = fixture('stripe', 'invoice.paid');
