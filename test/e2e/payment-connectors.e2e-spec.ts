@@ -770,7 +770,15 @@ describe('payment connectors (SPEC 18)', () => {
       const inGrace = expectSuccess(await api().get(`/project/${project.id}/licenses/${license.id}`));
       expect(inGrace.grace_until).toMatch(TIMESTAMP);
       expect(inGrace.revoked_at).toBeNull();
+      const check = () =>
+        t
+          .http()
+          .post('/api/v1/project/has-paid?action=check_project')
+          .set('X-LICENSE-KEY', license.uuid as string);
+      expect(expectSuccess(await check()).has_paid).toBe(true);
       clock.advance(DAY_MS + 1000);
+      // Past its grace the license is refused at once, before the scheduler has run.
+      expect(expectError(await check(), 403).message).toBe('This license has been revoked.');
       expect(await t.app.get(PaymentGrace).tick()).toBe(2); // the project and the license
       const revoked = expectSuccess(await api().get(`/project/${project.id}/licenses/${license.id}`));
       expect(revoked).toMatchObject({ grace_until: null, revoked_at: expect.stringMatching(TIMESTAMP) });
