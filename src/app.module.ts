@@ -20,6 +20,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { InjectablesModule } from './injectables/injectables.module.js';
 import { LicensesModule } from './licenses/licenses.module.js';
 import { PaymentsModule } from './payments/payments.module.js';
+import { PaymentConnectorsModule } from './payment-connectors/payment-connectors.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
@@ -61,6 +62,7 @@ export class AppModule {
         LicensesModule,
         InjectablesModule,
         WebhooksModule,
+        PaymentConnectorsModule,
         AuditModule,
         AnalyticsModule,
         HealthModule,

@@ -13,6 +13,7 @@ import {
   hostHeader,
   objectBody,
   outsideApi,
+  rawPaymentEvents,
   requestId,
   utf8Only,
 } from './common/http/middlewares.js';
@@ -22,6 +23,7 @@ import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
 import { RuntimeAnswerCounting } from './payments/answer-counting.js';
+import { MAX_PAYMENT_EVENT_BYTES } from './payment-connectors/payment-webhooks.controller.js';
 
 /**
  * Everything main.ts and the e2e tests share: prefix, parsers, pipes, the envelope pair, docs.
@@ -57,6 +59,8 @@ export function setupApp(
     hostHeader,
     ...(consoleFiles ? [consoleFiles] : []),
     outsideApi,
+    // Before any parser: a payment provider's event is read as bytes, whatever its type (its signature covers them).
+    rawPaymentEvents(express.raw({ type: () => true, limit: MAX_PAYMENT_EVENT_BYTES })),
     contentType,
     // strict: false lets a JSON string, number or null parse, so that objectBody says what is wrong with it.
     express.json({

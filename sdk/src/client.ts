@@ -99,6 +99,8 @@ export interface LicenseGateClient {
    * offline mode answers from a stored token when the service cannot be reached.
    */
   hasPaid(options?: HasPaidOptions): Promise<HasPaidResult>;
+  /** The same as `hasPaid()`: the runtime check, with `graceUntil` while a payment grace runs. */
+  check(options?: HasPaidOptions): Promise<HasPaidResult>;
   /**
    * `POST /license/deactivate`: frees the slot this license holds for a host (before moving a site
    * to another domain, say) → `{ deactivated }`, the number of activations deleted (0 when there
@@ -357,6 +359,10 @@ class Client implements LicenseGateClient {
     return { res, body, problem };
   }
 
+  check(options: HasPaidOptions = {}): Promise<HasPaidResult> {
+    return this.hasPaid(options);
+  }
+
   async hasPaid(options: HasPaidOptions = {}): Promise<HasPaidResult> {
     const include = [options.includeInjectables ? 'injectables' : null, this.store ? 'token' : null]
       .filter(Boolean)
@@ -461,6 +467,7 @@ class Client implements LicenseGateClient {
       injectables: [],
       offline: true,
       expiresAt: new Date(payload.exp * 1000),
+      graceUntil: null,
     };
   }
 
@@ -518,7 +525,15 @@ function toResult(data: unknown): HasPaidResult {
     injectables: Array.isArray(d.injectables) ? (d.injectables as PaidInjectable[]) : [],
     offline: false,
     expiresAt: null,
+    graceUntil: graceUntil(d.grace_until),
   };
+}
+
+/** `data.grace_until` (ISO-8601) as a Date; null when absent or not a date. */
+function graceUntil(value: unknown): Date | null {
+  if (typeof value !== 'string') return null;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date;
 }
 
 /** The page's host in a browser (what the service reads from Origin when no domain is sent). */

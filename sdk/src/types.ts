@@ -63,6 +63,11 @@ export interface HasPaidResult {
   offline: boolean;
   /** when answering offline: when the token expires (then the client fails closed); else null */
   expiresAt: Date | null;
+  /**
+   * While a payment grace runs (the vendor's payment provider reported a failed or cancelled payment):
+   * when the gate closes unless paid again; `hasPaid` is true until then. Null otherwise (and offline).
+   */
+  graceUntil: Date | null;
 }
 
 /** The answer of `client.deactivate()`. */

@@ -95,6 +95,7 @@ describe('hasPaid (seed 4.2)', () => {
       injectables: [],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     });
     expect(calls).toHaveLength(1);
     expect(calls[0].url).toBe(`${BASE}/project/has-paid`);
@@ -125,6 +126,7 @@ describe('hasPaid (seed 4.2)', () => {
       injectables: [paidItem(r)],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     });
     expect(calls[0].url).toBe(`${BASE}/project/has-paid?action=check_project&include=injectables`);
     expect(calls[0].init.headers).not.toHaveProperty('X-Service-Domain');
@@ -133,6 +135,23 @@ describe('hasPaid (seed 4.2)', () => {
     expect(calls[1].init.headers['X-Service-Domain']).toBe('a.example.com');
     await client.hasPaid({ checkProject: false, includeInjectables: false });
     expect(calls[2].url).toBe(`${BASE}/project/has-paid`);
+  });
+
+  it('check() answers as hasPaid(), with graceUntil while a payment grace runs (docs/payments.md)', async () => {
+    const { fetch } = fakeFetch(() =>
+      ok({ has_paid: true, is_test_license: false, grace_until: '2026-12-01T10:12:00Z' }),
+    );
+    const client = createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch });
+    expect(await client.check()).toEqual({
+      hasPaid: true,
+      isTestLicense: false,
+      redirectUrl: null,
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+      graceUntil: new Date('2026-12-01T10:12:00Z'),
+    });
+    expect((await client.hasPaid()).graceUntil).toEqual(new Date('2026-12-01T10:12:00Z'));
   });
 
   it('unpaid: redirectUrl from data.redirect_url', async () => {
@@ -149,6 +168,7 @@ describe('hasPaid (seed 4.2)', () => {
       injectables: [],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     });
   });
 });

@@ -276,6 +276,7 @@ describe('offline mode', () => {
       injectables: [],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     });
     expect(s.calls[0].url).toBe(`${BASE}/project/has-paid?include=token`);
     const exp = JSON.parse(Buffer.from(t1.split('.')[1], 'base64url').toString()).exp;
@@ -290,6 +291,7 @@ describe('offline mode', () => {
           injectables: [],
           offline: true,
           expiresAt: new Date(exp * 1000),
+          graceUntil: null,
         },
       });
     }

@@ -26,7 +26,7 @@ export class AuditEventEntity {
   resource_id: number | null;
 
   @Column({ type: 'varchar', length: 16 })
-  actor_type: 'api_key' | 'cli' | 'license';
+  actor_type: 'api_key' | 'cli' | 'license' | 'payment';
 
   @Column({ type: 'integer', nullable: true })
   actor_api_key_id: number | null;
@@ -36,6 +36,13 @@ export class AuditEventEntity {
 
   @Column({ type: 'integer', nullable: true })
   actor_user_id: number | null;
+
+  /** A `payment` actor's provider and connector (docs/payments.md). */
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  actor_provider: string | null;
+
+  @Column({ type: 'integer', nullable: true })
+  actor_connector_id: number | null;
 
   @Column({ type: 'simple-json' })
   changes: Changes;

@@ -24,6 +24,7 @@ export const RESOURCE_TYPES = [
   'injectable',
   'api_key',
   'webhook_delivery',
+  'payment_connector',
 ] as const;
 
 export const REDACTED = '[redacted]';
@@ -60,7 +61,7 @@ const LEFT_OUT = new Set([
   'payload',
 ]);
 // Credentials: shown as "[redacted]" when set. A license's `uuid` is its key.
-const SECRET = new Set(['uuid', 'key', 'secret', 'webhook_secret']);
+const SECRET = new Set(['uuid', 'key', 'secret', 'webhook_secret', 'signing_secret']);
 
 /**
  * `{field: [before, after]}` of the fields that differ between the two rows as the API serialises
@@ -170,6 +171,8 @@ export class AuditLog {
       actor_api_key_id: context.actor.api_key_id,
       actor_api_key_prefix: context.actor.api_key_prefix,
       actor_user_id: context.actor.user_id,
+      actor_provider: context.actor.provider ?? null,
+      actor_connector_id: context.actor.connector_id ?? null,
       changes: withinBound(changesOf(entry.before, entry.after, entry.also)),
       request_id: context.request_id,
       ip: context.ip,

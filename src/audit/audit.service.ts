@@ -15,7 +15,14 @@ export interface AuditItem {
   resource_type: string;
   resource_id: number | null;
   project_id: number | null;
-  actor: { type: string; api_key_id: number | null; api_key_prefix: string | null; user_id: number | null };
+  actor: {
+    type: string;
+    api_key_id: number | null;
+    api_key_prefix: string | null;
+    user_id: number | null;
+    provider?: string | null;
+    connector_id?: number | null;
+  };
   changes: Changes;
   request_id: string | null;
   ip: string | null;
@@ -35,6 +42,9 @@ export function toAuditItem(row: AuditEventEntity): AuditItem {
       api_key_id: row.actor_api_key_id,
       api_key_prefix: row.actor_api_key_prefix,
       user_id: row.actor_user_id,
+      ...(row.actor_type === 'payment'
+        ? { provider: row.actor_provider, connector_id: row.actor_connector_id }
+        : {}),
     },
     changes: row.changes,
     request_id: row.request_id,

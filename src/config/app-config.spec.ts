@@ -29,6 +29,10 @@ describe('loadConfig', () => {
     expect(config.env.LICENSE_EXPIRY_POLL_MS).toBe(60_000);
     expect(config.env.ANALYTICS_ENABLED).toBe(true);
     expect(config.env.ANALYTICS_RETENTION_DAYS).toBe(90);
+    expect(config.env.PAYMENT_GRACE_POLL_MS).toBe(60_000);
+    expect(config.env.PUBLIC_URL).toBeUndefined();
+    expect(config.publicUrl).toBe('http://localhost:3000');
+    expect(loadConfig({ APP_KEY: KEY, PORT: '8080' }, quiet).publicUrl).toBe('http://localhost:8080');
     expect(config.appKey).toEqual(Buffer.from(KEY, 'base64'));
   });
 
@@ -99,6 +103,16 @@ describe('loadConfig', () => {
     expect(message({ APP_KEY: KEY, REDIS_URL: 'redis://:secret@' })).toBe(
       'REDIS_URL: invalid value (must be a redis:// or rediss:// URL with a host, e.g. redis://127.0.0.1:6379)',
     );
+    for (const bad of [
+      'licenses.example.com',
+      'ftp://licenses.example.com',
+      'https://x.example.com/api',
+      'https://x.example.com/?a=1',
+      'https://x.example.com#top',
+    ])
+      expect(message({ APP_KEY: KEY, PUBLIC_URL: bad })).toBe(
+        `PUBLIC_URL: invalid value ${JSON.stringify(bad)} (must be an http(s) URL with a host and no path, query or fragment, e.g. https://licenses.example.com)`,
+      );
     expect(message({ APP_KEY: KEY, DATABASE_URL: 'mysql://root@' })).toBe(
       'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)',
     );
@@ -165,10 +179,19 @@ describe('loadConfig', () => {
     expect(warnings).toHaveLength(1);
   });
 
+  it('takes PUBLIC_URL as an origin: the trailing slash dropped, a port kept', () => {
+    expect(loadConfig({ APP_KEY: KEY, PUBLIC_URL: 'https://Licenses.Example.com/' }, quiet).publicUrl).toBe(
+      'https://licenses.example.com',
+    );
+    expect(loadConfig({ APP_KEY: KEY, PUBLIC_URL: 'http://10.0.0.5:8080' }, quiet).publicUrl).toBe(
+      'http://10.0.0.5:8080',
+    );
+  });
+
   it('.env.example lists every key the service reads, with its default', () => {
     const example = readFileSync('.env.example', 'utf8');
     const defaults = new EnvironmentVariables() as unknown as Record<string, unknown>;
-    for (const key of [...Object.keys(defaults), 'REDIS_URL', 'APP_KEY']) {
+    for (const key of [...Object.keys(defaults), 'REDIS_URL', 'APP_KEY', 'PUBLIC_URL']) {
       const line = example.split('\n').find((l) => l.startsWith(`${key}=`));
       expect({ key, listed: line !== undefined }).toEqual({ key, listed: true });
       if (defaults[key] !== undefined)

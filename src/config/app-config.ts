@@ -184,6 +184,21 @@ export class EnvironmentVariables {
   @Min(50)
   @Max(3_600_000)
   LICENSE_EXPIRY_POLL_MS = 60_000;
+  /** How often the scheduler that closes the gate when a payment grace ends looks for due rows (docs/payments.md). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  @Max(3_600_000)
+  PAYMENT_GRACE_POLL_MS = 60_000;
+
+  /**
+   * The address the service is reached at from outside (scheme, host, optional port; no path or query):
+   * payment connectors' endpoint_url starts with it. Default: http://localhost:PORT.
+   */
+  @IsOptional()
+  @IsString()
+  PUBLIC_URL?: string;
+
   /** Audit rows older than this many days are pruned, hourly; 0 keeps every row. */
   @Transform(toInt)
   @IsInt()
@@ -233,6 +248,11 @@ export class AppConfig {
   constructor(env: EnvironmentVariables, appKey: Buffer) {
     this.env = env;
     this.appKey = appKey;
+  }
+
+  /** PUBLIC_URL without its trailing slash, or http://localhost:PORT. */
+  get publicUrl(): string {
+    return this.env.PUBLIC_URL ?? `http://localhost:${this.env.PORT}`;
   }
 
   get isProduction(): boolean {
@@ -308,6 +328,7 @@ function checkUrlsAndLists(env: EnvironmentVariables): void {
       );
     }
   }
+  if (env.PUBLIC_URL !== undefined) env.PUBLIC_URL = publicUrl(env.PUBLIC_URL);
   if (env.CORS_ORIGINS.trim() !== '*') {
     // Browsers send Origin as scheme://host[:port]; an entry with a path or a slash never matches it.
     const bad = env.CORS_ORIGINS.split(',')
@@ -319,6 +340,27 @@ function checkUrlsAndLists(env: EnvironmentVariables): void {
       );
     }
   }
+}
+
+/** PUBLIC_URL as endpoint URLs are built on: an http(s) URL with a host and no path, query or fragment. */
+function publicUrl(value: string): string {
+  const url = urlWithHost(value.trim());
+  const bare = value.trim().replace(/\/+$/, '');
+  if (
+    !url ||
+    !['http:', 'https:'].includes(url.protocol) ||
+    url.pathname !== '/' ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== '' ||
+    url.password !== '' ||
+    /[?#]/.test(bare)
+  ) {
+    throw new ConfigError(
+      `PUBLIC_URL: invalid value ${JSON.stringify(value)} (must be an http(s) URL with a host and no path, query or fragment, e.g. https://licenses.example.com)`,
+    );
+  }
+  return url.origin;
 }
 
 /**
@@ -333,7 +375,7 @@ export function loadConfig(
     const value = source[key];
     if (value !== undefined && value !== '') plain[key] = value;
   }
-  for (const key of ['REDIS_URL', 'APP_KEY']) {
+  for (const key of ['REDIS_URL', 'APP_KEY', 'PUBLIC_URL']) {
     if (source[key]) plain[key] = source[key] as string;
   }
   const env = plainToInstance(EnvironmentVariables, plain);

@@ -75,6 +75,19 @@ export function takenField(error: unknown): { field: string; message: string } |
   return found ? { field: found.field, message: found.message } : null;
 }
 
+/**
+ * Whether `error` is a unique violation of this index (MySQL/MariaDB name it) or these columns
+ * (SQLite lists them as `table.column, table.column`).
+ */
+export function violatesUnique(error: unknown, index: string, columns: string): boolean {
+  if (!isUniqueViolation(error)) return false;
+  const message = driverError(error)?.message ?? '';
+  return (
+    /UNIQUE constraint failed: (.+)$/.exec(message)?.[1] === columns ||
+    /for key '(?:[^'.]+\.)?([^'.]+)'$/.exec(message)?.[1] === index
+  );
+}
+
 /** InnoDB rolled the whole transaction back to break a deadlock (MySQL/MariaDB). */
 export function isDeadlock(error: unknown): boolean {
   return driverError(error)?.errno === 1213;

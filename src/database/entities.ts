@@ -16,6 +16,9 @@ import { Activations1732000000006 } from './migrations/1732000000006-Activations
 import { OfflineGraceHours1732000000007 } from './migrations/1732000000007-OfflineGraceHours.js';
 import { AuditLog1732000000008 } from './migrations/1732000000008-AuditLog.js';
 import { RuntimeAnswers1764200000000 } from './migrations/1764200000000-RuntimeAnswers.js';
+import { PaymentConnectors1764100000000 } from './migrations/1764100000000-PaymentConnectors.js';
+import { PaymentConnectorEntity } from '../payment-connectors/payment-connector.entity.js';
+import { PaymentEventEntity } from '../payment-connectors/payment-event.entity.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
@@ -31,6 +34,8 @@ export const entities = [
   WebhookDeliveryEntity,
   WebhookAttemptEntity,
   AuditEventEntity,
+  PaymentConnectorEntity,
+  PaymentEventEntity,
 ];
 export const migrations = [
   Initial1732000000000,
@@ -42,5 +47,6 @@ export const migrations = [
   Activations1732000000006,
   OfflineGraceHours1732000000007,
   AuditLog1732000000008,
+  PaymentConnectors1764100000000,
   RuntimeAnswers1764200000000,
 ];

@@ -29,6 +29,14 @@ export class DomainEntity {
   @Column({ type: 'boolean', default: true })
   is_active: boolean;
 
+  /**
+   * Set by a payment connector's unpaid event: has_paid stays true until then, and runtime answers carry
+   * it; the grace scheduler then sets has_paid false (docs/payments.md). Null when no grace runs.
+   */
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  grace_until: Date | null;
+
   @Column({ type: 'boolean', default: false })
   is_primary: boolean;
 

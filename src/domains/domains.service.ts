@@ -81,6 +81,8 @@ export class DomainsService {
     replace: boolean,
   ): Promise<DomainEntity> {
     const changes: Partial<DomainEntity> = { ...(replace ? DOMAIN_DEFAULTS : {}), ...pickFlags(dto) };
+    // A manual change of has_paid ends a payment grace (docs/payments.md).
+    if (changes.has_paid !== undefined) changes.grace_until = null;
     if (dto.domain === null) throw fieldError('domain', 'The domain field is required.');
     const primary = changes.is_primary;
     delete changes.is_primary;

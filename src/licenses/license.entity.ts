@@ -1,4 +1,4 @@
-import { Exclude } from 'class-transformer';
+import { Exclude, Expose } from 'class-transformer';
 import {
   Column,
   CreateDateColumn,
@@ -14,6 +14,9 @@ export type ExpiryNotice = 'expiring' | 'expired';
 
 @Entity('licenses')
 @Unique('uq_licenses_project_title', ['project_id', 'title'])
+@Index('uq_licenses_payment_reference', ['project_id', 'payment_provider', 'payment_reference_id'], {
+  unique: true,
+})
 export class LicenseEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -83,6 +86,31 @@ export class LicenseEntity {
   @Exclude()
   @Column({ type: 'varchar', length: 16, nullable: true })
   expiry_notice: ExpiryNotice | null;
+
+  /** A license issued from a payment connector's order: the provider, and its order or subscription id. */
+  @Exclude()
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  payment_provider: string | null;
+
+  @Exclude()
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  payment_reference_id: string | null;
+
+  /** `{provider, reference}` of the order or subscription the license was issued for, or null. */
+  @Expose()
+  get payment_reference(): { provider: string; reference: string } | null {
+    return this.payment_provider && this.payment_reference_id
+      ? { provider: this.payment_provider, reference: this.payment_reference_id }
+      : null;
+  }
+
+  /**
+   * A license from an order whose payment stopped: revoked by the grace scheduler at this time
+   * (docs/payments.md). Null when no grace runs.
+   */
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  grace_until: Date | null;
 
   @IsoTimestamp()
   @CreateDateColumn({ type: 'datetime' })

@@ -62,7 +62,7 @@ export function utcDay(date?: Date): string {
 }
 
 /** Omitted optional fields take the owner's license_defaults, else null/false. */
-function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
+export function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
   const d: LicenseDefaults = owner.license_defaults ?? {};
   const expires = d.expires_at ? new Date(d.expires_at) : null;
   return {

@@ -34,6 +34,13 @@ export const webhookAttempts = new Counter({
   registers: [registry],
 });
 
+export const paymentEvents = new Counter({
+  name: 'licensegate_payment_events_total',
+  help: 'Deliveries to payment connectors, by provider and outcome (applied, ignored, duplicate, invalid_signature, not_found, malformed, error)',
+  labelNames: ['provider', 'outcome'] as const,
+  registers: [registry],
+});
+
 export const logLinesDropped = new Counter({
   name: 'licensegate_log_lines_dropped_total',
   help: 'Log lines dropped because stdout could not keep up (at most 4 MiB of lines wait for it)',

@@ -10,6 +10,7 @@ import { runtimeChecks } from '../metrics/metrics.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
+import { Clock } from '../common/time.js';
 
 export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
@@ -47,6 +48,7 @@ export class LicenseKeyGuard implements CanActivate {
   constructor(
     private readonly lookup: RuntimeLookupService,
     private readonly signing: AnswerSigning,
+    private readonly clock: Clock,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -65,16 +67,19 @@ export class LicenseKeyGuard implements CanActivate {
         projectId: this.lookup.projectOf(sent.hash),
       });
     if (signature && entry.project) await this.signing.bind(signature, entry.project);
-    return admit(req, entry);
+    return admit(req, entry, this.clock);
   }
 }
 
 const INVALID_KEY = 'Invalid license key.';
 
 /** The license refusals, in order; on success the request carries the entry. */
-function admit(req: LicensedRequest, entry: RuntimeEntry): true {
+function admit(req: LicensedRequest, entry: RuntimeEntry, clock: Clock): true {
   const { license, project } = entry;
-  if (license.revoked_at) throw runtimeRefusal('revoked', 403, 'This license has been revoked.', project);
+  // A license from an order whose payment grace has ended is revoked, before the scheduler writes it
+  // (docs/payments.md): one comparison, only when a grace is set.
+  if (license.revoked_at || (license.grace_until && license.grace_until.getTime() <= clock.nowMs()))
+    throw runtimeRefusal('revoked', 403, 'This license has been revoked.', project);
   if (license.expires_at && license.expires_at.getTime() <= Date.now())
     throw runtimeRefusal('expired', 403, 'This license has expired.', project);
   if (!project) {

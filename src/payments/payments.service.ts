@@ -17,6 +17,8 @@ import type { LicenseEntity } from '../licenses/license.entity.js';
 import { licenseKey, SentLicenseKey } from '../common/http/license-key.js';
 import { AnswerSigning } from './answer-signing.js';
 import { offlineToken } from './offline-token.js';
+import { Clock } from '../common/time.js';
+import { toIsoTimestamp } from '../common/http/serialization.js';
 
 /** What `include` asked for: `injectables`, `token`, or both, comma-separated. */
 export interface Include {
@@ -36,6 +38,7 @@ export interface HasPaidResult {
   token?: string;
   redirect_url?: string | null;
   is_test_license?: boolean;
+  grace_until?: string;
 }
 
 /** A paid answer to a license: what its offline token says, when one is asked for. */
@@ -91,6 +94,7 @@ export class PaymentsService {
     private readonly injectables: InjectablesService,
     private readonly signing: AnswerSigning,
     private readonly answers: RuntimeAnswerCounting,
+    private readonly clock: Clock,
     config: AppConfig,
   ) {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
@@ -110,14 +114,18 @@ export class PaymentsService {
     let hasPaid: boolean;
     /** The registered domain the call is counted against (analytics), when there is one. */
     let domainId: number | undefined;
+    /** The grace of the project or domain that answers (docs/payments.md). */
+    let graceUntil: Date | null;
     if (options.action === 'check_project') {
       hasPaid = project.has_paid;
+      graceUntil = project.grace_until;
     } else {
       const calling = callingDomain(req, options.domain);
       let counted: { domain: DomainEntity; host: string } | null = null;
       evaluated = calling.host;
       if (license.is_test_license && calling.local) {
         hasPaid = project.has_paid;
+        graceUntil = project.grace_until;
       } else if (license.domain_id !== null) {
         const pinned = entry.pinned;
         if (!pinned)
@@ -143,6 +151,7 @@ export class PaymentsService {
             project,
           );
         hasPaid = pinned.has_paid;
+        graceUntil = pinned.grace_until;
         evaluated = calling.host ?? pinned.domain;
         counted = {
           domain: pinned,
@@ -154,6 +163,7 @@ export class PaymentsService {
         const registered = findRegistered(entry.domains, calling.host);
         if (!registered) throw runtimeRefusal('domain_unregistered', 403, DOMAIN_NOT_REGISTERED, project);
         hasPaid = registered.has_paid;
+        graceUntil = registered.grace_until;
         counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
       }
       if (counted) {
@@ -193,13 +203,14 @@ export class PaymentsService {
         domainId,
       );
     }
+    hasPaid = hasPaid && !this.graceEnded(graceUntil);
     countAnswer(hasPaid);
     this.answers.answered(req, project.id, hasPaid, domainId ?? null);
     const grant = options.include?.token
       ? { license, keySha256: (licenseKey(req) as SentLicenseKey).hash, domain: evaluated }
       : undefined;
     return {
-      ...(await this.answer(project, hasPaid, options, grant)),
+      ...(await this.answer(project, hasPaid, graceUntil, options, grant)),
       is_test_license: license.is_test_license,
     };
   }
@@ -230,26 +241,50 @@ export class PaymentsService {
     req: Request,
     options: CheckOptions,
   ): Promise<HasPaidResult> {
-    if (options.action === 'check_project') return this.answer(project, project.has_paid, options);
+    if (options.action === 'check_project')
+      return this.answer(
+        project,
+        project.has_paid && !this.graceEnded(project.grace_until),
+        project.grace_until,
+        options,
+      );
     const calling = callingDomain(req, options.domain);
     if (!calling.host) throw new ApiError(400, noDomainMessage(req, options.domain));
     const registered = findRegistered(domains, calling.host);
     // An API-key check is not a runtime answer: refused alike, not counted (docs/analytics.md).
     if (!registered)
       throw new ApiError(403, DOMAIN_NOT_REGISTERED, null, { redirect_url: project.default_redirect_url });
-    return this.answer(project, registered.has_paid, options);
+    return this.answer(
+      project,
+      registered.has_paid && !this.graceEnded(registered.grace_until),
+      registered.grace_until,
+      options,
+    );
   }
 
-  /** {has_paid, redirect_url?, injectables?, token?}. */
+  /**
+   * A grace that has ended answers unpaid at once, before the scheduler (PaymentGrace) has written it:
+   * one comparison, only when a grace is set, on the row the check already holds.
+   */
+  private graceEnded(graceUntil: Date | null): boolean {
+    return graceUntil !== null && graceUntil.getTime() <= this.clock.nowMs();
+  }
+
+  /** {has_paid, grace_until?, redirect_url?, injectables?, token?}. */
   private async answer(
     project: ProjectEntity,
     hasPaid: boolean,
+    graceUntil: Date | null,
     options: CheckOptions,
     grant?: TokenGrant,
   ): Promise<HasPaidResult> {
     if (!hasPaid) return { has_paid: false, redirect_url: project.default_redirect_url };
-    if (options.include === undefined) return { has_paid: true };
-    const result: HasPaidResult = { has_paid: true };
+    if (options.include === undefined && graceUntil === null) return { has_paid: true };
+    const result: HasPaidResult =
+      graceUntil === null
+        ? { has_paid: true }
+        : { has_paid: true, grace_until: toIsoTimestamp(graceUntil) as string };
+    if (options.include === undefined) return result;
     if (options.include.injectables) result.injectables = await this.injectables.paidOnly(project.id);
     if (grant && project.offline_grace_hours > 0) result.token = await this.token(project, grant);
     return result;

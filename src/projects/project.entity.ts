@@ -70,6 +70,14 @@ export class ProjectEntity {
   @Column({ type: 'boolean', default: false })
   has_paid: boolean;
 
+  /**
+   * Set by a payment connector's unpaid event: has_paid stays true until then, and runtime answers carry
+   * it; the grace scheduler then sets has_paid false (docs/payments.md). Null when no grace runs.
+   */
+  @IsoTimestamp()
+  @Column({ type: 'datetime', nullable: true })
+  grace_until: Date | null;
+
   /** Hours an offline token stays valid after it is issued; 0 issues none (docs/decisions.md#signed-answers-and-offline-tokens). */
   @Column({ type: 'integer', default: 72 })
   offline_grace_hours: number;

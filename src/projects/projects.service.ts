@@ -198,6 +198,8 @@ export class ProjectsService {
   async update(project: ProjectEntity, dto: UpdateProjectDto, replace: boolean): Promise<ProjectEntity> {
     if (dto.name === null) throw fieldError('name', 'The name field is required.');
     const changes: Partial<ProjectEntity> = { ...(replace ? PROJECT_DEFAULTS : {}), ...this.writable(dto) };
+    // A manual change of has_paid ends a payment grace (docs/payments.md).
+    if (changes.has_paid !== undefined) changes.grace_until = null;
     if (dto.slug && dto.slug !== project.slug) {
       if (await this.projects.exists({ where: { slug: dto.slug }, withDeleted: true }))
         throw fieldError('slug', SLUG_TAKEN);

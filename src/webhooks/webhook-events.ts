@@ -25,6 +25,9 @@ export const WEBHOOK_EVENTS = [
   'injectable.created',
   'injectable.updated',
   'injectable.deleted',
+  'payment_connector.created',
+  'payment_connector.updated',
+  'payment_connector.deleted',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

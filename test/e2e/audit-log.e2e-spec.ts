@@ -48,6 +48,12 @@ const BY_LICENSE_HOLDER: Record<string, string> = {
     'self-service deactivation: its rows are checked in activations.e2e-spec.ts',
 };
 
+/** Writes a payment provider makes (its signature is the credential): audited with the actor "payment", checked in payment-connectors.e2e-spec.ts. */
+const BY_PAYMENT_PROVIDER: Record<string, string> = {
+  'POST /api/v1/payments/{provider}/{token}':
+    "a provider's event: its rows are checked in payment-connectors.e2e-spec.ts",
+};
+
 /** The rows one write must leave: action, resource and the fields its `changes` must name. */
 interface Row {
   action: string;
@@ -292,6 +298,84 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
           resource_id: domain.id,
           project_id: project.id,
           changed: { is_active: [false, true] },
+        },
+      ],
+    };
+  },
+  'POST /api/v1/project/{project}/payment-connectors': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const sent = await send('POST', `/project/${project.id}/payment-connectors`, {
+      provider: 'paddle',
+      signing_secret: 'pdl_ntfset_walk_secret',
+      grace_days: 5,
+    });
+    const id = expectSuccess(sent.res, 201).id;
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'payment_connector.created',
+          resource_type: 'payment_connector',
+          resource_id: id,
+          project_id: project.id,
+          changed: {
+            provider: [null, 'paddle'],
+            grace_days: [null, 5],
+            signing_secret: [null, '[redacted]'],
+          },
+        },
+      ],
+    };
+  },
+  'PATCH /api/v1/project/{project}/payment-connectors/{connector}': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const connector = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/payment-connectors`)
+        .set('X-API-KEY', key)
+        .send({ provider: 'stripe', signing_secret: 'whsec_walk' }),
+      201,
+    );
+    const sent = await send('PATCH', `/project/${project.id}/payment-connectors/${connector.id}`, {
+      grace_days: 0,
+      signing_secret: 'whsec_walk_2',
+    });
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'payment_connector.updated',
+          resource_type: 'payment_connector',
+          resource_id: connector.id,
+          project_id: project.id,
+          changed: { grace_days: [3, 0], signing_secret: ['[redacted]', '[redacted]'] },
+        },
+      ],
+    };
+  },
+  'DELETE /api/v1/project/{project}/payment-connectors/{connector}': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const connector = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/payment-connectors`)
+        .set('X-API-KEY', key)
+        .send({ provider: 'polar', signing_secret: 'polar_whs_walk' }),
+      201,
+    );
+    const sent = await send('DELETE', `/project/${project.id}/payment-connectors/${connector.id}`);
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'payment_connector.deleted',
+          resource_type: 'payment_connector',
+          resource_id: connector.id,
+          project_id: project.id,
+          changed: { provider: ['polar', null], signing_secret: ['[redacted]', null] },
         },
       ],
     };
@@ -576,6 +660,9 @@ const NEVER_LOGGED = [
   'PAYLOAD-MUST-NOT-LEAK',
   'injectable-secret-must-not-leak',
   'first-secret',
+  'pdl_ntfset_walk_secret',
+  'whsec_walk_2',
+  'polar_whs_walk',
 ];
 
 async function auditCount(t: TestApp): Promise<number> {
@@ -632,7 +719,12 @@ describe('audit log', () => {
 
     it('has a step for every write, or says why it is not audited', () => {
       expect(
-        [...Object.keys(STEPS), ...Object.keys(NOT_AUDITED), ...Object.keys(BY_LICENSE_HOLDER)].sort(),
+        [
+          ...Object.keys(STEPS),
+          ...Object.keys(NOT_AUDITED),
+          ...Object.keys(BY_LICENSE_HOLDER),
+          ...Object.keys(BY_PAYMENT_PROVIDER),
+        ].sort(),
       ).toEqual(WRITES);
     });
 
@@ -1096,7 +1188,7 @@ describe('audit log', () => {
       await bad(
         '?resource_type=user',
         'resource_type',
-        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery.',
+        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery, payment_connector.',
       );
       await bad('?resource_id=abc', 'resource_id', 'The resource id field must be an integer.');
       await bad('?per_page=51', 'per_page', 'The per page field must be between 1 and 50.');

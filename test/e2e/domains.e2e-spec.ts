@@ -16,6 +16,7 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const DOMAIN_KEYS = [
   'created_at',
   'domain',
+  'grace_until',
   'has_paid',
   'id',
   'is_active',

@@ -35,6 +35,8 @@ const LICENSE_KEYS = [
   'is_test_license',
   'allow_configs',
   'revoked_at',
+  'payment_reference',
+  'grace_until',
   'created_at',
   'updated_at',
 ].sort();
@@ -51,6 +53,8 @@ const BARE = {
   is_test_license: false,
   allow_configs: false,
   revoked_at: null,
+  payment_reference: null,
+  grace_until: null,
 };
 const LIMITS = ['max_domains', 'max_subdomains_per_domain', 'max_usage_per_day'] as const;
 

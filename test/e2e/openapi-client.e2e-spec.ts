@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
@@ -237,6 +238,70 @@ describe('typed client generated from openapi.json', () => {
       }),
     );
 
+    // Payment connectors, and an event signed as Stripe signs it.
+    const connector = await api('post', '/api/v1/project/{project}/payment-connectors', {
+      params: project,
+      body: { provider: 'stripe', signing_secret: 'whsec_walk', license_template: { max_domains: 1 } },
+    });
+    expectDocumented('post', '/api/v1/project/{project}/payment-connectors', connector);
+    if (!connector.ok) throw new Error(`HTTP ${connector.status}`);
+    const connectorPath = { path: { ...project.path, connector: connector.body.data.id } };
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/payment-connectors',
+      await api('get', '/api/v1/project/{project}/payment-connectors', { params: project }),
+    );
+    expectDocumented(
+      'patch',
+      '/api/v1/project/{project}/payment-connectors/{connector}',
+      await api('patch', '/api/v1/project/{project}/payment-connectors/{connector}', {
+        params: connectorPath,
+        body: { grace_days: 0 },
+      }),
+    );
+    const [, , , , provider, token] = new URL(connector.body.data.endpoint_url).pathname.split('/');
+    // An event type that moves nothing, so the walk's runtime answers below stay as they are.
+    const event = {
+      id: 'evt_walk',
+      type: 'customer.created',
+      data: { object: { id: 'cus_walk', metadata: {} } },
+    };
+    const ts = Math.floor(Date.now() / 1000);
+    const v1 = createHmac('sha256', 'whsec_walk')
+      .update(`${ts}.${JSON.stringify(event)}`)
+      .digest('hex');
+    for (const signature of [`t=${ts},v1=${v1}`, 't=1,v1=00'])
+      expectDocumented(
+        'post',
+        '/api/v1/payments/{provider}/{token}',
+        await anonymous('post', '/api/v1/payments/{provider}/{token}', {
+          params: {
+            path: { provider: provider as 'stripe', token },
+            header: { 'Stripe-Signature': signature },
+          },
+          body: event,
+        }),
+      );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/payment-connectors/{connector}/events',
+      await api('get', '/api/v1/project/{project}/payment-connectors/{connector}/events', {
+        params: connectorPath,
+      }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/payment-connectors/{connector}',
+      await api('get', '/api/v1/project/{project}/payment-connectors/{connector}', { params: connectorPath }),
+    );
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/payment-connectors/{connector}',
+      await api('delete', '/api/v1/project/{project}/payment-connectors/{connector}', {
+        params: connectorPath,
+      }),
+    );
+
     // Runtime: the license key, the calling domain, a refusal with redirect_url.
     const runtime = createApiClient(t.url, { licenseKey: uuid });
     const paid = await runtime('post', '/api/v1/project/has-paid', {
@@ -466,7 +531,7 @@ describe('typed client generated from openapi.json', () => {
     });
     expectDocumented('get', '/api/v1/project/{project}/audit-log', projectLog);
     if (!projectLog.ok) throw new Error(`HTTP ${projectLog.status}`);
-    const actor: 'api_key' | 'cli' | 'license' = projectLog.body.data.data[0].actor.type;
+    const actor: 'api_key' | 'cli' | 'license' | 'payment' = projectLog.body.data.data[0].actor.type;
     expect({ actor, action: projectLog.body.data.data[0].action }).toEqual({
       actor: 'api_key',
       action: 'license.reactivated',

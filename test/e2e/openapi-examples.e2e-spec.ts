@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../factories/index.js';
 import { exampleBody, resolveSchema } from '../utils/openapi-client.js';
+import { endpointPath } from '../utils/payments.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
@@ -66,13 +67,18 @@ describe('error examples of openapi.json, provoked against the app', () => {
   let key: string;
   let scoped: string;
   /** Path parameter → id, in a project that works and in one that is locked. */
-  let open: Record<string, number>;
-  let locked: Record<string, number>;
+  let open: Record<string, number | string>;
+  let locked: Record<string, number | string>;
   let licenseKey: string;
   /** A domain two licenses are pinned to. */
   let pinned: number;
 
-  async function fixtures(projectOverrides: Record<string, unknown>): Promise<Record<string, number>> {
+  /** The signing secret of the fixtures' payment connectors (Stripe). */
+  const PAYMENT_SECRET = 'whsec_examples';
+
+  async function fixtures(
+    projectOverrides: Record<string, unknown>,
+  ): Promise<Record<string, number | string>> {
     const project = await makeProject(t, key, {
       default_redirect_url: 'https://acme.example/pricing',
       ...projectOverrides,
@@ -98,7 +104,17 @@ describe('error examples of openapi.json, provoked against the app', () => {
       .get(`/api/v1/project/${project.id}/licenses/${license.id}/activations`)
       .set('X-API-KEY', key);
     expect(activations.body.data.data).toHaveLength(1);
+    const connector = await t
+      .http()
+      .post(`/api/v1/project/${project.id}/payment-connectors`)
+      .set('X-API-KEY', key)
+      .send({ provider: 'stripe', signing_secret: PAYMENT_SECRET });
+    expect(connector.status).toBe(201);
+    const [, , , , provider, token] = endpointPath(connector.body.data).split('/');
     return {
+      connector: connector.body.data.id,
+      provider,
+      token,
       project: project.id,
       domain: domain.id,
       license: license.id,
@@ -120,9 +136,10 @@ describe('error examples of openapi.json, provoked against the app', () => {
       (await t.http().post(`/api/v1/project/${locked.project}/lock`).set('X-API-KEY', key).send({})).status,
     ).toBe(200);
     open = await fixtures({});
-    scoped = await makeApiKey(t.app, account.user, { project_id: open.project });
-    pinned = (await makeDomain(t, key, open.project)).id;
-    for (let i = 0; i < 2; i++) await makeLicense(t, key, open.project, { domain_id: pinned });
+    const projectId = Number(open.project);
+    scoped = await makeApiKey(t.app, account.user, { project_id: projectId });
+    pinned = (await makeDomain(t, key, projectId)).id;
+    for (let i = 0; i < 2; i++) await makeLicense(t, key, projectId, { domain_id: pinned });
   });
   afterAll(async () => t.close());
 
@@ -163,8 +180,18 @@ describe('error examples of openapi.json, provoked against the app', () => {
     )
       body = undefined;
     else if (c.status === 413 && message === 'Request body is too large.')
-      body = { ...(body as object), padding: 'x'.repeat(MAX_UPLOAD_BYTES) };
-    else if (c.status === 415) raw = { type: 'text/plain', text: 'hello' };
+      // A payment provider's event is bounded at 1 MiB, whatever MAX_UPLOAD_BYTES says.
+      body = {
+        ...(body as object),
+        padding: 'x'.repeat(c.path.startsWith('/api/v1/payments/') ? 1024 * 1024 : MAX_UPLOAD_BYTES),
+      };
+    else if (c.status === 400 && message === 'The event body must be a JSON object.') {
+      // Signed as Stripe signs, so that the body is read: a JSON array.
+      raw = { type: 'application/json', text: '[1]' };
+      const ts = Math.floor(Date.now() / 1000);
+      const v1 = createHmac('sha256', PAYMENT_SECRET).update(`${ts}.${raw.text}`).digest('hex');
+      headers = { 'Stripe-Signature': `t=${ts},v1=${v1}` };
+    } else if (c.status === 415) raw = { type: 'text/plain', text: 'hello' };
     else if (c.status === 404 && /^[A-Z][\w ]* not found\.$/.test(message))
       missing = [...c.path.matchAll(/\{(\w+)\}/g)].pop()?.[1];
     else if (c.status === 422 && field === 'per_page') query = { per_page: '0' };

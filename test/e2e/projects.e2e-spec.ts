@@ -18,6 +18,7 @@ const CREATE_KEYS = [
   'created_at',
   'default_redirect_url',
   'description',
+  'grace_until',
   'has_paid',
   'id',
   'is_active',

@@ -67,6 +67,14 @@ describe('read-only API keys', () => {
       201,
     );
     expect(created.read_only).toBe(true);
+    const connector = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/payment-connectors`)
+        .set('X-API-KEY', key)
+        .send({ provider: 'stripe', signing_secret: 'whsec_fixture' }),
+      201,
+    );
     readOnly = created.key;
     readOnlyScoped = await makeApiKey(t.app, account.user, { project_id: project.id, read_only: true });
     ids = {
@@ -76,6 +84,7 @@ describe('read-only API keys', () => {
       injectable: injectable.id,
       delivery: delivery.id,
       id: created.id,
+      connector: connector.id,
     };
   });
   afterAll(async () => t.close());

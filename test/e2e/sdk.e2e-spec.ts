@@ -141,6 +141,7 @@ describe('@licensegate/sdk against the running service', () => {
       injectables: [],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     });
     // a subdomain of a registered domain, given per call
     expect((await client.hasPaid({ domain: `shop.${paid.domain}` })).hasPaid).toBe(true);
@@ -154,6 +155,7 @@ describe('@licensegate/sdk against the running service', () => {
       injectables: [],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     });
     expect(s.project.default_redirect_url).toBe(REDIRECT);
 
@@ -241,6 +243,7 @@ describe('@licensegate/sdk against the running service', () => {
       injectables: [],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     });
   });
 

@@ -248,6 +248,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/payments/{provider}/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a payment provider's event
+         * @description The connector's endpoint_url. The signature (Stripe-Signature, Paddle-Signature, X-Signature, or Standard Webhooks' webhook-* headers) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.
+         */
+        post: operations["receivePaymentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/project": {
         parameters: {
             query?: never;
@@ -647,6 +667,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/project/{project}/payment-connectors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's payment connectors
+         * @description Latest first; cached per API key, invalidated by every write to the project.
+         */
+        get: operations["listPaymentConnectors"];
+        put?: never;
+        /**
+         * Connect a payment provider
+         * @description The answer's endpoint_url is where the provider sends its events, signed with signing_secret (stored encrypted, never returned).
+         */
+        post: operations["createPaymentConnector"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{project}/payment-connectors/{connector}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a payment connector */
+        get: operations["getPaymentConnector"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a payment connector
+         * @description Its endpoint answers 404 from then on; its event log goes with it.
+         */
+        delete: operations["deletePaymentConnector"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a payment connector (only the fields sent)
+         * @description The provider cannot change; a new signing_secret replaces the old one at once.
+         */
+        patch: operations["updatePaymentConnector"];
+        trace?: never;
+    };
+    "/api/v1/project/{project}/payment-connectors/{connector}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A payment connector's accepted events
+         * @description Latest first: what each event did, or why it changed nothing.
+         */
+        get: operations["listPaymentConnectorEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/project/{project}/signing-key": {
         parameters: {
             query?: never;
@@ -933,7 +1022,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description Who made the write: an API key (with its owner), the admin CLI, or a license holder */
+        /** @description Who made the write: an API key (with its owner), the admin CLI, a license holder, or a payment provider's event (a payment connector) */
         AuditActor: {
             /** @description The API key; null for the CLI and a license */
             api_key_id: number | null;
@@ -942,8 +1031,15 @@ export interface components {
              * @example lg_AbCdE
              */
             api_key_prefix: string | null;
+            /** @description Type payment only: the payment connector that received it (null once deleted) */
+            connector_id?: number | null;
+            /**
+             * @description Type payment only: the provider whose event made the write
+             * @example stripe
+             */
+            provider?: string | null;
             /** @enum {string} */
-            type: "api_key" | "cli" | "license";
+            type: "api_key" | "cli" | "license" | "payment";
             /** @description The API key's owner; null for the CLI and a license */
             user_id: number | null;
         };
@@ -981,7 +1077,7 @@ export interface components {
              * @example license
              * @enum {string}
              */
-            resource_type: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery";
+            resource_type: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
             user_agent: string | null;
         };
         CreateApiKeyDto: {
@@ -1180,6 +1276,39 @@ export interface components {
              */
             title: string;
         };
+        CreatePaymentConnectorDto: {
+            /**
+             * @description Days an unpaid event leaves the gate open (0: it closes at once)
+             * @default 3
+             * @example 3
+             */
+            grace_days?: number;
+            /**
+             * @description The first paid event of an order or subscription issues a license from license_template
+             * @default false
+             * @example false
+             */
+            issue_licenses?: boolean;
+            /**
+             * @description The fields of the licenses issued (those of a license create, except title)
+             * @example {
+             *       "max_domains": 3
+             *     }
+             */
+            license_template?: components["schemas"]["LicenseTemplateDto"] | null;
+            /** @example Stripe live */
+            name?: string | null;
+            /**
+             * @example stripe
+             * @enum {string}
+             */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+            /**
+             * @description The provider's webhook signing secret (Standard Webhooks: whsec_ and base64). Stored encrypted, never returned
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            signing_secret: string;
+        };
         CreateProjectDto: {
             /**
              * Format: uri
@@ -1242,7 +1371,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -1279,6 +1408,11 @@ export interface components {
              * @example shop.example.com
              */
             domain: string;
+            /**
+             * Format: date-time
+             * @description A payment connector's unpaid event: has_paid stays true until then, then becomes false (docs/payments.md); null when no grace runs
+             */
+            grace_until: string | null;
             has_paid: boolean;
             id: number;
             is_active: boolean;
@@ -1307,6 +1441,11 @@ export interface components {
             status: "error";
         };
         HasPaid: {
+            /**
+             * Format: date-time
+             * @description Only while a payment grace runs for the project or domain that answered: has_paid stays true until then (docs/payments.md)
+             */
+            grace_until?: string;
             has_paid: boolean;
             /** @description Only with include=injectables and has_paid true: the active paid-only injectables */
             injectables?: components["schemas"]["PaidInjectable"][];
@@ -1491,11 +1630,18 @@ export interface components {
             domain_id: number | null;
             /** Format: date-time */
             expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description A license from an order whose payment stopped: it is revoked at this time unless paid again (docs/payments.md)
+             */
+            grace_until: string | null;
             id: number;
             is_test_license: boolean;
             max_domains: number | null;
             max_subdomains_per_domain: number | null;
             max_usage_per_day: number | null;
+            /** @description A license issued by a payment connector: the order or subscription it was issued for */
+            payment_reference: components["schemas"]["PaymentReference"] | null;
             project_id: number;
             /** Format: date-time */
             revoked_at: string | null;
@@ -1507,6 +1653,45 @@ export interface components {
              * @description The license key to share (X-LICENSE-KEY)
              */
             uuid: string;
+        };
+        LicenseTemplateDto: {
+            /**
+             * @default false
+             * @example false
+             */
+            allow_configs?: boolean;
+            /**
+             * @description Comma-separated ISO 3166-1 alpha-2 codes, e.g. `DE, FR` (an array of strings is joined); null allows every country
+             * @example null
+             */
+            allowed_countries?: string | null;
+            /**
+             * @description Comma-separated IP addresses or CIDR ranges, e.g. `203.0.113.7, 10.0.0.0/8, 2001:db8::/32` (an array of strings is joined); null allows every address
+             * @example null
+             */
+            allowed_ips?: string | null;
+            /**
+             * @description Pins the license to a domain of this project (its id)
+             * @example null
+             */
+            domain_id?: number | null;
+            /**
+             * Format: date-time
+             * @description Must be in the future
+             * @example 2099-12-31T23:59:59Z
+             */
+            expires_at?: string | null;
+            /**
+             * @default false
+             * @example false
+             */
+            is_test_license?: boolean;
+            /** @example 3 */
+            max_domains?: number | null;
+            /** @example 10 */
+            max_subdomains_per_domain?: number | null;
+            /** @example 100000 */
+            max_usage_per_day?: number | null;
         };
         LicenseUsage: {
             /** @description Activated domains, in activation order */
@@ -1574,6 +1759,69 @@ export interface components {
             /** @enum {string} */
             type: "snippet" | "html" | "script" | "style" | "file";
         };
+        PaymentConnector: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uri
+             * @description Where the provider sends its events: PUBLIC_URL + /api/v1/payments/{provider}/{token}
+             * @example https://licenses.example.com/api/v1/payments/stripe/3q2-7wXnB4y9vXkGm0aQfPZc1LtRj8sHdE5oUiK6NbA
+             */
+            endpoint_url: string;
+            grace_days: number;
+            id: number;
+            is_active: boolean;
+            issue_licenses: boolean;
+            /** Format: date-time */
+            last_event_at: string | null;
+            license_template: components["schemas"]["LicenseTemplateDto"] | null;
+            name: string | null;
+            project_id: number;
+            /** @enum {string} */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        PaymentEvent: {
+            /** @example The project is paid (has_paid was false). */
+            detail: string;
+            id: number;
+            /**
+             * @description A redelivery is answered `duplicate` and not stored again
+             * @enum {string}
+             */
+            outcome: "applied" | "ignored";
+            /**
+             * @description The provider's event id
+             * @example evt_1QdH6sGswQ2Dk9Lm
+             */
+            provider_event_id: string;
+            /** Format: date-time */
+            received_at: string;
+            target: components["schemas"]["PaymentEventTarget"] | null;
+            /** @example invoice.paid */
+            type: string;
+        };
+        PaymentEventTarget: {
+            id: number;
+            /** @enum {string} */
+            kind: "project" | "domain" | "license";
+        };
+        PaymentReceipt: {
+            /** @example evt_1QdH6sGswQ2Dk9Lm */
+            event_id: string;
+            /** @enum {string} */
+            outcome: "applied" | "ignored" | "duplicate";
+        };
+        PaymentReference: {
+            /** @enum {string} */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+            /**
+             * @description The order or subscription id
+             * @example sub_1QdH6sGswQ2Dk9Lm
+             */
+            reference: string;
+        };
         Project: {
             /**
              * Format: date-time
@@ -1586,6 +1834,11 @@ export interface components {
              */
             default_redirect_url: string | null;
             description: string | null;
+            /**
+             * Format: date-time
+             * @description A payment connector's unpaid event: has_paid stays true until then, then becomes false (docs/payments.md); null when no grace runs
+             */
+            grace_until: string | null;
             has_paid: boolean;
             /** @example 1 */
             id: number;
@@ -1639,6 +1892,11 @@ export interface components {
              */
             default_redirect_url: string | null;
             description: string | null;
+            /**
+             * Format: date-time
+             * @description A payment connector's unpaid event: has_paid stays true until then, then becomes false (docs/payments.md); null when no grace runs
+             */
+            grace_until: string | null;
             has_paid: boolean;
             /** @example 1 */
             id: number;
@@ -1941,6 +2199,45 @@ export interface components {
              */
             title?: string;
         };
+        UpdatePaymentConnectorDto: {
+            /**
+             * @description Days an unpaid event leaves the gate open (0: it closes at once)
+             * @default 3
+             * @example 3
+             */
+            grace_days?: number;
+            /**
+             * @description false: its endpoint answers 404 until set true again
+             * @default true
+             * @example true
+             */
+            is_active?: boolean;
+            /**
+             * @description The first paid event of an order or subscription issues a license from license_template
+             * @default false
+             * @example false
+             */
+            issue_licenses?: boolean;
+            /**
+             * @description The fields of the licenses issued (those of a license create, except title)
+             * @example {
+             *       "max_domains": 3
+             *     }
+             */
+            license_template?: components["schemas"]["LicenseTemplateDto"] | null;
+            /** @example Stripe live */
+            name?: string | null;
+            /**
+             * @example stripe
+             * @enum {string}
+             */
+            provider?: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+            /**
+             * @description The provider's webhook signing secret (Standard Webhooks: whsec_ and base64). Stored encrypted, never returned
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            signing_secret?: string;
+        };
         UpdateProjectDto: {
             /**
              * Format: uri
@@ -2003,7 +2300,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -2087,7 +2384,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -2122,7 +2419,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -3245,9 +3542,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
-                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery";
+                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
                 /** @description Only this resource (with resource_type, one resource) */
                 resource_id?: number;
                 /** @description Only rows created at or after this ISO-8601 time (UTC unless it names an offset) */
@@ -3887,6 +4184,190 @@ export interface operations {
              *
              *     Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again
              */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    receivePaymentEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description polar, standard: v1,<base64> */
+                "webhook-signature"?: string;
+                /** @description polar, standard: unix seconds */
+                "webhook-timestamp"?: string;
+                /** @description polar, standard (Standard Webhooks) */
+                "webhook-id"?: string;
+                /** @description lemonsqueezy: hex HMAC-SHA256 of the body */
+                "X-Signature"?: string;
+                /** @description paddle: ts=<unix>;h1=<hex> */
+                "Paddle-Signature"?: string;
+                /** @description stripe: t=<unix>,v1=<hex> */
+                "Stripe-Signature"?: string;
+            };
+            path: {
+                provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+                /** @description The token of the connector's endpoint_url */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Stored: applied, ignored (with the reason in the event log), or a duplicate */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["PaymentReceipt"];
+                    };
+                };
+            };
+            /** @description A body that is not a JSON object, or an event without an id (after a valid signature) */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The event body must be a JSON object.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing or invalid signature, or a timestamp more than 300 s from now */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The payment provider signature is missing or invalid: the Stripe-Signature header is missing.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unknown token, a token of another provider, or an inactive connector */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Payment connector not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Request body is too large.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Too many requests; Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5478,9 +5959,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
-                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery";
+                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
                 /** @description Only this resource (with resource_type, one resource) */
                 resource_id?: number;
                 /** @description Only rows created at or after this ISO-8601 time (UTC unless it names an offset) */
@@ -10093,6 +10574,1121 @@ export interface operations {
                      *         ]
                      *       },
                      *       "message": "The reason field must be a string.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPaymentConnectors: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..50; outside → 422 */
+                per_page?: number;
+                /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: {
+                            data: components["schemas"]["PaymentConnector"][];
+                            /** @description Pass it back as `cursor` for the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "per_page": [
+                     *           "The per page field must be between 1 and 50."
+                     *         ]
+                     *       },
+                     *       "message": "The per page field must be between 1 and 50.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createPaymentConnector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePaymentConnectorDto"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["PaymentConnector"];
+                    };
+                };
+            };
+            /** @description Malformed JSON, or a JSON body that is not an object */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Malformed JSON in request body.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project is locked.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than MAX_UPLOAD_BYTES */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Request body is too large.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type: send application/json */
+            415: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "provider": [
+                     *           "The provider field is required."
+                     *         ]
+                     *       },
+                     *       "message": "The provider field is required.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPaymentConnector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Payment connector id; anything but a positive integer → 404 */
+                connector: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["PaymentConnector"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or connector not found, or the connector is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Payment connector not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deletePaymentConnector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Payment connector id; anything but a positive integer → 404 */
+                connector: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; data is null */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        /**
+                         * @description Always null
+                         * @example null
+                         * @enum {object|null}
+                         */
+                        data: never | null;
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project is locked.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or connector not found, or the connector is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Payment connector not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updatePaymentConnector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Payment connector id; anything but a positive integer → 404 */
+                connector: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePaymentConnectorDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["PaymentConnector"];
+                    };
+                };
+            };
+            /** @description Malformed JSON, or a JSON body that is not an object */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Malformed JSON in request body.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project is locked.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or connector not found, or the connector is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Payment connector not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than MAX_UPLOAD_BYTES */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Request body is too large.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type: send application/json */
+            415: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "provider": [
+                     *           "The provider field must be a string."
+                     *         ]
+                     *       },
+                     *       "message": "The provider field must be a string.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPaymentConnectorEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..50; outside → 422 */
+                per_page?: number;
+                /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Payment connector id; anything but a positive integer → 404 */
+                connector: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: {
+                            data: components["schemas"]["PaymentEvent"][];
+                            /** @description Pass it back as `cursor` for the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or connector not found, or the connector is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Payment connector not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "per_page": [
+                     *           "The per page field must be between 1 and 50."
+                     *         ]
+                     *       },
+                     *       "message": "The per page field must be between 1 and 50.",
                      *       "status": "error"
                      *     }
                      */

@@ -89,6 +89,8 @@ export function schemaProblems(doc: Json, schema: Json, value: unknown, at = '$'
       value,
       at,
     );
+  // A nullable reference is written {allOf: [{$ref}], nullable: true} (OpenAPI 3.0).
+  if (schema.allOf && value === null && schema.nullable) return [];
   if (schema.allOf) {
     const merged: Json = { type: 'object', properties: {}, required: [] };
     for (const part of schema.allOf as Json[]) {

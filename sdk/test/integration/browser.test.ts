@@ -156,6 +156,7 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
       injectables: [],
       offline: false,
       expiresAt: null,
+      graceUntil: null,
     },
   };
   const revoked = {

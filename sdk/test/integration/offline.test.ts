@@ -236,6 +236,7 @@ describe('signed answers and offline mode against a real server', () => {
           hasPaid: true,
           offline: true,
           expiresAt: expect.any(Date),
+          graceUntil: null,
         });
         expect(Date.now() - started).toBeLessThan(3000);
         // Without a token for the domain: the timeout itself, not a hang.

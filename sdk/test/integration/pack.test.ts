@@ -151,6 +151,7 @@ describe('the packed SDK, installed from its tarball', () => {
           injectables: [],
           offline: false,
           expiresAt: null,
+          graceUntil: null,
         },
       });
       expect(results[entry].revokedLicense).toEqual(revoked);

@@ -1,12 +1,13 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
 @ApiSchema({
   name: 'AuditActor',
-  description: 'Who made the write: an API key (with its owner), the admin CLI, or a license holder',
+  description:
+    "Who made the write: an API key (with its owner), the admin CLI, a license holder, or a payment provider's event (a payment connector)",
 })
 export class AuditActorResponse {
-  @ApiProperty({ enum: ['api_key', 'cli', 'license'] })
-  type: 'api_key' | 'cli' | 'license';
+  @ApiProperty({ enum: ['api_key', 'cli', 'license', 'payment'] })
+  type: 'api_key' | 'cli' | 'license' | 'payment';
 
   @ApiProperty({
     type: 'integer',
@@ -29,6 +30,21 @@ export class AuditActorResponse {
     description: "The API key's owner; null for the CLI and a license",
   })
   user_id: number | null;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    example: 'stripe',
+    description: 'Type payment only: the provider whose event made the write',
+  })
+  provider?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    description: 'Type payment only: the payment connector that received it (null once deleted)',
+  })
+  connector_id?: number | null;
 }
 
 @ApiSchema({
@@ -47,7 +63,7 @@ export class AuditEventResponse {
 
   @ApiProperty({
     example: 'license',
-    enum: ['project', 'domain', 'license', 'injectable', 'api_key', 'webhook_delivery'],
+    enum: ['project', 'domain', 'license', 'injectable', 'api_key', 'webhook_delivery', 'payment_connector'],
   })
   resource_type: string;
 

@@ -43,9 +43,24 @@ function hostCount(raw: string[]): number {
  */
 const TAKES_FILES = /^\/api\/v1\/project\/[^/?#]+\/injectables(\/[^/?#]+)?\/?(\?|#|$)/i;
 
+/**
+ * The endpoint payment providers post their events to (payment-connectors/): its body is read raw,
+ * whatever its content type, by rawPaymentEvents, before this list's parsers, so that the provider's
+ * signature is checked over the bytes it signed; the JSON checks below leave that body alone.
+ */
+export const PAYMENT_EVENTS = /^\/api\/v1\/payments\/[^/?#]+\/[^/?#]+\/?(\?|#|$)/i;
+
+type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/** Reads a payment event's body as bytes (`raw`: express.raw with the size bound) on its route only. */
+export function rawPaymentEvents(raw: Middleware): Middleware {
+  return (req, res, next) =>
+    req.method === 'POST' && PAYMENT_EVENTS.test(req.url ?? '') ? raw(req, res, next) : next();
+}
+
 /** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */
 export function contentType(req: Request, _res: Response, next: NextFunction): void {
-  if (!BODY_METHODS.has(req.method)) return next();
+  if (!BODY_METHODS.has(req.method) || Buffer.isBuffer(req.body)) return next();
   const hasBody =
     Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (!hasBody || typeis(req, ['application/json', 'application/*+json'])) return next();
@@ -97,6 +112,7 @@ export function objectBody(req: Request, _res: Response, next: NextFunction): vo
   if (
     BODY_METHODS.has(req.method) &&
     req.body !== undefined &&
+    !Buffer.isBuffer(req.body) &&
     typeis(req, ['application/json', 'application/*+json'])
   ) {
     if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {

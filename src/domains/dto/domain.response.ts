@@ -14,6 +14,15 @@ export class DomainResponse {
   @ApiProperty()
   has_paid: boolean;
 
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      "A payment connector's unpaid event: has_paid stays true until then, then becomes false (docs/payments.md); null when no grace runs",
+  })
+  grace_until: string | null;
+
   @ApiProperty()
   is_active: boolean;
 

@@ -1,5 +1,14 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
+@ApiSchema({ name: 'PaymentReference' })
+export class PaymentReferenceResponse {
+  @ApiProperty({ enum: ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'standard'] })
+  provider: string;
+
+  @ApiProperty({ example: 'sub_1QdH6sGswQ2Dk9Lm', description: 'The order or subscription id' })
+  reference: string;
+}
+
 @ApiSchema({ name: 'License' })
 export class LicenseResponse {
   @ApiProperty({ type: 'integer' })
@@ -53,6 +62,22 @@ export class LicenseResponse {
 
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
   revoked_at: string | null;
+
+  @ApiProperty({
+    type: () => PaymentReferenceResponse,
+    nullable: true,
+    description: 'A license issued by a payment connector: the order or subscription it was issued for',
+  })
+  payment_reference: PaymentReferenceResponse | null;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      'A license from an order whose payment stopped: it is revoked at this time unless paid again (docs/payments.md)',
+  })
+  grace_until: string | null;
 
   @ApiProperty({ type: 'string', format: 'date-time' })
   created_at: string;

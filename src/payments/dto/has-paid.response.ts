@@ -43,6 +43,14 @@ export class HasPaidResponse {
   @ApiProperty()
   has_paid: boolean;
 
+  @ApiPropertyOptional({
+    type: 'string',
+    format: 'date-time',
+    description:
+      'Only while a payment grace runs for the project or domain that answered: has_paid stays true until then (docs/payments.md)',
+  })
+  grace_until?: string;
+
   @ApiPropertyOptional({ description: 'POST /project/has-paid only: whether the license is a test license' })
   is_test_license?: boolean;
 

@@ -50,6 +50,15 @@ export class ProjectResponse {
   has_paid: boolean;
 
   @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description:
+      "A payment connector's unpaid event: has_paid stays true until then, then becomes false (docs/payments.md); null when no grace runs",
+  })
+  grace_until: string | null;
+
+  @ApiProperty({
     type: 'integer',
     minimum: 0,
     maximum: 720,

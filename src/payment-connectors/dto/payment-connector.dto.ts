@@ -1,0 +1,88 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsObject, ValidateIf, ValidateNested } from 'class-validator';
+import { CreateLicenseDto } from '../../licenses/dto/license.dto.js';
+import {
+  OptionalBoolean,
+  OptionalNonNullInt,
+  OptionalString,
+  RequiredString,
+} from '../../common/http/validators.js';
+
+export const PROVIDER_NAMES = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'standard'];
+export const PROVIDER_INVALID =
+  'The selected provider is invalid: it must be one of stripe, paddle, lemonsqueezy, polar, standard.';
+
+/** The fields of a license issued from an order: those of a license create, except the title (made from the order). */
+export class LicenseTemplateDto extends OmitType(CreateLicenseDto, ['title'] as const) {}
+
+/** What a license template is stored as: the license fields, dates as ISO-8601 strings. */
+export type LicenseTemplate = Omit<LicenseTemplateDto, 'expires_at'> & { expires_at?: string | null };
+
+const Template = () =>
+  applyDecorators(
+    ValidateIf((_, value) => value !== null && value !== undefined),
+    IsObject({ message: 'The license template field must be a JSON object.' }),
+    ValidateNested(),
+    Type(() => LicenseTemplateDto),
+  );
+
+/** A payment connector (docs/payments.md). */
+export class CreatePaymentConnectorDto {
+  @ApiProperty({ enum: PROVIDER_NAMES, example: 'stripe' })
+  @IsIn(PROVIDER_NAMES, { message: PROVIDER_INVALID })
+  @RequiredString('provider', 32)
+  provider: string;
+
+  @ApiProperty({
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description:
+      "The provider's webhook signing secret (Standard Webhooks: whsec_ and base64). Stored encrypted, never returned",
+    writeOnly: true,
+  })
+  @RequiredString('signing_secret', 1000)
+  signing_secret: string;
+
+  @ApiPropertyOptional({ type: 'string', nullable: true, maxLength: 255, example: 'Stripe live' })
+  @OptionalString('name', 255)
+  name?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 90,
+    default: 3,
+    example: 3,
+    description: 'Days an unpaid event leaves the gate open (0: it closes at once)',
+  })
+  @OptionalNonNullInt('grace_days', 0, 90)
+  grace_days?: number;
+
+  @ApiPropertyOptional({
+    default: false,
+    example: false,
+    description: 'The first paid event of an order or subscription issues a license from license_template',
+  })
+  @OptionalBoolean('issue_licenses')
+  issue_licenses?: boolean;
+
+  @ApiPropertyOptional({
+    type: () => LicenseTemplateDto,
+    nullable: true,
+    example: { max_domains: 3 },
+    description: 'The fields of the licenses issued (those of a license create, except title)',
+  })
+  @Template()
+  license_template?: LicenseTemplateDto | null;
+}
+
+export class UpdatePaymentConnectorDto extends PartialType(CreatePaymentConnectorDto) {
+  @ApiPropertyOptional({
+    default: true,
+    example: true,
+    description: 'false: its endpoint answers 404 until set true again',
+  })
+  @OptionalBoolean('is_active')
+  is_active?: boolean;
+}

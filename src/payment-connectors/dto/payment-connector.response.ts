@@ -1,0 +1,91 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { LicenseTemplateDto, PROVIDER_NAMES } from './payment-connector.dto.js';
+
+@ApiSchema({ name: 'PaymentConnector' })
+export class PaymentConnectorResponse {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ type: 'integer' })
+  project_id: number;
+
+  @ApiProperty({ enum: PROVIDER_NAMES })
+  provider: string;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  name: string | null;
+
+  @ApiProperty({
+    format: 'uri',
+    example:
+      'https://licenses.example.com/api/v1/payments/stripe/3q2-7wXnB4y9vXkGm0aQfPZc1LtRj8sHdE5oUiK6NbA',
+    description: 'Where the provider sends its events: PUBLIC_URL + /api/v1/payments/{provider}/{token}',
+  })
+  endpoint_url: string;
+
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 90 })
+  grace_days: number;
+
+  @ApiProperty()
+  issue_licenses: boolean;
+
+  @ApiProperty({ type: () => LicenseTemplateDto, nullable: true })
+  license_template: LicenseTemplateDto | null;
+
+  @ApiProperty()
+  is_active: boolean;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  last_event_at: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  updated_at: string;
+}
+
+@ApiSchema({ name: 'PaymentEventTarget' })
+export class PaymentEventTargetResponse {
+  @ApiProperty({ enum: ['project', 'domain', 'license'] })
+  kind: 'project' | 'domain' | 'license';
+
+  @ApiProperty({ type: 'integer' })
+  id: number;
+}
+
+@ApiSchema({ name: 'PaymentEvent' })
+export class PaymentEventResponse {
+  @ApiProperty({ type: 'integer' })
+  id: number;
+
+  @ApiProperty({ example: 'evt_1QdH6sGswQ2Dk9Lm', description: "The provider's event id" })
+  provider_event_id: string;
+
+  @ApiProperty({ example: 'invoice.paid' })
+  type: string;
+
+  @ApiProperty({
+    enum: ['applied', 'ignored'],
+    description: 'A redelivery is answered `duplicate` and not stored again',
+  })
+  outcome: string;
+
+  @ApiProperty({ type: () => PaymentEventTargetResponse, nullable: true })
+  target: PaymentEventTargetResponse | null;
+
+  @ApiProperty({ example: 'The project is paid (has_paid was false).' })
+  detail: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time' })
+  received_at: string;
+}
+
+@ApiSchema({ name: 'PaymentReceipt' })
+export class PaymentReceiptResponse {
+  @ApiProperty({ enum: ['applied', 'ignored', 'duplicate'] })
+  outcome: string;
+
+  @ApiProperty({ example: 'evt_1QdH6sGswQ2Dk9Lm' })
+  event_id: string;
+}

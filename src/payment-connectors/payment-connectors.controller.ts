@@ -1,0 +1,152 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
+import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
+import { IdPipe } from '../common/http/id.pipe.js';
+import {
+  ApiBodyErrors,
+  ApiCursorQuery,
+  ApiEnvelope,
+  ApiErrors,
+  ApiIdParam,
+  DATABASE_AWAY,
+  FORBIDDEN,
+} from '../common/openapi/decorators.js';
+import { CursorPage, CursorQueryDto } from '../database/pagination.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { CreatePaymentConnectorDto, UpdatePaymentConnectorDto } from './dto/payment-connector.dto.js';
+import { PaymentConnectorResponse, PaymentEventResponse } from './dto/payment-connector.response.js';
+import { PaymentConnectorEntity } from './payment-connector.entity.js';
+import { PaymentConnectorsService, PaymentEventItem } from './payment-connectors.service.js';
+
+const NOT_IN_PROJECT = {
+  status: 404,
+  description:
+    'Project or connector not found, or the connector is not in the project (checked before any 403)',
+};
+
+/** Payment connectors (docs/payments.md): the same access rules as licenses. */
+@ApiTags('payment-connectors')
+@ApiKeyAuth()
+@ApiIdParam('project', 'Project id')
+@ApiErrors(404, 500, DATABASE_AWAY)
+@ProjectResource()
+@Controller('project/:project/payment-connectors')
+export class PaymentConnectorsController {
+  constructor(
+    private readonly projects: ProjectsService,
+    private readonly connectors: PaymentConnectorsService,
+  ) {}
+
+  @Get()
+  @CachedRead()
+  @ApiOperation({
+    summary: "List a project's payment connectors",
+    description: 'Latest first; cached per API key, invalidated by every write to the project.',
+  })
+  @ApiCursorQuery(20)
+  @ApiEnvelope(PaymentConnectorResponse, { cursor: true })
+  @ApiErrors(422)
+  async list(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Query() query: CursorQueryDto,
+  ): Promise<CursorPage<PaymentConnectorEntity>> {
+    return this.connectors.list(await this.projects.findAccessible(principal, projectId), query);
+  }
+
+  @Post()
+  @ApiOperation({
+    summary: 'Connect a payment provider',
+    description:
+      "The answer's endpoint_url is where the provider sends its events, signed with signing_secret (stored encrypted, never returned).",
+  })
+  @ApiEnvelope(PaymentConnectorResponse, { status: 201 })
+  @ApiBodyErrors(FORBIDDEN.write)
+  async create(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Body() body: CreatePaymentConnectorDto,
+  ) {
+    return this.connectors.create(
+      await this.projects.findAccessible(principal, projectId, { write: true }),
+      body,
+    );
+  }
+
+  @Get(':connector')
+  @CachedRead()
+  @ApiOperation({ summary: 'Get a payment connector' })
+  @ApiIdParam('connector', 'Payment connector id')
+  @ApiEnvelope(PaymentConnectorResponse)
+  @ApiErrors(NOT_IN_PROJECT)
+  async get(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('connector', IdPipe) id: number,
+  ) {
+    return (await this.connectors.findAccessible(principal, projectId, id)).connector;
+  }
+
+  @Patch(':connector')
+  @ApiOperation({
+    summary: 'Update a payment connector (only the fields sent)',
+    description: 'The provider cannot change; a new signing_secret replaces the old one at once.',
+  })
+  @ApiIdParam('connector', 'Payment connector id')
+  @ApiEnvelope(PaymentConnectorResponse)
+  @ApiBodyErrors(FORBIDDEN.write, NOT_IN_PROJECT)
+  async patch(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('connector', IdPipe) id: number,
+    @Body() body: UpdatePaymentConnectorDto,
+  ) {
+    const { project, connector } = await this.connectors.findAccessible(principal, projectId, id, {
+      write: true,
+    });
+    return this.connectors.update(project, connector, body);
+  }
+
+  @Delete(':connector')
+  @ApiOperation({
+    summary: 'Delete a payment connector',
+    description: 'Its endpoint answers 404 from then on; its event log goes with it.',
+  })
+  @ApiIdParam('connector', 'Payment connector id')
+  @ApiEnvelope(null, { description: 'Deleted; data is null' })
+  @ApiErrors(FORBIDDEN.write, NOT_IN_PROJECT)
+  async remove(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('connector', IdPipe) id: number,
+  ): Promise<null> {
+    const { project, connector } = await this.connectors.findAccessible(principal, projectId, id, {
+      write: true,
+    });
+    await this.connectors.remove(project, connector);
+    return null;
+  }
+
+  @Get(':connector/events')
+  @CachedRead()
+  @ApiOperation({
+    operationId: 'listPaymentConnectorEvents',
+    summary: "A payment connector's accepted events",
+    description: 'Latest first: what each event did, or why it changed nothing.',
+  })
+  @ApiIdParam('connector', 'Payment connector id')
+  @ApiCursorQuery(20)
+  @ApiEnvelope(PaymentEventResponse, { cursor: true })
+  @ApiErrors(422, NOT_IN_PROJECT)
+  async events(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('connector', IdPipe) id: number,
+    @Query() query: CursorQueryDto,
+  ): Promise<CursorPage<PaymentEventItem>> {
+    const { connector } = await this.connectors.findAccessible(principal, projectId, id);
+    return this.connectors.eventLog(connector, query);
+  }
+}

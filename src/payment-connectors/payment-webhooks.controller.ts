@@ -1,0 +1,94 @@
+import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { ThrottleAs } from '../common/throttling/throttling.js';
+import { ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
+import { PaymentReceiptResponse } from './dto/payment-connector.response.js';
+import { PROVIDER_NAMES } from './dto/payment-connector.dto.js';
+import {
+  CONNECTOR_NOT_FOUND,
+  PaymentReceipts,
+  Receipt,
+  SIGNATURE_INVALID,
+} from './payment-receipt.service.js';
+
+/** The largest event accepted (the raw body is read before anything else: app.setup.ts). */
+export const MAX_PAYMENT_EVENT_BYTES = 1024 * 1024;
+
+/**
+ * Where payment providers send their events (docs/payments.md). No API key: the provider's signature
+ * over the raw body is the authentication. Counted as runtime calls per address (THROTTLE_RUNTIME_LIMIT,
+ * 6000 a minute by default): far above any provider's bursts, still a bound on a flood of forgeries.
+ */
+@ApiTags('payments')
+@ThrottleAs('runtime')
+@Controller('payments')
+export class PaymentWebhooksController {
+  constructor(private readonly receipts: PaymentReceipts) {}
+
+  @Post(':provider/:token')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'receivePaymentEvent',
+    summary: "Receive a payment provider's event",
+    description:
+      "The connector's endpoint_url. The signature (Stripe-Signature, Paddle-Signature, X-Signature, or Standard Webhooks' webhook-* headers) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.",
+    security: [],
+  })
+  @ApiHeader({ name: 'Stripe-Signature', required: false, description: 'stripe: t=<unix>,v1=<hex>' })
+  @ApiHeader({ name: 'Paddle-Signature', required: false, description: 'paddle: ts=<unix>;h1=<hex>' })
+  @ApiHeader({
+    name: 'X-Signature',
+    required: false,
+    description: 'lemonsqueezy: hex HMAC-SHA256 of the body',
+  })
+  @ApiHeader({ name: 'webhook-id', required: false, description: 'polar, standard (Standard Webhooks)' })
+  @ApiHeader({ name: 'webhook-timestamp', required: false, description: 'polar, standard: unix seconds' })
+  @ApiHeader({ name: 'webhook-signature', required: false, description: 'polar, standard: v1,<base64>' })
+  @ApiParam({ name: 'provider', enum: PROVIDER_NAMES })
+  @ApiParam({ name: 'token', description: "The token of the connector's endpoint_url" })
+  @ApiBody({
+    required: true,
+    schema: {
+      type: 'object',
+      additionalProperties: true,
+      description: "The provider's event, any content type",
+    },
+  })
+  @ApiEnvelope(PaymentReceiptResponse, {
+    description: 'Stored: applied, ignored (with the reason in the event log), or a duplicate',
+  })
+  @ApiErrors(
+    {
+      status: 400,
+      description: 'A body that is not a JSON object, or an event without an id (after a valid signature)',
+      message: 'The event body must be a JSON object.',
+    },
+    {
+      status: 401,
+      description: 'Missing or invalid signature, or a timestamp more than 300 s from now',
+      message: `${SIGNATURE_INVALID}: the Stripe-Signature header is missing.`,
+    },
+    {
+      status: 404,
+      description: 'Unknown token, a token of another provider, or an inactive connector',
+      message: CONNECTOR_NOT_FOUND,
+    },
+    { status: 413, description: 'The body is larger than 1 MiB' },
+    429,
+    500,
+    DATABASE_AWAY,
+  )
+  receive(
+    @Param('provider') provider: string,
+    @Param('token') token: string,
+    @Req() req: Request & { id?: string },
+  ): Promise<Receipt> {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    return this.receipts.receive(provider, token, req.headers, body, {
+      request_id: req.id ?? null,
+      ip: req.ip ?? null,
+      user_agent: req.headers['user-agent']?.slice(0, 512) ?? null,
+    });
+  }
+}

@@ -1,0 +1,146 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Webhook } from 'standardwebhooks';
+import Stripe from 'stripe';
+import type { TestApp } from './test-app.js';
+
+export type ProviderName = 'stripe' | 'paddle' | 'lemonsqueezy' | 'polar' | 'standard';
+export const PROVIDER_LIST: ProviderName[] = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'standard'];
+
+// Constructing the client makes no request: generateTestHeaderString only signs.
+const stripe = new Stripe('sk_test_x');
+
+/** A signing secret of the form the provider issues. */
+export function secretFor(provider: ProviderName): string {
+  const random = randomBytes(24);
+  switch (provider) {
+    case 'stripe':
+      return `whsec_${random.toString('hex')}`;
+    case 'paddle':
+      return `pdl_ntfset_01hv8x_${random.toString('base64url')}`;
+    case 'lemonsqueezy':
+      return random.toString('hex').slice(0, 32);
+    case 'polar':
+      return `polar_whs_${random.toString('base64url')}`;
+    case 'standard':
+      return `whsec_${random.toString('base64')}`;
+  }
+}
+
+/** A provider's JSON payload, read and changed field by field by the tests. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the providers' free-form JSON, changed field by field in tests
+export type Payload = Record<string, any>;
+
+/** A fixture from test/fixtures/payments/<provider>/<event>.json, parsed (a fresh copy each call). */
+export function fixture(provider: ProviderName, event: string): Payload {
+  return JSON.parse(
+    readFileSync(join(__dirname, '..', 'fixtures', 'payments', provider, `${event}.json`), 'utf8'),
+  ) as Payload;
+}
+
+const hexHmac = (secret: string, data: string) => createHmac('sha256', secret).update(data).digest('hex');
+
+/**
+ * The signature headers the provider sends with `body`, made as its own tools make them: Stripe's
+ * package, the standardwebhooks package (Polar's SDK hands it the base64 of its secret), and Paddle's
+ * and Lemon Squeezy's documented HMACs. `ts`: unix seconds; `id`: Standard Webhooks' webhook-id.
+ */
+export function signatureHeaders(
+  provider: ProviderName,
+  secret: string,
+  body: string,
+  ts: number,
+  id = `msg_${randomBytes(8).toString('hex')}`,
+): Record<string, string> {
+  switch (provider) {
+    case 'stripe':
+      return {
+        'Stripe-Signature': stripe.webhooks.generateTestHeaderString({
+          payload: body,
+          secret,
+          timestamp: ts,
+        }),
+      };
+    case 'paddle':
+      return { 'Paddle-Signature': `ts=${ts};h1=${hexHmac(secret, `${ts}:${body}`)}` };
+    case 'lemonsqueezy':
+      return { 'X-Signature': hexHmac(secret, body) };
+    case 'polar':
+    case 'standard': {
+      const key = provider === 'polar' ? Buffer.from(secret, 'utf8').toString('base64') : secret;
+      return {
+        'webhook-id': id,
+        'webhook-timestamp': String(ts),
+        'webhook-signature': new Webhook(key).sign(id, new Date(ts * 1000), body),
+      };
+    }
+  }
+}
+
+export interface Connector {
+  id: number;
+  provider: ProviderName;
+  endpoint_url: string;
+  secret: string;
+  [field: string]: unknown;
+}
+
+/** POST …/payment-connectors; the answer with the secret it was made with. */
+export async function makeConnector(
+  t: TestApp,
+  key: string,
+  projectId: number,
+  provider: ProviderName,
+  overrides: Record<string, unknown> = {},
+): Promise<Connector> {
+  const secret = secretFor(provider);
+  const res = await t
+    .http()
+    .post(`/api/v1/project/${projectId}/payment-connectors`)
+    .set('X-API-KEY', key)
+    .send({ provider, signing_secret: secret, ...overrides });
+  if (res.status !== 201) throw new Error(`makeConnector: ${res.status} ${JSON.stringify(res.body)}`);
+  return { ...(res.body.data as Connector), secret };
+}
+
+/** The path of a connector's endpoint_url (its origin is PUBLIC_URL, not the test server). */
+export const endpointPath = (connector: { endpoint_url: string }) => new URL(connector.endpoint_url).pathname;
+
+export interface Delivery {
+  /** Unix seconds of the signature (default: the clock's now). */
+  ts?: number;
+  secret?: string;
+  id?: string;
+  /** Replaces the signed body on the wire (a body changed after signing). */
+  sentBody?: string | Buffer;
+  headers?: Record<string, string>;
+  omitSignature?: boolean;
+  contentType?: string;
+}
+
+/** Delivers `payload` to the connector, signed as its provider signs. */
+export function deliver(
+  t: TestApp,
+  connector: Connector,
+  payload: object | string,
+  nowMs: number,
+  options: Delivery = {},
+) {
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  const ts = options.ts ?? Math.floor(nowMs / 1000);
+  const signed = signatureHeaders(
+    connector.provider,
+    options.secret ?? connector.secret,
+    body,
+    ts,
+    options.id,
+  );
+  const req = t
+    .http()
+    .post(endpointPath(connector))
+    .set('Content-Type', options.contentType ?? 'application/json');
+  if (!options.omitSignature) for (const [name, value] of Object.entries(signed)) req.set(name, value);
+  for (const [name, value] of Object.entries(options.headers ?? {})) req.set(name, value);
+  return req.send(options.sentBody ?? body);
+}
