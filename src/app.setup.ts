@@ -7,6 +7,7 @@ import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/http/exception.filter.js';
 import { crossOrigin } from './common/http/cors.js';
+import type { Server } from 'node:http';
 import { boundLargeAnswers, configureHttpServer } from './common/http/http-server.js';
 import {
   contentType,
@@ -42,7 +43,7 @@ export function setupApp(
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
   // SIGUSR2, which operators send for a heap snapshot (README "Signals").
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
-  configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
+  configureHttpServer(app.getHttpServer() as Server, config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
   // Every middleware but outsideApi also runs for RuntimeFastPath (common/http/middlewares.ts).
   const middlewares = [

@@ -187,7 +187,7 @@ function parse(command: Command, args: string[]): Values {
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: false,
-    }).values as Values;
+    }).values;
   } catch (error) {
     throw new UsageError((error as Error).message.split('\n')[0]);
   }

@@ -151,14 +151,14 @@ class GuardedPool {
   }
 
   private acquire(callback: Parameters<Pool['getConnection']>[0]): void {
-    const deadline = this.watch(this.acquiring, () =>
+    const deadline = this.watch(this.acquiring, () => {
       callback(
         Object.assign(new Error(`No database connection within ${this.deadlines.acquireMs} ms.`), {
           code: ACQUIRE_TIMEOUT,
         }),
         undefined as never,
-      ),
-    );
+      );
+    });
     const attempt = () =>
       this.take((error, connection) => {
         if (!deadline.open) {
@@ -180,7 +180,7 @@ class GuardedPool {
 
   private guard(connection: PoolConnection): void {
     const raw = connection as unknown as { query: Query };
-    const query = raw.query.bind(connection) as Query;
+    const query: Query = raw.query.bind(connection);
     raw.query = (sql, values, callback) => {
       if (typeof values === 'function') return raw.query(sql, undefined, values as Callback);
       const first = this.fresh.delete(connection);

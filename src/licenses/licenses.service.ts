@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { EntityManager, IsNull, MoreThanOrEqual, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { EntityManager, IsNull, MoreThanOrEqual, Not, Repository } from 'typeorm';
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
@@ -225,7 +225,7 @@ export class LicensesService {
       const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = newDate
         ? { ...fields, expiry_notice: null }
         : fields;
-      await manager.update(LicenseEntity, { id: license.id }, write as QueryDeepPartialEntity<LicenseEntity>);
+      await manager.update(LicenseEntity, { id: license.id }, write);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
       return {
         result: after,

@@ -75,7 +75,7 @@ const ONLY_INJECTABLES: Include = Object.freeze({ injectables: true, token: fals
 export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
   const action = source.action;
   if (action !== undefined && action !== 'check_project') throw fieldError('action', ACTION_INVALID);
-  return { action, include: parseInclude(source.include), domain: source.domain } as CheckOptions;
+  return { action, include: parseInclude(source.include), domain: source.domain };
 }
 
 /** The runtime payment checks, in the order of docs/decisions.md#runtime-checks. */

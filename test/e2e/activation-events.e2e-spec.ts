@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { createServer, IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { LicenseLifecycle } from '../../src/licenses/license-lifecycle.service.js';
@@ -36,12 +36,7 @@ async function receiver(secret: string) {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       try {
-        events.push(
-          new Webhook(secret).verify(
-            body,
-            req.headers as IncomingHttpHeaders as Record<string, string>,
-          ) as Event,
-        );
+        events.push(new Webhook(secret).verify(body, req.headers as Record<string, string>) as Event);
       } catch (error) {
         problems.push((error as Error).message);
       }

@@ -63,7 +63,7 @@ function exchange(
       try {
         resolve({ responses: parseResponses(Buffer.concat(received)), closedByServer: true });
       } catch (error) {
-        reject(error);
+        reject(error instanceof Error ? error : new Error('the responses could not be parsed'));
       }
     });
   });
@@ -373,14 +373,15 @@ describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
       socket.on('data', (d) => received.push(d));
       socket.on('error', reject);
       socket.on('close', () => resolve(parseResponses(Buffer.concat(received))));
-      socket.on('connect', async () => {
+      const trickle = async () => {
         socket.write(head);
         // 20 pieces, 300 ms apart: 6 s in all, each gap well inside the 1 s idle timeout.
         for (let offset = 0; offset < body.length; offset += 30_000) {
           await new Promise((r) => setTimeout(r, 300));
           socket.write(body.subarray(offset, offset + 30_000));
         }
-      });
+      };
+      socket.on('connect', () => void trickle());
     });
     expect(Date.now() - started).toBeGreaterThan(5_000);
     expect(responses.map((r) => r.status)).toEqual([201]);

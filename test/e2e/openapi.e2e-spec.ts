@@ -128,7 +128,7 @@ describe('OpenAPI contract', () => {
         .map((p: Json) => p.name)
         .sort();
       if (JSON.stringify(pathParams) !== JSON.stringify(declared))
-        problems.push(`${where}: path parameters ${declared} ≠ ${pathParams}`);
+        problems.push(`${where}: path parameters ${declared.join()} ≠ ${pathParams.join()}`);
       if (op.requestBody && !statuses.includes('422')) problems.push(`${where}: a body but no 422`);
     }
     expect(problems).toEqual([]);

@@ -116,7 +116,9 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     let body: unknown = res.text;
     try {
       body = JSON.parse(res.text);
-    } catch {}
+    } catch {
+      // not JSON: compared as text
+    }
     return { status: res.status, headers, body };
   }
 

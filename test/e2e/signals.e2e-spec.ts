@@ -82,10 +82,10 @@ describe('signals (README "Signals")', () => {
     return new Promise<{ text: string; closedAfter: number }>((resolvePromise, reject) => {
       const socket = connect(targetPort, '127.0.0.1');
       let text = '';
-      socket.on('data', (d) => (text += d));
+      socket.on('data', (d: Buffer) => (text += d.toString()));
       socket.on('error', reject);
       socket.on('close', () => resolvePromise({ text, closedAfter: Date.now() - signalledAt }));
-      socket.on('connect', async () => {
+      const trickle = async () => {
         socket.write(
           `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
         );
@@ -97,7 +97,8 @@ describe('signals (README "Signals")', () => {
           }
           socket.write(body.slice(i, i + 8));
         }
-      });
+      };
+      socket.on('connect', () => void trickle());
     });
   }
 

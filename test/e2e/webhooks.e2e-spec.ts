@@ -16,7 +16,7 @@ import {
   uniqueToken,
 } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { migrations } from '../../src/database/entities.js';
 import { WebhookTargetHost1732000000004 } from '../../src/database/migrations/1732000000004-WebhookTargetHost.js';
@@ -64,7 +64,7 @@ async function waitFor<T>(
   for (;;) {
     try {
       const value = await condition();
-      if (value) return value as NonNullable<T>;
+      if (value) return value;
       last = value;
     } catch (error) {
       last = error;
@@ -208,6 +208,7 @@ function verifyHit(hit: Hit, secret: string, forbidden: string[] = []): Record<s
   } catch (error) {
     throw new Error(
       `standardwebhooks refused delivery ${String(id)}: ${(error as Error).message}\nheaders: ${JSON.stringify(hit.headers)}\nbody: ${hit.body}`,
+      { cause: error },
     );
   }
   const body = JSON.parse(hit.body) as Record<string, any>;
@@ -1038,7 +1039,7 @@ describe('webhooks', () => {
       dns = { 'public.example.test': at('93.184.216.34'), 'private.example.test': at('10.1.2.3') };
       // The network stand-in: the connection's own lookup checks the public address as it always does,
       // then the socket is routed to the receiver on loopback, as the internet would route it there.
-      const targets = s.app.get(WebhookTargets) as { lookup: LookupFunction };
+      const targets = s.app.get<WebhookTargets, { lookup: LookupFunction }>(WebhookTargets);
       const checked = targets.lookup;
       const handed: string[] = [];
       targets.lookup = (host, options, callback) =>
@@ -1185,7 +1186,7 @@ describe('webhooks', () => {
     it('the socket connects to the address the lookup handed over, and sends the URL host name', async () => {
       const targets = t.app.get(WebhookTargets);
       const asked: string[] = [];
-      const real = targets.resolve;
+      const real = targets.resolve.bind(targets);
       targets.resolve = (host: string) => {
         asked.push(host);
         return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
@@ -1286,7 +1287,9 @@ describe('webhooks', () => {
       try {
         await waitFor(() => rx.hits.length >= 1, 15_000, 'the child dispatcher to send');
       } catch (error) {
-        throw new Error(`${(error as Error).message}; child exit=${child.exitCode} stderr=${stderr}`);
+        throw new Error(`${(error as Error).message}; child exit=${child.exitCode} stderr=${stderr}`, {
+          cause: error,
+        });
       }
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
@@ -1346,7 +1349,7 @@ describe('webhooks', () => {
       const before = new DataSource({
         ...dataSourceOptions(db.url),
         migrations: migrations.filter((m) => m !== WebhookTargetHost1732000000004),
-      } as DataSourceOptions);
+      });
       await before.initialize();
       try {
         await before.runMigrations();

@@ -155,7 +155,7 @@ describe('a database that stops answering', () => {
         (d: { type: string; attempts: number }) =>
           d.type === 'license.created' &&
           d.attempts > 0 &&
-          JSON.stringify(d).includes(created!.body.data.uuid),
+          JSON.stringify(d).includes(created.body.data.uuid),
       );
     }, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));

@@ -134,7 +134,9 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
           pageError,
         ]);
       } catch (err) {
-        throw new Error(`the page's checks did not finish: ${(err as Error).message}\n${lines.join('\n')}`);
+        throw new Error(`the page's checks did not finish: ${(err as Error).message}\n${lines.join('\n')}`, {
+          cause: err,
+        });
       }
       const results = (await tab.evaluate(() => (globalThis as any).checkResults)) as Record<
         string,

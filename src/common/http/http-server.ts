@@ -209,6 +209,7 @@ type End = ServerResponse['end'];
 export function boundLargeAnswers(budget: number, logger: Logger) {
   let pending = 0;
   return (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- wrapped below and called with the response as this
     const end = res.end as (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) => ServerResponse;
     res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
       const size =

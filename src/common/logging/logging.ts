@@ -217,9 +217,8 @@ export class AppLogger implements LoggerService {
   log(message: unknown, ...params: unknown[]): void {
     const context = params.at(-1);
     if (context === 'RoutesResolver') return;
-    if (typeof context === 'string' && START_UP_CONTEXTS.has(context))
-      return this.inner.debug?.(message, ...params);
-    this.inner.log(message, ...params);
+    if (typeof context === 'string' && START_UP_CONTEXTS.has(context)) this.inner.debug?.(message, ...params);
+    else this.inner.log(message, ...params);
   }
 
   error(message: unknown, ...params: unknown[]): void {
