@@ -41,7 +41,7 @@ export function setupApp(
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
   app.useLogger(new AppLogger(app.get(PinoLogger)));
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
-  // SIGUSR2, which operators send for a heap snapshot (README "Signals").
+  // SIGUSR2, which operators send for a heap snapshot (docs/operations.md, "Signals").
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
   configureHttpServer(app.getHttpServer() as Server, config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 

@@ -2,8 +2,8 @@ import mysql, { type Pool, type PoolConnection, type PoolOptions } from 'mysql2'
 import { ACQUIRE_TIMEOUT, isConnectionLost, STATEMENT_TIMEOUT } from './db-errors.js';
 
 /**
- * How long the service waits on MySQL/MariaDB before it gives up on a call and answers 503 (README,
- * "When the database is away"). A server that is paused accepts connections and statements and never
+ * How long the service waits on MySQL/MariaDB before it gives up on a call and answers 503
+ * (docs/operations.md, "When the database is away"). A server that is paused accepts connections and statements and never
  * answers; without these a call waits for as long as the pause lasts. The sum of the acquire and the
  * statement deadlines stays under 5 s, so a call that needs the database answers within that.
  */

@@ -14,7 +14,7 @@ const COMMIT_OUTCOME_UNKNOWN =
 /**
  * The service on MariaDB reached through a proxy that breaks the way a database breaks: paused (like
  * SIGSTOP: connections open, nothing answers), down (like a kill: connections closed, new ones
- * refused), then passing again (like a restart). README, "When the database is away".
+ * refused), then passing again (like a restart). docs/operations.md, "When the database is away".
  */
 describe('a database that stops answering', () => {
   let db: { url: string; drop: () => Promise<void> };

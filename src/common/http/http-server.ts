@@ -20,7 +20,7 @@ export function requestIdFrom(headers: IncomingHttpHeaders): string {
   return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
 }
 
-/** Connection limits (README "Connections and timeouts"). The idle timeout is HTTP_IDLE_TIMEOUT_MS. */
+/** Connection limits (docs/operations.md, "Connections and timeouts"). The idle timeout is HTTP_IDLE_TIMEOUT_MS. */
 export const HTTP_TIMEOUTS = {
   /** The request line and headers must arrive within this (slowloris). */
   headersMs: 20_000,

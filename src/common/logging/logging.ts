@@ -14,7 +14,7 @@ export const logsRequests = (env: Env): boolean => ['trace', 'debug', 'info'].in
 
 /**
  * The runtime check's own request lines are written at debug only: at info it is counted, and the
- * counts are written once a minute (RuntimeActivityLog). See the README, "Logs".
+ * counts are written once a minute (RuntimeActivityLog). See docs/operations.md, "Logs".
  */
 export const logsRuntimeRequests = (env: Env): boolean => ['trace', 'debug'].includes(env.LOG_LEVEL);
 
