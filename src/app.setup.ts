@@ -2,7 +2,6 @@ import { INestApplication, Logger, RequestMethod } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
-import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/http/exception.filter.js';
@@ -18,6 +17,7 @@ import {
   utf8Only,
 } from './common/http/middlewares.js';
 import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
+import { PinoNestLogger } from './common/logging/pino-nest.js';
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
@@ -39,7 +39,7 @@ export function setupApp(
   // body (SHA-1, on the runtime path too) and turn a matching If-None-Match into a body-less 304.
   express_.set('etag', false);
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
-  app.useLogger(new AppLogger(app.get(PinoLogger)));
+  app.useLogger(new AppLogger(new PinoNestLogger()));
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
   // SIGUSR2, which operators send for a heap snapshot (docs/operations.md, "Signals").
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
@@ -73,7 +73,7 @@ export function setupApp(
   app.useGlobalFilters(new EnvelopeExceptionFilter());
   setupSwagger(app);
   // The same middlewares in the same order, but outsideApi (it reads Express's req.path, and the
-  // runtime path is inside the API); then, like nestjs-pino's middleware, which Nest mounts after
+  // runtime path is inside the API); then, like the request-line middleware (RequestLogModule), which Nest mounts after
   // these, the request line.
   if (options.runtimeFastPath !== false) {
     const served = middlewares.filter((middleware) => middleware !== outsideApi);
