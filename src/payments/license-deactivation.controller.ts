@@ -8,7 +8,8 @@ import { ActivationsService } from '../licenses/activations.service.js';
 import { DeactivationRequest, DeactivationResponse } from '../licenses/dto/activation.response.js';
 import { hostName, namedDomain } from './calling-domain.js';
 import { LicensedRequest, LicenseKeyAuth, runtimeRefusal } from './license-key.guard.js';
-import { PaymentsService, secondsToUtcMidnight } from './payments.service.js';
+import { secondsToUtcMidnight } from '../common/time.js';
+import { PaymentsService } from './payments.service.js';
 
 const DOMAIN_REQUIRED =
   'The domain field is required: send the host to deactivate in the X-Service-Domain header or as domain in the body.';
@@ -87,7 +88,9 @@ export class LicenseDeactivationController {
     const answer = await this.activations.deactivateHost(runtime.project, runtime.license, host);
     if (answer === 'allowance_used') {
       const message = `This license has used its ${max} self-service deactivation${max === 1 ? '' : 's'} for today; more are possible after midnight UTC.`;
-      throw new ApiError(429, message, null, null, { 'Retry-After': String(secondsToUtcMidnight()) });
+      throw new ApiError(429, message, null, null, {
+        'Retry-After': String(secondsToUtcMidnight(Date.now())),
+      });
     }
     return answer;
   }

@@ -14,6 +14,7 @@ import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
 import { licenseKey, SentLicenseKey } from '../common/http/license-key.js';
+import { secondsToUtcMidnight } from '../common/time.js';
 import { AnswerSigning } from './answer-signing.js';
 import { offlineToken } from './offline-token.js';
 
@@ -47,12 +48,6 @@ interface TokenGrant {
 export { NO_DOMAIN } from './calling-domain.js';
 export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
-
-/** Seconds until the next midnight UTC, when daily allowances start again. */
-export function secondsToUtcMidnight(now = new Date()): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
-}
 
 export const INVALID_INCLUDE =
   'The selected include is invalid: include takes injectables, token, or both comma-separated.';
@@ -157,7 +152,7 @@ export class PaymentsService {
 
     if ((await this.counters.takeUsage(license, project)) === 'refused') {
       runtimeChecks.inc({ outcome: 'refused_429' });
-      const retry = secondsToUtcMidnight();
+      const retry = secondsToUtcMidnight(Date.now());
       throw new ApiError(
         429,
         `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`,
