@@ -19,6 +19,7 @@ import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.ent
 import { LicenseEntity } from './license.entity.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
+import { utcDay as utcDayOf } from '../common/time.js';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -51,7 +52,7 @@ const today = { day: '', from: 0, until: 0 };
 
 /** The UTC day of `date` (default now) as YYYY-MM-DD; today's is computed once a day. */
 export function utcDay(date?: Date): string {
-  if (date) return date.toISOString().slice(0, 10);
+  if (date) return utcDayOf(date);
   const now = Date.now();
   if (now < today.from || now >= today.until) {
     today.from = now - (now % 86_400_000);
