@@ -23,6 +23,27 @@ export default tseslint.config(
       globals: { ...globals.node },
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    rules: {
+      // A leading underscore marks a binding kept on purpose (a field dropped by a rest destructuring,
+      // a parameter a signature requires); the rest siblings of a destructuring are what it is for.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
+      ],
+    },
+  },
+  {
+    // The SDK's unit tests are type-checked by sdk/tsconfig.test.json, which no tsconfig.json names.
+    files: ['sdk/test/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: false, project: ['./sdk/tsconfig.test.json'] },
+    },
   },
   {
     // The console runs in a browser (docs/console.md).
@@ -35,6 +56,12 @@ export default tseslint.config(
     extends: [tseslint.configs.disableTypeChecked],
   },
   {
+    // CommonJS files load their dependencies with require() by definition.
+    files: ['**/*.cjs'],
+    languageOptions: { globals: { ...globals.commonjs } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // supertest's `res.body` is `any` by design: every assertion on it would need a cast that proves nothing.
     files: ['test/**/*.ts', 'sdk/test/**/*.ts', 'console/test/**/*.ts', '**/*.spec.ts'],
     rules: {
@@ -43,6 +70,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
+      // The same untyped JSON bodies, named: Record<string, any> says "a response body", nothing more.
+      '@typescript-eslint/no-explicit-any': 'off',
+      // Test doubles implement Promise-returning interfaces without anything to await.
+      '@typescript-eslint/require-await': 'off',
     },
   },
   prettier,

@@ -12,6 +12,8 @@ const projects = [
   { ...common, displayName: 'sdk', testMatch: ['<rootDir>/sdk/test/**/*.test.ts'] },
   // The console in headless Chromium (npm run test:console); npm test leaves it out.
   { ...common, displayName: 'console', testMatch: ['<rootDir>/console/test/**/*.test.ts'] },
+  // Tests that wait out default timeouts (30-60 s of real time each): npm run test:slow, which CI runs.
+  { ...common, displayName: 'slow', testMatch: ['<rootDir>/test/slow/**/*.slow-spec.ts'] },
   // Suites that need MariaDB and Redis (npm run test:services); npm test leaves them out.
   { ...common, displayName: 'services', testMatch: ['<rootDir>/test/services/**/*.services-spec.ts'] },
 ];
@@ -27,4 +29,10 @@ for (const arg of at < 0 ? [] : process.argv.slice(at + 1)) {
   }
 }
 
-export default { projects, testTimeout: 30000 };
+export default {
+  projects,
+  // Builds dist/ and sdk/dist/ once, when older than their sources: the suites that spawn the service,
+  // the CLI, the examples or a browser run what was built.
+  globalSetup: '<rootDir>/test/utils/global-setup.cjs',
+  testTimeout: 30000,
+};

@@ -40,9 +40,12 @@ try {
     body = Buffer.from(await res.arrayBuffer());
   } catch (err) {
     if (err?.name === 'TimeoutError')
-      throw new Error(`${base.href.replace(/\/$/, '')} did not answer within ${TIMEOUT_MS} ms`);
+      throw new Error(`${base.href.replace(/\/$/, '')} did not answer within ${TIMEOUT_MS} ms`, {
+        cause: err,
+      });
     throw new Error(
       `could not reach ${base.href.replace(/\/$/, '')}: ${err?.cause?.message ?? err?.message}`,
+      { cause: err },
     );
   }
 

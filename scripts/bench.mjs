@@ -330,7 +330,9 @@ async function waitReady(port) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
       if (res.ok) return;
-    } catch {}
+    } catch {
+      // not listening yet
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('server did not start');
@@ -349,7 +351,9 @@ const serverRss = (pid) => {
       .split(/\s+/)
       .filter(Boolean)
       .map(Number);
-  } catch {}
+  } catch {
+    // no children file: a single process
+  }
   return [pid, ...children].reduce((sum, p) => sum + peakRss(p), 0);
 };
 

@@ -2,13 +2,13 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LoggerModule } from 'nestjs-pino';
 import { AnalyticsModule } from './analytics/analytics.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core.module.js';
 import { Clock } from './common/time.js';
 import { logsRequests, pinoHttpParams, RuntimeActivityLog } from './common/logging/logging.js';
+import { RequestLogModule } from './common/logging/pino-nest.js';
 import { AppConfig } from './config/app-config.js';
 import { RedisService } from './common/cache/redis.js';
 import { ThrottleGuard } from './common/throttling/throttle.guard.js';
@@ -38,12 +38,9 @@ export class AppModule {
       module: AppModule,
       imports: [
         CoreModule.forRoot(config, clock),
-        LoggerModule.forRoot({
-          pinoHttp: pinoHttpParams(env),
-          // Request lines are written at info. Above that level nothing reads the per-request child
-          // logger (errors carry req_id themselves), so the middleware is not mounted at all.
-          ...(logsRequests(env) ? {} : { forRoutes: [] }),
-        }),
+        // Request lines are written at info. Above that level nothing reads the per-request child
+        // logger (errors carry req_id themselves), so the middleware is not mounted at all.
+        RequestLogModule.forRoot(pinoHttpParams(env), logsRequests(env)),
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
             ...dataSourceOptions(env.DATABASE_URL, { service: true }),

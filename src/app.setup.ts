@@ -2,11 +2,11 @@ import { INestApplication, Logger, RequestMethod } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
-import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppConfig } from './config/app-config.js';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor.js';
 import { EnvelopeExceptionFilter, writeError } from './common/http/exception.filter.js';
 import { crossOrigin } from './common/http/cors.js';
+import type { Server } from 'node:http';
 import { boundLargeAnswers, configureHttpServer } from './common/http/http-server.js';
 import {
   contentType,
@@ -19,6 +19,7 @@ import {
 } from './common/http/middlewares.js';
 import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
 import { serveConsole } from './console/console.js';
+import { PinoNestLogger } from './common/logging/pino-nest.js';
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
@@ -42,11 +43,11 @@ export function setupApp(
   // body (SHA-1, on the runtime path too) and turn a matching If-None-Match into a body-less 304.
   express_.set('etag', false);
   if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
-  app.useLogger(new AppLogger(app.get(PinoLogger)));
+  app.useLogger(new AppLogger(new PinoNestLogger()));
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
-  // SIGUSR2, which operators send for a heap snapshot (README "Signals").
+  // SIGUSR2, which operators send for a heap snapshot (docs/operations.md, "Signals").
   app.enableShutdownHooks(['SIGTERM', 'SIGINT', 'SIGHUP']);
-  configureHttpServer(app.getHttpServer(), config.env.HTTP_IDLE_TIMEOUT_MS, logger);
+  configureHttpServer(app.getHttpServer() as Server, config.env.HTTP_IDLE_TIMEOUT_MS, logger);
 
   // Every middleware but the console and outsideApi also runs for RuntimeFastPath
   // (common/http/middlewares.ts). The console answers its own paths before outsideApi refuses them,
@@ -85,7 +86,7 @@ export function setupApp(
   app.useGlobalFilters(new EnvelopeExceptionFilter(answeredError));
   setupSwagger(app);
   // The same middlewares in the same order, but the console and outsideApi (they read Express's req.path, and the
-  // runtime path is inside the API); then, like nestjs-pino's middleware, which Nest mounts after
+  // runtime path is inside the API); then, like the request-line middleware (RequestLogModule), which Nest mounts after
   // these, the request line.
   if (options.runtimeFastPath !== false) {
     const served = middlewares.filter(

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
+import { PinoNestLogger } from './common/logging/pino-nest.js';
 import { ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
 
 /**
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new PinoNestLogger());
   app.enableShutdownHooks();
   await app.init();
 }

@@ -80,7 +80,7 @@ async function serve(config: AppConfig, announce: boolean): Promise<void> {
   }
   setupApp(app);
   app.flushLogs();
-  // Operators take heap snapshots with SIGUSR2 (README "Signals"); unhandled, it would end the process.
+  // Operators take heap snapshots with SIGUSR2 (docs/operations.md, "Signals"); unhandled, it would end the process.
   const logger = new Logger('Signals');
   process.on('SIGUSR2', () => {
     const started = Date.now();

@@ -43,11 +43,11 @@ export function fromBase64(input: string): Uint8Array {
     out[o++] = n & 0xff;
   }
   if (rem === 2) {
-    out[o++] = ((codes[i] << 2) | (codes[i + 1] >>> 4)) & 0xff;
+    out[o] = ((codes[i] << 2) | (codes[i + 1] >>> 4)) & 0xff;
   } else if (rem === 3) {
     const n = (codes[i] << 10) | (codes[i + 1] << 4) | (codes[i + 2] >>> 2);
-    out[o++] = (n >>> 8) & 0xff;
-    out[o++] = n & 0xff;
+    out[o] = (n >>> 8) & 0xff;
+    out[o + 1] = n & 0xff;
   }
   return out;
 }

@@ -331,7 +331,7 @@ class Client implements LicenseGateClient {
       clearTimeout(timer);
     }
 
-    let body: Envelope | null = null;
+    let body: Envelope | null;
     try {
       const parsed: unknown = text === '' ? null : JSON.parse(text);
       body = isObject(parsed) ? parsed : null;

@@ -1,5 +1,5 @@
 /**
- * The LG1 format (README.md, "API") on the client: decrypting blobs and verifying Ed25519
+ * The LG1 format (docs/api.md in the repository, "Injectables: payload format") on the client: decrypting blobs and verifying Ed25519
  * signatures with WebCrypto only.
  *
  *   blob         = "LG1" ‖ salt(16) ‖ iv(12) ‖ tag(16) ‖ ciphertext

@@ -25,7 +25,7 @@ export interface LicenseGateErrorInit {
  * - `status`: the HTTP status (401, 403, 400, 422, 429, 5xx…), or 0 when the service could not be
  *   reached (DNS, connection refused, CORS, aborted, timed out…).
  * - `code`: `unreachable`, `timeout`, `bad_signature` or `http` (see LicenseGateErrorCode).
- * - `message`: the service's own message (see the README's table of runtime refusals).
+ * - `message`: the service's own message (see docs/api.md in the repository, "Runtime checks").
  * - `redirectUrl`: the project's `default_redirect_url` sent with every runtime 403, else null.
  * - `retryAfter`: seconds from `Retry-After` (429), else null.
  * - `errors`: field errors (422), else null.

@@ -399,7 +399,7 @@ describe('default fetch', () => {
         { status: 200 },
       );
     });
-    globalThis.fetch = spy as unknown as typeof fetch;
+    globalThis.fetch = spy;
     const client = createClient({ baseUrl: BASE, licenseKey: LICENSE });
     expect((await client.hasPaid()).hasPaid).toBe(true);
     expect(spy).toHaveBeenCalledTimes(1);

@@ -76,8 +76,7 @@ function service(privateKey: KeyObject, reply: (init: FetchInit, url: string, n:
       status,
       headers: { get: (name: string) => headers.get(name.toLowerCase()) ?? null },
       text: async () => sent.toString('utf8'),
-      arrayBuffer: async () =>
-        sent.buffer.slice(sent.byteOffset, sent.byteOffset + sent.length) as ArrayBuffer,
+      arrayBuffer: async () => sent.buffer.slice(sent.byteOffset, sent.byteOffset + sent.length),
     };
   };
   return { fetch, calls };
@@ -425,10 +424,10 @@ describe('offline mode', () => {
       removeItem: (k: string) => void items.delete(k),
     };
     const ls = localStorageStore(storage);
-    ls.set('a', 't');
+    void ls.set('a', 't');
     expect([...items.keys()]).toEqual(['licensegate:token:a']);
     expect(ls.get('a')).toBe('t');
-    ls.delete('a');
+    void ls.delete('a');
     expect(items.size).toBe(0);
     expect(() => localStorageStore()).toThrow('no localStorage');
 

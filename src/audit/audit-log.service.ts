@@ -5,6 +5,7 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import { WEBHOOK_EVENTS } from '../webhooks/webhook-events.js';
 import { currentAuditContext } from './audit-context.js';
 import { AuditEventEntity, Changes } from './audit-event.entity.js';
+import { wholeSecond } from '../common/time.js';
 
 /** What the audit log calls a write: the webhook event names, and the writes no webhook announces. */
 export const AUDIT_ACTIONS = [
@@ -122,9 +123,6 @@ export function withinBound(changes: Changes): Changes {
   return changes;
 }
 
-/** Whole seconds, as every timestamp of the API (and MySQL's DATETIME) has them. */
-const wholeSecond = () => new Date(Math.floor(Date.now() / 1000) * 1000);
-
 /**
  * The audit log's writer (docs/architecture.md#the-audit-log): every management write appends its rows
  * here, with the unit of work's EntityManager, so they commit or roll back with the write.
@@ -160,7 +158,8 @@ export class AuditLog {
     }
     if (!context)
       throw new Error('An audited write was made outside a request or the CLI: no actor to record.');
-    const created_at = wholeSecond();
+    // Whole seconds, as every timestamp of the API (and MySQL's DATETIME) has them.
+    const created_at = wholeSecond(new Date());
     const rows = (Array.isArray(audit) ? audit : [audit]).map((entry) => ({
       owner_id: scope.owner_id,
       project_id: scope.project_id,

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, LessThan, Repository, SelectQueryBuilder } from 'typeorm';
 import { toIsoTimestamp } from '../common/http/serialization.js';
+import { PeriodicTask } from '../common/periodic-task.js';
 import { AppConfig } from '../config/app-config.js';
 import { CursorPage, Cursors } from '../database/pagination.js';
 import { AuditEventEntity, Changes } from './audit-event.entity.js';
@@ -64,7 +65,20 @@ const PRUNE_BATCH = 1000;
 @Injectable()
 export class AuditService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('AuditLog');
-  private timers: NodeJS.Timeout[] = [];
+  // A minute after start (not during it), then hourly; the first failure is logged, then the recovery.
+  private readonly pruning = new PeriodicTask({
+    name: 'prune the audit log',
+    logger: this.logger,
+    everyMs: PRUNE_EVERY_MS,
+    firstAfterMs: 60_000,
+    run: async () => {
+      const pruned = await this.prune();
+      if (pruned > 0)
+        this.logger.log(
+          `pruned ${pruned} audit rows older than ${this.config.env.AUDIT_RETENTION_DAYS} days`,
+        );
+    },
+  });
 
   constructor(
     @InjectRepository(AuditEventEntity) private readonly events: Repository<AuditEventEntity>,
@@ -137,20 +151,10 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   onApplicationBootstrap(): void {
-    const run = () =>
-      void this.prune().then(
-        (pruned) =>
-          pruned > 0 &&
-          this.logger.log(
-            `pruned ${pruned} audit rows older than ${this.config.env.AUDIT_RETENTION_DAYS} days`,
-          ),
-        (error: Error) => this.logger.warn(`could not prune the audit log: ${error.message}`),
-      );
-    // A minute after start (not during it), then hourly.
-    this.timers = [setTimeout(run, 60_000).unref(), setInterval(run, PRUNE_EVERY_MS).unref()];
+    this.pruning.start();
   }
 
-  onApplicationShutdown(): void {
-    for (const timer of this.timers) clearTimeout(timer);
+  async onApplicationShutdown(): Promise<void> {
+    await this.pruning.stop();
   }
 }

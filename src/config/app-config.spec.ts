@@ -190,7 +190,10 @@ describe('loadConfig', () => {
 
   it('.env.example lists every key the service reads, with its default', () => {
     const example = readFileSync('.env.example', 'utf8');
-    const defaults = new EnvironmentVariables() as unknown as Record<string, unknown>;
+    const defaults = new EnvironmentVariables() as unknown as Record<
+      string,
+      string | number | boolean | undefined
+    >;
     for (const key of [...Object.keys(defaults), 'REDIS_URL', 'APP_KEY', 'PUBLIC_URL']) {
       const line = example.split('\n').find((l) => l.startsWith(`${key}=`));
       expect({ key, listed: line !== undefined }).toEqual({ key, listed: true });

@@ -376,7 +376,7 @@ export function loadConfig(
     if (value !== undefined && value !== '') plain[key] = value;
   }
   for (const key of ['REDIS_URL', 'APP_KEY', 'PUBLIC_URL']) {
-    if (source[key]) plain[key] = source[key] as string;
+    if (source[key]) plain[key] = source[key];
   }
   const env = plainToInstance(EnvironmentVariables, plain);
   const errors = validateSync(env, { forbidUnknownValues: false });

@@ -20,9 +20,7 @@ const driverError = (error: unknown) =>
  */
 const cause = (error: unknown): DriverError | undefined =>
   driverError(error) ??
-  (typeof error === 'object' && error !== null && !(error instanceof HttpException)
-    ? (error as DriverError)
-    : undefined);
+  (typeof error === 'object' && error !== null && !(error instanceof HttpException) ? error : undefined);
 
 /** A unique index refused the write (SQLite or MySQL/MariaDB). */
 export function isUniqueViolation(error: unknown): boolean {

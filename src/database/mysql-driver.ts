@@ -2,8 +2,8 @@ import mysql, { type Pool, type PoolConnection, type PoolOptions } from 'mysql2'
 import { ACQUIRE_TIMEOUT, isConnectionLost, STATEMENT_TIMEOUT } from './db-errors.js';
 
 /**
- * How long the service waits on MySQL/MariaDB before it gives up on a call and answers 503 (README,
- * "When the database is away"). A server that is paused accepts connections and statements and never
+ * How long the service waits on MySQL/MariaDB before it gives up on a call and answers 503
+ * (docs/operations.md, "When the database is away"). A server that is paused accepts connections and statements and never
  * answers; without these a call waits for as long as the pause lasts. The sum of the acquire and the
  * statement deadlines stays under 5 s, so a call that needs the database answers within that.
  */
@@ -151,14 +151,14 @@ class GuardedPool {
   }
 
   private acquire(callback: Parameters<Pool['getConnection']>[0]): void {
-    const deadline = this.watch(this.acquiring, () =>
+    const deadline = this.watch(this.acquiring, () => {
       callback(
         Object.assign(new Error(`No database connection within ${this.deadlines.acquireMs} ms.`), {
           code: ACQUIRE_TIMEOUT,
         }),
         undefined as never,
-      ),
-    );
+      );
+    });
     const attempt = () =>
       this.take((error, connection) => {
         if (!deadline.open) {
@@ -180,7 +180,7 @@ class GuardedPool {
 
   private guard(connection: PoolConnection): void {
     const raw = connection as unknown as { query: Query };
-    const query = raw.query.bind(connection) as Query;
+    const query: Query = raw.query.bind(connection);
     raw.query = (sql, values, callback) => {
       if (typeof values === 'function') return raw.query(sql, undefined, values as Callback);
       const first = this.fresh.delete(connection);

@@ -8,7 +8,9 @@ import { fieldError } from '../common/http/errors.js';
 /** `per_page` and `cursor` of every cursor list (licenses, domains, injectables, the stream, …). */
 export class CursorQueryDto {
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value))
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^\d{1,6}$/.test(value) ? Number(value) : value,
+  )
   @IsInt({ message: 'The per page field must be an integer.' })
   @Min(1, { message: 'The per page field must be between 1 and 50.' })
   @Max(50, { message: 'The per page field must be between 1 and 50.' })

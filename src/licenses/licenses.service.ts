@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { EntityManager, IsNull, MoreThanOrEqual, Not, QueryDeepPartialEntity, Repository } from 'typeorm';
+import { EntityManager, IsNull, MoreThanOrEqual, Not, Repository } from 'typeorm';
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
@@ -19,6 +19,7 @@ import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.ent
 import { LicenseEntity } from './license.entity.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
+import { utcDay as utcDayOf } from '../common/time.js';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -51,7 +52,7 @@ const today = { day: '', from: 0, until: 0 };
 
 /** The UTC day of `date` (default now) as YYYY-MM-DD; today's is computed once a day. */
 export function utcDay(date?: Date): string {
-  if (date) return date.toISOString().slice(0, 10);
+  if (date) return utcDayOf(date);
   const now = Date.now();
   if (now < today.from || now >= today.until) {
     today.from = now - (now % 86_400_000);
@@ -234,7 +235,7 @@ export class LicensesService {
       const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = newDate
         ? { ...fields, expiry_notice: null }
         : fields;
-      await manager.update(LicenseEntity, { id: license.id }, write as QueryDeepPartialEntity<LicenseEntity>);
+      await manager.update(LicenseEntity, { id: license.id }, write);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
       return {
         result: after,

@@ -38,8 +38,10 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 describe('AnswerSigning', () => {
   it('leaves a request without a nonce alone, and refuses a malformed one with 422 on nonce', () => {
     const { req, res } = exchange({});
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared by identity, never called
     const end = res.end;
     expect(signing().arm(req, res)).toBeNull();
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared by identity, never called
     expect(res.end).toBe(end);
     for (const nonce of ['short', 'x'.repeat(129), `${'x'.repeat(16)}+`]) {
       const bad = exchange({ 'x-service-nonce': nonce });

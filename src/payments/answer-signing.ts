@@ -78,13 +78,14 @@ export class AnswerSigning {
     if (sent === undefined) return null;
     if (typeof sent !== 'string' || !NONCE.test(sent)) throw fieldError('nonce', INVALID_NONCE);
     const pending: PendingSignature = { nonce: sent, key: null };
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- wrapped below and called with the response as this
     const end = res.end as (this: ServerResponse, ...args: unknown[]) => ServerResponse;
-    const signing = this;
+    const stamp = this.stamp.bind(this);
     res.end = function (this: ServerResponse, ...args: unknown[]) {
       if (pending.key === null || this.headersSent) return end.apply(this, args);
       if (pending.ending) return this; // the answer is already on its way
       pending.ending = true;
-      signing.stamp(req, this, pending, args[0], args[1], () => end.apply(this, args));
+      stamp(req, this, pending, args[0], args[1], () => end.apply(this, args));
       return this;
     } as End;
     return pending;

@@ -151,10 +151,10 @@ describe('CountersService activations', () => {
   it('writes last_seen_at in one statement per flush, at most once per activation every 30 s, never moving it back', async () => {
     const service = counters();
     const seen = async (licenseId: number) =>
-      (await ds.query(
+      ds.query<Array<{ host: string; last_seen_at: string }>>(
         'SELECT host, last_seen_at FROM license_activations WHERE license_id = ? ORDER BY host',
         [licenseId],
-      )) as Array<{ host: string; last_seen_at: string }>;
+      );
     for (const id of [6, 7])
       expect(await service.activate(at(license(id)), 'seen.example', 'www.seen.example')).toBe('ok');
     await ds.query(

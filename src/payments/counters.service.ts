@@ -436,7 +436,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   ): Promise<'inserted' | 'existed' | null> {
     const exists = async () =>
       (
-        await this.dataSource.query(
+        await this.dataSource.query<unknown[]>(
           'SELECT 1 AS one FROM license_activations WHERE license_id = ? AND domain = ? AND host = ?',
           [licenseId, domain, host],
         )

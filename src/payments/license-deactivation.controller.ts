@@ -9,7 +9,8 @@ import { ActivationsService } from '../licenses/activations.service.js';
 import { DeactivationRequest, DeactivationResponse } from '../licenses/dto/activation.response.js';
 import { hostName, namedDomain } from './calling-domain.js';
 import { LicensedRequest, LicenseKeyAuth, runtimeRefusal } from './license-key.guard.js';
-import { PaymentsService, secondsToUtcMidnight } from './payments.service.js';
+import { secondsToUtcMidnight } from '../common/time.js';
+import { PaymentsService } from './payments.service.js';
 
 const DOMAIN_REQUIRED =
   'The domain field is required: send the host to deactivate in the X-Service-Domain header or as domain in the body.';
@@ -96,7 +97,7 @@ export class LicenseDeactivationController {
         message,
         null,
         {
-          'Retry-After': String(secondsToUtcMidnight()),
+          'Retry-After': String(secondsToUtcMidnight(Date.now())),
         },
         runtime.project.id,
       );

@@ -125,7 +125,7 @@ export class PaymentsController {
   )
   hasPaid(@Req() req: LicensedRequest): Promise<HasPaidResult> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
-    let options = parseCheckOptions(req.query as Record<string, unknown>);
+    let options = parseCheckOptions(req.query);
     // Only allow_configs licenses may steer the check from the body (docs/decisions.md#runtime-checks).
     const config = (req.body as { config?: unknown } | undefined)?.config;
     if (runtime.license.allow_configs && config && typeof config === 'object' && !Array.isArray(config)) {
@@ -177,7 +177,7 @@ export class PaymentsController {
     @Param('project', IdPipe) id: number,
     @Req() req: Request,
   ): Promise<HasPaidResult> {
-    const options: CheckOptions = parseCheckOptions(req.query as Record<string, unknown>);
+    const options: CheckOptions = parseCheckOptions(req.query);
     if (options.include?.token) throw fieldError('include', TOKEN_NEEDS_LICENSE);
     const project = await this.projects.findAccessible(principal, id);
     return this.payments.checkProject(project, (await this.lookup.project(project.id)).domains, req, options);

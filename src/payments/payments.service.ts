@@ -17,7 +17,7 @@ import type { LicenseEntity } from '../licenses/license.entity.js';
 import { licenseKey, SentLicenseKey } from '../common/http/license-key.js';
 import { AnswerSigning } from './answer-signing.js';
 import { offlineToken } from './offline-token.js';
-import { Clock } from '../common/time.js';
+import { Clock, secondsToUtcMidnight } from '../common/time.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 
 /** What `include` asked for: `injectables`, `token`, or both, comma-separated. */
@@ -52,12 +52,6 @@ export { NO_DOMAIN } from './calling-domain.js';
 export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
 
-/** Seconds until the next midnight UTC, when daily allowances start again. */
-export function secondsToUtcMidnight(now = new Date()): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
-}
-
 export const INVALID_INCLUDE =
   'The selected include is invalid: include takes injectables, token, or both comma-separated.';
 
@@ -79,7 +73,7 @@ const ONLY_INJECTABLES: Include = Object.freeze({ injectables: true, token: fals
 export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
   const action = source.action;
   if (action !== undefined && action !== 'check_project') throw fieldError('action', ACTION_INVALID);
-  return { action, include: parseInclude(source.include), domain: source.domain } as CheckOptions;
+  return { action, include: parseInclude(source.include), domain: source.domain };
 }
 
 /** The runtime payment checks, in the order of docs/decisions.md#runtime-checks. */
@@ -192,7 +186,7 @@ export class PaymentsService {
 
     if ((await this.counters.takeUsage(license, project)) === 'refused') {
       runtimeChecks.inc({ outcome: 'refused_429' });
-      const retry = secondsToUtcMidnight();
+      const retry = secondsToUtcMidnight(this.clock.nowMs());
       throw new RuntimeRefusal(
         'usage_limit',
         429,

@@ -29,6 +29,7 @@ import { PaymentsController } from './payments.controller.js';
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
 const PATH = '/api/v1/project/has-paid';
+// eslint-disable-next-line @typescript-eslint/unbound-method -- only read as a metadata key, never called
 const handler = PaymentsController.prototype.hasPaid;
 const noop = () => undefined;
 
@@ -67,7 +68,7 @@ export class RuntimeFastPath {
     private readonly answered: AnsweredError,
   ) {
     this.guards = [throttle, license];
-    this.trust = express.get('trust proxy fn');
+    this.trust = express.get('trust proxy fn') as typeof this.trust;
     const parseQuery = express.get('query parser fn') as ((query: string | null) => unknown) | undefined;
     this.parseQuery = parseQuery ?? (() => ({}));
   }
@@ -231,8 +232,8 @@ function assertRouteEnhancers(app: INestApplication): CanActivate {
   const config = app.get(ApplicationConfig);
   const problems: string[] = [];
   const own = (key: string): unknown[] => [
-    ...(Reflect.getMetadata(key, PaymentsController) ?? []),
-    ...(Reflect.getMetadata(key, handler) ?? []),
+    ...((Reflect.getMetadata(key, PaymentsController) as unknown[] | undefined) ?? []),
+    ...((Reflect.getMetadata(key, handler) as unknown[] | undefined) ?? []),
   ];
   const guards = own(GUARDS_METADATA);
   if (guards.length !== 1 || guards[0] !== LicenseKeyGuard)
@@ -259,7 +260,9 @@ function assertRouteEnhancers(app: INestApplication): CanActivate {
   if (filters.length !== 1 || !(filters[0] instanceof EnvelopeExceptionFilter))
     problems.push('global filters other than the envelope filter');
   // Global pipes (validation) do not apply to @Req(), the handler's one argument.
-  const args = Object.keys(Reflect.getMetadata(ROUTE_ARGS_METADATA, PaymentsController, 'hasPaid') ?? {});
+  const args = Object.keys(
+    (Reflect.getMetadata(ROUTE_ARGS_METADATA, PaymentsController, 'hasPaid') as object | undefined) ?? {},
+  );
   if (args.length !== 1 || args[0] !== `${RouteParamtypes.REQUEST}:0`)
     problems.push('handler arguments other than @Req()');
   for (const kind of ['Guards', 'Interceptors', 'Pipes', 'Filters'] as const) {

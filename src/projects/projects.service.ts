@@ -166,7 +166,7 @@ export class ProjectsService {
           ) {
             throw projectLimitReached(user.max_projects);
           }
-          const result = await manager.insert(ProjectEntity, values as QueryDeepPartialEntity<ProjectEntity>);
+          const result = await manager.insert(ProjectEntity, values);
           const project = await manager.findOneByOrFail(ProjectEntity, {
             id: result.identifiers[0].id as number,
           });

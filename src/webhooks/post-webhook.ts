@@ -16,7 +16,7 @@ export interface WebhookAnswer {
 /**
  * POSTs one delivery. Success is a 2xx whose body arrives whole (or runs past BODY_LIMIT): a receiver
  * that answers 2xx and then drops the connection mid-body may have crashed before it kept the event,
- * so that attempt fails and is retried with the same webhook-id (see README, Webhooks). Every step —
+ * so that attempt fails and is retried with the same webhook-id (see docs/api.md, "Webhooks"). Every step —
  * lookup, connect, answer, body — is within `timeoutMs`. Redirects are not followed.
  */
 export async function postWebhook(

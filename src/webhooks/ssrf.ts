@@ -114,7 +114,7 @@ export class WebhookTargets {
    * name is resolved and refused when any of its addresses is not public. A name that does not
    * resolve, or not within WEBHOOK_DNS_TIMEOUT_MS, is accepted: its receiver may not be in DNS yet,
    * and nothing can reach a private address through it, since every delivery checks again where it
-   * connects (see README, Webhooks).
+   * connects (see docs/api.md, "Webhooks").
    */
   async refusal(url: string): Promise<string | null> {
     if (this.allowPrivate) return null;

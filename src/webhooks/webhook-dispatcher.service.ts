@@ -243,7 +243,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           next_attempt_at: now,
         });
       }
-      return { ...candidate, ...changes } as WebhookDeliveryEntity;
+      return { ...candidate, ...changes };
     });
     if (took && interrupted) webhookAttempts.inc({ outcome: 'interrupted' });
     return took;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { migrations } from '../../src/database/entities.js';
@@ -542,7 +542,7 @@ describe('upgrading to activations', () => {
     const before = new DataSource({
       ...dataSourceOptions(db.url),
       migrations: migrations.filter((m) => m !== Activations1732000000006),
-    } as DataSourceOptions);
+    });
     await before.initialize();
     let t: TestApp | undefined;
     try {

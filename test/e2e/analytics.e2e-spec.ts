@@ -26,7 +26,6 @@ import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js
 
 const RUNTIME = '/api/v1/project/has-paid';
 const THROTTLE = 12;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies, as supertest hands them over (any)
 type Json = Record<string, any>;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;

@@ -1233,9 +1233,10 @@ describe('audit log', () => {
   describe('webhook subscriptions', () => {
     const outbox = async (projectId: number) =>
       (
-        (await t.dataSource.query('SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id', [
-          projectId,
-        ])) as Array<{ type: string }>
+        await t.dataSource.query<Array<{ type: string }>>(
+          'SELECT type FROM webhook_deliveries WHERE project_id = ? ORDER BY id',
+          [projectId],
+        )
       ).map((row) => row.type);
 
     it('writes every event by default, only the subscribed ones with webhook_events, none with webhook_enabled false', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { runCli } from '../../src/admin-cli.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -17,24 +18,39 @@ function run(t: TestApp, ...args: string[]) {
   });
 }
 
-/** Runs a command; returns its parsed stdout and exit code. */
-function cli(t: TestApp, ...args: string[]): { code: number; out: Record<string, unknown>; lines: number } {
-  const result = run(t, ...args);
-  const lines = result.stdout.trim().split('\n');
-  return { code: result.status ?? -1, out: JSON.parse(lines[lines.length - 1]), lines: lines.length };
+/**
+ * Runs a command in this process (src/admin-cli.ts, what dist/src/cli.js runs: `run` above spawns
+ * that for the tests of the process itself); returns its parsed stdout and exit code.
+ */
+async function cli(
+  t: TestApp,
+  ...args: string[]
+): Promise<{ code: number; out: Record<string, unknown>; lines: number }> {
+  let stdout = '';
+  const code = await runCli(args, {
+    env: {
+      ...process.env,
+      DATABASE_URL: t.config.env.DATABASE_URL,
+      APP_KEY: t.config.appKey.toString('base64'),
+      LOG_LEVEL: 'silent',
+    },
+    out: (text) => (stdout += text),
+    err: () => undefined,
+  });
+  const lines = stdout.trim().split('\n');
+  return { code, out: JSON.parse(lines[lines.length - 1]), lines: lines.length };
 }
 
 describe('admin CLI', () => {
   let t: TestApp;
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     t = await createTestApp();
   }, 120_000);
   afterAll(async () => t.close());
 
   it('creates a user, a global and a scoped key; each command prints one JSON object', async () => {
     const email = `cli-${randomBytes(3).toString('hex')}@example.test`;
-    const user = cli(
+    const user = await cli(
       t,
       'users:create',
       '--email',
@@ -55,7 +71,7 @@ describe('admin CLI', () => {
       can_create_licenses: true,
     });
 
-    const global = cli(t, 'keys:create', '--email', email, '--name', 'admin');
+    const global = await cli(t, 'keys:create', '--email', email, '--name', 'admin');
     expect(global.code).toBe(0);
     expect(global.out).toMatchObject({ project_id: null, expires_at: null });
     expect(global.out.key).toMatch(/^lg_/);
@@ -77,7 +93,7 @@ describe('admin CLI', () => {
       201,
     );
     const projectId = project.id;
-    const scoped = cli(
+    const scoped = await cli(
       t,
       'keys:create',
       '--email',
@@ -98,11 +114,11 @@ describe('admin CLI', () => {
       403,
     );
 
-    const keys = cli(t, 'keys:list', '--email', email);
+    const keys = await cli(t, 'keys:list', '--email', email);
     expect((keys.out.keys as unknown[]).length).toBe(2);
     expect(JSON.stringify(keys.out)).not.toContain('key_hash');
 
-    const revoked = cli(t, 'keys:revoke', '--id', String(global.out.id));
+    const revoked = await cli(t, 'keys:revoke', '--id', String(global.out.id));
     expect(revoked.code).toBe(0);
     expect(revoked.out.revoked_at).toEqual(expect.any(String));
     expectError(
@@ -113,14 +129,14 @@ describe('admin CLI', () => {
       403,
     );
 
-    const users = cli(t, 'users:list');
+    const users = await cli(t, 'users:list');
     expect((users.out.users as { email: string }[]).map((u) => u.email)).toContain(email);
   });
 
   it('makes read-only keys, rolls keys with a grace, and lists the audit log, its own writes included', async () => {
     const email = `audit-${randomBytes(3).toString('hex')}@example.test`;
-    expect(cli(t, 'users:create', '--email', email).code).toBe(0);
-    const admin = cli(t, 'keys:create', '--email', email, '--name', 'admin');
+    expect((await cli(t, 'users:create', '--email', email)).code).toBe(0);
+    const admin = await cli(t, 'keys:create', '--email', email, '--name', 'admin');
     const key = admin.out.key as string;
     const project = expectSuccess(
       await t.http().post('/api/v1/project').set('X-API-KEY', key).send({ name: 'Audited' }),
@@ -131,7 +147,15 @@ describe('admin CLI', () => {
       201,
     );
 
-    const readOnly = cli(t, 'keys:create', '--email', email, '--project', String(project.id), '--read-only');
+    const readOnly = await cli(
+      t,
+      'keys:create',
+      '--email',
+      email,
+      '--project',
+      String(project.id),
+      '--read-only',
+    );
     expect(readOnly.out).toMatchObject({ project_id: project.id, read_only: true });
     expect(
       expectError(
@@ -144,7 +168,7 @@ describe('admin CLI', () => {
       ).message,
     ).toBe('This API key is read-only.');
 
-    const rolled = cli(t, 'keys:roll', '--id', String(readOnly.out.id), '--grace', '0');
+    const rolled = await cli(t, 'keys:roll', '--id', String(readOnly.out.id), '--grace', '0');
     expect(rolled.code).toBe(0);
     expect(rolled.lines).toBe(1);
     expect(rolled.out).toMatchObject({
@@ -166,15 +190,15 @@ describe('admin CLI', () => {
         .get(`/api/v1/project/${project.id}`)
         .set('X-API-KEY', rolled.out.key as string),
     );
-    expect(cli(t, 'keys:roll', '--id', String(readOnly.out.id)).out).toEqual({
+    expect((await cli(t, 'keys:roll', '--id', String(readOnly.out.id))).out).toEqual({
       error: 'This API key has already been rolled: roll its replacement instead.',
     });
-    expect(cli(t, 'keys:roll', '--id', String(rolled.out.id), '--grace', '604801').out).toEqual({
+    expect((await cli(t, 'keys:roll', '--id', String(rolled.out.id), '--grace', '604801')).out).toEqual({
       error: '--grace must be at most 604800',
     });
-    expect(cli(t, 'keys:roll', '--id', '999999').out).toEqual({ error: 'no API key with id 999999' });
+    expect((await cli(t, 'keys:roll', '--id', '999999')).out).toEqual({ error: 'no API key with id 999999' });
 
-    const all = cli(t, 'audit:list', '--email', email);
+    const all = await cli(t, 'audit:list', '--email', email);
     expect(all.code).toBe(0);
     expect(all.lines).toBe(1);
     const events = all.out.events as Array<Record<string, any>>;
@@ -204,33 +228,44 @@ describe('admin CLI', () => {
     expect(events[3].actor).toMatchObject({ type: 'api_key', api_key_id: admin.out.id });
     expect(JSON.stringify(all.out)).not.toContain(key);
 
-    const scoped = cli(t, 'audit:list', '--email', email, '--project', String(project.id), '--limit', '2');
+    const scoped = await cli(
+      t,
+      'audit:list',
+      '--email',
+      email,
+      '--project',
+      String(project.id),
+      '--limit',
+      '2',
+    );
     expect((scoped.out.events as Array<{ project_id: number }>).map((e) => e.project_id)).toEqual([
       project.id,
       project.id,
     ]);
     expect(
-      (cli(t, 'audit:list', '--email', email, '--project', String(other.id)).out.events as unknown[]).length,
+      ((await cli(t, 'audit:list', '--email', email, '--project', String(other.id))).out.events as unknown[])
+        .length,
     ).toBe(1);
     expect(
-      cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out.error,
+      (await cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id))).out
+        .error,
     ).toMatch(/^no user with email stranger@example.test/);
-    cli(t, 'users:create', '--email', 'stranger@example.test');
+    await cli(t, 'users:create', '--email', 'stranger@example.test');
     expect(
-      cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id)).out,
+      (await cli(t, 'audit:list', '--email', 'stranger@example.test', '--project', String(project.id))).out,
     ).toEqual({ error: `no project with id ${project.id} owned by stranger@example.test` });
-    expect(cli(t, 'audit:list', '--email', email, '--limit', '0').out).toEqual({
+    expect((await cli(t, 'audit:list', '--email', email, '--limit', '0')).out).toEqual({
       error: '--limit must be at least 1',
     });
-    expect(cli(t, 'audit:list', '--email', email, '--limit', '1001').out).toEqual({
+    expect((await cli(t, 'audit:list', '--email', email, '--limit', '1001')).out).toEqual({
       error: '--limit must be at most 1000',
     });
   });
 
-  it('exits 1 with a one-line JSON error', () => {
-    const dup = cli(t, 'users:create', '--email', 'twice@example.test');
+  it('exits 1 with a one-line JSON error', async () => {
+    const dup = await cli(t, 'users:create', '--email', 'twice@example.test');
     expect(dup.code).toBe(0);
-    const again = cli(t, 'users:create', '--email', 'twice@example.test');
+    const again = await cli(t, 'users:create', '--email', 'twice@example.test');
     expect(again.code).toBe(1);
     expect(again.lines).toBe(1);
     expect(again.out).toEqual({
@@ -238,68 +273,83 @@ describe('admin CLI', () => {
         /^a user with email twice@example.test already exists \(id \d+\): create a key for it with keys:create --email twice@example.test$/,
       ),
     });
-    expect(cli(t, 'keys:create', '--email', 'nobody@example.test').out).toEqual({
+    expect((await cli(t, 'keys:create', '--email', 'nobody@example.test')).out).toEqual({
       error:
         'no user with email nobody@example.test: create it with users:create --email nobody@example.test',
     });
-    expect(cli(t, 'keys:revoke', '--id', 'x').out).toEqual({ error: '--id must be a non-negative integer' });
-    expect(cli(t, 'nonsense').out).toEqual({ error: 'unknown command "nonsense": see help' });
-    expect(cli(t).out).toEqual({ error: 'no command given: see help' });
-    const unknownFlag = cli(t, 'users:list', '--everything');
+    expect((await cli(t, 'keys:revoke', '--id', 'x')).out).toEqual({
+      error: '--id must be a non-negative integer',
+    });
+    expect((await cli(t, 'nonsense')).out).toEqual({ error: 'unknown command "nonsense": see help' });
+    expect((await cli(t)).out).toEqual({ error: 'no command given: see help' });
+    const unknownFlag = await cli(t, 'users:list', '--everything');
     expect(unknownFlag.code).toBe(1);
     expect(unknownFlag.out.error).toMatch(/Unknown option '--everything'/);
-    expect(cli(t, 'keys:list', '--email').out.error).toMatch(/--email/);
-    expect(cli(t, 'users:create', '--email', 'x@example.test', 'stray').out.error).toMatch(/stray/);
+    expect((await cli(t, 'keys:list', '--email')).out.error).toMatch(/--email/);
+    expect((await cli(t, 'users:create', '--email', 'x@example.test', 'stray')).out.error).toMatch(/stray/);
   });
 
   it('refuses values its columns cannot hold, naming the field, and stores nothing (the same on SQLite and MySQL)', async () => {
     const email = `bounds-${randomBytes(3).toString('hex')}@example.test`;
-    const refused = (args: string[], error: string) => {
-      const result = cli(t, ...args);
+    const refused = async (args: string[], error: string) => {
+      const result = await cli(t, ...args);
       expect({ args, code: result.code, out: result.out }).toEqual({ args, code: 1, out: { error } });
     };
-    refused(
+    await refused(
       ['users:create', '--email', email, '--name', 'n'.repeat(256)],
       'The name field must not be greater than 255 characters.',
     );
-    refused(
+    await refused(
       ['users:create', '--email', email, '--max-projects', '2147483648'],
       'The max projects field must not be greater than 2147483647.',
     );
-    refused(
+    await refused(
       ['users:create', '--email', email, '--max-projects', '99999999999999'],
       'The max projects field must not be greater than 2147483647.',
     );
-    const users = cli(t, 'users:list').out.users as Array<{ email: string }>;
+    const users = (await cli(t, 'users:list')).out.users as Array<{ email: string }>;
     expect(users.map((u) => u.email)).not.toContain(email);
 
     expect(
-      cli(t, 'users:create', '--email', email, '--name', '€'.repeat(255), '--max-projects', '2147483647').out,
+      (
+        await cli(
+          t,
+          'users:create',
+          '--email',
+          email,
+          '--name',
+          '€'.repeat(255),
+          '--max-projects',
+          '2147483647',
+        )
+      ).out,
     ).toMatchObject({ name: '€'.repeat(255), max_projects: 2147483647 });
-    refused(
+    await refused(
       ['keys:create', '--email', email, '--name', 'k'.repeat(256)],
       'The name field must not be greater than 255 characters.',
     );
-    refused(
+    await refused(
       ['keys:create', '--email', email, '--expires-at', '+010000-01-01T00:00:00Z'],
       'The expires at field must be a date before the year 10000.',
     );
-    expect(cli(t, 'keys:list', '--email', email).out).toEqual({ keys: [] });
+    expect((await cli(t, 'keys:list', '--email', email)).out).toEqual({ keys: [] });
     expect(
-      cli(
-        t,
-        'keys:create',
-        '--email',
-        email,
-        '--name',
-        '€'.repeat(255),
-        '--expires-at',
-        '9999-12-31T23:59:59Z',
+      (
+        await cli(
+          t,
+          'keys:create',
+          '--email',
+          email,
+          '--name',
+          '€'.repeat(255),
+          '--expires-at',
+          '9999-12-31T23:59:59Z',
+        )
       ).out,
     ).toMatchObject({ name: '€'.repeat(255), expires_at: '9999-12-31T23:59:59Z' });
   });
 
-  it('prints the commands on help, and each command its usage on --help', () => {
+  it('prints the commands on help, and each command its usage on --help', async () => {
     for (const args of [['help'], ['--help'], ['-h']]) {
       const help = run(t, ...args);
       expect(help.status).toBe(0);

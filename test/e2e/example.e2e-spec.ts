@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -50,11 +50,7 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
   let freeContent: string;
 
   beforeAll(async () => {
-    execFileSync(
-      process.execPath,
-      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(ROOT, 'sdk/tsconfig.json')],
-      { cwd: ROOT, stdio: 'inherit' },
-    );
+    // The SDK is built once for all suites by test/utils/global-setup.cjs.
     expect(existsSync(join(ROOT, 'sdk/dist/index.js'))).toBe(true);
     expect(existsSync(join(ROOT, 'sdk/dist/index.d.ts'))).toBe(true);
 

@@ -23,6 +23,25 @@ describe('foundation: root, envelope, errors, API keys', () => {
       expect(res.body.status).toBe('ok');
     });
 
+    it('the server root outside /api/v1 points a person to the API, its docs and the console', async () => {
+      const res = await t.http().get('/');
+      expect({ status: res.status, body: res.body, requestId: typeof res.headers['x-request-id'] }).toEqual({
+        status: 200,
+        body: {
+          status: 'ok',
+          message:
+            'LicenseGate: the API is at /api/v1/, its documentation at /api/docs, and the console (when enabled) at /console/.',
+          data: null,
+          errors: null,
+        },
+        requestId: 'string',
+      });
+      // Any other path outside the API is still a 404 in the envelope.
+      expect(expectError(await t.http().get('/index.html'), 404).message).toBe(
+        'The route GET /index.html could not be found.',
+      );
+    });
+
     it('carries no ETag, so a conditional GET still gets the envelope, not a body-less 304', async () => {
       const first = await t.http().get('/api/v1/');
       expect(first.headers.etag).toBeUndefined();

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { connect, Socket } from 'node:net';
 import { makeAccount, makeProject } from '../factories/index.js';
 import { expectSuccess } from '../utils/envelope.js';
+import { bigInjectable, nextConnectionClosed, neverRead, portOf } from '../utils/stalling-clients.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -38,8 +39,6 @@ function parseResponses(raw: Buffer): RawResponse[] {
   return out;
 }
 
-const portOf = (t: TestApp) => Number(new URL(t.url).port);
-
 /** Sends raw bytes on a new connection and collects everything until the server closes it. */
 function exchange(
   t: TestApp,
@@ -63,7 +62,7 @@ function exchange(
       try {
         resolve({ responses: parseResponses(Buffer.concat(received)), closedByServer: true });
       } catch (error) {
-        reject(error);
+        reject(error instanceof Error ? error : new Error('the responses could not be parsed'));
       }
     });
   });
@@ -83,52 +82,6 @@ async function expectEnvelope(t: TestApp, request: string | Buffer, status: numb
   expect(res.headers.connection).toBe('close');
   expect(closedByServer).toBe(true);
   return res;
-}
-
-/** How long after accepting its next connection the server closes it (rejects when it is still open after `ms`). */
-function nextConnectionClosed(server: Server, ms: number): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
-    server.once('connection', (socket: Socket) => {
-      const at = Date.now();
-      const timer = setTimeout(
-        () => reject(new Error(`the server kept the connection open for ${ms} ms`)),
-        ms,
-      );
-      socket.once('close', () => {
-        clearTimeout(timer);
-        resolve(Date.now() - at);
-      });
-    });
-  });
-}
-
-/**
- * An injectable whose answer is about 11 MB (a 4 MB payload, twice in base64): more than the kernel
- * buffers of a loopback connection hold, so a client that does not read leaves most of it in the server.
- */
-async function bigInjectable(t: TestApp, key: string): Promise<string> {
-  const project = await makeProject(t, key);
-  const res = await t
-    .http()
-    .post(`/api/v1/project/${project.id}/injectables`)
-    .set('X-API-KEY', key)
-    .send({ slug: 'big', secret: 's3cret', content: 'x'.repeat(4 * 1024 * 1024) });
-  return `/api/v1/project/${project.id}/injectables/${expectSuccess(res, 201).id}`;
-}
-
-/** Sends a GET for `path` and never reads a byte of the answer; resolves with how long until the server dropped the connection. */
-async function neverRead(t: TestApp, path: string, key: string, ms: number): Promise<number> {
-  const closed = nextConnectionClosed(t.app.getHttpServer() as Server, ms);
-  const socket = connect(portOf(t), '127.0.0.1', () => {
-    socket.pause();
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\n\r\n`);
-  });
-  socket.on('error', () => undefined);
-  try {
-    return await closed;
-  } finally {
-    socket.destroy();
-  }
 }
 
 describe('answers node writes itself are in the envelope', () => {
@@ -373,14 +326,15 @@ describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
       socket.on('data', (d) => received.push(d));
       socket.on('error', reject);
       socket.on('close', () => resolve(parseResponses(Buffer.concat(received))));
-      socket.on('connect', async () => {
+      const trickle = async () => {
         socket.write(head);
         // 20 pieces, 300 ms apart: 6 s in all, each gap well inside the 1 s idle timeout.
         for (let offset = 0; offset < body.length; offset += 30_000) {
           await new Promise((r) => setTimeout(r, 300));
           socket.write(body.subarray(offset, offset + 30_000));
         }
-      });
+      };
+      socket.on('connect', () => void trickle());
     });
     expect(Date.now() - started).toBeGreaterThan(5_000);
     expect(responses.map((r) => r.status)).toEqual([201]);
@@ -388,38 +342,7 @@ describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
   }, 30_000);
 });
 
-describe('connection timeouts with the defaults', () => {
-  let t: TestApp;
-  let key: string;
-  let injectablePath: string;
-  beforeAll(async () => {
-    t = await createTestApp();
-    ({ key } = await makeAccount(t.app));
-    injectablePath = await bigInjectable(t, key);
-  }, 60_000);
-  afterAll(async () => t.close());
-
-  // node finds a write stuck only at its second look (the first sees it moved since it began), so a
-  // client that stops reading is dropped after one to two idle timeouts.
-  it('idle 30 s, headers 20 s, whole request 300 s, keep-alive 65 s: a client that never reads is dropped after 30-60 s', async () => {
-    expect(t.config.env.HTTP_IDLE_TIMEOUT_MS).toBe(30_000);
-    const server = t.app.getHttpServer() as Server;
-    expect({
-      idle: server.timeout,
-      headers: server.headersTimeout,
-      request: server.requestTimeout,
-      keepAlive: server.keepAliveTimeout,
-    }).toEqual({
-      idle: 30_000,
-      headers: 20_000,
-      request: 300_000,
-      keepAlive: 65_000,
-    });
-    const after = await neverRead(t, injectablePath, key, 80_000);
-    expect(after).toBeGreaterThanOrEqual(29_000);
-    expect(after).toBeLessThan(75_000);
-  }, 100_000);
-});
+// The defaults (30 s idle timeout) are held by test/slow/connection-defaults.slow-spec.ts (npm run test:slow).
 
 /** Sends a GET for `path` and reads nothing; the socket, to be destroyed by the caller. */
 function stallingReader(t: TestApp, path: string, key: string): Socket {

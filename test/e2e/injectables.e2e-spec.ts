@@ -250,8 +250,7 @@ describe('injectables', () => {
   };
 
   const api = (key?: string) => {
-    const http = t.http();
-    const wrap = (req: ReturnType<typeof http.get>) => {
+    const wrap = (req: ReturnType<ReturnType<typeof t.http>['get']>) => {
       req.set('Accept', 'application/json');
       if (key !== undefined) req.set('X-API-KEY', key);
       return track(req);

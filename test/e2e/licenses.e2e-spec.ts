@@ -12,10 +12,10 @@ import {
   uniqueToken,
 } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { sleep } from '../utils/wait.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { apiAs, expectClientError } from '../utils/api.js';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const DAY = /^\d{4}-\d\d-\d\d$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
+import { ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { LOG_BUFFER_BYTES } from '../../src/common/logging/logging.js';
@@ -46,7 +46,6 @@ const lines = (out: string) =>
 describe('logs at the default level (info)', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     db = await createTestDatabase();
   });
   afterAll(async () => db.drop());

@@ -251,7 +251,7 @@ describe('error examples of openapi.json, provoked against the app', () => {
       const socket = connect(Number(port), hostname, () =>
         socket.write(`${method} ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`),
       );
-      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
       socket.on('error', fail);
       socket.on('end', () => {
         const [head, ...rest] = answer.split('\r\n\r\n');

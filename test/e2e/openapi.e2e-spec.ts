@@ -128,7 +128,7 @@ describe('OpenAPI contract', () => {
         .map((p: Json) => p.name)
         .sort();
       if (JSON.stringify(pathParams) !== JSON.stringify(declared))
-        problems.push(`${where}: path parameters ${declared} ≠ ${pathParams}`);
+        problems.push(`${where}: path parameters ${declared.join()} ≠ ${pathParams.join()}`);
       // A payment provider's event is the provider's JSON: refused as a whole (400, 401), never by field.
       if (op.requestBody && !statuses.includes('422') && !path.startsWith('/api/v1/payments/'))
         problems.push(`${where}: a body but no 422`);

@@ -194,7 +194,7 @@ describe('request bodies as openapi.json documents them', () => {
             // As a form sends them: text fields, objects as JSON; a form has no null.
             for (const [name, value] of Object.entries(fields)) {
               if (value !== null)
-                req = req.field(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
+                req = req.field(name, typeof value === 'string' ? value : JSON.stringify(value));
             }
           } else req = req.send(fields);
           const res = await req;

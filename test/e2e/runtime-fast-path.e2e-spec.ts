@@ -47,7 +47,7 @@ const VOLATILE = new Set([
 ]);
 
 /**
- * The runtime check is served ahead of Express (README "How the runtime check is served"). Every answer it gives must be the one
+ * The runtime check is served ahead of Express (docs/architecture.md, "How the runtime check is served"). Every answer it gives must be the one
  * the routed call gives: status, every header, and body, over the whole range of inputs.
  */
 describe('runtime check served ahead of Express: the same answers as the routed call', () => {
@@ -116,7 +116,9 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     let body: unknown = res.text;
     try {
       body = JSON.parse(res.text);
-    } catch {}
+    } catch {
+      // not JSON: compared as text
+    }
     return { status: res.status, headers, body };
   }
 

@@ -94,7 +94,7 @@ describe('@licensegate/sdk against the running service', () => {
         ...body,
       };
       const data = expectSuccess(await api(key).post(`/project/${p.id}/injectables`, full), 201);
-      seeds.set(data.slug, { secret: full.secret as string, payload: full.content as string });
+      seeds.set(data.slug, { secret: full.secret, payload: full.content });
       return data;
     };
     const createFile = async (fields: Record<string, string>, bytes: Buffer, name: string) => {

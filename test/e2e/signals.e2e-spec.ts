@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { freePort, stop, waitFor } from '../utils/processes.js';
+import { childrenOf, freePort, stop, waitFor } from '../utils/processes.js';
 
 const MAIN = resolve('dist/src/main.js');
 const CLI = resolve('dist/src/cli.js');
 
 /** `npm start` as built, in a directory of its own (where heap snapshots land). */
-describe('signals (README "Signals")', () => {
+describe('signals (docs/operations.md, "Signals")', () => {
   let dir: string;
   let env: Record<string, string>;
   let server: ChildProcess;
@@ -21,7 +21,6 @@ describe('signals (README "Signals")', () => {
   const snapshots = () => readdirSync(dir).filter((name) => name.endsWith('.heapsnapshot'));
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     dir = mkdtempSync(join(tmpdir(), 'lg-signals-'));
     port = await freePort();
     url = `http://127.0.0.1:${port}`;
@@ -82,10 +81,10 @@ describe('signals (README "Signals")', () => {
     return new Promise<{ text: string; closedAfter: number }>((resolvePromise, reject) => {
       const socket = connect(targetPort, '127.0.0.1');
       let text = '';
-      socket.on('data', (d) => (text += d));
+      socket.on('data', (d: Buffer) => (text += d.toString()));
       socket.on('error', reject);
       socket.on('close', () => resolvePromise({ text, closedAfter: Date.now() - signalledAt }));
-      socket.on('connect', async () => {
+      const trickle = async () => {
         socket.write(
           `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
         );
@@ -97,7 +96,8 @@ describe('signals (README "Signals")', () => {
           }
           socket.write(body.slice(i, i + 8));
         }
-      });
+      };
+      socket.on('connect', () => void trickle());
     });
   }
 
@@ -142,4 +142,40 @@ describe('signals (README "Signals")', () => {
     expect(answer.text).toMatch(/^HTTP\/1\.1 201 /);
     expect([0, 'SIGHUP']).toContain(await exitOf(other));
   }, 60_000);
+});
+
+describe('npm start stops with the process the user started', () => {
+  it('SIGTERM to npm (not to node) stops the server: npm runs it with exec, so npm forwards the signal to it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lg-npm-start-'));
+    const port = await freePort();
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: resolve('.'),
+      env: {
+        ...(process.env as Record<string, string>),
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        PORT: String(port),
+        DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+        APP_KEY: randomBytes(32).toString('base64'),
+        WEBHOOK_DISPATCHER: 'false',
+      },
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    try {
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).ok, 60_000);
+      // The server is npm's own child: no shell in between to swallow the signal.
+      const [server] = childrenOf(npm.pid as number);
+      expect(readFileSync(`/proc/${server}/cmdline`, 'utf8').split('\0')).toContain(
+        MAIN.replace(`${resolve('.')}/`, ''),
+      );
+      const exited = new Promise<number | null>((done) => npm.once('exit', (code) => done(code)));
+      npm.kill('SIGTERM');
+      await exited;
+      await waitFor(() => !existsSync(`/proc/${server}`), 10_000, 'the server process to exit');
+      await expect(fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).rejects.toThrow();
+    } finally {
+      if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

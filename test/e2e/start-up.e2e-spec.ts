@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
@@ -49,7 +49,6 @@ function holdPort(port: number): Promise<Server> {
 describe('start-up', () => {
   let dir: string;
   beforeAll(() => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     dir = mkdtempSync(join(tmpdir(), 'lg-start-up-'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

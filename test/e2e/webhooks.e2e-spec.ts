@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { LookupAddress } from 'node:dns';
-import type { AddressInfo, LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Response } from 'supertest';
 import {
@@ -16,12 +16,14 @@ import {
   uniqueToken,
 } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { migrations } from '../../src/database/entities.js';
 import { WebhookTargetHost1732000000004 } from '../../src/database/migrations/1732000000004-WebhookTargetHost.js';
 import { WebhookTargets } from '../../src/webhooks/ssrf.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
+import { sleep, waitFor } from '../utils/wait.js';
+import { Hit, Receiver, Script, startReceiver as listen } from '../utils/webhook-receiver.js';
 
 /** Under test settings: private targets allowed (the receiver is on 127.0.0.1), 1 s retries. */
 const ENV = {
@@ -47,135 +49,17 @@ const SECRET_KEYS = [
   'claimed_by',
 ];
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** `n` calls made at once; each answer must be a success. */
 const burst = async (n: number, call: (i: number) => PromiseLike<Response>) => {
   for (const res of await Promise.all(Array.from({ length: n }, (_, i) => call(i)))) expectOk(res);
 };
 
-/** Polls `condition` until it is truthy (returns it) or `timeoutMs` passes (throws, naming `what`). */
-async function waitFor<T>(
-  condition: () => T | Promise<T>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await condition();
-      if (value) return value as NonNullable<T>;
-      last = value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `waitFor(${what}) timed out after ${timeoutMs} ms; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
-      );
-    await sleep(40);
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
-// The receiver: a real HTTP server recording every request and answering per a script.
-
-interface Hit {
-  n: number;
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-  /** Ms since epoch when the request body was fully received */
-  at: number;
-  id: string;
-}
-interface Answer {
-  status?: number;
-  headers?: Record<string, string>;
-  delayMs?: number;
-  /** Never answer (the connection stays open until the sender gives up or the receiver closes) */
-  hang?: boolean;
-  /** Answer by hand (e.g. a body cut off) */
-  custom?: (res: ServerResponse) => void;
-}
-type Script = (hit: Hit) => Answer;
-
-interface Receiver {
-  hits: Hit[];
-  port: number;
-  url: string;
-  script: Script;
-  ids: () => string[];
-  events: () => Array<Record<string, any>>;
-  /** Requests open right now, and the most that were ever open at once. */
-  open: number;
-  maxOpen: number;
-  close: () => Promise<void>;
-}
+// The receiver (test/utils/webhook-receiver.ts), closed after each test.
 
 const receivers: Receiver[] = [];
-
-async function startReceiver(script: Script = () => ({ status: 200 })): Promise<Receiver> {
-  const hits: Hit[] = [];
-  const hanging: ServerResponse[] = [];
-  const server = createServer((req, res) => {
-    rx.open++;
-    rx.maxOpen = Math.max(rx.maxOpen, rx.open);
-    res.on('close', () => rx.open--);
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const hit: Hit = {
-        n: hits.length + 1,
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-        at: Date.now(),
-        id: String(req.headers['webhook-id'] ?? ''),
-      };
-      hits.push(hit);
-      let answer: Answer;
-      try {
-        answer = rx.script(hit);
-      } catch {
-        answer = { status: 500 };
-      }
-      if (answer.hang) {
-        hanging.push(res);
-        return;
-      }
-      if (answer.custom) {
-        answer.custom(res);
-        return;
-      }
-      const send = () => {
-        if (res.destroyed) return;
-        res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
-        res.end('ok');
-      };
-      if (answer.delayMs) setTimeout(send, answer.delayMs);
-      else send();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  const rx: Receiver = {
-    hits,
-    port,
-    url: `http://127.0.0.1:${port}/hook`,
-    script,
-    ids: () => hits.map((h) => h.id),
-    events: () => hits.map((h) => JSON.parse(h.body) as Record<string, any>),
-    open: 0,
-    maxOpen: 0,
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+async function startReceiver(script?: Script): Promise<Receiver> {
+  const rx = await listen(script);
   receivers.push(rx);
   return rx;
 }
@@ -208,6 +92,7 @@ function verifyHit(hit: Hit, secret: string, forbidden: string[] = []): Record<s
   } catch (error) {
     throw new Error(
       `standardwebhooks refused delivery ${String(id)}: ${(error as Error).message}\nheaders: ${JSON.stringify(hit.headers)}\nbody: ${hit.body}`,
+      { cause: error },
     );
   }
   const body = JSON.parse(hit.body) as Record<string, any>;
@@ -277,7 +162,6 @@ describe('webhooks', () => {
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     t = await createTestApp(ENV);
   }, 120_000);
 
@@ -1038,7 +922,7 @@ describe('webhooks', () => {
       dns = { 'public.example.test': at('93.184.216.34'), 'private.example.test': at('10.1.2.3') };
       // The network stand-in: the connection's own lookup checks the public address as it always does,
       // then the socket is routed to the receiver on loopback, as the internet would route it there.
-      const targets = s.app.get(WebhookTargets) as { lookup: LookupFunction };
+      const targets = s.app.get<WebhookTargets, { lookup: LookupFunction }>(WebhookTargets);
       const checked = targets.lookup;
       const handed: string[] = [];
       targets.lookup = (host, options, callback) =>
@@ -1185,7 +1069,7 @@ describe('webhooks', () => {
     it('the socket connects to the address the lookup handed over, and sends the URL host name', async () => {
       const targets = t.app.get(WebhookTargets);
       const asked: string[] = [];
-      const real = targets.resolve;
+      const real = targets.resolve.bind(targets);
       targets.resolve = (host: string) => {
         asked.push(host);
         return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
@@ -1286,7 +1170,9 @@ describe('webhooks', () => {
       try {
         await waitFor(() => rx.hits.length >= 1, 15_000, 'the child dispatcher to send');
       } catch (error) {
-        throw new Error(`${(error as Error).message}; child exit=${child.exitCode} stderr=${stderr}`);
+        throw new Error(`${(error as Error).message}; child exit=${child.exitCode} stderr=${stderr}`, {
+          cause: error,
+        });
       }
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
@@ -1346,7 +1232,7 @@ describe('webhooks', () => {
       const before = new DataSource({
         ...dataSourceOptions(db.url),
         migrations: migrations.filter((m) => m !== WebhookTargetHost1732000000004),
-      } as DataSourceOptions);
+      });
       await before.initialize();
       try {
         await before.runMigrations();

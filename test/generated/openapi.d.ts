@@ -1379,7 +1379,7 @@ export interface components {
             webhook_secret?: string | null;
             /**
              * Format: uri
-             * @description Receives the project's events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE
+             * @description Receives the project's events (see docs/api.md, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE
              * @example null
              */
             webhook_url?: string | null;
@@ -2308,7 +2308,7 @@ export interface components {
             webhook_secret?: string | null;
             /**
              * Format: uri
-             * @description Receives the project's events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE
+             * @description Receives the project's events (see docs/api.md, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE
              * @example null
              */
             webhook_url?: string | null;

@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import request, { type Response } from 'supertest';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { freePort, stop, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
+import { freePort, stop, TEST_REDIS_URL } from '../utils/processes.js';
+import { sleep, waitFor } from '../utils/wait.js';
+import { Receiver, startReceiver, WebhookEvent } from '../utils/webhook-receiver.js';
 import { createTestDatabase } from '../utils/test-app.js';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** Another instance learns of a write within this bound (docs/decisions.md#caching); the writer at once. */
 const FRESH_MS = 50;
 const tally = (responses: Response[]) => {
@@ -31,9 +30,9 @@ describe('activations across two instances and two dispatchers', () => {
   const prefix = `lg-activations-${randomBytes(4).toString('hex')}:`;
   let apiKey = '';
   let projectId = 0;
-  let receiver: Server;
+  let receiver: Receiver;
   /** Every delivery the receiver got: the webhook-id and the event. */
-  const hits: Array<{ id: string; type: string; data: Record<string, any> }> = [];
+  const hits = () => receiver.hits.map((h) => ({ ...(JSON.parse(h.body) as WebhookEvent), id: h.id }));
   const http = (i: number) => request(urls[i % 2]);
   const api = (i: number) => ({
     get: (path: string) => http(i).get(`/api/v1${path}`).set('X-API-KEY', apiKey),
@@ -72,17 +71,7 @@ describe('activations across two instances and two dispatchers', () => {
     expectSuccess(await api(i).get(`/project/${projectId}/licenses/${licenseId}/activations`)).data;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const event = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        hits.push({ id: String(req.headers['webhook-id']), type: event.type, data: event.data });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiver = await startReceiver();
     db = await createTestDatabase();
     const env = {
       ...process.env,
@@ -126,7 +115,7 @@ describe('activations across two instances and two dispatchers', () => {
     }
     // Four processes starting at once on a shared machine may take a while.
     for (const url of urls) await waitFor(async () => (await fetch(`${url}/api/v1/health`)).ok, 90_000);
-    const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const webhookUrl = receiver.url;
     projectId = expectSuccess(
       await api(0).post('/project', { name: 'Activations', has_paid: true, webhook_url: webhookUrl }),
       201,
@@ -139,7 +128,7 @@ describe('activations across two instances and two dispatchers', () => {
     const keys = await redis.keys(`${prefix}*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
-    receiver?.close();
+    await receiver?.close();
     await db?.drop();
   });
 
@@ -222,7 +211,7 @@ describe('activations across two instances and two dispatchers', () => {
       expiring.push(await license(i, { expires_at: new Date(Date.now() + 4000).toISOString() }));
 
     const ofLicense = (id: number) =>
-      hits.filter(
+      hits().filter(
         (h) => h.data.license_id === id || (h.type.startsWith('license.expir') && h.data.id === id),
       );
     await waitFor(
@@ -250,7 +239,7 @@ describe('activations across two instances and two dispatchers', () => {
     for (const l of expiring)
       expect(ofLicense(l.id).map((h) => h.type)).toEqual(['license.expiring', 'license.expired']);
     // No event was delivered twice.
-    const ids = hits.map((h) => h.id);
+    const ids = hits().map((h) => h.id);
     expect(new Set(ids).size).toBe(ids.length);
   }, 60_000);
 });

@@ -16,7 +16,6 @@ describe('CLUSTER_WORKERS', () => {
   let dir = '';
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     db = await createTestDatabase();
     // Migrations run once, before the workers race to start.
     execFileSync(process.execPath, ['dist/src/cli.js', 'users:list'], {
@@ -102,7 +101,6 @@ describe('CLUSTER_WORKERS start-up', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     db = await createTestDatabase();
     const APP_KEY = randomBytes(32).toString('base64');
     execFileSync(process.execPath, ['dist/src/cli.js', 'users:list'], {

@@ -14,7 +14,7 @@ const COMMIT_OUTCOME_UNKNOWN =
 /**
  * The service on MariaDB reached through a proxy that breaks the way a database breaks: paused (like
  * SIGSTOP: connections open, nothing answers), down (like a kill: connections closed, new ones
- * refused), then passing again (like a restart). README, "When the database is away".
+ * refused), then passing again (like a restart). docs/operations.md, "When the database is away".
  */
 describe('a database that stops answering', () => {
   let db: { url: string; drop: () => Promise<void> };
@@ -155,7 +155,7 @@ describe('a database that stops answering', () => {
         (d: { type: string; attempts: number }) =>
           d.type === 'license.created' &&
           d.attempts > 0 &&
-          JSON.stringify(d).includes(created!.body.data.uuid),
+          JSON.stringify(d).includes(created.body.data.uuid),
       );
     }, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));

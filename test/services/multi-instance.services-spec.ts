@@ -38,7 +38,6 @@ describe('several instances on one database and one Redis', () => {
   };
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['scripts/build-if-needed.mjs'], { stdio: 'inherit' });
     db = await createTestDatabase();
     redisPort = await freePort();
     await startRedis();

@@ -51,15 +51,15 @@ export function createApiClient(baseUrl: string, credentials: Credentials = {}) 
       String(path).replace(/\{(\w+)\}/g, (_, name: string) => {
         const value = params.path?.[name];
         if (value === undefined) throw new Error(`path parameter ${name} missing`);
-        return encodeURIComponent(String(value));
+        return encodeURIComponent(asText(value));
       }),
       baseUrl,
     );
     for (const [name, value] of Object.entries(params.query ?? {}))
-      if (value !== undefined) url.searchParams.set(name, String(value));
+      if (value !== undefined) url.searchParams.set(name, asText(value));
     const headers: Record<string, string> = { accept: 'application/json' };
     for (const [name, value] of Object.entries(params.header ?? {}))
-      if (value !== undefined) headers[name] = String(value);
+      if (value !== undefined) headers[name] = asText(value);
     if (credentials.apiKey) headers['x-api-key'] = credentials.apiKey;
     if (credentials.licenseKey) headers['x-license-key'] = credentials.licenseKey;
     if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -75,6 +75,9 @@ export function createApiClient(baseUrl: string, credentials: Credentials = {}) 
 }
 
 type Json = Record<string, any>;
+
+/** A path, query or header value as sent: a string as it is, a number or boolean as written. */
+const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
 /**
  * Where `value` departs from an OpenAPI 3.0 schema of the document: types, nullability, enums,

@@ -29,7 +29,6 @@ export function secretFor(provider: ProviderName): string {
 }
 
 /** A provider's JSON payload, read and changed field by field by the tests. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the providers' free-form JSON, changed field by field in tests
 export type Payload = Record<string, any>;
 
 /** A fixture from test/fixtures/payments/<provider>/<event>.json, parsed (a fresh copy each call). */

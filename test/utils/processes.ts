@@ -14,16 +14,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Polls `probe` until it answers something truthy (which is returned), or fails after `ms`. */
-export async function waitFor<T>(probe: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('timed out');
-}
+export { waitFor } from './wait.js';
 
 /** SIGTERM, and the promise of its exit. */
 export const stop = (child: ChildProcess) =>

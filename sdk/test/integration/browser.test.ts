@@ -10,7 +10,7 @@
  * which turns the skip into a failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync } from 'node:child_process';
+
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -73,8 +73,7 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
   const apps: TestApp[] = [];
 
   beforeAll(async () => {
-    // What `npm run build` (and npm pack) ships: the browser test checks the real file.
-    execFileSync(process.execPath, [join(SDK, 'scripts', 'build.mjs')], { stdio: 'inherit' });
+    // What `npm run build` (and npm pack) ships, built by test/utils/global-setup.cjs: the real file.
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -134,7 +133,9 @@ describeInBrowser('the browser build in headless Chromium, cross-origin against 
           pageError,
         ]);
       } catch (err) {
-        throw new Error(`the page's checks did not finish: ${(err as Error).message}\n${lines.join('\n')}`);
+        throw new Error(`the page's checks did not finish: ${(err as Error).message}\n${lines.join('\n')}`, {
+          cause: err,
+        });
       }
       const results = (await tab.evaluate(() => (globalThis as any).checkResults)) as Record<
         string,

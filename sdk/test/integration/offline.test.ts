@@ -200,8 +200,7 @@ describe('signed answers and offline mode against a real server', () => {
       options({
         licenseKey: license.uuid,
         offline: { store },
-        fetch: (url, init) =>
-          down ? Promise.reject(new TypeError('fetch failed')) : fetch(url, init as RequestInit),
+        fetch: (url, init) => (down ? Promise.reject(new TypeError('fetch failed')) : fetch(url, init)),
       }),
     );
     await client.hasPaid();

@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync, spawn } from 'node:child_process';
 import {
+  cpSync,
+  symlinkSync,
   copyFileSync,
   lstatSync,
   mkdirSync,
@@ -83,7 +85,12 @@ describe('the packed SDK, installed from its tarball', () => {
 
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'licensegate-sdk-pack-'));
-    [packed] = JSON.parse(npm(['pack', '--json', '--pack-destination', tmp], SDK));
+    // Packed from a copy: prepack rebuilds dist/ from scratch, and the browser test (another worker)
+    // serves the checkout's sdk/dist meanwhile. The copy finds the toolchain up its tree, as sdk/ does.
+    const copy = join(tmp, 'checkout', 'sdk');
+    cpSync(SDK, copy, { recursive: true, filter: (path) => !/[/\\](node_modules|dist)$/.test(path) });
+    symlinkSync(join(ROOT, 'node_modules'), join(tmp, 'checkout', 'node_modules'));
+    [packed] = JSON.parse(npm(['pack', '--json', '--pack-destination', tmp], copy));
     tarball = join(tmp, packed.filename);
     t = await createTestApp();
     s = await seedProject(t);

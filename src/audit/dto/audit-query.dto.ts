@@ -51,7 +51,9 @@ export class AuditQueryDto extends CursorQueryDto {
     description: 'Only this resource (with resource_type, one resource)',
   })
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value))
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value,
+  )
   @IsInt({ message: 'The resource id field must be an integer.' })
   @Min(1, { message: 'The resource id field must be at least 1.' })
   @Max(2_147_483_647, { message: 'The resource id field must not be greater than 2147483647.' })

@@ -258,7 +258,7 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
  * A bounded in-process cache of values that each depend on one project's rows, kept with the
  * generation read before they were loaded and served only while it is current.
  */
-export class ProjectScopedCache<K extends {}, V extends {}> {
+export class ProjectScopedCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
   private readonly lru: LRUCache<K, { generation: number; value: V }>;
 
   constructor(

@@ -9,7 +9,7 @@ function isPlain(value: unknown, depth = 0): boolean {
   if (value === null || typeof value !== 'object') return true;
   if (depth > 4) return false;
   if (Array.isArray(value)) return value.every((v) => isPlain(v, depth + 1));
-  const proto = Object.getPrototypeOf(value);
+  const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
   for (const key in value) if (!isPlain((value as Record<string, unknown>)[key], depth + 1)) return false;
   return true;

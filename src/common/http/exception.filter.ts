@@ -25,7 +25,8 @@ interface RouterLayer {
 }
 
 /** Nest's own not-found handlers are catch-all routes (`*path`, or every method at once). */
-const isCatchAll = (route: { path: string; methods: Record<string, boolean> }): boolean =>
+type Route = { path: string; methods: Record<string, boolean> };
+const isCatchAll = (route: Route): boolean =>
   String(route.path).includes('*') || Object.keys(route.methods).length > 8;
 
 /**
@@ -116,7 +117,7 @@ export function errorEnvelope(
     errors = exception.errors;
     data = exception.data;
     for (const [name, value] of Object.entries(exception.headers)) res.setHeader(name, value);
-  } else if (exception instanceof NotFoundException && (!req.route || isCatchAll(req.route))) {
+  } else if (exception instanceof NotFoundException && (!req.route || isCatchAll(req.route as Route))) {
     // Nest's own "no route" 404: a known path with another method is a 405.
     const path = (req.originalUrl ?? req.url).split('?')[0];
     const allow = allowedMethods(req, path);

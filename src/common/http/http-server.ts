@@ -20,7 +20,7 @@ export function requestIdFrom(headers: IncomingHttpHeaders): string {
   return typeof sent === 'string' && REQUEST_ID.test(sent) ? sent : randomUUID();
 }
 
-/** Connection limits (README "Connections and timeouts"). The idle timeout is HTTP_IDLE_TIMEOUT_MS. */
+/** Connection limits (docs/operations.md, "Connections and timeouts"). The idle timeout is HTTP_IDLE_TIMEOUT_MS. */
 export const HTTP_TIMEOUTS = {
   /** The request line and headers must arrive within this (slowloris). */
   headersMs: 20_000,
@@ -209,6 +209,7 @@ type End = ServerResponse['end'];
 export function boundLargeAnswers(budget: number, logger: Logger) {
   let pending = 0;
   return (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- wrapped below and called with the response as this
     const end = res.end as (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) => ServerResponse;
     res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
       const size =

@@ -106,7 +106,7 @@ function depthOver(value: unknown, limit: number): boolean {
 /**
  * Every JSON body is an object: arrays and scalars are refused before any handler sees them, and so
  * is nesting deeper than any DTO goes (the validation pipe would recurse through it and overflow),
- * and a string with an unpaired surrogate (README "API overview").
+ * and a string with an unpaired surrogate (docs/api.md, "The envelope and errors").
  */
 export function objectBody(req: Request, _res: Response, next: NextFunction): void {
   if (
@@ -129,7 +129,14 @@ export function objectBody(req: Request, _res: Response, next: NextFunction): vo
 
 /** Paths outside the API's roots never reach Nest's router; answer them in the envelope too. */
 const SERVED = /^\/(api\/v1(\/|$)|api\/docs|metrics$)/;
-export function outsideApi(req: Request, _res: Response, next: NextFunction): void {
+/** What a person who opens the server's address in a browser is told: where to go. */
+export const SERVER_ROOT_MESSAGE =
+  'LicenseGate: the API is at /api/v1/, its documentation at /api/docs, and the console (when enabled) at /console/.';
+export function outsideApi(req: Request, res: Response, next: NextFunction): void {
   if (SERVED.test(req.path)) return next();
+  if (req.path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
+    res.json({ status: 'ok', message: SERVER_ROOT_MESSAGE, data: null, errors: null });
+    return;
+  }
   next(new ApiError(404, `The route ${req.method} ${req.path} could not be found.`));
 }

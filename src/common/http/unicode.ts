@@ -39,7 +39,7 @@ export function unpairedSurrogates(value: unknown): FieldErrors | null {
           `The ${path.includes('.') ? path : label(path)} field must be valid Unicode text (it contains an unpaired surrogate).`,
         );
     } else if (item !== null && typeof item === 'object') {
-      const entries = Object.entries(item);
+      const entries = Object.entries(item as Record<string, unknown>);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i];
         pending.push({

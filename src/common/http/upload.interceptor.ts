@@ -26,7 +26,9 @@ const notUtf8 = (what: string) =>
  */
 function replacedText(body: unknown, file: { originalname?: unknown } | undefined): FieldErrors | null {
   const errors: FieldErrors = {};
-  const pending: Array<{ item: unknown; path: string }> = Object.entries(body ?? {}).map(([path, item]) => ({
+  const pending: Array<{ item: unknown; path: string }> = Object.entries(
+    (body ?? {}) as Record<string, unknown>,
+  ).map(([path, item]) => ({
     item,
     path,
   }));

@@ -81,7 +81,7 @@ export function parseIsoDate(value: string): Date {
 export const OptionalFutureDate = (field: string) =>
   applyDecorators(
     IsOptional(),
-    Transform(({ value }) => (typeof value === 'string' ? parseIsoDate(value) : value)),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? parseIsoDate(value) : value)),
     IsDate({ message: `The ${label(field)} field must be a valid date.` }),
     FutureDate(field),
   );
@@ -115,7 +115,7 @@ export const OptionalBoolean = (field: string) =>
 
 /** Decodes a JSON string into a value before validation; leaves anything else as it is. */
 export const DecodeJsonString = () =>
-  Transform(({ value }) => {
+  Transform(({ value }: { value: unknown }) => {
     if (typeof value !== 'string') return value;
     try {
       const decoded = JSON.parse(value) as unknown;
@@ -153,7 +153,7 @@ export const OptionalString = (field: string, max: number) =>
 /** A required string, trimmed: missing, null or blank → "The … field is required." */
 export const RequiredString = (field: string, max: number) =>
   applyDecorators(
-    Transform(({ value }) => (typeof value === 'string' ? value.trim() : value)),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value)),
     IsNotEmpty({ message: `The ${label(field)} field is required.` }),
     IsString({ message: `The ${label(field)} field must be a string.` }),
     MaxChars(max, { message: `The ${label(field)} field must not be greater than ${max} characters.` }),

@@ -1,9 +1,9 @@
 import { Injectable, Logger, LoggerService, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { PinoLogger } from 'nestjs-pino';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { destination, type DestinationStream } from 'pino';
 import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
+import { httpLogger, inRequestLog } from './pino-nest.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { logLinesDropped, runtimeChecks } from '../../metrics/metrics.js';
 
@@ -14,7 +14,7 @@ export const logsRequests = (env: Env): boolean => ['trace', 'debug', 'info'].in
 
 /**
  * The runtime check's own request lines are written at debug only: at info it is counted, and the
- * counts are written once a minute (RuntimeActivityLog). See the README, "Logs".
+ * counts are written once a minute (RuntimeActivityLog). See docs/operations.md, "Logs".
  */
 export const logsRuntimeRequests = (env: Env): boolean => ['trace', 'debug'].includes(env.LOG_LEVEL);
 
@@ -37,8 +37,8 @@ export function logDestination(fd = 1, maxLength = LOG_BUFFER_BYTES): Destinatio
   return stream;
 }
 
-// One per process: nestjs-pino keeps the first root logger it builds, and each destination registers
-// an exit hook that flushes it.
+// One per process: the first app's pino-http instance is the root (pino-nest.ts), and each destination
+// registers an exit hook that flushes it.
 let stdout: DestinationStream | undefined;
 
 /** `license` parameters (the key) in a URL's query replaced by `[redacted]`. */
@@ -107,7 +107,7 @@ export function safeError(err: unknown, depth = 0): unknown {
 const maskValues = (text: string) =>
   text.replace(/Duplicate entry '.*?' for key/gs, "Duplicate entry '[redacted]' for key");
 
-/** pino-http's options: nestjs-pino's request middleware and RuntimeFastPath's are built from them. */
+/** pino-http's options: the request-line middleware (pino-nest.ts) and RuntimeFastPath's are built from them. */
 export function requestLogOptions(env: Env): Options {
   return {
     level: env.LOG_LEVEL,
@@ -129,7 +129,7 @@ export function requestLogOptions(env: Env): Options {
   };
 }
 
-/** The options and the bounded destination, as nestjs-pino's LoggerModule takes them. */
+/** The options and the bounded destination, as RequestLogModule takes them. */
 export const pinoHttpParams = (env: Env): [Options, DestinationStream] => [
   requestLogOptions(env),
   (stdout ??= logDestination()),
@@ -137,19 +137,14 @@ export const pinoHttpParams = (env: Env): [Options, DestinationStream] => [
 
 /**
  * The request line for calls RuntimeFastPath answers: pino-http with the same options, on the root
- * logger nestjs-pino's own middleware writes through, and the call's logs (PinoLogger) bound to its
- * request id as nestjs-pino binds them. Built on the first call, when the app and its root logger are up.
+ * logger the routed requests' middleware writes through, and the call's logs bound to its request id
+ * as theirs are. Built on the first call, when the app and its root logger are up.
  */
 export function runtimeRequestLog(env: Env): (req: Request, res: Response, next: NextFunction) => void {
-  let log: { write: HttpLogger<IncomingMessage, ServerResponse>; context: PinoLogger } | undefined;
+  let write: HttpLogger<IncomingMessage, ServerResponse> | undefined;
   return (req, res, next) => {
-    // PinoLogger is transient-scoped in Nest; an instance of our own reaches the same root and context store.
-    log ??= {
-      context: new PinoLogger({ pinoHttp: requestLogOptions(env) }),
-      write: pinoHttp({ ...requestLogOptions(env), logger: PinoLogger.root }),
-    };
-    const { write, context } = log;
-    write(req, res, () => context.runInContext(next, { bindings: { reqId: req.id } }));
+    write ??= pinoHttp({ ...requestLogOptions(env), logger: httpLogger().logger });
+    write(req, res, () => inRequestLog(req.id, next));
   };
 }
 
@@ -204,7 +199,7 @@ export class RuntimeActivityLog implements OnModuleInit, OnApplicationShutdown {
 const START_UP_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RouterExplorer', 'NestApplication']);
 
 /**
- * The app's logger (nestjs-pino's), with Nest's start-up chatter moved out of the way: at info,
+ * The app's logger (PinoNestLogger), with Nest's start-up chatter moved out of the way: at info,
  * start-up is one line, the one main.ts writes with where the API and its docs are. Nest's
  * RoutesResolver lines are dropped at every level: they name each controller under the global prefix
  * even where its routes are excluded from it (/api/v1/metrics for GET /metrics); RouterExplorer's
@@ -217,9 +212,8 @@ export class AppLogger implements LoggerService {
   log(message: unknown, ...params: unknown[]): void {
     const context = params.at(-1);
     if (context === 'RoutesResolver') return;
-    if (typeof context === 'string' && START_UP_CONTEXTS.has(context))
-      return this.inner.debug?.(message, ...params);
-    this.inner.log(message, ...params);
+    if (typeof context === 'string' && START_UP_CONTEXTS.has(context)) this.inner.debug?.(message, ...params);
+    else this.inner.log(message, ...params);
   }
 
   error(message: unknown, ...params: unknown[]): void {

@@ -112,7 +112,7 @@ export type ErrorSpec =
       retryAfter?: boolean;
     } & Partial<ErrorExample>);
 
-/** Any operation that reads or writes the database (README, "When the database is away"). */
+/** Any operation that reads or writes the database (docs/operations.md, "When the database is away"). */
 export const DATABASE_AWAY = {
   status: 503,
   description:

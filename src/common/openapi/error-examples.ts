@@ -62,13 +62,13 @@ function validationExample(doc: OpenAPIObject, op: OperationObject): ErrorExampl
   const body = resolve(
     doc,
     op.requestBody && 'content' in op.requestBody
-      ? (op.requestBody.content['application/json']?.schema as SchemaObject)
+      ? op.requestBody.content['application/json']?.schema
       : undefined,
   );
   const required = body?.required?.[0];
   if (required) return { field: required, message: `The ${label(required)} field is required.` };
   const [field, property] = Object.entries(body?.properties ?? {})[0] ?? [];
-  const kind = (resolve(doc, property as SchemaObject) ?? {}).type;
+  const kind = (resolve(doc, property) ?? {}).type;
   const kinds: Record<string, string> = {
     string: 'a string',
     integer: 'an integer',

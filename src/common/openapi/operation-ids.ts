@@ -88,15 +88,23 @@ interface Route {
   op: OperationObject;
 }
 
+/** The few schema fields answersList reads. */
+interface SchemaShape {
+  $ref?: string;
+  type?: string;
+  allOf?: SchemaShape[];
+  properties?: Record<string, SchemaShape | undefined>;
+}
+
 /** Whether the success answer's `data` is a list: an array, or a cursor page `{data: [...], next_cursor}`. */
 function answersList(doc: OpenAPIObject, op: OperationObject): boolean {
   const success = Object.entries(op.responses ?? {}).find(([status]) => /^2/.test(status))?.[1] as
-    { content?: Record<string, { schema?: Record<string, any> }> } | undefined;
+    { content?: Record<string, { schema?: SchemaShape }> } | undefined;
   const schema = success?.content?.['application/json']?.schema;
-  const data = (schema?.allOf ?? []).map((part: Record<string, any>) => part.properties?.data).find(Boolean);
-  const resolved = data?.$ref
-    ? doc.components?.schemas?.[String(data.$ref).split('/').pop() as string]
-    : data;
+  const data = (schema?.allOf ?? []).map((part) => part.properties?.data).find(Boolean);
+  const resolved = (
+    data?.$ref ? doc.components?.schemas?.[String(data.$ref).split('/').pop() as string] : data
+  ) as SchemaShape | undefined;
   return (
     resolved?.type === 'array' ||
     (resolved?.properties?.next_cursor !== undefined && resolved?.properties?.data?.type === 'array')

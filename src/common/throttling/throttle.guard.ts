@@ -47,6 +47,7 @@ export class ThrottleGuard extends ThrottlerGuard {
     } as Omit<ThrottlerRequest, 'context'>;
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- overrides an async method: the throw must be a rejection
   protected override async throwThrottlingException(
     context: ExecutionContext,
     detail: ThrottlerLimitDetail,

@@ -24,6 +24,7 @@ export class MemoryThrottlerStorage implements ThrottlerStorage {
     max: WINDOWS,
   });
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- ThrottlerStorage is async; memory has nothing to await
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Record_> {
     const now = Date.now();
     let w = this.windows.get(key);

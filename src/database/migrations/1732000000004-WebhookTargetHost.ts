@@ -15,9 +15,12 @@ export class WebhookTargetHost1732000000004 implements MigrationInterface {
         default: "''",
       }),
     );
-    const projects: Array<{ id: number; webhook_url: string }> = await q.query(
+    const projects = (await q.query(
       'SELECT id, webhook_url FROM projects WHERE webhook_url IS NOT NULL',
-    );
+    )) as Array<{
+      id: number;
+      webhook_url: string;
+    }>;
     for (const project of projects) {
       await q.query('UPDATE webhook_deliveries SET target_host = ? WHERE project_id = ?', [
         hostOf(project.webhook_url),

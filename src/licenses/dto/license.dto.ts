@@ -38,7 +38,7 @@ const ListOf = (field: string, parse: (entry: string) => string | null, what: st
  */
 const ListField = (field: string, max: number, parse: (entry: string) => string | null, what: string) =>
   applyDecorators(
-    Transform(({ value }) =>
+    Transform(({ value }: { value: unknown }) =>
       Array.isArray(value) && value.every((v) => typeof v === 'string') ? value.join(',') : value,
     ),
     IsOptional(),

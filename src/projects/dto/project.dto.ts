@@ -116,7 +116,7 @@ export class CreateProjectDto {
     nullable: true,
     example: null,
     description:
-      'Receives the project\'s events (see the README, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE',
+      'Receives the project\'s events (see docs/api.md, "Webhooks"); loopback, private and link-local addresses are refused unless WEBHOOK_ALLOW_PRIVATE',
   })
   @OptionalUrl('webhook_url')
   @WebhookHostName()
