@@ -6,13 +6,23 @@ const common = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 
-export default {
-  projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
-    { ...common, displayName: 'sdk', testMatch: ['<rootDir>/sdk/test/**/*.test.ts'] },
-    // Suites that need MariaDB and Redis (npm run test:services); npm test leaves them out.
-    { ...common, displayName: 'services', testMatch: ['<rootDir>/test/services/**/*.services-spec.ts'] },
-  ],
-  testTimeout: 30000,
-};
+const projects = [
+  { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+  { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
+  { ...common, displayName: 'sdk', testMatch: ['<rootDir>/sdk/test/**/*.test.ts'] },
+  // Suites that need MariaDB and Redis (npm run test:services); npm test leaves them out.
+  { ...common, displayName: 'services', testMatch: ['<rootDir>/test/services/**/*.services-spec.ts'] },
+];
+
+// `--selectProjects` takes several names: a test path written after it would be read as a project
+// name and the whole project run. Say so instead of running for minutes.
+const names = projects.map((project) => project.displayName);
+const at = process.argv.indexOf('--selectProjects');
+for (const arg of at < 0 ? [] : process.argv.slice(at + 1)) {
+  if (arg.startsWith('-')) break;
+  if (!names.includes(arg)) {
+    throw new Error(`--selectProjects ${arg}: no such project (${names.join(', ')}). Put test paths first.`);
+  }
+}
+
+export default { projects, testTimeout: 30000 };

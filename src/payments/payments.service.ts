@@ -8,7 +8,15 @@ import { ipMatcher } from '../common/net/address-lists.js';
 import { AppConfig } from '../config/app-config.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { callingDomain, findRegistered, isSameOrSubdomain, noDomainMessage } from './calling-domain.js';
+import {
+  CallingDomain,
+  callingDomain,
+  findRegistered,
+  isSameOrSubdomain,
+  localPlace,
+  NO_DOMAIN,
+  noDomainMessage,
+} from './calling-domain.js';
 import { CountersService } from './counters.service.js';
 import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
@@ -47,6 +55,8 @@ interface TokenGrant {
 export { NO_DOMAIN } from './calling-domain.js';
 export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
+export const PAYLOADS_NEED_DOMAIN =
+  'This license may not receive payloads for a project-level check: send the calling domain.';
 
 /** Seconds until the next midnight UTC, when daily allowances start again. */
 export function secondsToUtcMidnight(now = new Date()): number {
@@ -75,7 +85,7 @@ const ONLY_INJECTABLES: Include = Object.freeze({ injectables: true, token: fals
 export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
   const action = source.action;
   if (action !== undefined && action !== 'check_project') throw fieldError('action', ACTION_INVALID);
-  return { action, include: parseInclude(source.include), domain: source.domain } as CheckOptions;
+  return { action, include: parseInclude(source.include), domain: source.domain };
 }
 
 /** The runtime payment checks, in the order of docs/decisions.md#runtime-checks. */
@@ -105,54 +115,28 @@ export class PaymentsService {
     let evaluated: string | null = null;
     this.assertPlaceAllowed(entry, req);
 
-    let hasPaid: boolean;
-    if (options.action === 'check_project') {
-      hasPaid = project.has_paid;
-    } else {
-      const calling = callingDomain(req, options.domain);
-      let counted: { domain: DomainEntity; host: string } | null = null;
-      evaluated = calling.host;
-      if (license.is_test_license && calling.local) {
-        hasPaid = project.has_paid;
-      } else if (license.domain_id !== null) {
-        const pinned = entry.pinned;
-        if (!pinned)
-          throw runtimeRefusal(403, 'The domain this license is pinned to no longer exists.', project);
-        if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
-          throw runtimeRefusal(403, 'This license is pinned to another domain.', project);
-        }
-        if (!pinned.is_active)
-          throw runtimeRefusal(403, 'The domain this license is pinned to is inactive.', project);
-        hasPaid = pinned.has_paid;
-        evaluated = calling.host ?? pinned.domain;
-        counted = {
-          domain: pinned,
-          host: calling.host && calling.host !== pinned.domain ? calling.host : '',
-        };
+    // check_project changes which flag answers, never who may ask or from where (docs/security.md).
+    const projectLevel = options.action === 'check_project';
+    const calling = callingDomain(req, options.domain);
+    let hasPaid = project.has_paid;
+    let domainPassed = false;
+    if (!projectLevel || calling.host !== null || noDomainMessage(req, options.domain) !== NO_DOMAIN) {
+      const domainPaid = await this.checkDomain(entry, req, options, calling);
+      domainPassed = true;
+      if (projectLevel) {
+        evaluated = null;
       } else {
-        if (!calling.host) throw runtimeRefusal(400, noDomainMessage(req, options.domain), project);
-        const registered = findRegistered(entry.domains, calling.host);
-        if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
-        hasPaid = registered.has_paid;
-        counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
+        hasPaid = domainPaid.hasPaid;
+        evaluated = domainPaid.evaluated;
       }
-      if (counted) {
-        const outcome = await this.counters.activate(entry, counted.domain.domain, counted.host);
-        if (outcome === 'max_domains') {
-          throw runtimeRefusal(
-            403,
-            `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
-            project,
-          );
-        }
-        if (outcome === 'max_subdomains') {
-          throw runtimeRefusal(
-            403,
-            `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain.domain}.`,
-            project,
-          );
-        }
-      }
+    }
+    if (
+      projectLevel &&
+      (options.include?.injectables || options.include?.token) &&
+      !domainPassed &&
+      !license.allow_configs
+    ) {
+      throw runtimeRefusal(403, PAYLOADS_NEED_DOMAIN, project);
     }
 
     if ((await this.counters.takeUsage(license, project)) === 'refused') {
@@ -176,6 +160,65 @@ export class PaymentsService {
       ...(await this.answer(project, hasPaid, options, grant)),
       is_test_license: license.is_test_license,
     };
+  }
+
+  /**
+   * The calling domain's checks (docs/decisions.md#runtime-checks): registered or a subdomain of one, the pin,
+   * test-license hosts, max_domains and max_subdomains_per_domain, the activation recorded. Refuses as
+   * the check does; otherwise the domain's has_paid and the host the answer is for.
+   */
+  private async checkDomain(
+    entry: RuntimeEntry & { project: ProjectEntity },
+    req: Request,
+    options: CheckOptions,
+    calling: CallingDomain,
+  ): Promise<{ hasPaid: boolean; evaluated: string | null }> {
+    const { license, project } = entry;
+    let hasPaid: boolean;
+    let evaluated = calling.host;
+    let counted: { domain: string; host: string };
+    if (license.is_test_license && calling.local) {
+      // A local host counts as a place of its own: a test license is bounded by its limits too.
+      hasPaid = project.has_paid;
+      counted = localPlace(calling.host ?? 'localhost'); // 127.0.0.1 and ::1 are localhost
+    } else if (license.domain_id !== null) {
+      const pinned = entry.pinned;
+      if (!pinned)
+        throw runtimeRefusal(403, 'The domain this license is pinned to no longer exists.', project);
+      if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
+        throw runtimeRefusal(403, 'This license is pinned to another domain.', project);
+      }
+      if (!pinned.is_active)
+        throw runtimeRefusal(403, 'The domain this license is pinned to is inactive.', project);
+      hasPaid = pinned.has_paid;
+      evaluated = calling.host ?? pinned.domain;
+      counted = {
+        domain: pinned.domain,
+        host: calling.host && calling.host !== pinned.domain ? calling.host : '',
+      };
+    } else {
+      if (!calling.host) throw runtimeRefusal(400, noDomainMessage(req, options.domain), project);
+      const registered = findRegistered(entry.domains, calling.host);
+      if (!registered) throw runtimeRefusal(403, DOMAIN_NOT_REGISTERED, project);
+      hasPaid = registered.has_paid;
+      counted = { domain: registered.domain, host: calling.host === registered.domain ? '' : calling.host };
+    }
+    const outcome = await this.counters.activate(entry, counted.domain, counted.host);
+    if (outcome === 'max_domains') {
+      throw runtimeRefusal(
+        403,
+        `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
+        project,
+      );
+    }
+    if (outcome === 'max_subdomains') {
+      throw runtimeRefusal(
+        403,
+        `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain}.`,
+        project,
+      );
+    }
+    return { hasPaid, evaluated };
   }
 
   /** allowed_ips, then allowed_countries: 403 saying which refused the caller. */

@@ -379,7 +379,10 @@ describe('typed client generated from openapi.json', () => {
     );
     await api('patch', '/api/v1/project/{project}', { params: project, body: { has_paid: true } });
     const withItems = await runtime('post', '/api/v1/project/has-paid', {
-      params: { query: { action: 'check_project', include: 'injectables' } },
+      params: {
+        query: { action: 'check_project', include: 'injectables' },
+        header: { 'X-Service-Domain': 'www.shop.example.com' },
+      },
     });
     expectDocumented('post', '/api/v1/project/has-paid', withItems);
     if (!withItems.ok) throw new Error(`HTTP ${withItems.status}`);
