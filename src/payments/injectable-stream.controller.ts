@@ -5,13 +5,17 @@ import { CursorQueryDto } from '../database/pagination.js';
 import { InjectableStreamPageResponse } from '../injectables/dto/injectable.response.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
 import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
+import { PaymentsService } from './payments.service.js';
 
 /** Runtime clients stream their project's injectables by license key. */
 @ApiTags('injectables')
 @ApiErrors(500, DATABASE_AWAY)
 @Controller('injectable')
 export class InjectableStreamController {
-  constructor(private readonly injectables: InjectablesService) {}
+  constructor(
+    private readonly injectables: InjectablesService,
+    private readonly payments: PaymentsService,
+  ) {}
 
   @Get('stream')
   @LicenseKeyAuth()
@@ -19,13 +23,16 @@ export class InjectableStreamController {
     operationId: 'streamInjectables',
     summary: "Stream the license's project injectables",
     description:
-      'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
+      'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more. ' +
+      "The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).",
   })
   @ApiCursorQuery(50)
   @ApiEnvelope(InjectableStreamPageResponse)
   @ApiErrors(422)
   stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
+    // Where the license may be used from holds here as on has-paid (docs/security.md).
+    this.payments.assertPlaceAllowed(runtime, req);
     return this.injectables.stream(runtime.project, query);
   }
 }

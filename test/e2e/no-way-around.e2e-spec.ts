@@ -141,3 +141,39 @@ describe.each([
     }
   });
 });
+
+describe('GET /injectable/stream applies allowed_ips and allowed_countries', () => {
+  let t: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ({ key } = await makeAccount(t.app));
+  });
+  afterAll(async () => t?.close());
+
+  const stream = (license: string, headers: Record<string, string> = {}) => {
+    const req = t.http().get('/api/v1/injectable/stream').set('Accept', 'application/json');
+    for (const [name, value] of Object.entries({ 'X-LICENSE-KEY': license, ...headers }))
+      req.set(name, value);
+    return req;
+  };
+
+  it('refuses a caller has-paid refuses, with the same messages', async () => {
+    const project = await makeProject(t, key, { has_paid: true });
+    const byIp = await makeLicense(t, key, project.id, { allowed_ips: '203.0.113.0/24' });
+    expect(expectError(await stream(byIp.uuid), 403).message).toBe(
+      'Your IP address is not allowed to use this license.',
+    );
+    const byCountry = await makeLicense(t, key, project.id, { allowed_countries: 'FR,DE' });
+    expect(expectError(await stream(byCountry.uuid, { 'CF-IPCountry': 'US' }), 403).message).toBe(
+      'Requests from your country are not allowed for this license.',
+    );
+    expect(expectError(await stream(byCountry.uuid), 403).message).toBe(
+      'Requests from your country are not allowed for this license.',
+    );
+    expect(expectSuccess(await stream(byCountry.uuid, { 'CF-IPCountry': 'fr' })).injectables).toEqual([]);
+    const allowed = await makeLicense(t, key, project.id, { allowed_ips: '127.0.0.1, ::1' });
+    expectSuccess(await stream(allowed.uuid));
+  });
+});
