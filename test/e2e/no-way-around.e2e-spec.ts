@@ -1,4 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import express from 'express';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import proxyaddr from 'proxy-addr';
+import { loadConfig } from '../../src/config/app-config.js';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
@@ -175,5 +181,96 @@ describe('GET /injectable/stream applies allowed_ips and allowed_countries', () 
     expect(expectSuccess(await stream(byCountry.uuid, { 'CF-IPCountry': 'fr' })).injectables).toEqual([]);
     const allowed = await makeLicense(t, key, project.id, { allowed_ips: '127.0.0.1, ::1' });
     expectSuccess(await stream(allowed.uuid));
+  });
+});
+
+describe('TRUST_PROXY: the client address is the first untrusted one, from the right', () => {
+  /** The client address Express computes for a request from `peer` carrying `forwardedFor`. */
+  const clientAddress = (trustProxy: string, peer: string, forwardedFor?: string) => {
+    const app = express();
+    const trust = loadConfig(
+      { APP_KEY: randomBytes(32).toString('base64'), TRUST_PROXY: trustProxy },
+      () => {},
+    ).trustProxy;
+    if (trust !== false) app.set('trust proxy', trust);
+    const socket = { remoteAddress: peer };
+    const req = {
+      connection: socket,
+      socket,
+      headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+    } as unknown as IncomingMessage;
+    return proxyaddr(req, app.get('trust proxy fn') as (addr: string, i: number) => boolean);
+  };
+
+  it('with the shipped docker-compose.yml and deploy/nginx.conf, a client cannot choose its address', () => {
+    const compose = readFileSync('docker-compose.yml', 'utf8');
+    const nginxConf = readFileSync('deploy/nginx.conf', 'utf8');
+    const trustProxy = /TRUST_PROXY: '([^']*)'/.exec(compose)?.[1];
+    const nginxAddress = /nginx:[\s\S]*?ipv4_address: ([0-9.]+)/.exec(compose)?.[1];
+    const setForwardedFor = /proxy_set_header X-Forwarded-For (\S+);/.exec(nginxConf)?.[1];
+    expect({ trustProxy, nginxAddress }).toEqual({ trustProxy: nginxAddress, nginxAddress: '172.28.0.10' });
+    // nginx drops the country header a client could write (no CDN sets it in front of this nginx).
+    expect(nginxConf).toMatch(/proxy_set_header CF-IPCountry "";/);
+
+    /** What nginx sends upstream for a client at `client` that wrote `written` into X-Forwarded-For. */
+    const nginxForwards = (client: string, written: string | undefined) => {
+      if (setForwardedFor === '$remote_addr') return client;
+      if (setForwardedFor === '$proxy_add_x_forwarded_for')
+        return written === undefined ? client : `${written}, ${client}`;
+      throw new Error(`unknown nginx X-Forwarded-For value ${setForwardedFor}`);
+    };
+    const client = '198.51.100.23';
+    for (const written of [undefined, '203.0.113.9', '203.0.113.9, 10.0.0.1', '172.28.0.10', 'nonsense']) {
+      const seen = clientAddress(
+        trustProxy as string,
+        nginxAddress as string,
+        nginxForwards(client, written),
+      );
+      expect({ written, seen }).toEqual({ written, seen: client });
+    }
+    // A client that reaches an app directly (inside the network) is its own address, whatever it writes.
+    expect(clientAddress(trustProxy as string, '172.28.0.99', '203.0.113.9')).toBe('172.28.0.99');
+  });
+
+  it('what the old settings (TRUST_PROXY=true, $proxy_add_x_forwarded_for) let a client do', () => {
+    expect(clientAddress('true', '172.28.0.10', '203.0.113.9, 198.51.100.23')).toBe('203.0.113.9');
+  });
+
+  it('hop counts, lists and names read X-Forwarded-For from the right', () => {
+    const forwarded = '203.0.113.9, 198.51.100.23, 10.0.0.2';
+    expect(clientAddress('false', '10.0.0.1', forwarded)).toBe('10.0.0.1');
+    expect(clientAddress('1', '10.0.0.1', forwarded)).toBe('10.0.0.2');
+    expect(clientAddress('2', '10.0.0.1', forwarded)).toBe('198.51.100.23');
+    expect(clientAddress('10.0.0.0/8', '10.0.0.1', forwarded)).toBe('198.51.100.23');
+    expect(clientAddress('uniquelocal', '10.0.0.1', forwarded)).toBe('198.51.100.23');
+    expect(clientAddress('loopback', '10.0.0.1', forwarded)).toBe('10.0.0.1');
+  });
+
+  it('allowed_ips sees the address TRUST_PROXY=loopback gives, on the fast path and the stream', async () => {
+    const t = await createTestApp({ TRUST_PROXY: 'loopback' });
+    try {
+      const { key } = await makeAccount(t.app);
+      const project = await makeProject(t, key, { has_paid: true });
+      const license = await makeLicense(t, key, project.id, { allowed_ips: '198.51.100.23' });
+      const call = (forwarded: string) =>
+        t
+          .http()
+          .post(`${RUNTIME}?action=check_project`)
+          .set('X-LICENSE-KEY', license.uuid)
+          .set('X-Forwarded-For', forwarded);
+      // The left-most entry is the client's to write; the right-most untrusted one is not.
+      expect(expectError(await call('198.51.100.23, 203.0.113.9'), 403).message).toBe(
+        'Your IP address is not allowed to use this license.',
+      );
+      expectSuccess(await call('203.0.113.9, 198.51.100.23'));
+      const stream = await t
+        .http()
+        .get('/api/v1/injectable/stream')
+        .set('X-LICENSE-KEY', license.uuid)
+        .set('X-Forwarded-For', '198.51.100.23, 203.0.113.9');
+      expectError(stream, 403);
+    } finally {
+      await t.close();
+    }
   });
 });
