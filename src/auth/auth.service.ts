@@ -142,9 +142,13 @@ export class AuthService {
     id: number,
     userId: number | undefined,
     graceSeconds = DEFAULT_ROLL_GRACE_SECONDS,
+    /** The caller's own expiry: a key with one cannot make a replacement that outlives it. */
+    caller: { notAfter: Date | null } = { notAfter: null },
   ): Promise<{ key: ApiKeyEntity; plaintext: string; previous: ApiKeyEntity } | null> {
     const key = await this.keys.findOneBy(userId === undefined ? { id } : { id, user_id: userId });
     if (!key) return null;
+    if (caller.notAfter && (!key.expires_at || key.expires_at.getTime() > caller.notAfter.getTime()))
+      throw forbidden('This API key expires before the key it would roll, so it cannot roll it.');
     if (key.project_id !== null) {
       const project = await this.project(key.project_id);
       if (!project || project.deleted_at)

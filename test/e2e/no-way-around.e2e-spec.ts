@@ -5,7 +5,15 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import { loadConfig } from '../../src/config/app-config.js';
-import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -272,5 +280,73 @@ describe('TRUST_PROXY: the client address is the first untrusted one, from the r
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('API keys can do no more than their holder', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  const keys = (key: string) => ({
+    create: (body: Record<string, unknown> = {}) =>
+      t.http().post('/api/v1/api-keys').set('X-API-KEY', key).set('Accept', 'application/json').send(body),
+    roll: (id: number) =>
+      t.http().post(`/api/v1/api-keys/${id}/roll`).set('X-API-KEY', key).set('Accept', 'application/json'),
+    revoke: (id: number) =>
+      t.http().delete(`/api/v1/api-keys/${id}`).set('X-API-KEY', key).set('Accept', 'application/json'),
+    list: () => t.http().get('/api/v1/api-keys').set('X-API-KEY', key).set('Accept', 'application/json'),
+  });
+
+  it('a key with an expiry cannot create a key that outlives it; without expires_at it gets its own', async () => {
+    const user = await makeUser(t.app);
+    const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 3_600_000);
+    const short = keys(await makeApiKey(t.app, user, { expires_at: expiresAt }));
+    const limit = `The expires at field must be a date no later than ${expiresAt.toISOString().replace('.000Z', 'Z')}, when this API key expires.`;
+    for (const expires_at of [null, new Date(expiresAt.getTime() + 1000).toISOString()]) {
+      const res = await short.create({ expires_at });
+      expect(expectError(res, 422, ['expires_at']).errors.expires_at).toEqual([limit]);
+    }
+    const inherited = expectSuccess(await short.create({ name: 'child' }), 201);
+    expect(Date.parse(inherited.expires_at)).toBe(expiresAt.getTime());
+    const sooner = new Date(expiresAt.getTime() - 60_000).toISOString().replace('.000Z', 'Z');
+    expect(expectSuccess(await short.create({ expires_at: sooner }), 201).expires_at).toBe(sooner);
+    // Nor can it roll a key that outlives it (the replacement would).
+    const main = (await short.list()).body.data.find(
+      (k: { expires_at: string | null }) => k.expires_at === null,
+    );
+    const other = await makeApiKey(t.app, user);
+    const otherId = (await keys(other).list()).body.data.find(
+      (k: { prefix: string }) => k.prefix === other.slice(0, 8),
+    ).id;
+    expect(expectError(await short.roll(main?.id ?? otherId), 403).message).toBe(
+      'This API key expires before the key it would roll, so it cannot roll it.',
+    );
+  });
+
+  it('a key in its rolled grace period cannot create, roll or revoke keys', async () => {
+    const user = await makeUser(t.app);
+    const main = await makeApiKey(t.app, user);
+    const old = await makeApiKey(t.app, user, { name: 'old' });
+    const oldId = (await keys(main).list()).body.data.find((k: { name: string }) => k.name === 'old').id;
+    const replacement = expectSuccess(await keys(main).roll(oldId), 201);
+    const rolled = keys(old);
+    expectSuccess(await rolled.list()); // still works for everything else
+    const refused = 'This API key has been rolled: it may no longer manage API keys.';
+    const auditBefore = (await t.http().get('/api/v1/audit-log').set('X-API-KEY', main)).body.data.data
+      .length;
+    expect(expectError(await rolled.create(), 403).message).toBe(refused);
+    expect(expectError(await rolled.roll(replacement.id), 403).message).toBe(refused);
+    expect(expectError(await rolled.revoke(replacement.id), 403).message).toBe(refused);
+    const mainId = (await keys(main).list()).body.data.find((k: { name: string }) => k.name === 'default').id;
+    expect(expectError(await rolled.revoke(mainId), 403).message).toBe(refused);
+    expectSuccess(await keys(replacement.key).list());
+    expectSuccess(await keys(main).list());
+    expect((await t.http().get('/api/v1/audit-log').set('X-API-KEY', main)).body.data.data.length).toBe(
+      auditBefore,
+    );
   });
 });
