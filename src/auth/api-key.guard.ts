@@ -7,16 +7,21 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { AuditContextInterceptor } from '../audit/audit-context.js';
 import { ApiError, forbidden } from '../common/http/errors.js';
 import { ApiErrors, API_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
-import { AuthService } from './auth.service.js';
+import { AuthService, INVALID_API_KEY } from './auth.service.js';
+import { AuthFailures } from '../common/throttling/auth-failures.js';
 import { AuthedRequest } from './principal.js';
 
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly failures: AuthFailures,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context
@@ -27,7 +32,14 @@ export class ApiKeyGuard implements CanActivate {
     const sent = req.headers['x-api-key'];
     const key = Array.isArray(sent) ? sent[0] : sent;
     if (!key) throw new ApiError(401, 'API key missing: send it in the X-API-KEY header.');
-    req.principal = await this.auth.authenticate(key.trim());
+    // An address past its allowance of unknown or malformed keys is refused before any lookup (docs/security.md).
+    this.failures.assertAllowed(req as unknown as Request);
+    const principal = await this.auth.authenticate(key.trim());
+    if (principal === null) {
+      await this.failures.failed(req as unknown as Request);
+      throw forbidden(INVALID_API_KEY);
+    }
+    req.principal = principal;
     // Every management write is a POST, PUT, PATCH or DELETE, and no read is.
     if (req.principal.key.read_only && !READS.has(req.method)) throw forbidden(READ_ONLY);
     return true;

@@ -9,6 +9,7 @@ import { LruStore } from './cache/lru-store.js';
 import { Cursors } from '../database/pagination.js';
 import { ProjectGenerations } from './cache/generations.js';
 import { RedisService } from './cache/redis.js';
+import { AuthFailures } from './throttling/auth-failures.js';
 
 /** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
 function cacheStore(config: AppConfig): Keyv {
@@ -48,8 +49,9 @@ export class CoreModule {
         ProjectGenerations,
         UnitOfWork,
         HttpDrain,
+        AuthFailures,
       ],
-      exports: [AppConfig, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule],
+      exports: [AppConfig, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule, AuthFailures],
     };
   }
 }

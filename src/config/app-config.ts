@@ -101,6 +101,16 @@ export class EnvironmentVariables {
   @Min(1)
   THROTTLE_RUNTIME_TTL_SECONDS = 60;
 
+  /** Unknown or malformed license keys and API keys per client address (docs/security.md). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  THROTTLE_AUTH_FAILURES_LIMIT = 60;
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  THROTTLE_AUTH_FAILURES_TTL_SECONDS = 60;
+
   @Transform(toInt)
   @IsInt()
   @Min(1)

@@ -10,6 +10,7 @@ import { runtimeChecks } from '../metrics/metrics.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
+import { AuthFailures } from '../common/throttling/auth-failures.js';
 
 export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
@@ -41,6 +42,7 @@ export class LicenseKeyGuard implements CanActivate {
   constructor(
     private readonly lookup: RuntimeLookupService,
     private readonly signing: AnswerSigning,
+    private readonly failures: AuthFailures,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -50,11 +52,22 @@ export class LicenseKeyGuard implements CanActivate {
     const signature = this.signing.arm(req, http.getResponse<ServerResponse>());
     const sent = licenseKey(req);
     if (!sent) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
-    if (sent.hash === OVERSIZED_KEY) throw runtimeRefusal(403, 'Invalid license key.', null);
     // Warm and current: answered without a round trip to the database or Redis.
-    const entry = this.lookup.peek(sent.hash) ?? (await this.lookup.byKeyHash(sent.hash));
+    const entry = this.lookup.peek(sent.hash) ?? (await this.cold(req, sent.hash));
     if (signature && entry?.project) await this.signing.bind(signature, entry.project);
     return admit(req, entry);
+  }
+
+  /**
+   * A key not known in memory: refused at once when its address is past its allowance of unknown or
+   * malformed keys (docs/security.md), else looked up (an unknown key seen within a minute costs no
+   * round trip: RuntimeLookupService), and counted against the address when it is unknown.
+   */
+  private async cold(req: LicensedRequest, hash: string): Promise<RuntimeEntry | null> {
+    this.failures.assertAllowed(req);
+    const entry = hash === OVERSIZED_KEY ? null : await this.lookup.byKeyHash(hash);
+    if (!entry) await this.failures.failed(req);
+    return entry;
   }
 }
 

@@ -44,6 +44,7 @@ function world() {
   const licenses = {
     byKeyHash: read,
     projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null,
+    onKeyCreated: () => undefined,
   } as unknown as LicensesService;
   const projects = {
     find: async () => ({ ...project }),

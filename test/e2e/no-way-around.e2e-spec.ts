@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import express from 'express';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
+import { AuthService } from '../../src/auth/auth.service.js';
 import { loadConfig } from '../../src/config/app-config.js';
+import { LicensesService } from '../../src/licenses/licenses.service.js';
 import {
   makeAccount,
   makeApiKey,
@@ -348,5 +350,86 @@ describe('API keys can do no more than their holder', () => {
     expect((await t.http().get('/api/v1/audit-log').set('X-API-KEY', main)).body.data.data.length).toBe(
       auditBefore,
     );
+  });
+});
+
+describe('unknown or malformed keys are limited per client address (THROTTLE_AUTH_FAILURES_*, default 60 per 60 s)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // '' is "not set": the default a user runs.
+    t = await createTestApp({ THROTTLE_AUTH_FAILURES_LIMIT: '', THROTTLE_AUTH_FAILURES_TTL_SECONDS: '' });
+  });
+  afterAll(async () => t?.close());
+
+  const runtime = (license: string) =>
+    t
+      .http()
+      .post(`${RUNTIME}?action=check_project`)
+      .set('Accept', 'application/json')
+      .set('X-LICENSE-KEY', license);
+  const management = (key: string) =>
+    t.http().get('/api/v1/api-keys').set('Accept', 'application/json').set('X-API-KEY', key);
+
+  it('the 61st unknown key from an address within a minute is a 429 with Retry-After, license and API keys alike', async () => {
+    expect(t.config.env.THROTTLE_AUTH_FAILURES_LIMIT).toBe(60);
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const warm = await makeLicense(t, key, project.id);
+    const cold = await makeLicense(t, key, project.id);
+    expectSuccess(await runtime(warm.uuid));
+    const licenses = t.app.get(LicensesService);
+    const lookups = jest.spyOn(licenses, 'projectOfKey');
+    for (let i = 0; i < 30; i++) expectError(await runtime(randomUUID()), 403);
+    for (let i = 0; i < 20; i++)
+      expectError(await management(`lg_${randomBytes(32).toString('base64url')}`), 403);
+    for (let i = 0; i < 10; i++) expectError(await runtime('x'.repeat(65)), 403); // malformed: unread
+    expect(lookups).toHaveBeenCalledTimes(30);
+    const refused = await runtime(randomUUID());
+    expect(expectError(refused, 429).message).toMatch(
+      /^Too many requests with unknown or malformed keys from this address\. Retry after \d+ seconds?\.$/,
+    );
+    expect(lookups).toHaveBeenCalledTimes(31); // the 61st was looked up, then counted
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Refused before any lookup: made-up keys cost the database nothing more.
+    expectError(await runtime(randomUUID()), 429);
+    expectError(await management(`lg_${randomBytes(32).toString('base64url')}`), 429);
+    expectError(await runtime(cold.uuid), 429);
+    expect(lookups).toHaveBeenCalledTimes(31);
+    // A license this process already knows to be valid still answers.
+    expectSuccess(await runtime(warm.uuid));
+    lookups.mockRestore();
+  });
+});
+
+describe('an unknown key seen again within a minute costs no database round trip', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('license keys and API keys; malformed API keys are never looked up', async () => {
+    const licenses = t.app.get(LicensesService);
+    const licenseLookups = jest.spyOn(licenses, 'projectOfKey');
+    const unknown = randomUUID();
+    for (let i = 0; i < 5; i++) expectError(await t.http().post(RUNTIME).set('X-LICENSE-KEY', unknown), 403);
+    expect(licenseLookups).toHaveBeenCalledTimes(1);
+    licenseLookups.mockRestore();
+
+    const repository = (t.app.get(AuthService) as unknown as { keys: { findOneBy: () => unknown } }).keys;
+    const keyLookups = jest.spyOn(repository, 'findOneBy');
+    const unknownKey = `lg_${randomBytes(32).toString('base64url')}`;
+    for (let i = 0; i < 5; i++)
+      expect(
+        expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', unknownKey), 403).message,
+      ).toBe('Invalid API key.');
+    for (const malformed of ['nope', 'lg_short', `lg_${'a'.repeat(44)}`, 'x'.repeat(5000)])
+      expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', malformed), 403);
+    expect(keyLookups).toHaveBeenCalledTimes(1);
+    keyLookups.mockRestore();
   });
 });
