@@ -433,3 +433,35 @@ describe('an unknown key seen again within a minute costs no database round trip
     keyLookups.mockRestore();
   });
 });
+
+describe('a locked project refuses a webhook delivery retry', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_DISPATCHER: 'false' });
+  });
+  afterAll(async () => t?.close());
+
+  it('403 as every other write, and no audit row', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { webhook_url: 'http://127.0.0.1:9/hook' });
+    const api = (method: 'get' | 'post', path: string) =>
+      t
+        .http()
+        [method](`/api/v1/project/${project.id}${path}`)
+        .set('X-API-KEY', key)
+        .set('Accept', 'application/json');
+    const deliveries = expectSuccess(await api('get', '/webhook-deliveries')).data;
+    expect(deliveries.length).toBeGreaterThan(0);
+    const delivery = deliveries[0].id;
+    expectSuccess(await api('post', `/webhook-deliveries/${delivery}/retry`));
+    expectSuccess(await api('post', '/lock').send({ reason: 'overdue' }));
+    const audited = expectSuccess(await api('get', '/audit-log')).data.length;
+    expect(expectError(await api('post', `/webhook-deliveries/${delivery}/retry`), 403).message).toBe(
+      'Project is locked.',
+    );
+    expect(expectSuccess(await api('get', '/audit-log')).data.length).toBe(audited);
+    expectSuccess(await api('post', '/unlock'));
+    expectSuccess(await api('post', `/webhook-deliveries/${delivery}/retry`));
+  });
+});
