@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import { AuthService } from '../../src/auth/auth.service.js';
+import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { LicensesService } from '../../src/licenses/licenses.service.js';
 import {
@@ -463,5 +464,68 @@ describe('a locked project refuses a webhook delivery retry', () => {
     expect(expectSuccess(await api('get', '/audit-log')).data.length).toBe(audited);
     expectSuccess(await api('post', '/unlock'));
     expectSuccess(await api('post', `/webhook-deliveries/${delivery}/retry`));
+  });
+});
+
+describe('two instances on one database without Redis: a change reaches the other within 5 s', () => {
+  let one: TestApp;
+  let two: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    one = await createTestApp();
+    two = await createTestApp({}, { databaseUrl: one.config.env.DATABASE_URL });
+    ({ key } = await makeAccount(one.app));
+  });
+  afterAll(async () => {
+    await two?.close();
+    await one?.close();
+  });
+
+  /** Instance two's cache clock, moved by the tests only. */
+  let clock = Date.now();
+  const advance = (ms: number) => {
+    clock += ms;
+    two.app.get(ProjectGenerations).now = () => clock;
+  };
+  const check = (app: TestApp, license: string, domain: string) =>
+    app.http().post(RUNTIME).set('X-LICENSE-KEY', license).set('X-Service-Domain', domain);
+  const api = (method: 'post' | 'patch' | 'delete', path: string, body?: object) =>
+    one.http()[method](`/api/v1${path}`).set('X-API-KEY', key).set('Accept', 'application/json').send(body);
+
+  it.each([
+    ['a license revoked', 'This license has been revoked.'],
+    ['a project locked', 'Project is locked.'],
+    ['a project deleted', 'The project of this license no longer exists.'],
+    ['a domain set unpaid', null],
+  ])('%s', async (change, refusal) => {
+    const project = await makeProject(one, key, { has_paid: true });
+    const domain = await makeDomain(one, key, project.id, { has_paid: true });
+    const license = await makeLicense(one, key, project.id);
+    advance(60_000); // a fresh start, whatever the previous case left
+    for (let i = 0; i < 20; i++)
+      expect(expectSuccess(await check(two, license.uuid, domain.domain)).has_paid).toBe(true);
+    const reads = jest.spyOn(two.app.get(LicensesService), 'byKeyHash');
+    if (change === 'a license revoked')
+      await api('post', `/project/${project.id}/licenses/${license.id}/revoke`).expect(200);
+    if (change === 'a project locked')
+      await api('post', `/project/${project.id}/lock`, { reason: 'x' }).expect(200);
+    if (change === 'a project deleted') await api('delete', `/project/${project.id}`).expect(200);
+    if (change === 'a domain set unpaid')
+      await api('patch', `/project/${project.id}/domains/${domain.id}`, { has_paid: false }).expect(200);
+    // The writing instance knows at once.
+    const own = await check(one, license.uuid, domain.domain);
+    if (refusal) expect(expectError(own, 403).message).toBe(refusal);
+    else expect(expectSuccess(own).has_paid).toBe(false);
+    // The other answers from memory (no database read per call) until its entries are 5 s old...
+    advance(4999);
+    expect(expectSuccess(await check(two, license.uuid, domain.domain)).has_paid).toBe(true);
+    expect(reads).not.toHaveBeenCalled();
+    // ...and not a moment longer.
+    advance(1);
+    const late = await check(two, license.uuid, domain.domain);
+    if (refusal) expect(expectError(late, 403).message).toBe(refusal);
+    else expect(expectSuccess(late).has_paid).toBe(false);
+    reads.mockRestore();
   });
 });
