@@ -529,3 +529,47 @@ describe('two instances on one database without Redis: a change reaches the othe
     reads.mockRestore();
   });
 });
+
+describe('an injectable secret has at least 12 characters', () => {
+  let t: TestApp;
+  let key: string;
+  let base: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ({ key } = await makeAccount(t.app));
+    base = `/api/v1/project/${(await makeProject(t, key)).id}/injectables`;
+  });
+  afterAll(async () => t?.close());
+
+  const TOO_SHORT = 'The secret field must be at least 12 characters.';
+  const json = (method: 'post' | 'put', path: string, body: object) =>
+    t.http()[method](path).set('X-API-KEY', key).set('Accept', 'application/json').send(body);
+  const form = (method: 'post' | 'put', path: string, fields: Record<string, string>) => {
+    const req = t.http()[method](path).set('X-API-KEY', key).set('Accept', 'application/json');
+    for (const [name, value] of Object.entries(fields)) void req.field(name, value);
+    return req;
+  };
+
+  it('422 on secret for a shorter one, on create and update, JSON and multipart; 12 is enough', async () => {
+    for (const secret of ['s', 's3cret', 'elevenchars', '☃☃☃☃☃☃☃☃☃☃☃']) {
+      const slug = `s-${uniqueToken()}`;
+      for (const res of [
+        await json('post', base, { slug, content: 'x', secret }),
+        await form('post', base, { slug, content: 'x', secret }),
+      ])
+        expect(expectError(res, 422, ['secret']).errors.secret).toEqual([TOO_SHORT]);
+    }
+    const created = expectSuccess(
+      await json('post', base, { slug: `ok-${uniqueToken()}`, content: 'x', secret: 'twelve-chars' }),
+      201,
+    );
+    const path = `${base}/${created.id}`;
+    for (const res of [
+      await json('put', path, { content: 'y', secret: 'short' }),
+      await form('put', path, { content: 'y', secret: 'short' }),
+    ])
+      expect(expectError(res, 422, ['secret']).errors.secret).toEqual([TOO_SHORT]);
+    expectSuccess(await form('put', path, { content: 'y', secret: '☃☃☃☃☃☃☃☃☃☃☃☃' }));
+  });
+});

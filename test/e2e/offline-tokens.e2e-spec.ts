@@ -143,7 +143,7 @@ describe('offline tokens', () => {
       await apiAs(t, key).post(`/project/${project.id}/injectables`, {
         slug: `paid-${uniqueToken()}`,
         content: 'pro',
-        secret: 's3cret',
+        secret: 's3cret-s3cret',
         only_if_paid: true,
       }),
       201,

@@ -331,7 +331,7 @@ describe('typed client generated from openapi.json', () => {
         slug: 'banner',
         type: 'snippet',
         content: '<b>hi</b>',
-        secret: 's3cret',
+        secret: 's3cret-s3cret',
         only_if_paid: true,
         meta: { v: 1 },
       },
@@ -343,7 +343,7 @@ describe('typed client generated from openapi.json', () => {
       .post(`/api/v1/project/${project.path.project}/injectables`)
       .set('X-API-KEY', key)
       .field('slug', 'asset')
-      .field('secret', 's3cret')
+      .field('secret', 's3cret-s3cret')
       .field('only_if_paid', 'false')
       .attach('file', Buffer.from('console.log(1)'), 'app.js');
     expectDocumented('post', '/api/v1/project/{project}/injectables', upload);

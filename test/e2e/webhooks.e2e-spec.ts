@@ -560,7 +560,7 @@ describe('webhooks', () => {
         await api(key).post(`/project/${pid}/injectables`, {
           slug: `inj-${uniqueToken()}`,
           content: 'x',
-          secret: 's3cret',
+          secret: 's3cret-s3cret',
           type: 'snippet',
         }),
       );
