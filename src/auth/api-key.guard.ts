@@ -31,13 +31,19 @@ export class ApiKeyGuard implements CanActivate {
       >();
     const sent = req.headers['x-api-key'];
     const key = Array.isArray(sent) ? sent[0] : sent;
-    if (!key) throw new ApiError(401, 'API key missing: send it in the X-API-KEY header.');
+    if (!key)
+      throw new ApiError(
+        401,
+        req.headers['x-license-key']
+          ? 'API key missing: send it in the X-API-KEY header; this endpoint does not take license keys (X-LICENSE-KEY).'
+          : 'API key missing: send it in the X-API-KEY header.',
+      );
     // An address past its allowance of unknown or malformed keys is refused before any lookup (docs/security.md).
     this.failures.assertAllowed(req as unknown as Request);
     const principal = await this.auth.authenticate(key.trim());
     if (principal === null) {
       await this.failures.failed(req as unknown as Request);
-      throw forbidden(INVALID_API_KEY);
+      throw forbidden(LICENSE_KEY_SHAPE.test(key.trim()) ? LICENSE_KEY_AS_API_KEY : INVALID_API_KEY);
     }
     req.principal = principal;
     // Every management write is a POST, PUT, PATCH or DELETE, and no read is.
@@ -47,6 +53,10 @@ export class ApiKeyGuard implements CanActivate {
 }
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** A license key is a uuid; an API key starts with lg_: easy to tell apart, so the refusal says which header. */
+const LICENSE_KEY_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const LICENSE_KEY_AS_API_KEY =
+  'This is a license key, not an API key: license keys go in the X-LICENSE-KEY header of the runtime endpoints; X-API-KEY takes API keys (lg_…).';
 export const READ_ONLY = 'This API key is read-only.';
 
 /** Guards a route with an API key, runs its writes in their audit context, and documents it. */

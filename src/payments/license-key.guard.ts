@@ -8,13 +8,16 @@ import { ApiErrors, LICENSE_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
+import { licenseKey, OVERSIZED_KEY, SentLicenseKey } from '../common/http/license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
 import { AuthFailures } from '../common/throttling/auth-failures.js';
 
 export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
 }
+
+export const API_KEY_AS_LICENSE_KEY =
+  'This is an API key, not a license key: API keys go in the X-API-KEY header of the management endpoints; X-LICENSE-KEY takes license keys (a UUID).';
 
 /** A runtime refusal: the envelope's `data` carries the project's redirect_url (docs/decisions.md#runtime-checks). */
 export function runtimeRefusal(
@@ -51,9 +54,15 @@ export class LicenseKeyGuard implements CanActivate {
     // With X-Service-Nonce, every answer from here on is signed once the license's project is known.
     const signature = this.signing.arm(req, http.getResponse<ServerResponse>());
     const sent = licenseKey(req);
-    if (!sent) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
+    if (!sent)
+      throw new ApiError(
+        401,
+        req.headers['x-api-key']
+          ? 'License key missing: send it in the X-LICENSE-KEY header; this endpoint does not take API keys (X-API-KEY).'
+          : 'License key missing: send it in the X-LICENSE-KEY header.',
+      );
     // Warm and current: answered without a round trip to the database or Redis.
-    const entry = this.lookup.peek(sent.hash) ?? (await this.cold(req, sent.hash));
+    const entry = this.lookup.peek(sent.hash) ?? (await this.cold(req, sent));
     if (signature && entry?.project) await this.signing.bind(signature, entry.project);
     return admit(req, entry);
   }
@@ -63,10 +72,13 @@ export class LicenseKeyGuard implements CanActivate {
    * malformed keys (docs/security.md), else looked up (an unknown key seen within a minute costs no
    * round trip: RuntimeLookupService), and counted against the address when it is unknown.
    */
-  private async cold(req: LicensedRequest, hash: string): Promise<RuntimeEntry | null> {
+  private async cold(req: LicensedRequest, sent: SentLicenseKey): Promise<RuntimeEntry | null> {
     this.failures.assertAllowed(req);
-    const entry = hash === OVERSIZED_KEY ? null : await this.lookup.byKeyHash(hash);
+    // An API key (lg_…) is no license key: not looked up, and the refusal says where it belongs.
+    const apiKey = sent.key.startsWith('lg_');
+    const entry = sent.hash === OVERSIZED_KEY || apiKey ? null : await this.lookup.byKeyHash(sent.hash);
     if (!entry) await this.failures.failed(req);
+    if (apiKey) throw runtimeRefusal(403, API_KEY_AS_LICENSE_KEY, null);
     return entry;
   }
 }

@@ -573,3 +573,45 @@ describe('an injectable secret has at least 12 characters', () => {
     expectSuccess(await form('put', path, { content: 'y', secret: '☃☃☃☃☃☃☃☃☃☃☃☃' }));
   });
 });
+
+describe('a key in the wrong header: the refusal says which header it belongs in', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('a license key as X-API-KEY, an API key as X-LICENSE-KEY: 403 naming the header; only the other sent: 401 naming it', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const license = await makeLicense(t, key, project.id);
+    const management = t.http().get(`/api/v1/project/${project.id}`).set('Accept', 'application/json');
+    expect(expectError(await management.set('X-API-KEY', license.uuid), 403).message).toBe(
+      'This is a license key, not an API key: license keys go in the X-LICENSE-KEY header of the runtime endpoints; X-API-KEY takes API keys (lg_…).',
+    );
+    const runtime = () => t.http().post(`${RUNTIME}?action=check_project`).set('Accept', 'application/json');
+    expect(expectError(await runtime().set('X-LICENSE-KEY', key), 403).message).toBe(
+      'This is an API key, not a license key: API keys go in the X-API-KEY header of the management endpoints; X-LICENSE-KEY takes license keys (a UUID).',
+    );
+    expect(expectError(await runtime().set('X-API-KEY', key), 401).message).toBe(
+      'License key missing: send it in the X-LICENSE-KEY header; this endpoint does not take API keys (X-API-KEY).',
+    );
+    const onlyLicense = await t
+      .http()
+      .get(`/api/v1/project/${project.id}`)
+      .set('Accept', 'application/json')
+      .set('X-LICENSE-KEY', license.uuid);
+    expect(expectError(onlyLicense, 401).message).toBe(
+      'API key missing: send it in the X-API-KEY header; this endpoint does not take license keys (X-LICENSE-KEY).',
+    );
+    // Made-up keys of either shape keep the plain message.
+    expect(expectError(await runtime().set('X-LICENSE-KEY', randomUUID()), 403).message).toBe(
+      'Invalid license key.',
+    );
+    const unknownApiKey = `lg_${randomBytes(32).toString('base64url')}`;
+    expect(
+      expectError(await t.http().get('/api/v1/api-keys').set('X-API-KEY', unknownApiKey), 403).message,
+    ).toBe('Invalid API key.');
+  });
+});

@@ -181,9 +181,9 @@ describe('runtime payment checks', () => {
       expectRefusal(await check('x'.repeat(500), domain.domain), 403, INVALID_KEY, null);
     });
 
-    it('an API key is not a license key (403 invalid)', async () => {
+    it('an API key is not a license key (403, saying which header it belongs in)', async () => {
       const { key, domain } = await setup();
-      expectRefusal(await check(key, domain.domain), 403, INVALID_KEY, null);
+      expectRefusal(await check(key, domain.domain), 403, /^This is an API key, not a license key: /, null);
     });
   });
 
