@@ -615,3 +615,27 @@ describe('a key in the wrong header: the refusal says which header it belongs in
     ).toBe('Invalid API key.');
   });
 });
+
+describe('/health tells anyone that a dependency is down, never its error text', () => {
+  it('a database that fails: 503 with a generic sentence; the cause goes to the log only', async () => {
+    const t = await createTestApp();
+    try {
+      const down = jest
+        .spyOn(t.dataSource, 'query')
+        .mockRejectedValue(new Error("connect ECONNREFUSED 10.1.2.3:3306 (user 'licensegate'@'db-primary')"));
+      const res = await t.http().get('/api/v1/health');
+      down.mockRestore();
+      const body = expectError(res, 503);
+      expect(body.data).toEqual({
+        status: 'error',
+        info: {},
+        error: { database: { status: 'down', message: 'The database is not answering.' } },
+        details: { database: { status: 'down', message: 'The database is not answering.' } },
+      });
+      expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|10\.1\.2\.3|licensegate|db-primary/);
+      expectSuccess(await t.http().get('/api/v1/health'));
+    } finally {
+      await t.close();
+    }
+  });
+});
