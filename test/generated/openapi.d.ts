@@ -177,7 +177,7 @@ export interface paths {
         };
         /**
          * Stream the license's project injectables
-         * @description Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.
+         * @description Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more. The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).
          */
         get: operations["streamInjectables"];
         put?: never;
@@ -243,7 +243,7 @@ export interface paths {
         put?: never;
         /**
          * Runtime check: has the project (or the calling domain) been paid?
-         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (unless action=check_project) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.
+         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.
          */
         post: operations["checkHasPaid"];
         delete?: never;
@@ -3082,7 +3082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A dependency is down; `data` is the check result (status, info, error, details) and says which */
+            /** @description A dependency is down; `data` is the check result (status, info, error, details) and says which, in generic words (the cause is in the log) */
             503: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -3095,13 +3095,13 @@ export interface operations {
                      *       "data": {
                      *         "details": {
                      *           "database": {
-                     *             "message": "timeout of 2000ms exceeded",
+                     *             "message": "The database is not answering.",
                      *             "status": "down"
                      *           }
                      *         },
                      *         "error": {
                      *           "database": {
-                     *             "message": "timeout of 2000ms exceeded",
+                     *             "message": "The database is not answering.",
                      *             "status": "down"
                      *           }
                      *         },
@@ -3934,7 +3934,7 @@ export interface operations {
                 domain?: string;
                 /** @description Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project's offline_grace_hours), both only when has_paid is true */
                 include?: string;
-                /** @description Force a project-level check; ignore the domain */
+                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
                 /** @description The license key, when X-LICENSE-KEY is not sent */
                 license?: string;
@@ -4008,7 +4008,7 @@ export interface operations {
                 };
             };
             /**
-             * @description Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; domain not registered (or inactive); pinned to another domain; or the max_domains / max_subdomains_per_domain limit reached. `data.redirect_url` is set
+             * @description Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; domain not registered (or inactive); pinned to another domain; the max_domains / max_subdomains_per_domain limit reached; or injectables or a token asked for by action=check_project without a calling domain (unless the license has allow_configs). `data.redirect_url` is set
              *
              *     Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set
              */
@@ -6297,7 +6297,7 @@ export interface operations {
                 domain?: string;
                 /** @description Include paid-only injectables when has_paid is true */
                 include?: "injectables";
-                /** @description Force a project-level check; ignore the domain */
+                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
             };
             header?: {
@@ -10114,7 +10114,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -10126,7 +10126,7 @@ export interface operations {
                      * @example {
                      *       "data": null,
                      *       "errors": null,
-                     *       "message": "Invalid API key.",
+                     *       "message": "Project is locked.",
                      *       "status": "error"
                      *     }
                      */
