@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import cluster from 'node:cluster';
 import { isIP } from 'node:net';
+import proxyaddr from 'proxy-addr';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -234,6 +235,16 @@ function isProxyEntry(entry: string): boolean {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
+/** Express hands the list to proxy-addr at start-up: what it refuses must stop start-up here, in one line. */
+function compiles(entries: string[]): boolean {
+  try {
+    proxyaddr.compile(entries);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * TRUST_PROXY: `false` (default), a hop count, a comma-separated list of proxy addresses and CIDR
  * ranges (and Express's names loopback, linklocal, uniquelocal), or `true`. The client address is the
@@ -248,7 +259,7 @@ export function parseTrustProxy(raw: string): TrustProxy {
     if (hops <= 1000) return hops;
   } else {
     const entries = value.split(',').map((entry) => entry.trim());
-    if (entries.every(isProxyEntry)) return entries;
+    if (entries.every(isProxyEntry) && compiles(entries)) return entries;
   }
   throw new ConfigError(
     `TRUST_PROXY: invalid value ${JSON.stringify(raw)} (must be false, a hop count such as 1, a comma-separated list of proxy addresses or CIDR ranges such as 10.0.0.5,192.168.0.0/16 (or loopback, linklocal, uniquelocal), or true)`,
