@@ -639,3 +639,87 @@ describe('/health tells anyone that a dependency is down, never its error text',
     }
   });
 });
+
+describe('odd inputs to the new rules: always a 4xx, never a 500', () => {
+  let t: TestApp;
+  let key: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    ({ key } = await makeAccount(t.app));
+  });
+  afterAll(async () => t?.close());
+
+  it('check_project with calling domains of every odd shape', async () => {
+    const project = await makeProject(t, key, { has_paid: true });
+    await makeDomain(t, key, project.id, { has_paid: true });
+    const plain = await makeLicense(t, key, project.id);
+    const test = await makeLicense(t, key, project.id, {
+      is_test_license: true,
+      max_subdomains_per_domain: 0,
+    });
+    const call = (
+      license: string,
+      query: Record<string, unknown>,
+      headers: Record<string, string>,
+      body?: object,
+    ) => {
+      const req = t
+        .http()
+        .post(RUNTIME)
+        .set('X-LICENSE-KEY', license)
+        .query(query as Record<string, string>);
+      for (const [name, value] of Object.entries(headers)) req.set(name, value);
+      return body ? req.send(body) : req;
+    };
+    const cases: Array<[string, Record<string, unknown>, Record<string, string>, object?]> = [
+      [plain.uuid, { action: 'check_project', include: 'token' }, { 'X-Service-Domain': '127.0.0.1' }],
+      [plain.uuid, { action: 'check_project' }, { 'X-Service-Domain': 'a.com, b.com' }],
+      [plain.uuid, { action: 'check_project' }, { 'X-Service-Domain': '*.example.com' }],
+      [plain.uuid, { action: 'check_project', 'domain[]': 'x' }, {}],
+      [plain.uuid, { action: 'check_project' }, { Origin: 'null' }],
+      [plain.uuid, { action: 'check_project' }, { Referer: 'not a url' }],
+      [plain.uuid, { action: 'check_project' }, {}, { domain: ['a.com'] }],
+      [plain.uuid, { action: 'check_project' }, {}, { domain: { host: 'a.com' } }],
+      [plain.uuid, { action: 'check_project' }, { 'X-Service-Domain': 'x'.repeat(5000) }],
+      [test.uuid, { action: 'check_project', include: 'injectables' }, { 'X-Service-Domain': 'a.b.c.test' }],
+      [test.uuid, {}, { 'X-Service-Domain': '[::1]' }],
+      [test.uuid, {}, { 'X-Service-Domain': '::ffff:127.0.0.1' }],
+      [test.uuid, {}, { 'X-Service-Domain': 'x.localhost' }],
+    ];
+    for (const [license, query, headers, body] of cases) {
+      const res = await call(license, query, headers, body);
+      expect({ query, headers, body, status: res.status < 500 }).toEqual({
+        query,
+        headers,
+        body,
+        status: true,
+      });
+    }
+  });
+
+  it('API key creation by an expiring key with odd expires_at values', async () => {
+    const user = await makeUser(t.app);
+    const short = await makeApiKey(t.app, user, { expires_at: new Date(Date.now() + 3_600_000) });
+    for (const expires_at of ['', 'tomorrow', 0, 1e20, [], {}, '9999-12-31T23:59:59Z', true]) {
+      const res = await t.http().post('/api/v1/api-keys').set('X-API-KEY', short).send({ expires_at });
+      expect({ expires_at, status: res.status }).toEqual({ expires_at, status: 422 });
+    }
+  });
+
+  it('secrets of odd types and API keys of odd shapes', async () => {
+    const project = await makeProject(t, key);
+    for (const secret of [123456789012345, ['twelve-chars!!'], { a: 1 }, true, null]) {
+      const res = await t
+        .http()
+        .post(`/api/v1/project/${project.id}/injectables`)
+        .set('X-API-KEY', key)
+        .send({ slug: `s-${uniqueToken()}`, content: 'x', secret });
+      expect({ secret, status: res.status }).toEqual({ secret, status: 422 });
+    }
+    for (const apiKey of ['lg_', ' lg_x ', '00000000-0000-0000-0000-000000000000', 'é'.repeat(100)]) {
+      const res = await t.http().get('/api/v1/api-keys').set('X-API-KEY', encodeURIComponent(apiKey));
+      expect({ apiKey, status: res.status }).toEqual({ apiKey, status: 403 });
+    }
+  });
+});
