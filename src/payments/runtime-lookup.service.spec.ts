@@ -33,6 +33,8 @@ function world() {
     key: (name: string) => name,
   } as unknown as RedisService);
   const state = { licenseReads: 0, hookAt: 1, afterLicenseRead: null as null | (() => Promise<void>) };
+  /** What LicensesService calls with the key hash of each license it creates. */
+  const keyCreated: ((hash: string) => void)[] = [];
   const read = async (hash: string) => {
     state.licenseReads++;
     if (hash !== license.uuid_hash) return null;
@@ -44,7 +46,7 @@ function world() {
   const licenses = {
     byKeyHash: read,
     projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null,
-    onKeyCreated: () => undefined,
+    onKeyCreated: (listener: (hash: string) => void) => void keyCreated.push(listener),
   } as unknown as LicensesService;
   const projects = {
     find: async () => ({ ...project }),
@@ -62,7 +64,7 @@ function world() {
     license.uuid_hash = 'deleted';
     await generations.bump(7);
   };
-  return { lookup, state, revoke, remove, generations, license };
+  return { lookup, state, revoke, remove, generations, license, keyCreated };
 }
 
 describe('RuntimeLookupService', () => {
@@ -114,6 +116,17 @@ describe('RuntimeLookupService', () => {
     expect(await lookup.byKeyHash(HASH)).toBeNull();
     expect(await lookup.byKeyHash(HASH)).toBeNull();
     expect(state.licenseReads).toBe(reads + 1);
+  });
+
+  it('forgets a key believed absent as soon as a license with that key is created here', async () => {
+    const { lookup, state, license, keyCreated } = world();
+    const created = 'd'.repeat(64);
+    expect(await lookup.byKeyHash(created)).toBeNull();
+    expect(await lookup.byKeyHash(created)).toBeNull();
+    expect(state.licenseReads).toBe(1);
+    license.uuid_hash = created;
+    for (const listener of keyCreated) listener(created);
+    expect((await lookup.byKeyHash(created))?.license.id).toBe(1);
   });
 
   it('believes a key absent for a minute only: a row put into the table directly is found after it', async () => {
