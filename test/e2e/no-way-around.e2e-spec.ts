@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import express from 'express';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import { AuthService } from '../../src/auth/auth.service.js';
@@ -18,6 +21,7 @@ import {
   uniqueToken,
 } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { freePort, stop, waitFor } from '../utils/processes.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /*
@@ -729,5 +733,64 @@ describe('odd inputs to the new rules: always a 4xx, never a 500', () => {
       const res = await t.http().get('/api/v1/api-keys').set('X-API-KEY', encodeURIComponent(apiKey));
       expect({ apiKey, status: res.status }).toEqual({ apiKey, status: 403 });
     }
+  });
+});
+
+/** Debian's nginx, when installed (apt-get install nginx-light): the shipped deploy/nginx.conf, run for real. */
+const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
+
+(NGINX ? describe : describe.skip)('the shipped deploy/nginx.conf in front of the app, for real', () => {
+  let t: TestApp;
+  let nginx: ChildProcess;
+  let front = '';
+  const dir = mkdtempSync(join(tmpdir(), 'lg-nginx-'));
+
+  beforeAll(async () => {
+    // nginx calls the app from 127.0.0.1 here, as it calls it from 172.28.0.10 in docker-compose.yml.
+    t = await createTestApp({ TRUST_PROXY: '127.0.0.1' });
+    const port = await freePort();
+    const site = readFileSync('deploy/nginx.conf', 'utf8')
+      .replace(/server app\d:3000[^;]*;\n/g, '')
+      .replace('keepalive 64;', `server ${new URL(t.url).host};\n  keepalive 64;`)
+      .replace('listen 80;', `listen 127.0.0.1:${port};`);
+    writeFileSync(join(dir, 'site.conf'), site);
+    writeFileSync(
+      join(dir, 'nginx.conf'),
+      `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log; events {}
+       http { access_log off; client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;
+              include ${dir}/site.conf; }`,
+    );
+    nginx = spawn(NGINX as string, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+    front = `http://127.0.0.1:${port}`;
+    await waitFor(async () => (await fetch(`${front}/api/v1/health/live`).catch(() => null))?.ok);
+  });
+  afterAll(async () => {
+    if (nginx) await stop(nginx);
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a client-written X-Forwarded-For or CF-IPCountry reaches the app as nothing', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const call = async (license: string, headers: Record<string, string>) => {
+      const res = await fetch(`${front}${RUNTIME}?action=check_project`, {
+        method: 'POST',
+        headers: { 'X-LICENSE-KEY': license, ...headers },
+      });
+      return { status: res.status, body: (await res.json()) as { message: string } };
+    };
+    const chosen = await makeLicense(t, key, project.id, { allowed_ips: '203.0.113.9' });
+    expect(await call(chosen.uuid, { 'X-Forwarded-For': '203.0.113.9' })).toMatchObject({
+      status: 403,
+      body: { message: 'Your IP address is not allowed to use this license.' },
+    });
+    const real = await makeLicense(t, key, project.id, { allowed_ips: '127.0.0.1' });
+    expect((await call(real.uuid, { 'X-Forwarded-For': '203.0.113.9' })).status).toBe(200);
+    const country = await makeLicense(t, key, project.id, { allowed_countries: 'FR' });
+    expect(await call(country.uuid, { 'CF-IPCountry': 'FR' })).toMatchObject({
+      status: 403,
+      body: { message: 'Requests from your country are not allowed for this license.' },
+    });
   });
 });
