@@ -425,7 +425,7 @@ describe('an unknown key seen again within a minute costs no database round trip
     expect(licenseLookups).toHaveBeenCalledTimes(1);
     licenseLookups.mockRestore();
 
-    const repository = (t.app.get(AuthService) as unknown as { keys: { findOneBy: () => unknown } }).keys;
+    const repository = t.app.get<{ keys: { findOneBy: () => unknown } }>(AuthService).keys;
     const keyLookups = jest.spyOn(repository, 'findOneBy');
     const unknownKey = `lg_${randomBytes(32).toString('base64url')}`;
     for (let i = 0; i < 5; i++)
