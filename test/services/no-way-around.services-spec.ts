@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import request, { type Response } from 'supertest';
 import { expectSuccess } from '../utils/envelope.js';
-import { freePort, stop, waitFor } from '../utils/processes.js';
-import { createTestDatabase } from '../utils/test-app.js';
+import { freePort, stop, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
+import { createTestApp, createTestDatabase, type TestApp } from '../utils/test-app.js';
 
 /**
  * Two service processes on one MariaDB database and no Redis (SPEC 17): a revoke, a lock, a delete
@@ -103,4 +103,37 @@ describe('two instances on one MariaDB without REDIS_URL', () => {
     },
     30_000,
   );
+});
+
+/** With REDIS_URL the count of unknown keys is shared: two instances together allow the limit, not twice it. */
+describe('unknown keys counted per address across instances through Redis', () => {
+  let one: TestApp;
+  let two: TestApp;
+
+  beforeAll(async () => {
+    const env = {
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `lgtest:${randomBytes(4).toString('hex')}:`,
+      THROTTLE_AUTH_FAILURES_LIMIT: '10',
+    };
+    one = await createTestApp(env);
+    two = await createTestApp(env, { databaseUrl: one.config.env.DATABASE_URL });
+  }, 60_000);
+  afterAll(async () => {
+    await two?.close();
+    await one?.close();
+  });
+
+  it('the 11th unknown key from one address, spread over two instances, is a 429', async () => {
+    const guess = (t: TestApp) =>
+      t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', randomUUID());
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await guess(i % 2 === 0 ? one : two)).status);
+    expect(statuses).toEqual(Array(10).fill(403));
+    // Redis hears each instance's counts within a few hundred milliseconds.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const refused = await guess(one);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  });
 });
