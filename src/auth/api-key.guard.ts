@@ -75,7 +75,8 @@ export const ApiKeyAuth = () =>
       },
       {
         status: 429,
-        description: 'Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again',
+        description:
+          'Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again',
       },
     ),
   );

@@ -133,7 +133,8 @@ export const LicenseKeyAuth = () =>
       },
       {
         status: 429,
-        description: 'Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again',
+        description:
+          'Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again',
       },
     ),
   );

@@ -2194,7 +2194,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -2401,7 +2401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -2546,7 +2546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -2794,7 +2794,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -2959,7 +2959,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3275,7 +3275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3501,7 +3501,7 @@ export interface operations {
             /**
              * @description The day's self-service deactivations are used up (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT)
              *
-             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again
+             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again
              */
             429: {
                 headers: {
@@ -3657,7 +3657,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3864,7 +3864,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -4096,7 +4096,7 @@ export interface operations {
             /**
              * @description Daily usage limit reached (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT per license)
              *
-             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again
+             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again
              */
             429: {
                 headers: {
@@ -4242,7 +4242,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -4471,7 +4471,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -4621,7 +4621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -4850,7 +4850,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5037,7 +5037,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5214,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5443,7 +5443,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5590,7 +5590,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5821,7 +5821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5996,7 +5996,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6227,7 +6227,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6430,7 +6430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6607,7 +6607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6837,7 +6837,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6984,7 +6984,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7216,7 +7216,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7368,7 +7368,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7545,7 +7545,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7774,7 +7774,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7921,7 +7921,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8152,7 +8152,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8304,7 +8304,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8535,7 +8535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8714,7 +8714,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8868,7 +8868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9015,7 +9015,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9162,7 +9162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9309,7 +9309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9538,7 +9538,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9683,7 +9683,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9828,7 +9828,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10005,7 +10005,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10171,7 +10171,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
