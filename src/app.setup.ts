@@ -42,7 +42,8 @@ export function setupApp(
   // No ETag: answers are envelopes read by programs, not cached pages, and Express would hash every
   // body (SHA-1, on the runtime path too) and turn a matching If-None-Match into a body-less 304.
   express_.set('etag', false);
-  if (config.env.TRUST_PROXY) express_.set('trust proxy', true);
+  // The client address: the first X-Forwarded-For address not trusted, from the right (docs/security.md).
+  if (config.trustProxy !== false) express_.set('trust proxy', config.trustProxy);
   app.useLogger(new AppLogger(new PinoNestLogger()));
   // Only these end the app gracefully (in-flight requests finish); Nest's default list includes
   // SIGUSR2, which operators send for a heap snapshot (docs/operations.md, "Signals").

@@ -7,16 +7,21 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { ApiSecurity } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { AuditContextInterceptor } from '../audit/audit-context.js';
 import { ApiError, forbidden } from '../common/http/errors.js';
 import { ApiErrors, API_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
-import { AuthService } from './auth.service.js';
+import { AuthService, INVALID_API_KEY } from './auth.service.js';
+import { AuthFailures } from '../common/throttling/auth-failures.js';
 import { AuthedRequest } from './principal.js';
 
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly failures: AuthFailures,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context
@@ -26,8 +31,21 @@ export class ApiKeyGuard implements CanActivate {
       >();
     const sent = req.headers['x-api-key'];
     const key = Array.isArray(sent) ? sent[0] : sent;
-    if (!key) throw new ApiError(401, 'API key missing: send it in the X-API-KEY header.');
-    req.principal = await this.auth.authenticate(key.trim());
+    if (!key)
+      throw new ApiError(
+        401,
+        req.headers['x-license-key']
+          ? 'API key missing: send it in the X-API-KEY header; this endpoint does not take license keys (X-LICENSE-KEY).'
+          : 'API key missing: send it in the X-API-KEY header.',
+      );
+    // An address past its allowance of unknown or malformed keys is refused before any lookup (docs/security.md).
+    this.failures.assertAllowed(req as unknown as Request);
+    const principal = await this.auth.authenticate(key.trim());
+    if (principal === null) {
+      await this.failures.failed(req as unknown as Request);
+      throw forbidden(LICENSE_KEY_SHAPE.test(key.trim()) ? LICENSE_KEY_AS_API_KEY : INVALID_API_KEY);
+    }
+    req.principal = principal;
     // Every management write is a POST, PUT, PATCH or DELETE, and no read is.
     if (req.principal.key.read_only && !READS.has(req.method)) throw forbidden(READ_ONLY);
     return true;
@@ -35,6 +53,10 @@ export class ApiKeyGuard implements CanActivate {
 }
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** A license key is a uuid; an API key starts with lg_: easy to tell apart, so the refusal says which header. */
+const LICENSE_KEY_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const LICENSE_KEY_AS_API_KEY =
+  'This is a license key, not an API key: license keys go in the X-LICENSE-KEY header of the runtime endpoints; X-API-KEY takes API keys (lg_…).';
 export const READ_ONLY = 'This API key is read-only.';
 
 /** Guards a route with an API key, runs its writes in their audit context, and documents it. */
@@ -53,7 +75,8 @@ export const ApiKeyAuth = () =>
       },
       {
         status: 429,
-        description: 'Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again',
+        description:
+          'Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again',
       },
     ),
   );

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { instanceToPlain } from 'class-transformer';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { notFound } from '../common/http/errors.js';
+import { fieldError, forbidden, notFound } from '../common/http/errors.js';
+import { toIsoTimestamp } from '../common/http/serialization.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
@@ -66,7 +67,16 @@ export class ApiKeysController {
       'Invalid, revoked or expired key; a project-scoped key (this action needs a global key); or project_id names a project of another account',
   })
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Body() body: CreateApiKeyDto) {
-    requireGlobalKey(principal);
+    requireKeyManager(principal);
+    // A key makes no key that outlives it (docs/security.md): without expires_at, the creator's.
+    const limit = principal.key.expires_at;
+    if (limit && body.expires_at === undefined) body.expires_at = limit;
+    if (limit && (body.expires_at === null || (body.expires_at as Date).getTime() > limit.getTime())) {
+      throw fieldError(
+        'expires_at',
+        `The expires at field must be a date no later than ${toIsoTimestamp(limit)}, when this API key expires.`,
+      );
+    }
     const { key, plaintext } = await this.auth.createKey(principal.user, body);
     key.key = plaintext;
     return key;
@@ -85,7 +95,7 @@ export class ApiKeysController {
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('id', IdPipe) id: number,
   ): Promise<ApiKeyEntity> {
-    requireGlobalKey(principal);
+    requireKeyManager(principal);
     const key = await this.auth.revokeKey(id, principal.user.id);
     if (!key) throw notFound('API key');
     return key;
@@ -114,8 +124,10 @@ export class ApiKeysController {
     @Param('id', IdPipe) id: number,
     @Body() body: RollApiKeyDto,
   ) {
-    requireGlobalKey(principal);
-    const rolled = await this.auth.rollKey(id, principal.user.id, body.grace_seconds ?? undefined);
+    requireKeyManager(principal);
+    const rolled = await this.auth.rollKey(id, principal.user.id, body.grace_seconds ?? undefined, {
+      notAfter: principal.key.expires_at,
+    });
     if (!rolled) throw notFound('API key');
     return {
       ...instanceToPlain(rolled.key),
@@ -123,4 +135,12 @@ export class ApiKeysController {
       previous_key: instanceToPlain(rolled.previous),
     };
   }
+}
+
+export const ROLLED_KEY_MANAGES_NO_KEYS = 'This API key has been rolled: it may no longer manage API keys.';
+
+/** Creating, rolling and revoking keys: a global key, and not one in its rolled grace period. */
+function requireKeyManager(principal: ApiPrincipal): void {
+  requireGlobalKey(principal);
+  if (principal.key.rolled_at) throw forbidden(ROLLED_KEY_MANAGES_NO_KEYS);
 }

@@ -1,5 +1,6 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import { EntityManager, Repository } from 'typeorm';
 import { AuditLog, REDACTED } from '../audit/audit-log.service.js';
@@ -30,11 +31,28 @@ export interface NewApiKey {
 export const DEFAULT_ROLL_GRACE_SECONDS = 86_400;
 export const MAX_ROLL_GRACE_SECONDS = 604_800;
 
+export const INVALID_API_KEY = 'Invalid API key.';
+/** `lg_` + 43 base64url characters: the only shape of key this service makes. */
+const API_KEY_SHAPE = /^lg_[A-Za-z0-9_-]{43}$/;
+const ABSENT_MS = 60_000;
+
 /** How often last_used_at is written at most, so that a busy key does not write on every call. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 @Injectable()
 export class AuthService {
+  /**
+   * Hashes of keys found in no row, believed absent for ABSENT_MS; bounded, so random keys push out
+   * only each other. A key is 32 random bytes made here, so it cannot have been sent before it
+   * exists; still, a key stored by this process leaves the set at once (forgetAbsent).
+   */
+  private readonly absent = new LRUCache<string, true>({
+    max: 10_000,
+    ttl: ABSENT_MS,
+    ttlResolution: 0,
+    perf: Date,
+  });
+
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
     @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
@@ -115,6 +133,7 @@ export class AuthService {
         };
       },
     );
+    this.forgetAbsent(plaintext);
     return { key, plaintext };
   }
 
@@ -142,9 +161,13 @@ export class AuthService {
     id: number,
     userId: number | undefined,
     graceSeconds = DEFAULT_ROLL_GRACE_SECONDS,
+    /** The caller's own expiry: a key with one cannot make a replacement that outlives it. */
+    caller: { notAfter: Date | null } = { notAfter: null },
   ): Promise<{ key: ApiKeyEntity; plaintext: string; previous: ApiKeyEntity } | null> {
     const key = await this.keys.findOneBy(userId === undefined ? { id } : { id, user_id: userId });
     if (!key) return null;
+    if (caller.notAfter && (!key.expires_at || key.expires_at.getTime() > caller.notAfter.getTime()))
+      throw forbidden('This API key expires before the key it would roll, so it cannot roll it.');
     if (key.project_id !== null) {
       const project = await this.project(key.project_id);
       if (!project || project.deleted_at)
@@ -154,47 +177,67 @@ export class AuthService {
         );
     }
     const plaintext = newPlaintextKey();
-    return this.audits.change({ owner_id: key.user_id, project_id: key.project_id }, async (manager) => {
-      const before = await lockedRow(manager, ApiKeyEntity, key.id);
-      const now = Math.floor(Date.now() / 1000) * 1000;
-      if (before.revoked_at)
-        throw new ApiError(HttpStatus.CONFLICT, 'This API key has been revoked: it cannot be rolled.');
-      if (before.rolled_at)
-        throw new ApiError(
-          HttpStatus.CONFLICT,
-          'This API key has already been rolled: roll its replacement instead.',
-        );
-      if (before.expires_at && before.expires_at.getTime() <= Date.now())
-        throw new ApiError(HttpStatus.CONFLICT, 'This API key has expired: it cannot be rolled.');
-      const graceEnd = now + graceSeconds * 1000;
-      const until =
-        before.expires_at && before.expires_at.getTime() < graceEnd ? before.expires_at : new Date(graceEnd);
-      await manager.update(ApiKeyEntity, { id: key.id }, { expires_at: until, rolled_at: new Date(now) });
-      const previous = await manager.findOneByOrFail(ApiKeyEntity, { id: key.id });
-      const replacement = await insertKey(manager, plaintext, {
-        user_id: before.user_id,
-        project_id: before.project_id,
-        name: before.name,
-        read_only: before.read_only,
-        expires_at: before.expires_at,
-      });
-      return {
-        result: { key: replacement, plaintext, previous },
-        audit: [
-          { action: 'api_key.created', before: null, after: replacement, also: { key: [null, REDACTED] } },
-          { action: 'api_key.rolled', before, after: previous },
-        ],
-      };
-    });
+    const rolled = await this.audits.change(
+      { owner_id: key.user_id, project_id: key.project_id },
+      async (manager) => {
+        const before = await lockedRow(manager, ApiKeyEntity, key.id);
+        const now = Math.floor(Date.now() / 1000) * 1000;
+        if (before.revoked_at)
+          throw new ApiError(HttpStatus.CONFLICT, 'This API key has been revoked: it cannot be rolled.');
+        if (before.rolled_at)
+          throw new ApiError(
+            HttpStatus.CONFLICT,
+            'This API key has already been rolled: roll its replacement instead.',
+          );
+        if (before.expires_at && before.expires_at.getTime() <= Date.now())
+          throw new ApiError(HttpStatus.CONFLICT, 'This API key has expired: it cannot be rolled.');
+        const graceEnd = now + graceSeconds * 1000;
+        const until =
+          before.expires_at && before.expires_at.getTime() < graceEnd
+            ? before.expires_at
+            : new Date(graceEnd);
+        await manager.update(ApiKeyEntity, { id: key.id }, { expires_at: until, rolled_at: new Date(now) });
+        const previous = await manager.findOneByOrFail(ApiKeyEntity, { id: key.id });
+        const replacement = await insertKey(manager, plaintext, {
+          user_id: before.user_id,
+          project_id: before.project_id,
+          name: before.name,
+          read_only: before.read_only,
+          expires_at: before.expires_at,
+        });
+        return {
+          result: { key: replacement, plaintext, previous },
+          audit: [
+            { action: 'api_key.created', before: null, after: replacement, also: { key: [null, REDACTED] } },
+            { action: 'api_key.rolled', before, after: previous },
+          ],
+        };
+      },
+    );
+    this.forgetAbsent(plaintext);
+    return rolled;
+  }
+
+  /** A key just stored is no longer absent (see `absent`). */
+  private forgetAbsent(plaintext: string): void {
+    this.absent.delete(sha256Hex(plaintext));
   }
 
   /**
-   * Resolves an API key. The lookup goes by SHA-256 of what was sent, so the stored value is never
-   * compared byte by byte against the input (no timing oracle). Unknown, revoked or expired → 403.
+   * Resolves an API key; null when it is malformed or unknown. The lookup goes by SHA-256 of what was
+   * sent, so the stored value is never compared byte by byte against the input (no timing oracle).
+   * Revoked or expired → 403. A malformed key costs no lookup, nor does an unknown one seen again
+   * within ABSENT_MS (docs/security.md).
    */
-  async authenticate(plaintext: string): Promise<ApiPrincipal> {
-    const key = await this.keys.findOneBy({ key_hash: sha256Hex(plaintext) });
-    if (!key) throw forbidden('Invalid API key.');
+  async authenticate(plaintext: string): Promise<ApiPrincipal | null> {
+    if (!API_KEY_SHAPE.test(plaintext)) return null;
+    const hash = sha256Hex(plaintext);
+    if (this.absent.has(hash)) return null;
+    const key = await this.keys.findOneBy({ key_hash: hash });
+    if (!key) {
+      this.absent.set(hash, true);
+      return null;
+    }
     if (key.revoked_at) throw forbidden('This API key has been revoked.');
     if (key.expires_at && key.expires_at.getTime() <= Date.now()) {
       throw forbidden(
@@ -208,7 +251,7 @@ export class AuthService {
       if (!project || project.deleted_at) throw forbidden("This API key's project has been deleted.");
     }
     const user = await this.users.findOneBy({ id: key.user_id });
-    if (!user) throw forbidden('Invalid API key.');
+    if (!user) throw forbidden(INVALID_API_KEY);
     this.touch(key);
     return { key, user, projectId: key.project_id };
   }

@@ -10,6 +10,7 @@ import { Cursors } from '../database/pagination.js';
 import { ProjectGenerations } from './cache/generations.js';
 import { RedisService } from './cache/redis.js';
 import { Clock } from './time.js';
+import { AuthFailures } from './throttling/auth-failures.js';
 
 /** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
 function cacheStore(config: AppConfig): Keyv {
@@ -50,8 +51,18 @@ export class CoreModule {
         ProjectGenerations,
         UnitOfWork,
         HttpDrain,
+        AuthFailures,
       ],
-      exports: [AppConfig, Clock, Cursors, RedisService, ProjectGenerations, UnitOfWork, CacheModule],
+      exports: [
+        AppConfig,
+        Clock,
+        Cursors,
+        RedisService,
+        ProjectGenerations,
+        UnitOfWork,
+        CacheModule,
+        AuthFailures,
+      ],
     };
   }
 }

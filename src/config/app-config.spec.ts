@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, EnvironmentVariables, loadConfig } from './app-config.js';
+import { ConfigError, EnvironmentVariables, loadConfig, TRUST_PROXY_TRUE_WARNING } from './app-config.js';
 
 const KEY = randomBytes(32).toString('base64');
 const quiet = () => undefined;
@@ -42,7 +42,7 @@ describe('loadConfig', () => {
       quiet,
     );
     expect(config.env.PORT).toBe(8080);
-    expect(config.env.TRUST_PROXY).toBe(true);
+    expect(config.trustProxy).toBe(true);
     expect(config.env.WEBHOOK_ALLOW_PRIVATE).toBe(true);
   });
 
@@ -186,6 +186,46 @@ describe('loadConfig', () => {
     expect(loadConfig({ APP_KEY: KEY, PUBLIC_URL: 'http://10.0.0.5:8080' }, quiet).publicUrl).toBe(
       'http://10.0.0.5:8080',
     );
+  });
+
+  it('TRUST_PROXY: false, a hop count, addresses and ranges, or true (with one warning)', () => {
+    const trust = (value: string) => {
+      const warnings: string[] = [];
+      const config = loadConfig({ APP_KEY: KEY, TRUST_PROXY: value }, (msg) => warnings.push(msg));
+      return { trust: config.trustProxy, warnings };
+    };
+    expect(loadConfig({ APP_KEY: KEY }, quiet).trustProxy).toBe(false);
+    expect(trust('false')).toEqual({ trust: false, warnings: [] });
+    expect(trust('0')).toEqual({ trust: false, warnings: [] });
+    expect(trust('1')).toEqual({ trust: 1, warnings: [] });
+    expect(trust('2')).toEqual({ trust: 2, warnings: [] });
+    expect(trust('172.28.0.10')).toEqual({ trust: ['172.28.0.10'], warnings: [] });
+    expect(trust(' 10.0.0.0/8, fd00::/8 ,loopback,uniquelocal,linklocal')).toEqual({
+      trust: ['10.0.0.0/8', 'fd00::/8', 'loopback', 'uniquelocal', 'linklocal'],
+      warnings: [],
+    });
+    expect(trust('true')).toEqual({ trust: true, warnings: [TRUST_PROXY_TRUE_WARNING] });
+  });
+
+  it.each([
+    'perhaps',
+    '10.0.0.1/0',
+    '10.0.0.0/33',
+    '10.0.0',
+    '1.2.3.4,',
+    'fd00::/129',
+    '1.2.3.4/8/8',
+    '-1',
+    '99999',
+    'localhost',
+  ])('TRUST_PROXY=%s stops start-up with one line naming the key', (value) => {
+    expect(() => loadConfig({ APP_KEY: KEY, TRUST_PROXY: value }, quiet)).toThrow(ConfigError);
+    try {
+      loadConfig({ APP_KEY: KEY, TRUST_PROXY: value }, quiet);
+    } catch (error) {
+      expect((error as Error).message).toMatch(/^TRUST_PROXY: invalid value /);
+      expect((error as Error).message).not.toContain('\n');
+    }
   });
 
   it('.env.example lists every key the service reads, with its default', () => {

@@ -1,6 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import cluster from 'node:cluster';
+import { isIP } from 'node:net';
+import proxyaddr from 'proxy-addr';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsBoolean,
@@ -61,9 +64,9 @@ export class EnvironmentVariables {
   @IsString()
   APP_KEY_FILE = './data/app.key';
 
-  @Transform(toBool)
-  @IsBoolean()
-  TRUST_PROXY = false;
+  /** false, a hop count, a comma-separated list of proxy addresses / CIDR ranges, or true (docs/security.md). */
+  @IsString()
+  TRUST_PROXY = 'false';
 
   @IsString()
   @Matches(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, { message: 'must be an HTTP header name such as CF-IPCountry' })
@@ -98,6 +101,16 @@ export class EnvironmentVariables {
   @IsInt()
   @Min(1)
   THROTTLE_RUNTIME_TTL_SECONDS = 60;
+
+  /** Unknown or malformed license keys and API keys per client address (docs/security.md). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  THROTTLE_AUTH_FAILURES_LIMIT = 60;
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  THROTTLE_AUTH_FAILURES_TTL_SECONDS = 60;
 
   @Transform(toInt)
   @IsInt()
@@ -239,15 +252,67 @@ export class EnvironmentVariables {
 
 export class ConfigError extends Error {}
 
+/** false: the socket's address; a hop count; proxy addresses and ranges; true: every hop (any client chooses). */
+export type TrustProxy = boolean | number | string[];
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, or an address/prefix range, that proxy-addr (Express's trust proxy) accepts. */
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address, prefix, extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/** Express hands the list to proxy-addr at start-up: what it refuses must stop start-up here, in one line. */
+function compiles(entries: string[]): boolean {
+  try {
+    proxyaddr.compile(entries);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * TRUST_PROXY: `false` (default), a hop count, a comma-separated list of proxy addresses and CIDR
+ * ranges (and Express's names loopback, linklocal, uniquelocal), or `true`. The client address is the
+ * first address not trusted, reading X-Forwarded-For from the right (docs/security.md).
+ */
+export function parseTrustProxy(raw: string): TrustProxy {
+  const value = raw.trim().toLowerCase();
+  if (['false', 'no', 'off', '', '0'].includes(value)) return false;
+  if (['true', 'yes', 'on'].includes(value)) return true;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops <= 1000) return hops;
+  } else {
+    const entries = value.split(',').map((entry) => entry.trim());
+    if (entries.every(isProxyEntry) && compiles(entries)) return entries;
+  }
+  throw new ConfigError(
+    `TRUST_PROXY: invalid value ${JSON.stringify(raw)} (must be false, a hop count such as 1, a comma-separated list of proxy addresses or CIDR ranges such as 10.0.0.5,192.168.0.0/16 (or loopback, linklocal, uniquelocal), or true)`,
+  );
+}
+
+export const TRUST_PROXY_TRUE_WARNING =
+  'TRUST_PROXY=true trusts every X-Forwarded-For hop: any client can then choose its address (allowed_ips, rate limits, the audit ip). Set the hop count or the proxy addresses instead (docs/security.md).';
+
 /** The validated, typed configuration. Injected by class token. */
 export class AppConfig {
   readonly env: EnvironmentVariables;
   /** 32-byte key that encrypts secrets at rest. */
   readonly appKey: Buffer;
+  /** TRUST_PROXY as Express's `trust proxy` setting takes it. */
+  readonly trustProxy: TrustProxy;
 
   constructor(env: EnvironmentVariables, appKey: Buffer) {
     this.env = env;
     this.appKey = appKey;
+    this.trustProxy = parseTrustProxy(env.TRUST_PROXY);
   }
 
   /** PUBLIC_URL without its trailing slash, or http://localhost:PORT. */
@@ -397,6 +462,7 @@ export function loadConfig(
     );
   }
   checkUrlsAndLists(env);
+  parseTrustProxy(env.TRUST_PROXY);
   if (env.CLUSTER_WORKERS > 1 && !env.REDIS_URL) {
     // Workers are separate processes: without Redis each would keep its own cache generations and
     // rate-limit counters, and a write on one worker would leave the others serving the old state.
@@ -404,7 +470,10 @@ export function loadConfig(
       'CLUSTER_WORKERS: more than one worker needs REDIS_URL (shared cache generations and rate limits)',
     );
   }
-  return new AppConfig(env, resolveAppKey(env, warn));
+  const config = new AppConfig(env, resolveAppKey(env, warn));
+  // Once per start: a cluster's workers load the same configuration the primary warned about.
+  if (config.trustProxy === true && !cluster.isWorker) warn(TRUST_PROXY_TRUE_WARNING);
+  return config;
 }
 
 /** Reads `.env` when present; real environment variables win. */

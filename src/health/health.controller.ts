@@ -1,4 +1,4 @@
-import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { Controller, Get, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   HealthCheckResult,
@@ -18,6 +18,8 @@ import { HealthResponse, LivenessResponse } from './dto/health.response.js';
 @ApiErrors({ status: 400, description: 'HTTP/1.1 without a Host header, or another malformed request' }, 500)
 @Controller('health')
 export class HealthController {
+  private readonly logger = new Logger('Health');
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
@@ -49,13 +51,13 @@ export class HealthController {
   @ApiErrors({
     status: 503,
     description:
-      'A dependency is down; `data` is the check result (status, info, error, details) and says which',
+      'A dependency is down; `data` is the check result (status, info, error, details) and says which, in generic words (the cause is in the log)',
     message: 'Service unavailable.',
     data: {
       status: 'error',
       info: {},
-      error: { database: { status: 'down', message: 'timeout of 2000ms exceeded' } },
-      details: { database: { status: 'down', message: 'timeout of 2000ms exceeded' } },
+      error: { database: { status: 'down', message: 'The database is not answering.' } },
+      details: { database: { status: 'down', message: 'The database is not answering.' } },
     },
   })
   async ready(): Promise<HealthCheckResult> {
@@ -65,7 +67,10 @@ export class HealthController {
       return await this.health.check(checks);
     } catch (error) {
       if (error instanceof ServiceUnavailableException) {
-        throw new ApiError(503, 'Service unavailable.', null, error.getResponse() as Record<string, unknown>);
+        const result = error.getResponse() as HealthCheckResult;
+        // Anyone may call this: driver and Redis error texts (hosts, users, versions) go to the log only.
+        this.logger.warn({ health: result.error }, 'Readiness check failed');
+        throw new ApiError(503, 'Service unavailable.', null, { ...generic(result) });
       }
       throw error;
     }
@@ -78,4 +83,29 @@ export class HealthController {
   live() {
     return { status: 'ok' };
   }
+}
+
+const DOWN: Record<string, string> = {
+  database: 'The database is not answering.',
+  redis: 'Redis is not answering.',
+};
+
+/** The check result with each indicator's status only, and a fixed sentence for one that is down. */
+function generic(result: HealthCheckResult): HealthCheckResult {
+  const strip = (checks: HealthCheckResult['info']) =>
+    checks &&
+    Object.fromEntries(
+      Object.entries(checks).map(([name, check]) => [
+        name,
+        check?.status === 'up'
+          ? { status: 'up' as const }
+          : { status: check?.status ?? 'down', message: DOWN[name] ?? `${name} is not answering.` },
+      ]),
+    );
+  return {
+    status: result.status,
+    info: strip(result.info),
+    error: strip(result.error),
+    details: strip(result.details) ?? {},
+  };
 }

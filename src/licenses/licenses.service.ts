@@ -114,6 +114,8 @@ async function assertDomainStays(
 
 @Injectable()
 export class LicensesService {
+  private readonly keyCreated: ((hash: string) => void)[] = [];
+
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
     @InjectRepository(LicenseUsageEntity) private readonly usage: Repository<LicenseUsageEntity>,
@@ -185,7 +187,7 @@ export class LicensesService {
       throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
     const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
     const uuid = randomUUID();
-    return await this.outbox.change(project, async (manager) => {
+    const created = await this.outbox.change(project, async (manager) => {
       await assertDomainStays(manager, project.id, fields.domain_id);
       const result = await manager.insert(LicenseEntity, {
         ...fields,
@@ -205,6 +207,13 @@ export class LicensesService {
         audit: { action: 'license.created', before: null, after: license },
       };
     });
+    for (const listener of this.keyCreated) listener(created.uuid_hash);
+    return created;
+  }
+
+  /** Called with the key hash of every license this process creates (the runtime lookup's negative cache). */
+  onKeyCreated(listener: (hash: string) => void): void {
+    this.keyCreated.push(listener);
   }
 
   /** PATCH (partial) or PUT (full replace: omitted optional fields return to the defaults). */

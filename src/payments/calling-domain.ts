@@ -127,3 +127,16 @@ export function findRegistered<T>(domains: Map<string, T>, host: string): T | un
 
 export const isSameOrSubdomain = (host: string, domain: string) =>
   host === domain || host.endsWith(`.${domain}`);
+
+/**
+ * Where a test license's local host is counted, as a registered domain and a host under it:
+ * `*.localhost` under `localhost`, `a.b.test` under `b.test`, anything else (localhost, an address,
+ * `b.test`) as a domain of its own.
+ */
+export function localPlace(host: string): { domain: string; host: string } {
+  if (host.endsWith('.localhost')) return { domain: 'localhost', host };
+  const labels = host.split('.');
+  if (isIP(host) === 0 && host.endsWith('.test') && labels.length > 2)
+    return { domain: labels.slice(-2).join('.'), host };
+  return { domain: host, host: '' };
+}

@@ -70,7 +70,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   private readonly recording = new Map<string, Promise<Activation>>();
   /** Activations seen since the last flush (key as in knownActivations → ms), for last_seen_at. */
   private seen = new Map<string, number>();
-  /** Places whose license.domain_limit_reached of the day is recorded. */
+  /** Licenses and limits whose license.domain_limit_reached of the day is recorded. */
   private readonly noticed = new LRUCache<string, true>({ max: 50_000 });
   private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
@@ -268,10 +268,12 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Announces license.domain_limit_reached for the first refusal of a license for a place on a UTC day:
-   * a row in license_limit_notices claims it, in the unit that records the event, so racing refusals on
-   * any number of instances announce it once. Remembered in process afterwards, so a site hammering
-   * at the limit costs no write per call. The refusal is answered whatever becomes of the notice.
+   * Announces license.domain_limit_reached for the first refusal of a license by a limit on a UTC day
+   * (not per place: random subdomains must not make more events, docs/security.md); the event names
+   * the place of that first refusal. A row in license_limit_notices (license, day, the limit's name,
+   * '') claims it, in the unit that records the event, so racing refusals on any number of instances
+   * announce it once. Remembered in process afterwards, so a site hammering at the limit costs no
+   * write per call. The refusal is answered whatever becomes of the notice.
    */
   private async refused(
     entry: ActivationContext,
@@ -281,12 +283,15 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   ): Promise<Activation> {
     const { license, project } = entry;
     const day = utcDay();
-    const key = `${day}\u0000${license.id}\u0000${domain}\u0000${host}`;
+    const limit = outcome === 'max_domains' ? 'max_domains' : 'max_subdomains_per_domain';
+    const key = `${day}\u0000${license.id}\u0000${limit}`;
     if (this.noticed.has(key)) return outcome;
+    // Claimed before the write, so racing refusals in this process make one transaction, not one each.
+    this.noticed.set(key, true);
     const event = {
       license_id: license.id,
       project_id: project.id,
-      limit: outcome === 'max_domains' ? 'max_domains' : 'max_subdomains_per_domain',
+      limit,
       domain,
       host,
     };
@@ -297,7 +302,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
           try {
             await this.run(
               'INSERT INTO license_limit_notices (license_id, day, domain, host) VALUES (?, ?, ?, ?)',
-              [license.id, day, domain, host],
+              [license.id, day, limit, ''],
               manager,
             );
           } catch (error) {
@@ -310,8 +315,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         },
         { invalidates: false }, // a notice is in no cache
       );
-      this.noticed.set(key, true);
     } catch (error) {
+      this.noticed.delete(key);
       this.logger.warn(
         { db: databaseFailure(error) },
         'license.domain_limit_reached could not be recorded; the next refusal tries again',

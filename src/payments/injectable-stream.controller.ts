@@ -6,6 +6,7 @@ import { InjectableStreamPageResponse } from '../injectables/dto/injectable.resp
 import { InjectablesService } from '../injectables/injectables.service.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
+import { PaymentsService } from './payments.service.js';
 
 /** Runtime clients stream their project's injectables by license key. */
 @ApiTags('injectables')
@@ -15,6 +16,7 @@ export class InjectableStreamController {
   constructor(
     private readonly injectables: InjectablesService,
     private readonly answers: RuntimeAnswerCounting,
+    private readonly payments: PaymentsService,
   ) {}
 
   @Get('stream')
@@ -23,13 +25,16 @@ export class InjectableStreamController {
     operationId: 'streamInjectables',
     summary: "Stream the license's project injectables",
     description:
-      'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.',
+      'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more. ' +
+      "The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).",
   })
   @ApiCursorQuery(50)
   @ApiEnvelope(InjectableStreamPageResponse)
   @ApiErrors(422)
   async stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
+    // Where the license may be used from holds here as on has-paid (docs/security.md).
+    this.payments.assertPlaceAllowed(runtime, req);
     const page = await this.injectables.stream(runtime.project, query);
     // Paid or unpaid: whether the paid-only injectables were in it (docs/analytics.md).
     this.answers.answered(req, runtime.project.id, runtime.project.has_paid, null);

@@ -8,13 +8,17 @@ import { ApiErrors, LICENSE_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { runtimeChecks } from '../metrics/metrics.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
+import { licenseKey, OVERSIZED_KEY, SentLicenseKey } from '../common/http/license-key.js';
 import { RuntimeEntry, RuntimeLookupService } from './runtime-lookup.service.js';
 import { Clock } from '../common/time.js';
+import { AuthFailures } from '../common/throttling/auth-failures.js';
 
 export interface LicensedRequest extends Request {
   runtime?: RuntimeEntry & { project: ProjectEntity };
 }
+
+export const API_KEY_AS_LICENSE_KEY =
+  'This is an API key, not a license key: API keys go in the X-API-KEY header of the management endpoints; X-LICENSE-KEY takes license keys (a UUID).';
 
 /**
  * A runtime refusal: the envelope's `data` carries the project's redirect_url (docs/decisions.md#runtime-checks);
@@ -49,6 +53,7 @@ export class LicenseKeyGuard implements CanActivate {
     private readonly lookup: RuntimeLookupService,
     private readonly signing: AnswerSigning,
     private readonly clock: Clock,
+    private readonly failures: AuthFailures,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -57,10 +62,15 @@ export class LicenseKeyGuard implements CanActivate {
     // With X-Service-Nonce, every answer from here on is signed once the license's project is known.
     const signature = this.signing.arm(req, http.getResponse<ServerResponse>());
     const sent = licenseKey(req);
-    if (!sent) throw new ApiError(401, 'License key missing: send it in the X-LICENSE-KEY header.');
-    if (sent.hash === OVERSIZED_KEY) throw runtimeRefusal('unknown_key', 403, INVALID_KEY, null);
+    if (!sent)
+      throw new ApiError(
+        401,
+        req.headers['x-api-key']
+          ? 'License key missing: send it in the X-LICENSE-KEY header; this endpoint does not take API keys (X-API-KEY).'
+          : 'License key missing: send it in the X-LICENSE-KEY header.',
+      );
     // Warm and current: answered without a round trip to the database or Redis.
-    const entry = this.lookup.peek(sent.hash) ?? (await this.lookup.byKeyHash(sent.hash));
+    const entry = this.lookup.peek(sent.hash) ?? (await this.cold(req, sent));
     // A deleted license's key is counted under its project (docs/analytics.md#unknown-keys), never redirected.
     if (!entry)
       throw runtimeRefusal('unknown_key', 403, INVALID_KEY, null, {
@@ -68,6 +78,21 @@ export class LicenseKeyGuard implements CanActivate {
       });
     if (signature && entry.project) await this.signing.bind(signature, entry.project);
     return admit(req, entry, this.clock);
+  }
+
+  /**
+   * A key not known in memory: refused at once when its address is past its allowance of unknown or
+   * malformed keys (docs/security.md), else looked up (an unknown key seen within a minute costs no
+   * round trip: RuntimeLookupService), and counted against the address when it is unknown.
+   */
+  private async cold(req: LicensedRequest, sent: SentLicenseKey): Promise<RuntimeEntry | null> {
+    this.failures.assertAllowed(req);
+    // An API key (lg_…) is no license key: not looked up, and the refusal says where it belongs.
+    const apiKey = sent.key.startsWith('lg_');
+    const entry = sent.hash === OVERSIZED_KEY || apiKey ? null : await this.lookup.byKeyHash(sent.hash);
+    if (!entry) await this.failures.failed(req);
+    if (apiKey) throw runtimeRefusal('unknown_key', 403, API_KEY_AS_LICENSE_KEY, null);
+    return entry;
   }
 }
 
@@ -126,7 +151,8 @@ export const LicenseKeyAuth = () =>
       },
       {
         status: 429,
-        description: 'Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again',
+        description:
+          'Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again',
       },
     ),
   );

@@ -30,7 +30,8 @@ const ActionQuery = ApiQuery({
   name: 'action',
   required: false,
   enum: ['check_project'],
-  description: 'Force a project-level check; ignore the domain',
+  description:
+    "Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked",
 });
 const IncludeQuery = ApiQuery({
   name: 'include',
@@ -88,7 +89,7 @@ export class PaymentsController {
     summary: 'Runtime check: has the project (or the calling domain) been paid?',
     description:
       'License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, ' +
-      'allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (unless action=check_project) with max_domains and ' +
+      'allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and ' +
       'max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.',
   })
   @ApiBody({ type: HasPaidRequest, required: false })
@@ -106,7 +107,8 @@ export class PaymentsController {
       refusal: true,
       description:
         'Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; domain not registered ' +
-        '(or inactive); pinned to another domain; or the max_domains / max_subdomains_per_domain limit reached. `data.redirect_url` is set',
+        '(or inactive); pinned to another domain; the max_domains / max_subdomains_per_domain limit reached; or injectables or a token asked ' +
+        'for by action=check_project without a calling domain (unless the license has allow_configs). `data.redirect_url` is set',
       message: DOMAIN_NOT_REGISTERED,
       data: REDIRECT,
     },

@@ -9,7 +9,15 @@ import { ipMatcher } from '../common/net/address-lists.js';
 import { AppConfig } from '../config/app-config.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { callingDomain, findRegistered, isSameOrSubdomain, noDomainMessage } from './calling-domain.js';
+import {
+  CallingDomain,
+  callingDomain,
+  findRegistered,
+  isSameOrSubdomain,
+  localPlace,
+  NO_DOMAIN,
+  noDomainMessage,
+} from './calling-domain.js';
 import { CountersService } from './counters.service.js';
 import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
@@ -51,6 +59,8 @@ interface TokenGrant {
 export { NO_DOMAIN } from './calling-domain.js';
 export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
+export const PAYLOADS_NEED_DOMAIN =
+  'This license may not receive payloads for a project-level check: send the calling domain.';
 
 export const INVALID_INCLUDE =
   'The selected include is invalid: include takes injectables, token, or both comma-separated.';
@@ -105,83 +115,32 @@ export class PaymentsService {
     let evaluated: string | null = null;
     this.assertPlaceAllowed(entry, req);
 
-    let hasPaid: boolean;
+    // check_project changes which flag answers, never who may ask or from where (docs/security.md).
+    const projectLevel = options.action === 'check_project';
+    const calling = callingDomain(req, options.domain);
+    let hasPaid = project.has_paid;
+    /** The grace of the project or domain that answers (docs/payments.md). */
+    let graceUntil = project.grace_until;
     /** The registered domain the call is counted against (analytics), when there is one. */
     let domainId: number | undefined;
-    /** The grace of the project or domain that answers (docs/payments.md). */
-    let graceUntil: Date | null;
-    if (options.action === 'check_project') {
-      hasPaid = project.has_paid;
-      graceUntil = project.grace_until;
-    } else {
-      const calling = callingDomain(req, options.domain);
-      let counted: { domain: DomainEntity; host: string } | null = null;
-      evaluated = calling.host;
-      if (license.is_test_license && calling.local) {
-        hasPaid = project.has_paid;
-        graceUntil = project.grace_until;
-      } else if (license.domain_id !== null) {
-        const pinned = entry.pinned;
-        if (!pinned)
-          throw runtimeRefusal(
-            'domain_unregistered',
-            403,
-            'The domain this license is pinned to no longer exists.',
-            project,
-          );
-        if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
-          throw runtimeRefusal(
-            'domain_unregistered',
-            403,
-            'This license is pinned to another domain.',
-            project,
-          );
-        }
-        if (!pinned.is_active)
-          throw runtimeRefusal(
-            'domain_unregistered',
-            403,
-            'The domain this license is pinned to is inactive.',
-            project,
-          );
-        hasPaid = pinned.has_paid;
-        graceUntil = pinned.grace_until;
-        evaluated = calling.host ?? pinned.domain;
-        counted = {
-          domain: pinned,
-          host: calling.host && calling.host !== pinned.domain ? calling.host : '',
-        };
-      } else {
-        if (!calling.host)
-          throw runtimeRefusal('domain_missing', 400, noDomainMessage(req, options.domain), project);
-        const registered = findRegistered(entry.domains, calling.host);
-        if (!registered) throw runtimeRefusal('domain_unregistered', 403, DOMAIN_NOT_REGISTERED, project);
-        hasPaid = registered.has_paid;
-        graceUntil = registered.grace_until;
-        counted = { domain: registered, host: calling.host === registered.domain ? '' : calling.host };
+    let domainPassed = false;
+    if (!projectLevel || calling.host !== null || noDomainMessage(req, options.domain) !== NO_DOMAIN) {
+      const place = await this.checkDomain(entry, req, options, calling);
+      domainPassed = true;
+      domainId = place.domainId;
+      if (!projectLevel) {
+        hasPaid = place.hasPaid;
+        graceUntil = place.graceUntil;
+        evaluated = place.evaluated;
       }
-      if (counted) {
-        domainId = counted.domain.id;
-        const outcome = await this.counters.activate(entry, counted.domain.domain, counted.host);
-        if (outcome === 'max_domains') {
-          throw runtimeRefusal(
-            'domain_limit',
-            403,
-            `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
-            project,
-            { domainId },
-          );
-        }
-        if (outcome === 'max_subdomains') {
-          throw runtimeRefusal(
-            'domain_limit',
-            403,
-            `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain.domain}.`,
-            project,
-            { domainId },
-          );
-        }
-      }
+    }
+    if (
+      projectLevel &&
+      (options.include?.injectables || options.include?.token) &&
+      !domainPassed &&
+      !license.allow_configs
+    ) {
+      throw runtimeRefusal('domain_missing', 403, PAYLOADS_NEED_DOMAIN, project);
     }
 
     if ((await this.counters.takeUsage(license, project)) === 'refused') {
@@ -207,6 +166,98 @@ export class PaymentsService {
       ...(await this.answer(project, hasPaid, graceUntil, options, grant)),
       is_test_license: license.is_test_license,
     };
+  }
+
+  /**
+   * The calling domain's checks (docs/decisions.md#runtime-checks): registered or a subdomain of one, the pin,
+   * test-license hosts, max_domains and max_subdomains_per_domain, the activation recorded. Refuses as
+   * the check does; otherwise the domain's has_paid and grace, the host the answer is for, and the
+   * registered domain the call is counted against.
+   */
+  private async checkDomain(
+    entry: RuntimeEntry & { project: ProjectEntity },
+    req: Request,
+    options: CheckOptions,
+    calling: CallingDomain,
+  ): Promise<{
+    hasPaid: boolean;
+    graceUntil: Date | null;
+    evaluated: string | null;
+    domainId: number | undefined;
+  }> {
+    const { license, project } = entry;
+    let hasPaid: boolean;
+    let graceUntil: Date | null;
+    let evaluated = calling.host;
+    let domainId: number | undefined;
+    let counted: { domain: string; host: string };
+    if (license.is_test_license && calling.local) {
+      // A local host counts as a place of its own: a test license is bounded by its limits too.
+      hasPaid = project.has_paid;
+      graceUntil = project.grace_until;
+      counted = localPlace(calling.host ?? 'localhost'); // 127.0.0.1 and ::1 are localhost
+    } else if (license.domain_id !== null) {
+      const pinned = entry.pinned;
+      if (!pinned)
+        throw runtimeRefusal(
+          'domain_unregistered',
+          403,
+          'The domain this license is pinned to no longer exists.',
+          project,
+        );
+      if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
+        throw runtimeRefusal(
+          'domain_unregistered',
+          403,
+          'This license is pinned to another domain.',
+          project,
+        );
+      }
+      if (!pinned.is_active)
+        throw runtimeRefusal(
+          'domain_unregistered',
+          403,
+          'The domain this license is pinned to is inactive.',
+          project,
+        );
+      hasPaid = pinned.has_paid;
+      graceUntil = pinned.grace_until;
+      domainId = pinned.id;
+      evaluated = calling.host ?? pinned.domain;
+      counted = {
+        domain: pinned.domain,
+        host: calling.host && calling.host !== pinned.domain ? calling.host : '',
+      };
+    } else {
+      if (!calling.host)
+        throw runtimeRefusal('domain_missing', 400, noDomainMessage(req, options.domain), project);
+      const registered = findRegistered(entry.domains, calling.host);
+      if (!registered) throw runtimeRefusal('domain_unregistered', 403, DOMAIN_NOT_REGISTERED, project);
+      hasPaid = registered.has_paid;
+      graceUntil = registered.grace_until;
+      domainId = registered.id;
+      counted = { domain: registered.domain, host: calling.host === registered.domain ? '' : calling.host };
+    }
+    const outcome = await this.counters.activate(entry, counted.domain, counted.host);
+    if (outcome === 'max_domains') {
+      throw runtimeRefusal(
+        'domain_limit',
+        403,
+        `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
+        project,
+        { domainId },
+      );
+    }
+    if (outcome === 'max_subdomains') {
+      throw runtimeRefusal(
+        'domain_limit',
+        403,
+        `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain}.`,
+        project,
+        { domainId },
+      );
+    }
+    return { hasPaid, graceUntil, evaluated, domainId };
   }
 
   /** allowed_ips, then allowed_countries: 403 saying which refused the caller. */

@@ -38,6 +38,8 @@ function world() {
     afterLicenseRead: null as null | (() => Promise<void>),
     deleted: false,
   };
+  /** What LicensesService calls with the key hash of each license it creates. */
+  const keyCreated: ((hash: string) => void)[] = [];
   const read = async (hash: string) => {
     state.licenseReads++;
     if (hash !== license.uuid_hash) return null;
@@ -51,6 +53,7 @@ function world() {
     projectOfKey: async (hash: string) => (await read(hash))?.project_id ?? null,
     // license_tombstones: the deleted license's key and project
     projectOfDeletedKey: (hash: string) => Promise.resolve(state.deleted && hash === HASH ? 7 : null),
+    onKeyCreated: (listener: (hash: string) => void) => void keyCreated.push(listener),
   } as unknown as LicensesService;
   const projects = {
     find: async () => ({ ...project }),
@@ -69,7 +72,7 @@ function world() {
     state.deleted = true;
     await generations.bump(7);
   };
-  return { lookup, state, revoke, remove, generations, license };
+  return { lookup, state, revoke, remove, generations, license, keyCreated };
 }
 
 describe('RuntimeLookupService', () => {
@@ -124,6 +127,17 @@ describe('RuntimeLookupService', () => {
     // The deleted license's key still names its project (for the analytics); a key never seen names none.
     expect(lookup.projectOf(HASH)).toBe(7);
     expect(lookup.projectOf(unknown)).toBeNull();
+  });
+
+  it('forgets a key believed absent as soon as a license with that key is created here', async () => {
+    const { lookup, state, license, keyCreated } = world();
+    const created = 'd'.repeat(64);
+    expect(await lookup.byKeyHash(created)).toBeNull();
+    expect(await lookup.byKeyHash(created)).toBeNull();
+    expect(state.licenseReads).toBe(1);
+    license.uuid_hash = created;
+    for (const listener of keyCreated) listener(created);
+    expect((await lookup.byKeyHash(created))?.license.id).toBe(1);
   });
 
   it('believes a key absent for a minute only: a row put into the table directly is found after it', async () => {

@@ -45,7 +45,8 @@ export class RuntimeLookupService {
   private readonly loading = new Map<string, Promise<RuntimeEntry | null>>();
   /**
    * Keys found in no license, believed absent for a minute (ABSENT_MS). The service makes keys as random uuids with
-   * their license, so such a key does not become valid later through the API; the minute covers rows
+   * their license, so such a key does not become valid later through the API (and a license created
+   * by this process leaves the set at once, LicensesService.onKeyCreated); the minute covers rows
    * an operator puts into the table directly (an import from another system). A deleted license still
    * deployed on a busy site costs one database read a minute, not one per call.
    */
@@ -65,6 +66,7 @@ export class RuntimeLookupService {
     private readonly generations: ProjectGenerations,
   ) {
     this.byProject = new ProjectScopedCache(generations, { max: MAX_ENTRIES });
+    licenses.onKeyCreated((hash) => this.absent.delete(hash));
   }
 
   /**

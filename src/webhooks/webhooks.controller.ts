@@ -10,6 +10,7 @@ import {
   ApiCursorQuery,
   ApiEnvelope,
   ApiErrors,
+  FORBIDDEN,
   ApiIdParam,
   DATABASE_AWAY,
 } from '../common/openapi/decorators.js';
@@ -79,7 +80,7 @@ export class WebhooksController {
   })
   @ApiIdParam('delivery', 'Webhook delivery id')
   @ApiEnvelope(WebhookDeliveryResponse, { description: 'The delivery, pending again (without attempt_log)' })
-  @ApiErrors({
+  @ApiErrors(FORBIDDEN.write, {
     status: 409,
     description: 'The delivery is being attempted right now; try again in a moment',
     message: BEING_ATTEMPTED,
@@ -89,7 +90,8 @@ export class WebhooksController {
     @Param('project', IdPipe) projectId: number,
     @Param('delivery', IdPipe) id: number,
   ) {
-    const project = await this.projects.findAccessible(principal, projectId);
+    // A retry is a write: a locked project refuses it like every other (docs/security.md).
+    const project = await this.projects.findAccessible(principal, projectId, { write: true });
     const delivery = await this.deliveries.findOneBy({ id, project_id: project.id });
     if (!delivery) throw notFound('Webhook delivery');
     const queued = await this.outbox.change(project, async (manager) => {

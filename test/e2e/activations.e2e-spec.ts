@@ -460,6 +460,9 @@ describe('activations', () => {
     it("drops the project's cached answers only when it frees something: a holder calling it in a loop cannot", async () => {
       const { key, project, uuid } = await setup();
       const generations = t.app.get(ProjectGenerations);
+      // A stopped clock: without Redis, generations also move on with age (UNSHARED_MAX_AGE_MS).
+      const stopped = Date.now();
+      generations.now = () => stopped;
       const swap = async () => {
         const d = (await makeDomain(t, key, project.id, { domain: host('gen'), has_paid: true })).domain;
         expectSuccess(await check(uuid, d));
@@ -484,6 +487,7 @@ describe('activations', () => {
           'This license has used its 3 self-service deactivations for today; more are possible after midnight UTC.',
         );
       expect(generations.current(project.id)).toBe(used);
+      generations.now = Date.now;
     });
 
     it('racing deactivations of different hosts never exceed the allowance', async () => {

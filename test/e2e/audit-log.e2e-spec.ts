@@ -612,7 +612,7 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
       .http()
       .post(`/api/v1/project/${project.id}/injectables`)
       .set('X-API-KEY', key)
-      .send({ slug: 'gone', content: 'x', secret: 's' });
+      .send({ slug: 'gone', content: 'x', secret: 's3cret-s3cret' });
     const id = expectSuccess(created, 201).id;
     const sent = await send('DELETE', `/project/${project.id}/injectables/${id}`);
     expectSuccess(sent.res);

@@ -58,7 +58,8 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
     ({ key } = await makeAccount(t.app));
     project = await makeProject(t, key, { has_paid: true, default_redirect_url: REDIRECT });
     const domain = await makeDomain(t, key, project.id, { has_paid: true });
-    license = await makeLicense(t, key, project.id);
+    // allow_configs: the examples also ask for payloads from a project-level check without a domain (SPEC 17).
+    license = await makeLicense(t, key, project.id, { allow_configs: true });
     const signingKey = expectSuccess(
       await t
         .http()
@@ -172,7 +173,7 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
     ({ key } = await makeAccount(t.app));
     project = await makeProject(t, key, { has_paid: true, offline_grace_hours: 24 });
     const domain = await makeDomain(t, key, project.id, { has_paid: true });
-    const license = await makeLicense(t, key, project.id);
+    const license = await makeLicense(t, key, project.id, { allow_configs: true });
     env = {
       LICENSEGATE_URL: t.url,
       LICENSE_KEY: license.uuid,

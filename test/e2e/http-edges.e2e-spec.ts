@@ -315,7 +315,7 @@ describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
 
   it('an upload that keeps sending is never cut, however long it takes in all', async () => {
     const body = Buffer.from(
-      JSON.stringify({ slug: 'slow', secret: 's3cret', content: 'y'.repeat(600_000) }),
+      JSON.stringify({ slug: 'slow', secret: 's3cret-s3cret', content: 'y'.repeat(600_000) }),
     );
     const project = await makeProject(t, key);
     const head = `POST /api/v1/project/${project.id}/injectables HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
@@ -534,7 +534,7 @@ describe('bodies and paths the app cannot read: a clear 400 on Express routes an
     const project = await makeProject(t, key);
     const upload = new FormData();
     upload.set('slug', 'via-form');
-    upload.set('secret', 's3cret');
+    upload.set('secret', 's3cret-s3cret');
     upload.set('type', 'file');
     upload.set('file', new Blob(['hello']), 'hello.txt');
     const created = await fetch(`${t.url}/api/v1/project/${project.id}/injectables`, {
@@ -545,7 +545,7 @@ describe('bodies and paths the app cannot read: a clear 400 on Express routes an
     expect(created.status).toBe(201);
     const id = ((await created.json()) as { data: { id: number } }).data.id;
     const replaced = new FormData();
-    replaced.set('secret', 's3cret');
+    replaced.set('secret', 's3cret-s3cret');
     replaced.set('file', new Blob(['again']), 'again.txt');
     expect(
       (

@@ -287,7 +287,7 @@ describe('injectables', () => {
     return req;
   };
 
-  /** POST /project/has-paid?include=injectables&action=check_project with the license. */
+  /** POST /project/has-paid?include=injectables&action=check_project with the license (one with allow_configs: SPEC 17). */
   const hasPaid = (license: string) =>
     track(
       t
@@ -1172,7 +1172,7 @@ describe('injectables', () => {
   describe('DELETE', () => {
     it('200 with data null; then 404 on every path, gone from the list, the stream and include=injectables', async () => {
       const ctx = await setup({ has_paid: true });
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       const { data: keep } = await create(ctx, { only_if_paid: true });
       const { data: gone } = await create(ctx, { only_if_paid: true });
       let streamed = expectSuccess(await stream(license.uuid)).injectables.map((i: any) => i.slug);
@@ -1279,7 +1279,7 @@ describe('injectables', () => {
         }
       }
       // A license key is not an API key.
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       expectError(await track(t.http().get(`/api/v1${ctx.base}`).set('X-LICENSE-KEY', license.uuid)), 401);
       // Nothing changed.
       expect(await listAll(ctx)).toEqual([asListed(mine)]);
@@ -1296,7 +1296,7 @@ describe('injectables', () => {
 
     it('while the project is locked, create/put/delete → 403 and reads still work; unlock restores writes', async () => {
       const ctx = await setup();
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       const { data: mine } = await create(ctx);
       expectSuccess(await api(ctx.key).post(`/project/${ctx.pid}/lock`, { reason: 'testing' }));
 
@@ -1378,7 +1378,7 @@ describe('injectables', () => {
 
     beforeAll(async () => {
       ctx = await setup();
-      license = await makeLicense(t, ctx.key, ctx.pid);
+      license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       // Sequential, so ids ascend with i; every 7th is a file.
       for (let i = 0; i < 60; i++) {
         const secret = newSecret();
@@ -1541,7 +1541,7 @@ describe('injectables', () => {
   describe('stream', () => {
     it('streams only active injectables; only_if_paid ones only once the project is paid, at the very next call', async () => {
       const ctx = await setup({ has_paid: false });
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       const a = await create(ctx, { slug: `a-${uniqueToken()}` });
       const paid = await create(ctx, { slug: `paid-${uniqueToken()}`, only_if_paid: true });
       const inactive = await create(ctx, { slug: `inactive-${uniqueToken()}`, is_active: false });
@@ -1580,7 +1580,7 @@ describe('injectables', () => {
 
     it('serves a new payload, a new injectable and a deletion at the very next call, on every page', async () => {
       const ctx = await setup({ has_paid: true });
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       const first = await create(ctx, { slug: `first-${uniqueToken()}` });
       const second = await create(ctx, { slug: `second-${uniqueToken()}` });
       const page = async (query: Record<string, string | number> = {}) =>
@@ -1640,7 +1640,7 @@ describe('injectables', () => {
 
     it('refusals: no key 401, API key only 401, unknown 403, revoked 403, locked project 403', async () => {
       const ctx = await setup({ default_redirect_url: 'https://example.com/pay' });
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       await create(ctx);
       expectSuccess(await stream(license.uuid));
 
@@ -1653,7 +1653,7 @@ describe('injectables', () => {
       expectError(await stream('00000000-0000-4000-8000-000000000000'), 403);
       expectError(await stream('not-a-license'), 403);
 
-      const revoked = await makeLicense(t, ctx.key, ctx.pid);
+      const revoked = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       expectSuccess(await stream(revoked.uuid));
       expectSuccess(await api(ctx.key).post(`/project/${ctx.pid}/licenses/${revoked.id}/revoke`));
       const r = expectError(await stream(revoked.uuid), 403);
@@ -1672,7 +1672,7 @@ describe('injectables', () => {
   describe('POST /project/has-paid?include=injectables', () => {
     it('lists exactly the active only_if_paid injectables while has_paid is true; no injectables key while false', async () => {
       const ctx = await setup({ has_paid: true });
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       await create(ctx, { slug: `free-${uniqueToken()}` });
       const paid = await create(ctx, {
         slug: `paid-${uniqueToken()}`,
@@ -1747,7 +1747,7 @@ describe('injectables', () => {
 
     it('has_paid true with no paid-only injectables → an empty list', async () => {
       const ctx = await setup({ has_paid: true });
-      const license = await makeLicense(t, ctx.key, ctx.pid);
+      const license = await makeLicense(t, ctx.key, ctx.pid, { allow_configs: true });
       await create(ctx);
       const data = expectSuccess(await hasPaid(license.uuid));
       expect(data.has_paid).toBe(true);

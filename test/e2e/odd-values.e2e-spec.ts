@@ -34,7 +34,7 @@ describe('odd field values on every write (every bad input is a 4xx, never a 500
       await api.post(`/project/${p.id}/injectables`, {
         slug: 'a1',
         content: 'x',
-        secret: 's',
+        secret: 's3cret-s3cret',
         type: 'snippet',
       }),
       201,
@@ -142,7 +142,7 @@ describe('odd field values on every write (every bad input is a 4xx, never a 500
       ],
       [
         `/project/${p.id}/injectables`,
-        { slug: 'zz', content: 'x', secret: 's' },
+        { slug: 'zz', content: 'x', secret: 's3cret-s3cret' },
         [
           'slug',
           'title',

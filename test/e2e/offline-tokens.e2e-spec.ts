@@ -109,7 +109,8 @@ describe('offline tokens', () => {
     const project = await makeProject(t, key, { has_paid: true, offline_grace_hours: 1 });
     const domain = await makeDomain(t, key, project.id, { has_paid: true });
     const publicKey = await publicKeyOf(project.id);
-    const license = await makeLicense(t, key, project.id);
+    // allow_configs: only such a license gets a token from check_project without a calling domain (SPEC 17).
+    const license = await makeLicense(t, key, project.id, { allow_configs: true });
     const sub = `shop.${domain.domain}`;
     const fromSub = openToken(
       expectSuccess(await check(license.uuid, { include: 'token' }, `https://SHOP.${domain.domain}/cart`))
@@ -137,12 +138,12 @@ describe('offline tokens', () => {
 
   it('include=injectables,token (either order) carries both; include=injectables alone answers as before', async () => {
     const project = await makeProject(t, key, { has_paid: true });
-    const license = await makeLicense(t, key, project.id);
+    const license = await makeLicense(t, key, project.id, { allow_configs: true });
     expectSuccess(
       await apiAs(t, key).post(`/project/${project.id}/injectables`, {
         slug: `paid-${uniqueToken()}`,
         content: 'pro',
-        secret: 's3cret',
+        secret: 's3cret-s3cret',
         only_if_paid: true,
       }),
       201,
@@ -164,7 +165,7 @@ describe('offline tokens', () => {
       has_paid: false,
       default_redirect_url: 'https://example.com/pay',
     });
-    const unpaidLicense = await makeLicense(t, key, unpaid.id);
+    const unpaidLicense = await makeLicense(t, key, unpaid.id, { allow_configs: true });
     expect(
       expectSuccess(
         await check(unpaidLicense.uuid, { include: 'injectables,token', action: 'check_project' }),
@@ -180,7 +181,7 @@ describe('offline tokens', () => {
     ).not.toHaveProperty('token');
 
     const noGrace = await makeProject(t, key, { has_paid: true, offline_grace_hours: 0 });
-    const license = await makeLicense(t, key, noGrace.id);
+    const license = await makeLicense(t, key, noGrace.id, { allow_configs: true });
     expect(expectSuccess(await check(license.uuid, { include: 'token', action: 'check_project' }))).toEqual({
       has_paid: true,
       is_test_license: false,

@@ -397,7 +397,7 @@ describe('typed client generated from openapi.json', () => {
         slug: 'banner',
         type: 'snippet',
         content: '<b>hi</b>',
-        secret: 's3cret',
+        secret: 's3cret-s3cret',
         only_if_paid: true,
         meta: { v: 1 },
       },
@@ -409,7 +409,7 @@ describe('typed client generated from openapi.json', () => {
       .post(`/api/v1/project/${project.path.project}/injectables`)
       .set('X-API-KEY', key)
       .field('slug', 'asset')
-      .field('secret', 's3cret')
+      .field('secret', 's3cret-s3cret')
       .field('only_if_paid', 'false')
       .attach('file', Buffer.from('console.log(1)'), 'app.js');
     expectDocumented('post', '/api/v1/project/{project}/injectables', upload);
@@ -445,7 +445,10 @@ describe('typed client generated from openapi.json', () => {
     );
     await api('patch', '/api/v1/project/{project}', { params: project, body: { has_paid: true } });
     const withItems = await runtime('post', '/api/v1/project/has-paid', {
-      params: { query: { action: 'check_project', include: 'injectables' } },
+      params: {
+        query: { action: 'check_project', include: 'injectables' },
+        header: { 'X-Service-Domain': 'www.shop.example.com' },
+      },
     });
     expectDocumented('post', '/api/v1/project/has-paid', withItems);
     if (!withItems.ok) throw new Error(`HTTP ${withItems.status}`);

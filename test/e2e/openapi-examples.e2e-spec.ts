@@ -89,7 +89,7 @@ describe('error examples of openapi.json, provoked against the app', () => {
       .http()
       .post(`/api/v1/project/${project.id}/injectables`)
       .set('X-API-KEY', key)
-      .send({ slug: 'fixture', content: 'x', secret: 's' });
+      .send({ slug: 'fixture', content: 'x', secret: 's3cret-s3cret' });
     expect(injectable.status).toBe(201);
     licenseKey = license.uuid;
     // One use of the license from the domain: its activation, for the activation routes' examples.

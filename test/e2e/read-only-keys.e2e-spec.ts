@@ -52,7 +52,7 @@ describe('read-only API keys', () => {
         .http()
         .post(`/api/v1/project/${project.id}/injectables`)
         .set('X-API-KEY', key)
-        .send({ slug: 'a', content: 'x', secret: 's' }),
+        .send({ slug: 'a', content: 'x', secret: 's3cret-s3cret' }),
       201,
     );
     const delivery = expectSuccess(

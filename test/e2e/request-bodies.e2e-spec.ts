@@ -228,7 +228,7 @@ describe('request bodies as openapi.json documents them', () => {
         .http()
         .post(`/api/v1/project/${project.id}/injectables`)
         .set('X-API-KEY', key)
-        .send({ slug: 'fixture', content: 'x', secret: 's' });
+        .send({ slug: 'fixture', content: 'x', secret: 's3cret-s3cret' });
       ids.injectable = injectable.body.data.id;
       ids.id = (
         await t.http().post('/api/v1/api-keys').set('X-API-KEY', key).send({ name: 'to roll' })

@@ -181,9 +181,9 @@ describe('runtime payment checks', () => {
       expectRefusal(await check('x'.repeat(500), domain.domain), 403, INVALID_KEY, null);
     });
 
-    it('an API key is not a license key (403 invalid)', async () => {
+    it('an API key is not a license key (403, saying which header it belongs in)', async () => {
       const { key, domain } = await setup();
-      expectRefusal(await check(key, domain.domain), 403, INVALID_KEY, null);
+      expectRefusal(await check(key, domain.domain), 403, /^This is an API key, not a license key: /, null);
     });
   });
 
@@ -277,10 +277,13 @@ describe('runtime payment checks', () => {
         has_paid: true,
         injectables: true,
       });
-      expectAnswer(await check(uuid).query({ action: 'check_project', include: 'injectables' }), {
-        has_paid: true,
-        injectables: true,
-      });
+      expectAnswer(
+        await check(uuid, domain.domain).query({ action: 'check_project', include: 'injectables' }),
+        {
+          has_paid: true,
+          injectables: true,
+        },
+      );
       const unpaid = await makeDomain(t, key, project.id, { domain: host('unpaid'), has_paid: false });
       expectAnswer(await check(uuid, unpaid.domain).query({ include: 'injectables' }), { has_paid: false });
     });
@@ -296,8 +299,12 @@ describe('runtime payment checks', () => {
     it('action=check_project answers the project’s has_paid and needs no domain', async () => {
       const { key, project, uuid, domain } = await setup({ domain: { has_paid: true } });
       expectAnswer(await check(uuid).query({ action: 'check_project' }), { has_paid: false });
-      // Even with an unregistered or registered calling domain the domain is ignored.
-      expectAnswer(await check(uuid, host('nope')).query({ action: 'check_project' }), { has_paid: false });
+      // A registered calling domain's own has_paid does not answer; an unregistered one is refused (SPEC 17).
+      expectRefusal(
+        await check(uuid, host('nope')).query({ action: 'check_project' }),
+        403,
+        /not registered/,
+      );
       expectAnswer(await check(uuid, domain.domain).query({ action: 'check_project' }), { has_paid: false });
       expectSuccess(await api(key).patch(`/project/${project.id}`, { has_paid: true }));
       expectAnswer(await check(uuid).query({ action: 'check_project' }), { has_paid: true });
@@ -588,8 +595,9 @@ describe('runtime payment checks', () => {
       expectAnswer(await check(uuid, a.domain), { has_paid: true });
       expectAnswer(await check(uuid, b.domain), { has_paid: false });
       expectRefusal(await check(uuid, c.domain), 403, /limit|domains/i);
-      // check_project does not need (or take) a domain slot.
-      expectAnswer(await check(uuid, c.domain).query({ action: 'check_project' }), { has_paid: false });
+      // check_project does not need a domain slot, but a domain sent with it is held to the limit (SPEC 17).
+      expectAnswer(await check(uuid).query({ action: 'check_project' }), { has_paid: false });
+      expectRefusal(await check(uuid, c.domain).query({ action: 'check_project' }), 403, /limit|domains/i);
 
       const report = await usage(key, project.id, license.id);
       expect(report.domains.map((d: { domain: string }) => d.domain).sort()).toEqual(

@@ -168,7 +168,8 @@ describe('@licensegate/sdk against the running service', () => {
   });
 
   it('hasPaid with checkProject + includeInjectables: the paid-only items, decrypted and verified with the project key', async () => {
-    const s = await setup({ has_paid: true });
+    // allow_configs: payloads from a project-level check without a calling domain (SPEC 17).
+    const s = await setup({ has_paid: true }, { allow_configs: true });
     const p1 = await s.create({
       only_if_paid: true,
       type: 'html',

@@ -348,7 +348,7 @@ describe('signed runtime answers', () => {
         await apiAs(t, key).post(`/project/${project.id}/injectables`, {
           slug: `${slug}-${uniqueToken()}`,
           content: `payload ${slug}`,
-          secret: 's3cret',
+          secret: 's3cret-s3cret',
           only_if_paid: false,
         }),
         201,

@@ -145,7 +145,7 @@ describe('start-up', () => {
       expect(body.message).toBe('Service unavailable.');
       expect(body.data.error.redis).toEqual({
         status: 'down',
-        message: expect.stringMatching(/^Redis is not connected \((connecting|reconnecting)\)\.$/),
+        message: 'Redis is not answering.', // generic: the cause is in the log
       });
       expect((await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).status).toBe(200);
       // Still up well after the first reconnection attempts, and no stack trace anywhere.

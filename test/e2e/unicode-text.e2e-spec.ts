@@ -23,7 +23,11 @@ describe('text that is not valid Unicode is refused, never stored as U+FFFD', ()
     const d = await makeDomain(t, key, p.id);
     const l = await makeLicense(t, key, p.id, { title: 'Before' });
     const inj = expectSuccess(
-      await api.post(`/project/${p.id}/injectables`, { slug: 'before', content: 'x', secret: 's' }),
+      await api.post(`/project/${p.id}/injectables`, {
+        slug: 'before',
+        content: 'x',
+        secret: 's3cret-s3cret',
+      }),
       201,
     );
     const projectBefore = expectSuccess(await api.get(`/project/${p.id}`));
@@ -79,7 +83,7 @@ describe('text that is not valid Unicode is refused, never stored as U+FFFD', ()
         () =>
           api.post(`/project/${p.id}/injectables`, {
             slug: 'new',
-            secret: 's',
+            secret: 's3cret-s3cret',
             content: `<b>${LONE_LOW}</b>`,
           }),
         { content: [unpaired('content')] },
@@ -143,7 +147,7 @@ describe('text that is not valid Unicode is refused, never stored as U+FFFD', ()
       .set('X-API-KEY', key)
       .field('slug', 'multi')
       .field('type', 'file')
-      .field('secret', 's3cret')
+      .field('secret', 's3cret-s3cret')
       .field('meta', JSON.stringify({ a: LONE_LOW }))
       .attach('file', Buffer.from('payload'), 'p.bin');
     expect({ status: res.status, errors: res.body.errors }).toEqual({
@@ -162,7 +166,7 @@ describe('text that is not valid Unicode is refused, never stored as U+FFFD', ()
         slug: 'kept',
         title: 'Kept',
         content: 'x',
-        secret: 's',
+        secret: 's3cret-s3cret',
       }),
       201,
     );

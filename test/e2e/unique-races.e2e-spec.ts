@@ -75,7 +75,7 @@ describe('racing writes of one unique value', () => {
         .http()
         .post(`/api/v1/project/${project.id}/injectables`)
         .set('X-API-KEY', key)
-        .send({ slug: 'race', content: 'x', secret: 's' }),
+        .send({ slug: 'race', content: 'x', secret: 's3cret-s3cret' }),
     );
     expect(result).toEqual({
       statuses: once(6, 1),

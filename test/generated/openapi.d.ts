@@ -217,7 +217,7 @@ export interface paths {
         };
         /**
          * Stream the license's project injectables
-         * @description Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more.
+         * @description Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more. The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).
          */
         get: operations["streamInjectables"];
         put?: never;
@@ -303,7 +303,7 @@ export interface paths {
         put?: never;
         /**
          * Runtime check: has the project (or the calling domain) been paid?
-         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (unless action=check_project) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.
+         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.
          */
         post: operations["checkHasPaid"];
         delete?: never;
@@ -2629,7 +2629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -2752,7 +2752,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -2959,7 +2959,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3082,7 +3082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3227,7 +3227,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3475,7 +3475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3640,7 +3640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -3763,7 +3763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description A dependency is down; `data` is the check result (status, info, error, details) and says which */
+            /** @description A dependency is down; `data` is the check result (status, info, error, details) and says which, in generic words (the cause is in the log) */
             503: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -3776,13 +3776,13 @@ export interface operations {
                      *       "data": {
                      *         "details": {
                      *           "database": {
-                     *             "message": "timeout of 2000ms exceeded",
+                     *             "message": "The database is not answering.",
                      *             "status": "down"
                      *           }
                      *         },
                      *         "error": {
                      *           "database": {
-                     *             "message": "timeout of 2000ms exceeded",
+                     *             "message": "The database is not answering.",
                      *             "status": "down"
                      *           }
                      *         },
@@ -3956,7 +3956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -4182,7 +4182,7 @@ export interface operations {
             /**
              * @description The day's self-service deactivations are used up (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT)
              *
-             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again
+             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again
              */
             429: {
                 headers: {
@@ -4522,7 +4522,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -4729,7 +4729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -4799,7 +4799,7 @@ export interface operations {
                 domain?: string;
                 /** @description Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project's offline_grace_hours), both only when has_paid is true */
                 include?: string;
-                /** @description Force a project-level check; ignore the domain */
+                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
                 /** @description The license key, when X-LICENSE-KEY is not sent */
                 license?: string;
@@ -4873,7 +4873,7 @@ export interface operations {
                 };
             };
             /**
-             * @description Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; domain not registered (or inactive); pinned to another domain; or the max_domains / max_subdomains_per_domain limit reached. `data.redirect_url` is set
+             * @description Invalid, revoked or expired license; project deleted, inactive or locked; IP address or country not allowed; domain not registered (or inactive); pinned to another domain; the max_domains / max_subdomains_per_domain limit reached; or injectables or a token asked for by action=check_project without a calling domain (unless the license has allow_configs). `data.redirect_url` is set
              *
              *     Invalid, revoked or expired license; project deleted, inactive or locked; `data.redirect_url` is set
              */
@@ -4961,7 +4961,7 @@ export interface operations {
             /**
              * @description Daily usage limit reached (Retry-After: seconds to midnight UTC), or rate limited (THROTTLE_RUNTIME_LIMIT per license)
              *
-             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license); Retry-After says when to try again
+             *     Rate limited (THROTTLE_RUNTIME_LIMIT per license), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again
              */
             429: {
                 headers: {
@@ -5107,7 +5107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5336,7 +5336,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5486,7 +5486,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5715,7 +5715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -5892,7 +5892,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6079,7 +6079,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6256,7 +6256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6485,7 +6485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6632,7 +6632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -6863,7 +6863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7038,7 +7038,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7269,7 +7269,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7339,7 +7339,7 @@ export interface operations {
                 domain?: string;
                 /** @description Include paid-only injectables when has_paid is true */
                 include?: "injectables";
-                /** @description Force a project-level check; ignore the domain */
+                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
             };
             header?: {
@@ -7472,7 +7472,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7649,7 +7649,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -7879,7 +7879,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8026,7 +8026,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8258,7 +8258,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8410,7 +8410,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8587,7 +8587,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8816,7 +8816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -8963,7 +8963,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9194,7 +9194,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9346,7 +9346,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9577,7 +9577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9756,7 +9756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -9910,7 +9910,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10057,7 +10057,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10204,7 +10204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10351,7 +10351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10580,7 +10580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10757,7 +10757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -10986,7 +10986,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -11133,7 +11133,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -11285,7 +11285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -11516,7 +11516,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -11695,7 +11695,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -11840,7 +11840,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -11985,7 +11985,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -12162,7 +12162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */
@@ -12271,7 +12271,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
             403: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */
@@ -12283,7 +12283,7 @@ export interface operations {
                      * @example {
                      *       "data": null,
                      *       "errors": null,
-                     *       "message": "Invalid API key.",
+                     *       "message": "Project is locked.",
                      *       "status": "error"
                      *     }
                      */
@@ -12328,7 +12328,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Rate limited (THROTTLE_API_LIMIT per API key); Retry-After says when to try again */
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again (429: until the limit resets) */

@@ -35,7 +35,7 @@ export async function bigInjectable(t: TestApp, key: string): Promise<string> {
     .http()
     .post(`/api/v1/project/${project.id}/injectables`)
     .set('X-API-KEY', key)
-    .send({ slug: 'big', secret: 's3cret', content: 'x'.repeat(4 * 1024 * 1024) });
+    .send({ slug: 'big', secret: 's3cret-s3cret', content: 'x'.repeat(4 * 1024 * 1024) });
   return `/api/v1/project/${project.id}/injectables/${expectSuccess(res, 201).id}`;
 }
 

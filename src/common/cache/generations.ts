@@ -28,7 +28,9 @@ import { RedisService, within } from './redis.js';
  *
  * - current(project), for caches in this process (the runtime lookups, payload pages, activations):
  *   answered from memory, without any I/O, so a warm runtime call touches neither the database nor
- *   Redis. Without Redis this process sees every write itself. With REDIS_URL, a bump is published on
+ *   Redis. Without Redis this process sees every write it makes itself, and other instances on the same
+ *   database are bounded by age instead: every project starts a new generation at least every
+ *   UNSHARED_MAX_AGE_MS (5 s), so another instance's write is served stale for 5 s at most. With REDIS_URL, a bump is published on
  *   a Redis channel (INCR and PUBLISH in one script, after the commit) and every instance, subscribed
  *   on a connection of its own, bumps its copy when the message arrives: other instances see a write
  *   as soon as the message reaches them (docs/decisions.md#caching gives the bound we measure), the
@@ -51,6 +53,13 @@ import { RedisService, within } from './redis.js';
  *   every instance (cache/read-cache.ts): the number Redis keeps (gen:<project>, plus a global epoch
  *   that is bumped after a failure), read with the cached value, one round trip each.
  */
+
+/**
+ * Without Redis no instance hears another's writes (several instances on one MySQL, or on one SQLite
+ * file): every project then starts a new generation at least this often, so nothing cached in this
+ * process is served longer than this after it was loaded (docs/security.md).
+ */
+export const UNSHARED_MAX_AGE_MS = 5000;
 
 /** How often the subscriber connection is pinged, and how late its answer may be before nothing cached is trusted. */
 const PING_MS = 100;
@@ -83,9 +92,15 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   private readonly instance = randomBytes(6).toString('hex');
   private readonly channel: string;
   private firstTrust: () => void = () => undefined;
+  /** Without Redis: when every project starts a new generation next (see UNSHARED_MAX_AGE_MS). */
+  private readonly unshared: boolean;
+  private rollAt = 0;
+  /** The clock the age bound is kept on; tests move it. */
+  now: () => number = Date.now;
 
   constructor(private readonly redis: RedisService) {
     this.trusted = redis.client === null;
+    this.unshared = redis.client === null;
     this.channel = redis.key('generations');
   }
 
@@ -96,8 +111,21 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
    */
   current(projectId: number): number | null {
     if (!this.trusted) return null;
+    if (this.unshared) this.age();
     const changed = this.changedAt.get(projectId);
     return changed !== undefined && changed > this.floor ? changed : this.floor;
+  }
+
+  /**
+   * Without Redis, what was loaded under a generation read more than UNSHARED_MAX_AGE_MS ago is
+   * stale: the generation was read before the rows, so no entry outlives the bound. One clock read per
+   * call, no I/O.
+   */
+  private age(): void {
+    const now = this.now();
+    if (now < this.rollAt) return;
+    if (this.rollAt !== 0) this.forgetAll();
+    this.rollAt = now + UNSHARED_MAX_AGE_MS;
   }
 
   /** The generation kept in Redis for caches that live there (cache/read-cache.ts); null when Redis does not answer. */

@@ -38,6 +38,20 @@ export const MaxChars = (max: number, options?: ValidationOptions) =>
     options,
   );
 
+/** At least `min` characters, counted as people count them (code points); a non-string is the type check's. */
+export const MinChars = (min: number, options?: ValidationOptions) =>
+  ValidateBy(
+    {
+      name: 'minChars',
+      constraints: [min],
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || [...value].length >= min,
+        defaultMessage: (args) => `${args?.property} must be at least ${min} characters`,
+      },
+    },
+    options,
+  );
+
 // The last second both databases store: DATETIME(0) on MySQL rounds 23:59:59.6 up into the year 10000.
 const LAST_STORABLE = Date.UTC(9999, 11, 31, 23, 59, 59);
 

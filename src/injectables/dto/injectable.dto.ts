@@ -2,8 +2,18 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
-import { MaxChars, MetaObject, OptionalString, OptionalUrl, label } from '../../common/http/validators.js';
+import {
+  MaxChars,
+  MetaObject,
+  MinChars,
+  OptionalString,
+  OptionalUrl,
+  label,
+} from '../../common/http/validators.js';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../injectable.entity.js';
+
+/** The shortest injectable secret accepted (docs/security.md). */
+export const MIN_SECRET_CHARS = 12;
 
 /** Multipart sends every field as text: true/false/1/0 become booleans. */
 const toBoolean = ({ value }: { value: unknown }) => {
@@ -57,9 +67,15 @@ class InjectableFieldsDto {
     example: 'correct horse battery staple',
     description:
       'Encryption secret; required with new content, a file, or a switch to type file. Never stored.',
+    minLength: MIN_SECRET_CHARS,
+    maxLength: 1024,
   })
   @IsOptional()
   @IsString({ message: 'The secret field must be a string.' })
+  // Every license holder receives the sealed payloads and can try secrets offline (docs/security.md).
+  @MinChars(MIN_SECRET_CHARS, {
+    message: `The secret field must be at least ${MIN_SECRET_CHARS} characters.`,
+  })
   @MaxChars(1024, { message: 'The secret field must not be greater than 1024 characters.' })
   secret?: string;
 
@@ -142,7 +158,13 @@ export class CreateInjectableJsonBody extends OmitType(CreateInjectableDto, [
   'secret',
   'content',
 ] as const) {
-  @ApiProperty({ writeOnly: true, example: 'correct horse battery staple', description: SECRET })
+  @ApiProperty({
+    writeOnly: true,
+    example: 'correct horse battery staple',
+    description: SECRET,
+    minLength: MIN_SECRET_CHARS,
+    maxLength: 1024,
+  })
   secret: string;
 
   @ApiProperty({
@@ -161,7 +183,13 @@ export class CreateInjectableMultipartBody extends OmitType(CreateInjectableDto,
   'content',
   'file',
 ] as const) {
-  @ApiProperty({ writeOnly: true, example: 'correct horse battery staple', description: SECRET })
+  @ApiProperty({
+    writeOnly: true,
+    example: 'correct horse battery staple',
+    description: SECRET,
+    minLength: MIN_SECRET_CHARS,
+    maxLength: 1024,
+  })
   secret: string;
 
   @ApiPropertyOptional({
