@@ -192,7 +192,10 @@ export function StackedBarChart({
   );
 }
 
-/** Horizontal bars, largest first, each named beside it (reasons, domains, countries), and a table. */
+/**
+ * Horizontal bars, largest first, each named beside it (a long name cut short: the table has it whole),
+ * and a table (reasons, domains, countries).
+ */
 export function RankChart({
   title,
   description,
@@ -205,9 +208,10 @@ export function RankChart({
   labelHeading: string;
 }) {
   const id = useId();
+  // Drawn at about the size it is shown (a column of the page), so that its labels stay readable.
   const row = 22;
-  const width = 600;
-  const labelWidth = 200;
+  const width = 380;
+  const labelWidth = 150;
   const max = Math.max(1, ...bars.map((b) => b.value));
   const height = Math.max(row, bars.length * row);
   return (
@@ -218,19 +222,19 @@ export function RankChart({
         {bars.map((b, i) => (
           <g key={b.label}>
             <text x="0" y={i * row + 15} class="tick">
-              {b.label}
+              {b.label.length > 22 ? `${b.label.slice(0, 21)}…` : b.label}
             </text>
             <rect
               x={labelWidth}
               y={i * row + 3}
-              width={(b.value / max) * (width - labelWidth - 50)}
+              width={(b.value / max) * (width - labelWidth - 40)}
               height={row - 6}
               class="bar"
             >
               <title>{`${b.label}: ${b.value}`}</title>
             </rect>
             <text
-              x={labelWidth + (b.value / max) * (width - labelWidth - 50) + 6}
+              x={labelWidth + (b.value / max) * (width - labelWidth - 40) + 6}
               y={i * row + 15}
               class="tick"
             >

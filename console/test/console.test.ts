@@ -780,7 +780,7 @@ describe('the console in headless Chromium', () => {
   }, 120_000);
 
   it('analytics: refusals by reason, top domains and countries, the last 24 hours by hour', async () => {
-    const { project, domain, license } = await seed('Analytics');
+    const { project, domain, license } = await seed('Storefront');
     for (const [host, country] of [
       [domain.domain as string, 'DE'],
       [domain.domain as string, 'FR'],

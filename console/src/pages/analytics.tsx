@@ -120,7 +120,7 @@ export function AnalyticsView({ project }: { project?: Project }) {
   return (
     <section aria-labelledby="analytics-h">
       <h2 id="analytics-h">Answers of the gate{project ? '' : ': every project'}</h2>
-      <div class="field">
+      <div class="field range">
         <label for={id}>Range</label>
         <select id={id} value={range} onChange={(e) => setRange(e.currentTarget.value as Range)}>
           {(Object.keys(RANGES) as Range[]).map((r) => (
