@@ -166,7 +166,7 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('heading', { level: 1, name }).waitFor();
   }
 
-  it('walkthrough, keyboard only: sign in, project, domain, license, a runtime check, its usage, free a slot', async () => {
+  it('walkthrough, keyboard only: sign in, project, domain, license, a runtime check, its usage, free a slot, its analytics', async () => {
     const { page } = await open();
     await heading(page, 'Sign in to LicenseGate');
     await axe(page, 'sign-in');
@@ -735,6 +735,26 @@ describe('the console in headless Chromium', () => {
       'applied',
     ]);
     expect(cells[2]).toMatch(/^domain \d+$/);
+    // More events than a page: the log goes on with "Show more".
+    for (let i = 2; i <= 51; i++) {
+      const more = JSON.stringify(fixture('standard', 'invoice.created'));
+      const sent = await fetch(`${origin}${new URL(endpoint).pathname}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          ...signatureHeaders('standard', secret, more, Math.floor(Date.now() / 1000), `msg_console_${i}`),
+        },
+        body: more,
+      });
+      expect(sent.status).toBe(200);
+    }
+    await page.getByRole('button', { name: 'Refresh events' }).click();
+    const events = page.getByRole('table', { name: /Events received by Standard live/ }).locator('tbody tr');
+    await page.getByRole('rowheader', { name: 'msg_console_51' }).waitFor();
+    expect(await events.count()).toBe(50);
+    await page.getByRole('button', { name: 'Show more events' }).click();
+    await page.getByRole('rowheader', { name: 'msg_console_1', exact: true }).waitFor();
+    expect(await events.count()).toBe(51);
     await axe(page, 'payment connectors, event log');
     await shot(page, 'connectors');
 
@@ -755,6 +775,8 @@ describe('the console in headless Chromium', () => {
     // Edit (a 422 beside its field, then saved), then delete.
     await page.getByRole('button', { name: 'Edit Standard live' }).click();
     const edit = page.getByRole('form', { name: 'Edit connector Standard live' });
+    // The keyboard is taken to the form that opened below the list.
+    await edit.getByLabel('Provider').and(page.locator(':focus')).waitFor({ timeout: 5000 });
     await edit.getByLabel('Grace days').fill('91');
     await edit.getByRole('button', { name: 'Save connector' }).click();
     await waitText(edit.locator('.field-error'), 'The grace days field must not be greater than 90.');

@@ -1,6 +1,6 @@
 // A project's payment connectors (SPEC 18, docs/payments.md): list, create, edit, delete, the
 // endpoint URL to paste into the provider's dashboard, and each connector's event log.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiFailure, api, type Project, type Schemas, unwrap } from '../api';
 import type { Access } from '../app';
 import {
@@ -276,15 +276,22 @@ function EditConnector({
       form.set('signing_secret', '');
     }
   };
+  // The form opens below the list: the keyboard goes to its first field.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.querySelector<HTMLElement>('select, input')?.focus();
+  }, []);
   return (
-    <FormBox
-      form={form}
-      title={`Edit connector ${connectorName(c)}`}
-      submitLabel="Save connector"
-      onSubmit={save}
-    >
-      <ConnectorFields form={form} domains={domains} edit />
-    </FormBox>
+    <div ref={box}>
+      <FormBox
+        form={form}
+        title={`Edit connector ${connectorName(c)}`}
+        submitLabel="Save connector"
+        onSubmit={save}
+      >
+        <ConnectorFields form={form} domains={domains} edit />
+      </FormBox>
+    </div>
   );
 }
 
