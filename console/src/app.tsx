@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, setApiKey, unwrap } from './api';
 import { type Session, forget, remember, storedKey } from './session';
 import { ErrorMessage, Field, Loading, toFailure, useForm } from './ui';
+import { AnalyticsPage } from './pages/analytics';
 import { ApiKeysPage } from './pages/api-keys';
 import { AuditPage } from './pages/audit';
 import { ProjectPage } from './pages/project';
@@ -29,7 +30,16 @@ export type Route =
   | { page: 'top'; path: string }
   | { page: 'not-found' };
 
-export const PROJECT_TABS = ['settings', 'domains', 'licenses', 'injectables', 'webhooks', 'audit'] as const;
+export const PROJECT_TABS = [
+  'settings',
+  'domains',
+  'licenses',
+  'injectables',
+  'connectors',
+  'webhooks',
+  'analytics',
+  'audit',
+] as const;
 export type ProjectTab = (typeof PROJECT_TABS)[number];
 
 export function parseRoute(hash: string): Route {
@@ -58,12 +68,12 @@ interface TopPage {
 }
 
 /**
- * The main navigation's other pages, in its order. Payment connectors and analytics (SPEC 20) plug
- * in here, one entry each, when their endpoints exist (docs/console.md "Adding a page"):
- *   { path: 'connectors', label: 'Payment connectors', globalOnly?, render: (access) => <ConnectorsPage … /> },
- *   { path: 'analytics', label: 'Analytics', render: (access) => <AnalyticsPage … /> },
+ * The main navigation's other pages, in its order (docs/console.md "Adding a page"). Payment
+ * connectors belong to one project: they are its tab (PROJECT_TABS), not a page here; analytics are
+ * both a project's tab and this page (the account's for a global key, its project's for a scoped one).
  */
 export const TOP_PAGES: TopPage[] = [
+  { path: 'analytics', label: 'Analytics', render: (access) => <AnalyticsPage access={access} /> },
   { path: 'audit-log', label: 'Audit log', render: (access) => <AuditPage access={access} /> },
   {
     path: 'api-keys',

@@ -16,6 +16,8 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../../test/factories/index.js';
 import { createTestApp, TestApp } from '../../test/utils/test-app.js';
 import { CountersService } from '../../src/payments/counters.service.js';
+import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
+import { fixture, makeConnector, signatureHeaders } from '../../test/utils/payments.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const AXE = readFileSync(join('node_modules', 'axe-core', 'axe.min.js'), 'utf8');
@@ -89,9 +91,10 @@ describe('the console in headless Chromium', () => {
     await t?.close();
   });
 
-  async function open(): Promise<Opened> {
+  async function open(clipboard = false): Promise<Opened> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     opened.push(context);
+    if (clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
     const page = await context.newPage();
     page.on('request', (request) => requests.push(request.url()));
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -163,7 +166,7 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('heading', { level: 1, name }).waitFor();
   }
 
-  it('walkthrough, keyboard only: sign in, project, domain, license, a runtime check, its usage, free a slot', async () => {
+  it('walkthrough, keyboard only: sign in, project, domain, license, a runtime check, its usage, free a slot, its analytics', async () => {
     const { page } = await open();
     await heading(page, 'Sign in to LicenseGate');
     await axe(page, 'sign-in');
@@ -222,6 +225,8 @@ describe('the console in headless Chromium', () => {
     expect(((await check.json()) as { data: { has_paid: boolean } }).data.has_paid).toBe(true);
     // Counts are kept in memory and written every second: written now, instead of waiting.
     await t.app.get(CountersService).flush();
+    // So are the analytics' (every ANALYTICS_FLUSH_MS).
+    await t.app.get(AnalyticsCounts).flush();
 
     await tabTo(page, page.getByRole('button', { name: 'Refresh usage' }));
     await page.keyboard.press('Enter');
@@ -242,6 +247,35 @@ describe('the console in headless Chromium', () => {
     await tabTo(page, page.getByRole('button', { name: 'Yes, free it' }), true);
     await page.keyboard.press('Enter');
     await page.getByText('No activation yet.').waitFor();
+
+    // The runtime check, in the analytics: the account's, then the project's.
+    await tabTo(
+      page,
+      page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Analytics' }),
+    );
+    await page.keyboard.press('Enter');
+    await heading(page, 'Analytics');
+    await waitText(page.getByTestId('total-paid'), '1');
+    await waitText(page.getByTestId('total-refused'), '0');
+    await page.getByRole('img', { name: /^Answers per day by outcome, last 7 days, by day/ }).waitFor();
+    await waitText(page.getByRole('table', { name: 'Top projects' }).getByRole('row').nth(1), 'Acme Shop1');
+    await axe(page, 'analytics, every project');
+    await tabTo(page, page.getByRole('link', { name: 'Projects', exact: true }), true);
+    await page.keyboard.press('Enter');
+    await tabTo(page, page.getByRole('link', { name: 'Acme Shop' }));
+    await page.keyboard.press('Enter');
+    await heading(page, /Acme Shop/);
+    await tabTo(
+      page,
+      page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Analytics' }),
+    );
+    await page.keyboard.press('Enter');
+    await heading(page, /Acme Shop · Analytics/);
+    await waitText(page.getByTestId('total-paid'), '1');
+    await waitText(
+      page.getByRole('table', { name: 'Top domains' }).getByRole('row').nth(1),
+      'shop.example.com1',
+    );
 
     await tabTo(page, page.getByRole('button', { name: 'Sign out' }));
     await page.keyboard.press('Enter');
@@ -268,8 +302,12 @@ describe('the console in headless Chromium', () => {
       .set('X-API-KEY', key)
       .send({ slug: 'banner', title: 'Banner', content: '<p>hi</p>', secret: 'a-secret-of-12+' });
     expect(injectable.status).toBe(201);
+    const connector = await makeConnector(t, key, project.id as number, 'standard', {
+      name: `${name} payments`,
+    });
     await t.app.get(CountersService).flush();
-    return { project, domain, license };
+    await t.app.get(AnalyticsCounts).flush();
+    return { project, domain, license, connector };
   }
 
   /** The write controls a page shows: buttons that change something, and forms but the audit filter. */
@@ -309,7 +347,9 @@ describe('the console in headless Chromium', () => {
       ['domains', 'table'],
       ['licenses', 'table'],
       ['injectables', 'table'],
+      ['connectors', 'table'],
       ['webhooks', 'table'],
+      ['analytics', '[data-testid="total-paid"]'],
       ['audit', 'table'],
     ];
     for (const [tab, ready] of tabs) {
@@ -335,16 +375,22 @@ describe('the console in headless Chromium', () => {
       seen[where] = await writeControls(page);
       await axe(page, `${where}, read-only`);
     });
-    for (const [hash, where] of [
-      ['#/audit-log', 'audit log'],
-      ['#/api-keys', 'API keys'],
+    for (const [hash, where, ready] of [
+      ['#/analytics', 'analytics', '[data-testid="total-paid"]'],
+      ['#/audit-log', 'audit log', 'table'],
+      ['#/api-keys', 'API keys', 'table'],
     ]) {
       await page.goto(`${origin}/console/${hash}`);
-      await page.locator('main table').first().waitFor();
+      await page.locator(`main ${ready}`).first().waitFor();
       seen[where] = await writeControls(page);
       await axe(page, `${where}, read-only`);
     }
-    expect(Object.keys(seen)).toHaveLength(10);
+    // The event log of a connector, open: nothing to write there either.
+    await page.goto(`${origin}/console/#/projects/${project.id}/connectors`);
+    await page.getByRole('button', { name: 'Events of Read only payments' }).click();
+    await page.getByText('No event received yet.').waitFor();
+    seen['connector events'] = await writeControls(page);
+    expect(Object.keys(seen)).toHaveLength(14);
     for (const where of Object.keys(seen))
       expect({ where, controls: seen[where] }).toEqual({ where, controls: [] });
     await expect(page.locator('header').textContent()).resolves.toContain('read-only');
@@ -358,7 +404,7 @@ describe('the console in headless Chromium', () => {
     await signIn(page, scoped);
     await heading(page, /Scoped mine/);
     const nav = page.getByRole('navigation', { name: 'Main' });
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['My project', 'Audit log']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['My project', 'Analytics', 'Audit log']);
     // Lock, unlock, delete and new projects need a global key: not offered.
     for (const name of ['Lock project', 'Delete project', 'Create project'])
       expect(await page.getByRole('button', { name }).count()).toBe(0);
@@ -382,6 +428,18 @@ describe('the console in headless Chromium', () => {
     await heading(page, /Scoped mine/);
     await page.goto(`${origin}/console/#/api-keys`);
     await heading(page, 'Page not found');
+    // The analytics page is its project's (GET /analytics is a global key's).
+    await page.goto(`${origin}/console/#/analytics`);
+    await heading(page, 'Analytics');
+    await page.getByRole('link', { name: 'Scoped mine' }).waitFor();
+    await waitText(page.getByTestId('total-paid'), '1');
+    expect(requests.filter((url) => url.includes('/api/v1/analytics'))).toEqual([]);
+    await axe(page, 'analytics, scoped');
+    await keyboardReachable(page, 'analytics, scoped');
+    // Another project's connectors, by their address: refused, nothing shown.
+    await page.goto(`${origin}/console/#/projects/${other.id}/connectors`);
+    await waitText(page.getByRole('alert'), 'This API key is scoped to another project.');
+    expect(await page.getByRole('button', { name: 'Create connector' }).count()).toBe(0);
     await page.goto(`${origin}/console/#/audit-log`);
     await heading(page, 'Audit log');
     await page.locator('main table').waitFor();
@@ -616,6 +674,178 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('table', { name: 'Your projects' }).or(page.getByText('No project yet.')).waitFor();
     expect(await page.getByRole('link', { name: 'Actions', exact: true }).count()).toBe(0);
   }, 120_000);
+
+  it('payment connectors, keyboard only: create, copy the endpoint URL, a signed event in the log', async () => {
+    const project = await makeProject(t, key, { name: 'Payments', has_paid: false });
+    await makeDomain(t, key, project.id as number, { domain: 'shop.example.com', has_paid: false });
+    const { page } = await open(true);
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/connectors`);
+    await heading(page, /Payments · Payment connectors/);
+    await page.getByText('No connector yet.').waitFor();
+
+    const secret = `whsec_${Buffer.from('console-test-secret-of-32-bytes!').toString('base64')}`;
+    await tabTo(page, page.getByLabel('Provider'));
+    // A closed select takes typed letters: "St" picks Standard Webhooks, past Stripe.
+    await page.keyboard.type('Standard');
+    expect(await page.getByLabel('Provider').inputValue()).toBe('standard');
+    await tabTo(page, page.getByLabel('Signing secret'));
+    await page.keyboard.type(secret);
+    await tabTo(page, page.getByLabel('Name', { exact: true }));
+    await page.keyboard.type('Standard live');
+    await tabTo(page, page.getByRole('button', { name: 'Create connector' }));
+    await page.keyboard.press('Enter');
+    await page.getByText(/^Connector Standard live created/).waitFor();
+    // The secret does not stay on the page.
+    expect(await page.getByLabel('Signing secret').inputValue()).toBe('');
+    expect(await page.content()).not.toContain(secret);
+    const url = page.getByRole('textbox', { name: 'Endpoint URL of Standard live' });
+    const endpoint = await url.inputValue();
+    expect(endpoint).toMatch(/\/api\/v1\/payments\/standard\/[\w-]+$/);
+
+    await tabTo(page, page.getByRole('button', { name: 'Copy endpoint URL of Standard live' }));
+    await page.keyboard.press('Enter');
+    await waitText(page.getByRole('row', { name: /^Standard live/ }).getByRole('status'), 'Copied');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(endpoint);
+    await axe(page, 'payment connectors');
+    await keyboardReachable(page, 'payment connectors');
+
+    // The provider sends a signed event (Standard Webhooks) to the URL's path on this service.
+    const body = JSON.stringify(fixture('standard', 'payment.succeeded'));
+    const answer = await fetch(`${origin}${new URL(endpoint).pathname}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...signatureHeaders('standard', secret, body, Math.floor(Date.now() / 1000), 'msg_console_1'),
+      },
+      body,
+    });
+    expect(answer.status).toBe(200);
+    await tabTo(page, page.getByRole('button', { name: 'Events of Standard live' }));
+    await page.keyboard.press('Enter');
+    const event = page
+      .getByRole('table', { name: /Events received by Standard live/ })
+      .getByRole('row')
+      .nth(1);
+    await event.waitFor();
+    const cells = await event.getByRole('cell').allTextContents();
+    expect([await event.getByRole('rowheader').textContent(), ...cells.slice(0, 2)]).toEqual([
+      'msg_console_1',
+      'payment.succeeded',
+      'applied',
+    ]);
+    expect(cells[2]).toMatch(/^domain \d+$/);
+    // More events than a page: the log goes on with "Show more".
+    for (let i = 2; i <= 51; i++) {
+      const more = JSON.stringify(fixture('standard', 'invoice.created'));
+      const sent = await fetch(`${origin}${new URL(endpoint).pathname}`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          ...signatureHeaders('standard', secret, more, Math.floor(Date.now() / 1000), `msg_console_${i}`),
+        },
+        body: more,
+      });
+      expect(sent.status).toBe(200);
+    }
+    await page.getByRole('button', { name: 'Refresh events' }).click();
+    const events = page.getByRole('table', { name: /Events received by Standard live/ }).locator('tbody tr');
+    await page.getByRole('rowheader', { name: 'msg_console_51' }).waitFor();
+    expect(await events.count()).toBe(50);
+    await page.getByRole('button', { name: 'Show more events' }).click();
+    await page.getByRole('rowheader', { name: 'msg_console_1', exact: true }).waitFor();
+    expect(await events.count()).toBe(51);
+    await axe(page, 'payment connectors, event log');
+    await shot(page, 'connectors');
+
+    // Without the clipboard API, the URL field is the way: it selects itself on focus.
+    await page.evaluate(() => Object.defineProperty(navigator, 'clipboard', { value: undefined }));
+    await page.getByRole('button', { name: 'Copy endpoint URL of Standard live' }).click();
+    await waitText(
+      page.getByRole('row', { name: /^Standard live/ }).getByRole('status'),
+      'Copy it from the field: select it and press Ctrl+C (Cmd+C).',
+    );
+    await url.focus();
+    expect(
+      await url.evaluate((el: HTMLInputElement) =>
+        el.value.slice(el.selectionStart ?? 0, el.selectionEnd ?? 0),
+      ),
+    ).toBe(endpoint);
+
+    // Edit (a 422 beside its field, then saved), then delete.
+    await page.getByRole('button', { name: 'Edit Standard live' }).click();
+    const edit = page.getByRole('form', { name: 'Edit connector Standard live' });
+    // The keyboard is taken to the form that opened below the list.
+    await edit.getByLabel('Provider').and(page.locator(':focus')).waitFor({ timeout: 5000 });
+    await edit.getByLabel('Grace days').fill('91');
+    await edit.getByRole('button', { name: 'Save connector' }).click();
+    await waitText(edit.locator('.field-error'), 'The grace days field must not be greater than 90.');
+    await edit.getByLabel('Grace days').fill('7');
+    await edit.getByLabel('Max domains').fill('2');
+    await edit.getByLabel('Issue licenses').check();
+    await edit.getByRole('button', { name: 'Save connector' }).click();
+    await page.getByText('Connector Standard live saved.').waitFor();
+    const row = page.getByRole('row', { name: /^Standard live/ });
+    await waitText(row.getByRole('cell').nth(2), '7');
+    const stored = await t
+      .http()
+      .get(`/api/v1/project/${project.id}/payment-connectors`)
+      .set('X-API-KEY', key);
+    expect(stored.body.data.data[0]).toMatchObject({
+      grace_days: 7,
+      issue_licenses: true,
+      license_template: { max_domains: 2 },
+    });
+    await row.getByRole('button', { name: 'Delete Standard live' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByText('No connector yet.').waitFor();
+  }, 120_000);
+
+  it('analytics: refusals by reason, top domains and countries, the last 24 hours by hour', async () => {
+    const { project, domain, license } = await seed('Storefront');
+    for (const [host, country] of [
+      [domain.domain as string, 'DE'],
+      [domain.domain as string, 'FR'],
+      ['elsewhere.example.net', 'DE'],
+    ]) {
+      await fetch(`${origin}/api/v1/project/has-paid`, {
+        method: 'POST',
+        headers: {
+          'X-LICENSE-KEY': license.uuid as string,
+          'X-Service-Domain': host,
+          'CF-IPCountry': country,
+        },
+      });
+    }
+    await t.app.get(AnalyticsCounts).flush();
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);
+    await waitText(page.getByTestId('total-paid'), '3');
+    await waitText(page.getByTestId('total-refused'), '1');
+    const rows = async (name: string) =>
+      (await page.getByRole('table', { name }).getByRole('row').allTextContents()).slice(1);
+    expect(await rows('Refusals by reason')).toEqual(['domain_unregistered1']);
+    // The refusal names no registered domain (docs/analytics.md).
+    expect(await rows('Top domains')).toEqual([`${domain.domain as string}3`, 'no registered domain1']);
+    const countries = await rows('Top countries');
+    expect(countries[0]).toBe('DE2');
+    expect(countries.slice(1).sort()).toEqual(['FR1', 'unknown country1']);
+    await page.getByRole('img', { name: /^Refusals by reason/ }).waitFor();
+    await axe(page, 'analytics of a project');
+    await keyboardReachable(page, 'analytics of a project');
+    await shot(page, 'analytics');
+
+    await page.getByLabel('Range', { exact: true }).selectOption({ label: 'Last 24 hours, by hour' });
+    const chart = page.getByRole('img', { name: /^Answers per hour by outcome, last 24 hours, by hour/ });
+    await chart.waitFor();
+    await page.getByText('Answers per hour by outcome, last 24 hours, by hour: the numbers').click();
+    const hours = page.locator('details table tbody tr');
+    expect(await hours.count()).toBe(24);
+    const counts = await hours.locator('td').allTextContents();
+    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(4);
+    await axe(page, 'analytics by hour');
+  }, 60_000);
 
   it('a list longer than a page goes on with "Show more"', async () => {
     const project = await makeProject(t, key, { name: 'Many domains' });

@@ -81,7 +81,7 @@ export type LicenseValues = {
   allow_configs: boolean;
 };
 
-export const licenseValues = (l?: License): LicenseValues => ({
+export const licenseValues = (l?: Partial<License>): LicenseValues => ({
   title: l?.title ?? '',
   domain_id: l?.domain_id ? String(l.domain_id) : '',
   expires_at: localFromIso(l?.expires_at),
@@ -113,13 +113,27 @@ export const licenseBody = (v: LicenseValues) => ({
 });
 
 /** Every field of a license, for the create and the edit form. */
-export function LicenseFields({ form, domains }: { form: Form<LicenseValues>; domains: Domain[] }) {
+export function LicenseFields<V extends LicenseValues>({
+  form,
+  domains,
+  template,
+  errorPrefix = '',
+}: {
+  form: Form<V>;
+  domains: Domain[];
+  /** A payment connector's license template: every field but the title. */
+  template?: boolean;
+  /** The API's name for the fields' errors, before each field's (`license_template.`). */
+  errorPrefix?: string;
+}) {
+  const e = (name: string) => `${errorPrefix}${name}`;
   return (
     <>
-      <Field form={form} name="title" label="Title" required />
+      {template ? null : <Field form={form} name="title" label="Title" required />}
       <Field
         form={form}
         name="domain_id"
+        errorKey={e('domain_id')}
         label="Pinned to domain"
         options={[
           { value: '', label: 'No domain' },
@@ -129,6 +143,7 @@ export function LicenseFields({ form, domains }: { form: Form<LicenseValues>; do
       <Field
         form={form}
         name="expires_at"
+        errorKey={e('expires_at')}
         label="Expires at (UTC)"
         type="datetime-local"
         hint="Empty: never."
@@ -136,6 +151,7 @@ export function LicenseFields({ form, domains }: { form: Form<LicenseValues>; do
       <Field
         form={form}
         name="max_domains"
+        errorKey={e('max_domains')}
         label="Max domains"
         type="number"
         min={0}
@@ -144,6 +160,7 @@ export function LicenseFields({ form, domains }: { form: Form<LicenseValues>; do
       <Field
         form={form}
         name="max_subdomains_per_domain"
+        errorKey={e('max_subdomains_per_domain')}
         label="Max subdomains per domain"
         type="number"
         min={0}
@@ -152,6 +169,7 @@ export function LicenseFields({ form, domains }: { form: Form<LicenseValues>; do
       <Field
         form={form}
         name="max_usage_per_day"
+        errorKey={e('max_usage_per_day')}
         label="Max checks per day"
         type="number"
         min={0}
@@ -160,17 +178,31 @@ export function LicenseFields({ form, domains }: { form: Form<LicenseValues>; do
       <Field
         form={form}
         name="allowed_ips"
+        errorKey={e('allowed_ips')}
         label="Allowed IP addresses"
         hint="Comma-separated; empty: any."
       />
       <Field
         form={form}
         name="allowed_countries"
+        errorKey={e('allowed_countries')}
         label="Allowed countries"
         hint="Comma-separated 2-letter codes such as DE,FR; empty: any."
       />
-      <Field form={form} name="is_test_license" label="Test license" type="checkbox" />
-      <Field form={form} name="allow_configs" label="Allow runtime configuration" type="checkbox" />
+      <Field
+        form={form}
+        name="is_test_license"
+        errorKey={e('is_test_license')}
+        label="Test license"
+        type="checkbox"
+      />
+      <Field
+        form={form}
+        name="allow_configs"
+        errorKey={e('allow_configs')}
+        label="Allow runtime configuration"
+        type="checkbox"
+      />
     </>
   );
 }

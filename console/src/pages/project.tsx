@@ -15,7 +15,9 @@ import {
   useLoad,
   when,
 } from '../ui';
+import { AnalyticsView } from './analytics';
 import { AuditLog } from './audit';
+import { ConnectorsTab } from './connectors';
 import { DomainsTab } from './domains';
 import { InjectablesTab } from './injectables';
 import { LicensesTab } from './licenses';
@@ -26,11 +28,16 @@ const TAB_LABELS: Record<ProjectTab, string> = {
   domains: 'Domains',
   licenses: 'Licenses',
   injectables: 'Injectables',
+  connectors: 'Payment connectors',
   webhooks: 'Webhook deliveries',
+  analytics: 'Analytics',
   audit: 'Audit log',
 };
 
-/** One project: its tabs (settings, domains, licenses, injectables, webhook deliveries, audit log). */
+/**
+ * One project: its tabs (settings, domains, licenses, injectables, payment connectors, webhook
+ * deliveries, analytics, audit log).
+ */
 export function ProjectPage({ access, project, tab }: { access: Access; project: number; tab: ProjectTab }) {
   const loaded = useLoad(
     () => unwrap(api.GET('/api/v1/project/{project}', { params: { path: { project } } })),
@@ -68,7 +75,9 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
       {tab === 'domains' ? <DomainsTab access={access} project={p} /> : null}
       {tab === 'licenses' ? <LicensesTab access={access} project={p} /> : null}
       {tab === 'injectables' ? <InjectablesTab access={access} project={p} /> : null}
+      {tab === 'connectors' ? <ConnectorsTab access={access} project={p} /> : null}
       {tab === 'webhooks' ? <WebhooksTab access={access} project={p} /> : null}
+      {tab === 'analytics' ? <AnalyticsView project={p} /> : null}
       {tab === 'audit' ? <AuditLog project={p.id} /> : null}
     </>
   );

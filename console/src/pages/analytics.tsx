@@ -1,0 +1,222 @@
+// What the gate answered (SPEC 19, docs/analytics.md): answers by outcome over time, refusals by
+// reason, the top domains and countries (or projects, account-wide), each a chart with its table.
+import { useState } from 'preact/hooks';
+import { api, type Project, type Schemas, unwrap } from '../api';
+import { type Access, PageHeading } from '../app';
+import { type Bar, RankChart, StackedBarChart } from '../chart';
+import { ErrorMessage, Loading, useLoad } from '../ui';
+
+type Analytics = Schemas['Analytics'];
+type GroupBy = Analytics['group_by'];
+
+const RANGES = {
+  week: { label: 'Last 7 days, by day', granularity: 'day' as const },
+  day: { label: 'Last 24 hours, by hour', granularity: 'hour' as const },
+};
+type Range = keyof typeof RANGES;
+const OUTCOMES = [
+  { key: 'paid', label: 'Paid' },
+  { key: 'unpaid', label: 'Unpaid' },
+  { key: 'refused', label: 'Refused' },
+];
+/** How many keys a ranking shows. */
+const TOP = 10;
+
+/** Account-wide analytics for a global key; a scoped key's are its project's. */
+export function AnalyticsPage({ access }: { access: Access }) {
+  return (
+    <>
+      <PageHeading>Analytics</PageHeading>
+      {access.scope ? (
+        <ScopedAnalytics project={access.scope} />
+      ) : (
+        <>
+          <p>Every project of the account. A project's own analytics are on its Analytics tab.</p>
+          <AnalyticsView />
+        </>
+      )}
+    </>
+  );
+}
+
+function ScopedAnalytics({ project }: { project: number }) {
+  const loaded = useLoad(
+    () => unwrap(api.GET('/api/v1/project/{project}', { params: { path: { project } } })),
+    [project],
+  );
+  if (!loaded.data)
+    return loaded.error ? <ErrorMessage error={loaded.error} /> : <Loading what="the project" />;
+  return (
+    <>
+      <p>
+        The analytics of <a href={`#/projects/${project}/analytics`}>{loaded.data.name}</a>.
+      </p>
+      <AnalyticsView project={loaded.data} />
+    </>
+  );
+}
+
+/** Sums a series' points. */
+const total = (s: Analytics['series'][number]) => s.points.reduce((sum, p) => sum + p.count, 0);
+
+/** The keys of a grouping ranked by their total, largest first, zeros left out. */
+function ranked(a: Analytics, name: (key: string | null) => string): Bar[] {
+  return a.series
+    .map((s) => ({ label: name(s.key), value: total(s) }))
+    .filter((b) => b.value > 0)
+    .sort((x, y) => y.value - x.value)
+    .slice(0, TOP);
+}
+
+/** The bucket's start as people read it: the day, or the day and hour (UTC). */
+const bucketLabel = (iso: string, hourly: boolean) =>
+  hourly ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : iso.slice(0, 10);
+
+/** A project's analytics, or the account's (no project: GET /analytics, global keys only). */
+export function AnalyticsView({ project }: { project?: Project }) {
+  const [range, setRange] = useState<Range>('week');
+  const hourly = range === 'day';
+  const loaded = useLoad(async () => {
+    const query = hourly
+      ? {
+          granularity: 'hour' as const,
+          from: new Date(Date.now() - 23 * 3600_000).toISOString(),
+          to: new Date().toISOString(),
+        }
+      : { granularity: 'day' as const };
+    const get = (group_by: GroupBy) =>
+      unwrap(
+        project
+          ? api.GET('/api/v1/project/{project}/analytics', {
+              params: { path: { project: project.id }, query: { ...query, group_by } },
+            })
+          : api.GET('/api/v1/analytics', { params: { query: { ...query, group_by } } }),
+      );
+    const [outcome, reason, where, country] = await Promise.all([
+      get('outcome'),
+      get('reason'),
+      get(project ? 'domain' : 'project'),
+      get('country'),
+    ]);
+    // Domains and projects are counted by id: their names come from their lists (first page).
+    const names = new Map<string, string>();
+    if (project) {
+      const domains = await unwrap(
+        api.GET('/api/v1/project/{project}/domains', {
+          params: { path: { project: project.id }, query: { per_page: 50 } },
+        }),
+      );
+      for (const d of domains.data) names.set(String(d.id), d.domain);
+    } else {
+      const projects = await unwrap(api.GET('/api/v1/project', { params: { query: { per_page: 50 } } }));
+      for (const p of projects.data) names.set(String(p.id), p.name);
+    }
+    return { outcome, reason, where, country, names };
+  }, [project?.id, range]);
+
+  const id = `range-${project?.id ?? 'all'}`;
+  const data = loaded.data;
+  const scope = project ? project.name : 'all projects';
+  return (
+    <section aria-labelledby="analytics-h">
+      <h2 id="analytics-h">Answers of the gate{project ? '' : ': every project'}</h2>
+      <div class="field range">
+        <label for={id}>Range</label>
+        <select id={id} value={range} onChange={(e) => setRange(e.currentTarget.value as Range)}>
+          {(Object.keys(RANGES) as Range[]).map((r) => (
+            <option key={r} value={r}>
+              {RANGES[r].label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <button type="button" onClick={loaded.reload}>
+        Refresh analytics
+      </button>
+      <ErrorMessage error={loaded.error} />
+      {loaded.loading && !data ? <Loading what="the analytics" /> : null}
+      {data ? (
+        <div aria-busy={loaded.loading}>
+          <ul class="totals" aria-label="Totals of the range">
+            {OUTCOMES.map((o) => (
+              <li key={o.key}>
+                <strong data-testid={`total-${o.key}`}>
+                  {data.outcome.totals[o.key as keyof Analytics['totals']]}
+                </strong>{' '}
+                {o.label}
+              </li>
+            ))}
+          </ul>
+          <StackedBarChart
+            title={`Answers per ${hourly ? 'hour' : 'day'} by outcome, ${RANGES[range].label.toLowerCase()}`}
+            description={`Paid, unpaid and refused answers of ${scope}, stacked per ${hourly ? 'hour' : 'day'} (UTC), from ${bucketLabel(data.outcome.from, hourly)} to ${bucketLabel(data.outcome.to, hourly)}.`}
+            bucketHeading={hourly ? 'Hour (UTC)' : 'Day (UTC)'}
+            buckets={(data.outcome.series[0]?.points ?? []).map((p) => bucketLabel(p.t, hourly))}
+            series={OUTCOMES.map((o) => ({
+              key: o.key,
+              label: o.label,
+              values:
+                data.outcome.series.find((s) => s.key === o.key)?.points.map((p) => p.count) ??
+                (data.outcome.series[0]?.points ?? []).map(() => 0),
+            }))}
+          />
+          <div class="charts">
+            <Ranking
+              title="Refusals by reason"
+              heading="Reason"
+              empty="No refusal in this range."
+              scope={scope}
+              bars={ranked(data.reason, (k) => k ?? 'unknown')}
+            />
+            {project ? (
+              <Ranking
+                title="Top domains"
+                heading="Domain"
+                empty="No answer counted against a domain in this range."
+                scope={scope}
+                bars={ranked(data.where, (k) =>
+                  k === null ? 'no registered domain' : (data.names.get(k) ?? `domain ${k}`),
+                )}
+              />
+            ) : (
+              <Ranking
+                title="Top projects"
+                heading="Project"
+                empty="No answer in this range."
+                scope={scope}
+                bars={ranked(data.where, (k) =>
+                  k === null ? 'none' : (data.names.get(k) ?? `project ${k}`),
+                )}
+              />
+            )}
+            <Ranking
+              title="Top countries"
+              heading="Country"
+              empty="No answer in this range."
+              scope={scope}
+              bars={ranked(data.country, (k) => k ?? 'unknown country')}
+            />
+          </div>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function Ranking(props: { title: string; heading: string; empty: string; scope: string; bars: Bar[] }) {
+  return (
+    <div>
+      <h3>{props.title}</h3>
+      {props.bars.length === 0 ? (
+        <p>{props.empty}</p>
+      ) : (
+        <RankChart
+          title={props.title}
+          description={`${props.title} of ${props.scope}, largest first (at most ${TOP}).`}
+          labelHeading={props.heading}
+          bars={props.bars}
+        />
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,388 @@
+// A project's payment connectors (SPEC 18, docs/payments.md): list, create, edit, delete, the
+// endpoint URL to paste into the provider's dashboard, and each connector's event log.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type ApiFailure, api, type Project, type Schemas, unwrap } from '../api';
+import type { Access } from '../app';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  Field,
+  FormBox,
+  intOrNull,
+  Loading,
+  MoreButton,
+  Notice,
+  show,
+  textOrNull,
+  useCursorList,
+  useForm,
+  when,
+} from '../ui';
+import { LicenseFields, licenseBody, type LicenseValues, licenseValues, useDomains } from './licenses';
+
+type Connector = Schemas['PaymentConnector'];
+type Provider = Connector['provider'];
+
+const PROVIDERS: { value: Provider; label: string }[] = [
+  { value: 'stripe', label: 'Stripe' },
+  { value: 'paddle', label: 'Paddle' },
+  { value: 'lemonsqueezy', label: 'Lemon Squeezy' },
+  { value: 'polar', label: 'Polar' },
+  { value: 'standard', label: 'Standard Webhooks' },
+];
+const providerLabel = (p: Provider) => PROVIDERS.find((x) => x.value === p)?.label ?? p;
+const connectorName = (c: Connector) => c.name ?? `${providerLabel(c.provider)} connector ${c.id}`;
+
+type ConnectorValues = LicenseValues & {
+  provider: string;
+  signing_secret: string;
+  name: string;
+  grace_days: string;
+  issue_licenses: boolean;
+  is_active: boolean;
+};
+
+const connectorValues = (c?: Connector): ConnectorValues => ({
+  ...licenseValues(c?.license_template ?? undefined),
+  provider: c?.provider ?? 'stripe',
+  signing_secret: '',
+  name: c?.name ?? '',
+  grace_days: c ? String(c.grace_days) : '3',
+  issue_licenses: c?.issue_licenses ?? false,
+  is_active: c?.is_active ?? true,
+});
+
+/** The template as the API takes it: null when licenses are not issued and no field is filled. */
+function templateBody(v: ConnectorValues): Schemas['LicenseTemplateDto'] | null {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a template has no title
+  const { title, ...template } = licenseBody(v);
+  const filled = Object.values(template).some((x) => x !== null && x !== false);
+  return v.issue_licenses || filled ? template : null;
+}
+
+export function ConnectorsTab({ access, project }: { access: Access; project: Project }) {
+  const path = { project: project.id };
+  const list = useCursorList(
+    (cursor) =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/payment-connectors', {
+          params: { path, query: { per_page: 50, cursor } },
+        }),
+      ),
+    [project.id],
+  );
+  const domains = useDomains(project.id);
+  const [error, setError] = useState<ApiFailure | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [editing, setEditing] = useState<Connector | null>(null);
+  const [events, setEvents] = useState<Connector | null>(null);
+  const form = useForm(connectorValues());
+  const create = async (v: ConnectorValues) => {
+    setDone(null);
+    try {
+      const made = await unwrap(
+        api.POST('/api/v1/project/{project}/payment-connectors', {
+          params: { path },
+          body: {
+            provider: v.provider as Provider,
+            signing_secret: v.signing_secret,
+            name: textOrNull(v.name),
+            grace_days: intOrNull(v.grace_days) ?? undefined,
+            issue_licenses: v.issue_licenses,
+            license_template: templateBody(v),
+          },
+        }),
+      );
+      form.setValues(connectorValues());
+      setDone(
+        `Connector ${connectorName(made)} created: paste its endpoint URL into ${providerLabel(made.provider)}.`,
+      );
+      list.reload();
+    } finally {
+      // The secret just sent does not stay on the page, whatever the answer.
+      form.set('signing_secret', '');
+    }
+  };
+  const rows = list.data?.data ?? [];
+  return (
+    <section aria-labelledby="connectors-h">
+      <h2 id="connectors-h">Payment connectors</h2>
+      <p>
+        A connector receives a payment provider's signed events at its endpoint URL and marks this project, a
+        domain or a license paid or unpaid.
+      </p>
+      <ErrorMessage error={list.error ?? error} />
+      {done ? <Notice>{done}</Notice> : null}
+      {list.loading && !list.data ? <Loading what="connectors" /> : null}
+      {list.data && rows.length === 0 ? <p>No connector yet.</p> : null}
+      {rows.length > 0 ? (
+        <table>
+          <caption>Payment connectors of {project.name}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Provider</th>
+              <th scope="col">Active</th>
+              <th scope="col">Grace (days)</th>
+              <th scope="col">Issues licenses</th>
+              <th scope="col">Last event</th>
+              <th scope="col">Endpoint URL</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((c) => (
+              <tr key={c.id}>
+                <th scope="row">{connectorName(c)}</th>
+                <td>{providerLabel(c.provider)}</td>
+                <td>{show(c.is_active)}</td>
+                <td>{c.grace_days}</td>
+                <td>{show(c.issue_licenses)}</td>
+                <td>{when(c.last_event_at)}</td>
+                <td>
+                  <CopyUrl connector={c} />
+                </td>
+                <td class="row-actions">
+                  <button type="button" onClick={() => setEvents(c)} aria-pressed={events?.id === c.id}>
+                    Events of {connectorName(c)}
+                  </button>{' '}
+                  {access.canWrite ? (
+                    <>
+                      <button type="button" onClick={() => setEditing(c)}>
+                        Edit {connectorName(c)}
+                      </button>{' '}
+                      <ConfirmButton
+                        label={`Delete ${connectorName(c)}`}
+                        question={`Delete the connector ${connectorName(c)}? Its endpoint stops answering.`}
+                        confirmLabel="Yes, delete"
+                        danger
+                        onError={setError}
+                        onConfirm={async () => {
+                          await unwrap(
+                            api.DELETE('/api/v1/project/{project}/payment-connectors/{connector}', {
+                              params: { path: { ...path, connector: c.id } },
+                            }),
+                          );
+                          if (editing?.id === c.id) setEditing(null);
+                          if (events?.id === c.id) setEvents(null);
+                          list.reload();
+                        }}
+                      />
+                    </>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <MoreButton list={list} what="connectors" />
+      {events ? <EventLog key={events.id} project={project} connector={events} /> : null}
+      {access.canWrite && editing ? (
+        <EditConnector
+          key={editing.id}
+          project={project}
+          connector={editing}
+          domains={domains.data?.data ?? []}
+          onDone={(message) => {
+            setEditing(null);
+            setDone(message);
+            list.reload();
+          }}
+        />
+      ) : null}
+      {access.canWrite ? (
+        <FormBox form={form} title="Add a payment connector" submitLabel="Create connector" onSubmit={create}>
+          <ConnectorFields form={form} domains={domains.data?.data ?? []} />
+        </FormBox>
+      ) : null}
+    </section>
+  );
+}
+
+function ConnectorFields({
+  form,
+  domains,
+  edit,
+}: {
+  form: ReturnType<typeof useForm<ConnectorValues>>;
+  domains: Schemas['Domain'][];
+  edit?: boolean;
+}) {
+  return (
+    <>
+      <Field form={form} name="provider" label="Provider" required options={PROVIDERS} />
+      <Field
+        form={form}
+        name="signing_secret"
+        label={edit ? 'New signing secret' : 'Signing secret'}
+        type="password"
+        required={!edit}
+        hint={
+          edit
+            ? 'Leave empty to keep the current one.'
+            : "The provider's webhook signing secret (Standard Webhooks: whsec_…). Stored encrypted, never shown again."
+        }
+      />
+      <Field form={form} name="name" label="Name" hint="Optional, such as Stripe live." />
+      <Field
+        form={form}
+        name="grace_days"
+        label="Grace days"
+        type="number"
+        min={0}
+        hint="Days an unpaid event leaves the gate open (0: it closes at once)."
+      />
+      {edit ? <Field form={form} name="is_active" label="Active" type="checkbox" /> : null}
+      <Field form={form} name="issue_licenses" label="Issue licenses" type="checkbox" />
+      <fieldset class="template">
+        <legend>License template: the licenses issued on a first paid event</legend>
+        <LicenseFields form={form} domains={domains} template errorPrefix="license_template." />
+      </fieldset>
+    </>
+  );
+}
+
+function EditConnector({
+  project,
+  connector: c,
+  domains,
+  onDone,
+}: {
+  project: Project;
+  connector: Connector;
+  domains: Schemas['Domain'][];
+  onDone: (message: string) => void;
+}) {
+  const form = useForm(connectorValues(c));
+  const save = async (v: ConnectorValues) => {
+    try {
+      const saved = await unwrap(
+        api.PATCH('/api/v1/project/{project}/payment-connectors/{connector}', {
+          params: { path: { project: project.id, connector: c.id } },
+          body: {
+            provider: v.provider as Provider,
+            ...(textOrNull(v.signing_secret) ? { signing_secret: v.signing_secret } : {}),
+            name: textOrNull(v.name),
+            grace_days: intOrNull(v.grace_days) ?? undefined,
+            is_active: v.is_active,
+            issue_licenses: v.issue_licenses,
+            license_template: templateBody(v),
+          },
+        }),
+      );
+      onDone(`Connector ${connectorName(saved)} saved.`);
+    } finally {
+      form.set('signing_secret', '');
+    }
+  };
+  // The form opens below the list: the keyboard goes to its first field.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.querySelector<HTMLElement>('select, input')?.focus();
+  }, []);
+  return (
+    <div ref={box}>
+      <FormBox
+        form={form}
+        title={`Edit connector ${connectorName(c)}`}
+        submitLabel="Save connector"
+        onSubmit={save}
+      >
+        <ConnectorFields form={form} domains={domains} edit />
+      </FormBox>
+    </div>
+  );
+}
+
+/**
+ * The endpoint URL, copied with the clipboard API where the browser allows it; otherwise (and always)
+ * the URL in a read-only field that selects itself on focus, to copy by hand. "Copied" is announced.
+ */
+function CopyUrl({ connector: c }: { connector: Connector }) {
+  const [said, setSaid] = useState('');
+  const [manual, setManual] = useState(false);
+  const copy = async () => {
+    setSaid('');
+    try {
+      if (!navigator.clipboard) throw new Error('no clipboard');
+      await navigator.clipboard.writeText(c.endpoint_url);
+      setSaid('Copied');
+    } catch {
+      setManual(true);
+      setSaid('Copy it from the field: select it and press Ctrl+C (Cmd+C).');
+    }
+  };
+  return (
+    <div class="copy">
+      <input
+        type="text"
+        readOnly
+        value={c.endpoint_url}
+        aria-label={`Endpoint URL of ${connectorName(c)}`}
+        class={manual ? 'manual' : undefined}
+        onFocus={(e) => e.currentTarget.select()}
+      />{' '}
+      <button type="button" onClick={() => void copy()}>
+        Copy endpoint URL<span class="visually-hidden"> of {connectorName(c)}</span>
+      </button>{' '}
+      <span aria-live="polite" role="status" class="said">
+        {said}
+      </span>
+    </div>
+  );
+}
+
+function EventLog({ project, connector: c }: { project: Project; connector: Connector }) {
+  const list = useCursorList(
+    (cursor) =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/payment-connectors/{connector}/events', {
+          params: { path: { project: project.id, connector: c.id }, query: { per_page: 50, cursor } },
+        }),
+      ),
+    [project.id, c.id],
+  );
+  const rows = list.data?.data ?? [];
+  return (
+    <section aria-labelledby="events-h" class="box">
+      <h3 id="events-h">Events of {connectorName(c)}</h3>
+      <button type="button" onClick={list.reload}>
+        Refresh events
+      </button>
+      <ErrorMessage error={list.error} />
+      {list.loading && !list.data ? <Loading what="events" /> : null}
+      {list.data && rows.length === 0 ? <p>No event received yet.</p> : null}
+      {rows.length > 0 ? (
+        <table>
+          <caption>Events received by {connectorName(c)}, latest first</caption>
+          <thead>
+            <tr>
+              <th scope="col">Provider event id</th>
+              <th scope="col">Type</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Target</th>
+              <th scope="col">Detail</th>
+              <th scope="col">Received</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((e) => (
+              <tr key={e.id}>
+                <th scope="row">
+                  <code>{e.provider_event_id}</code>
+                </th>
+                <td>{e.type}</td>
+                <td>{e.outcome}</td>
+                <td>{e.target ? `${e.target.kind} ${e.target.id}` : '—'}</td>
+                <td>{e.detail}</td>
+                <td>{when(e.received_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <MoreButton list={list} what="events" />
+    </section>
+  );
+}
