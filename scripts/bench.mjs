@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
 //                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N
-//                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair --no-analytics-pair]
+//                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair --no-analytics-pair
+//                  --no-bare-pair]
+// npm run bench -- --only 'has-paid bare' --no-growth --no-redis-pair --pair-rounds 5: only has-paid against a
+//                  bare node:http server answering the same bytes (issue 31: at least 0.5 ×).
 // npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
 //                  analytics pair (SPEC 19: with analytics at least 0.95 × without).
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
@@ -13,7 +16,8 @@
 // Seeds a database with the service's own entities and crypto, starts the built server, and drives
 // it with autocannon. Prints req/s, p50, p99 and the server's peak RSS for each scenario, and each
 // scenario's req/s as a ratio of GET / measured in the same run, right before and right after it.
-// Then has-paid unsigned and signed (one server, alternating rounds), has-paid with analytics off and on
+// Then has-paid unsigned and signed (one server, alternating rounds), has-paid against a bare node:http
+// server answering the same bytes (alternating rounds), has-paid with analytics off and on
 // (two servers on one database, alternating rounds), has-paid with and without Redis
 // (two servers on one database, measured in alternating rounds),
 // and has-paid at 1k and 1M licenses.
@@ -44,6 +48,7 @@ const opts = {
   redisPair: !args.includes('--no-redis-pair'),
   signedPair: !args.includes('--no-signed-pair'),
   analyticsPair: !args.includes('--no-analytics-pair'),
+  barePair: !args.includes('--no-bare-pair'),
   pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
   nodeArgs: flag('node-args', ''),
@@ -550,7 +555,7 @@ async function redisPair(url, info, basePort) {
     const title = `has-paid (license + domain) with and without Redis: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, both servers up throughout`;
     await alternating(
       title,
-      setups.map((setup) => ({ ...setup, scenario })),
+      setups.map((setup, i) => ({ ...setup, scenario, pid: servers[i].pid })),
     );
   } finally {
     for (const server of servers) server.kill('SIGTERM');
@@ -577,13 +582,65 @@ async function analyticsPair(url, info, basePort) {
     const title = `has-paid (license + domain) with analytics off and on: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, both servers up throughout`;
     await alternating(
       title,
-      setups.map((setup) => ({ ...setup, scenario })),
+      setups.map((setup, i) => ({ ...setup, scenario, pid: servers[i].pid })),
     );
   } finally {
     for (const server of servers) server.kill('SIGTERM');
     await Promise.all(
       servers.map((server) => new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)))),
     );
+  }
+}
+
+/**
+ * has-paid (license + domain) against a bare node:http server that answers every call with the bytes
+ * has-paid answered for the first license of the pool (status, headers, body), in alternating rounds
+ * with the same requests (docs/benchmarks.md#the-runtime-check-against-a-bare-server): what Node itself
+ * costs per call, and how much of the rest is ours. Both are single processes with `npm start`'s flags.
+ */
+async function barePair(url, info, basePort) {
+  const server = startServer(url, basePort);
+  let bare = null;
+  try {
+    await waitReady(basePort);
+    const [first] = info.pool;
+    const sample = await fetch(`http://127.0.0.1:${basePort}/api/v1/project/has-paid`, {
+      method: 'POST',
+      headers: { accept: 'application/json', 'x-license-key': first.uuid, 'x-service-domain': first.domain },
+    });
+    const body = await sample.text();
+    const headers = {};
+    for (const [name, value] of sample.headers)
+      if (!['date', 'connection', 'keep-alive'].includes(name)) headers[name] = value;
+    bare = spawn(
+      process.execPath,
+      [
+        ...startFlags(),
+        new URL('./bare-server.mjs', import.meta.url).pathname,
+        JSON.stringify({ status: sample.status, headers, body }),
+        String(basePort + 1),
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    );
+    await new Promise((resolve, reject) => {
+      bare.once('message', resolve);
+      bare.once('exit', () => reject(new Error('the bare server did not start')));
+    });
+    log(`bare server answers ${sample.status}, ${Buffer.byteLength(body)} bytes: ${body}`);
+    const scenario = { name: 'has-paid (license + domain)', ...runtime(info, '') };
+    await alternating(
+      `has-paid (license + domain) against a bare node:http server answering the same bytes: ${opts.pairRounds} alternating rounds of ${opts.duration} s each`,
+      [
+        { name: 'bare node:http', port: basePort + 1, scenario, pid: bare.pid },
+        { name: 'has-paid', port: basePort, scenario, pid: server.pid },
+      ],
+    );
+  } finally {
+    for (const child of [server, bare]) {
+      if (!child || child.exitCode !== null) continue;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
   }
 }
 
@@ -597,10 +654,16 @@ async function signedPair(url, info, port) {
     await waitReady(port);
     const title = `has-paid (license + domain) unsigned and signed: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, one server`;
     await alternating(title, [
-      { name: 'unsigned', port, scenario: { name: 'has-paid (license + domain)', ...runtime(info, '') } },
+      {
+        name: 'unsigned',
+        port,
+        pid: server.pid,
+        scenario: { name: 'has-paid (license + domain)', ...runtime(info, '') },
+      },
       {
         name: 'signed (nonce per request)',
         port,
+        pid: server.pid,
         scenario: { name: 'has-paid signed (nonce per request)', ...signedRuntime(info, '') },
       },
     ]);
@@ -620,9 +683,14 @@ async function alternating(title, entries) {
   for (let r = 0; r < opts.pairRounds; r++) {
     const order = r % 2 === 0 ? entries.map((_, i) => i) : entries.map((_, i) => entries.length - 1 - i);
     for (const i of order) {
-      const result = await drive(entries[i].port, entries[i].scenario, r === 0 ? opts.warmup : 1);
+      const result = await drive(
+        entries[i].port,
+        entries[i].scenario,
+        r === 0 ? opts.warmup : 1,
+        entries[i].pid ?? null,
+      );
       log(
-        `round ${r + 1}, ${entries[i].name}: ${Math.round(result.rps)} req/s p50 ${result.p50} ms p99 ${result.p99} ms${result.non2xx ? ` non2xx ${result.non2xx}` : ''}`,
+        `round ${r + 1}, ${entries[i].name}: ${Math.round(result.rps)} req/s p50 ${result.p50} ms p99 ${result.p99} ms${Number.isFinite(result.cpuUs) ? ` server CPU ${result.cpuUs.toFixed(0)} µs/req` : ''}${result.non2xx ? ` non2xx ${result.non2xx}` : ''}`,
       );
       rounds[i].push(result);
     }
@@ -632,15 +700,16 @@ async function alternating(title, entries) {
     rps: mean(list.map((x) => x.rps)),
     p99: list.map((x) => x.p99),
     rounds: list.map((x) => Math.round(x.rps)),
+    cpuUs: median(list.map((x) => x.cpuUs)),
   }));
   console.log(`\n${title}\n`);
   console.log(
-    `| setup | req/s (mean) | each round | p99 ms, each round | median p99 ms | × ${entries[0].name} |\n|---|---:|---|---|---:|---:|`,
+    `| setup | req/s (mean) | each round | p99 ms, each round | median p99 ms | server CPU µs/req (median) | × ${entries[0].name} |\n|---|---:|---|---|---:|---:|---:|`,
   );
   entries.forEach((entry, i) => {
-    const { rps, rounds: each, p99 } = summary[i];
+    const { rps, rounds: each, p99, cpuUs } = summary[i];
     console.log(
-      `| ${entry.name} | ${Math.round(rps)} | ${each.join(', ')} | ${p99.join(', ')} | ${median(p99)} | ${(rps / summary[0].rps).toFixed(2)} |`,
+      `| ${entry.name} | ${Math.round(rps)} | ${each.join(', ')} | ${p99.join(', ')} | ${median(p99)} | ${Number.isFinite(cpuUs) ? cpuUs.toFixed(0) : '–'} | ${(rps / summary[0].rps).toFixed(2)} |`,
     );
   });
 }
@@ -977,6 +1046,8 @@ try {
   console.log(table(rows));
   if (opts.signedPair && opts.workers === 1 && (!opts.only || 'has-paid signed'.includes(opts.only)))
     await signedPair(main.url, info, port + 4);
+  if (opts.barePair && opts.workers === 1 && (!opts.only || 'has-paid bare'.includes(opts.only)))
+    await barePair(main.url, info, port + 6);
   if (opts.analyticsPair && opts.workers === 1 && (!opts.only || 'has-paid analytics'.includes(opts.only)))
     await analyticsPair(main.url, info, port + 5);
   if (opts.redisPair && opts.workers === 1) await redisPair(main.url, info, port + 2);
