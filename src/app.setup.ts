@@ -54,13 +54,8 @@ export function setupApp(
   // (common/http/middlewares.ts). The console answers its own paths before outsideApi refuses them,
   // and before Nest's guards: its files are not throttled (docs/console.md).
   const consoleFiles = config.env.CONSOLE_ENABLED ? serveConsole(new Logger('Console')) : null;
-  const middlewares = [
-    crossOrigin(config.env.CORS_ORIGINS),
-    requestId,
-    boundLargeAnswers(config.env.MAX_PENDING_ANSWER_BYTES, logger) as Middleware,
-    hostHeader,
-    ...(consoleFiles ? [consoleFiles] : []),
-    outsideApi,
+  // What reads request bodies: skipped by RuntimeFastPath for a call that sends none.
+  const bodyParsers = [
     // Before any parser: a payment provider's event is read as bytes, whatever its type (its signature covers them).
     rawPaymentEvents(express.raw({ type: () => true, limit: MAX_PAYMENT_EVENT_BYTES })),
     contentType,
@@ -72,6 +67,15 @@ export function setupApp(
       strict: false,
     }),
     objectBody,
+  ];
+  const middlewares = [
+    crossOrigin(config.env.CORS_ORIGINS),
+    requestId,
+    boundLargeAnswers(config.env.MAX_PENDING_ANSWER_BYTES, logger) as Middleware,
+    hostHeader,
+    ...(consoleFiles ? [consoleFiles] : []),
+    outsideApi,
+    ...bodyParsers,
   ];
   for (const middleware of middlewares) app.use(middleware);
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) =>
@@ -94,7 +98,8 @@ export function setupApp(
       (middleware) => middleware !== outsideApi && middleware !== consoleFiles,
     );
     if (logsRuntimeRequests(config.env)) served.push(runtimeRequestLog(config.env));
-    RuntimeFastPath.install(app, served, answeredError);
+    const withoutBody = served.filter((middleware) => !bodyParsers.includes(middleware));
+    RuntimeFastPath.install(app, { all: served, withoutBody }, answeredError);
   }
   return app;
 }

@@ -64,7 +64,9 @@ describe('CountersService activations', () => {
     const service = counters();
     statements.length = 0;
     const answers = await Promise.all(
-      Array.from({ length: 25 }, () => service.activate(at(license(1)), 'shop.example', 'www.shop.example')),
+      Array.from({ length: 25 }, async () =>
+        service.activate(at(license(1)), 'shop.example', 'www.shop.example'),
+      ),
     );
     expect(answers).toEqual(Array(25).fill('ok'));
     expect(statements.filter((sql) => /^INSERT INTO license_activations/.test(sql))).toHaveLength(2); // the domain and the host
@@ -82,7 +84,7 @@ describe('CountersService activations', () => {
     const service = counters();
     expect(await service.activate(at(license(2, 1)), 'one.example', '')).toBe('ok');
     const answers = await Promise.all(
-      Array.from({ length: 10 }, () => service.activate(at(license(2, 1)), 'two.example', '')),
+      Array.from({ length: 10 }, async () => service.activate(at(license(2, 1)), 'two.example', '')),
     );
     expect(answers).toEqual(Array(10).fill('max_domains'));
     expect(await activations(2)).toEqual([{ domain: 'one.example', host: '' }]);
@@ -93,7 +95,7 @@ describe('CountersService activations', () => {
   it('different places racing for the last slot: exactly one gets it', async () => {
     const service = counters();
     const answers = await Promise.all(
-      ['a', 'b', 'c', 'd', 'e'].map((d) => service.activate(at(license(3, 1)), `${d}.example`, '')),
+      ['a', 'b', 'c', 'd', 'e'].map(async (d) => service.activate(at(license(3, 1)), `${d}.example`, '')),
     );
     expect(answers.filter((a) => a === 'ok')).toHaveLength(1);
     expect(await activations(3)).toHaveLength(1);

@@ -10,6 +10,7 @@ import type { LicenseEntity } from '../licenses/license.entity.js';
 import { utcDay } from '../licenses/licenses.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import type { MaybePromise } from '../common/maybe-promise.js';
 
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
@@ -108,7 +109,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * use commits together with the license.usage_limit_reached event. Without a limit the call is
    * counted in memory (written once a second) and always allowed.
    */
-  async takeUsage(license: CountedLicense, project: ProjectEntity): Promise<'ok' | 'last' | 'refused'> {
+  takeUsage(license: CountedLicense, project: ProjectEntity): MaybePromise<'ok' | 'last' | 'refused'> {
     const day = utcDay();
     const max = license.max_usage_per_day;
     if (max === null) {
@@ -116,6 +117,16 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       return 'ok';
     }
     if (max <= 0) return 'refused';
+    return this.takeLimited(license, project, day, max);
+  }
+
+  /** A use of a license with a daily limit: conditional statements in the database. */
+  private takeLimited(
+    license: CountedLicense,
+    project: ProjectEntity,
+    day: string,
+    max: number,
+  ): Promise<'ok' | 'last' | 'refused'> {
     const event = { license_id: license.id, project_id: project.id, max_usage_per_day: max, day };
     const takeLast = (sql: string, params: unknown[]) =>
       this.outbox.change(
@@ -175,7 +186,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * every instance asks the database again and a freed slot is free at once. While the generation
    * cannot be trusted (null) nothing is remembered.
    */
-  async activate(entry: ActivationContext, domain: string, host: string): Promise<Activation> {
+  activate(entry: ActivationContext, domain: string, host: string): MaybePromise<Activation> {
     const { license } = entry;
     const domainKey = `${license.id}\u0000${domain}\u0000`;
     const generation = this.generations.current(license.project_id);

@@ -2,7 +2,7 @@ import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards }
 import { ApiHeader, ApiQuery, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { ServerResponse } from 'node:http';
-import { AnswerSigning, NONCE_HEADER } from './answer-signing.js';
+import { AnswerSigning, NONCE_HEADER, PendingSignature } from './answer-signing.js';
 import { ApiError, PROJECT_LOCKED, RefusalReason, RuntimeRefusal } from '../common/http/errors.js';
 import { ApiErrors, LICENSE_KEY_SCHEME } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
@@ -56,10 +56,10 @@ export class LicenseKeyGuard implements CanActivate {
     private readonly failures: AuthFailures,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** True at once for a warm license (the runtime fast path's common case), else a promise of it. */
+  canActivate(context: ExecutionContext): true | Promise<true> {
     const http = context.switchToHttp();
     const req = http.getRequest<LicensedRequest>();
-    // With X-Service-Nonce, every answer from here on is signed once the license's project is known.
     const signature = this.signing.arm(req, http.getResponse<ServerResponse>());
     const sent = licenseKey(req);
     if (!sent)
@@ -69,30 +69,37 @@ export class LicenseKeyGuard implements CanActivate {
           ? 'License key missing: send it in the X-LICENSE-KEY header; this endpoint does not take API keys (X-API-KEY).'
           : 'License key missing: send it in the X-LICENSE-KEY header.',
       );
-    // Warm and current: answered without a round trip to the database or Redis.
-    const entry = this.lookup.peek(sent.hash) ?? (await this.cold(req, sent));
-    // A deleted license's key is counted under its project (docs/analytics.md#unknown-keys), never redirected.
-    if (!entry)
-      throw runtimeRefusal('unknown_key', 403, INVALID_KEY, null, {
-        projectId: this.lookup.projectOf(sent.hash),
-      });
-    if (signature && entry.project) await this.signing.bind(signature, entry.project);
-    return admit(req, entry, this.clock);
+    const entry = this.lookup.peek(sent.hash);
+    if (!entry) return this.cold(req, sent, signature);
+    return this.admitSigned(req, entry, signature);
   }
 
-  /**
-   * A key not known in memory: refused at once when its address is past its allowance of unknown or
-   * malformed keys (docs/security.md), else looked up (an unknown key seen within a minute costs no
-   * round trip: RuntimeLookupService), and counted against the address when it is unknown.
-   */
-  private async cold(req: LicensedRequest, sent: SentLicenseKey): Promise<RuntimeEntry | null> {
+  /** Admits the license once its project's key is bound to the answer's signature (a promise the first time only). */
+  private admitSigned(
+    req: LicensedRequest,
+    entry: RuntimeEntry,
+    signature: PendingSignature | null,
+  ): true | Promise<true> {
+    const bound = signature && entry.project ? this.signing.bind(signature, entry.project) : undefined;
+    return bound ? bound.then(() => admit(req, entry, this.clock)) : admit(req, entry, this.clock);
+  }
+
+  /** A key this process does not hold: looked up in the database, within the unknown-key allowance. */
+  private async cold(
+    req: LicensedRequest,
+    sent: SentLicenseKey,
+    signature: PendingSignature | null,
+  ): Promise<true> {
     this.failures.assertAllowed(req);
-    // An API key (lg_…) is no license key: not looked up, and the refusal says where it belongs.
     const apiKey = sent.key.startsWith('lg_');
     const entry = sent.hash === OVERSIZED_KEY || apiKey ? null : await this.lookup.byKeyHash(sent.hash);
     if (!entry) await this.failures.failed(req);
     if (apiKey) throw runtimeRefusal('unknown_key', 403, API_KEY_AS_LICENSE_KEY, null);
-    return entry;
+    if (!entry)
+      throw runtimeRefusal('unknown_key', 403, INVALID_KEY, null, {
+        projectId: this.lookup.projectOf(sent.hash),
+      });
+    return this.admitSigned(req, entry, signature);
   }
 }
 

@@ -15,6 +15,7 @@ import {
   DATABASE_AWAY,
 } from '../common/openapi/decorators.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import type { MaybePromise } from '../common/maybe-promise.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
 import {
   ACTION_INVALID,
@@ -125,7 +126,7 @@ export class PaymentsController {
       message: 'This license has reached its daily limit of 1000 checks; it resets at midnight UTC.',
     },
   )
-  hasPaid(@Req() req: LicensedRequest): Promise<HasPaidResult> {
+  hasPaid(@Req() req: LicensedRequest): MaybePromise<HasPaidResult> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
     let options = parseCheckOptions(req.query);
     // Only allow_configs licenses may steer the check from the body (docs/decisions.md#runtime-checks).

@@ -27,6 +27,7 @@ import { AnswerSigning } from './answer-signing.js';
 import { offlineToken } from './offline-token.js';
 import { Clock, secondsToUtcMidnight } from '../common/time.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
+import { type MaybePromise, then } from '../common/maybe-promise.js';
 
 /** What `include` asked for: `injectables`, `token`, or both, comma-separated. */
 export interface Include {
@@ -47,6 +48,14 @@ export interface HasPaidResult {
   redirect_url?: string | null;
   is_test_license?: boolean;
   grace_until?: string;
+}
+
+/** What the calling domain's checks found: its has_paid and grace, the host answered for, the domain counted against. */
+interface Place {
+  hasPaid: boolean;
+  graceUntil: Date | null;
+  evaluated: string | null;
+  domainId: number | undefined;
 }
 
 /** A paid answer to a license: what its offline token says, when one is asked for. */
@@ -104,68 +113,82 @@ export class PaymentsService {
     this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
   }
 
-  /** The runtime check of a license that passed LicenseKeyGuard. */
-  async checkLicense(
+  /**
+   * The runtime check of a license that passed LicenseKeyGuard: an answer at once when everything it
+   * needs is in memory, a promise when a step must wait (common/maybe-promise.ts).
+   */
+  checkLicense(
     entry: RuntimeEntry & { project: ProjectEntity },
     req: Request,
     options: CheckOptions,
-  ): Promise<HasPaidResult> {
-    const { license, project } = entry;
-    /** The host the answer is for, as an offline token names it (null for check_project). */
-    let evaluated: string | null = null;
+  ): MaybePromise<HasPaidResult> {
     this.assertPlaceAllowed(entry, req);
-
     // check_project changes which flag answers, never who may ask or from where (docs/security.md).
-    const projectLevel = options.action === 'check_project';
     const calling = callingDomain(req, options.domain);
-    let hasPaid = project.has_paid;
-    /** The grace of the project or domain that answers (docs/payments.md). */
-    let graceUntil = project.grace_until;
-    /** The registered domain the call is counted against (analytics), when there is one. */
-    let domainId: number | undefined;
-    let domainPassed = false;
-    if (!projectLevel || calling.host !== null || noDomainMessage(req, options.domain) !== NO_DOMAIN) {
-      const place = await this.checkDomain(entry, req, options, calling);
-      domainPassed = true;
-      domainId = place.domainId;
-      if (!projectLevel) {
-        hasPaid = place.hasPaid;
-        graceUntil = place.graceUntil;
-        evaluated = place.evaluated;
-      }
+    if (
+      options.action !== 'check_project' ||
+      calling.host !== null ||
+      noDomainMessage(req, options.domain) !== NO_DOMAIN
+    ) {
+      return then(this.checkDomain(entry, req, options, calling), (place) =>
+        this.answerLicense(entry, req, options, place),
+      );
     }
+    return this.answerLicense(entry, req, options, null);
+  }
+
+  /** After the place checks (`place`: null when no domain was checked): the daily usage, then the answer. */
+  private answerLicense(
+    entry: RuntimeEntry & { project: ProjectEntity },
+    req: Request,
+    options: CheckOptions,
+    place: Place | null,
+  ): MaybePromise<HasPaidResult> {
+    const { license, project } = entry;
+    const projectLevel = options.action === 'check_project';
     if (
       projectLevel &&
       (options.include?.injectables || options.include?.token) &&
-      !domainPassed &&
+      place === null &&
       !license.allow_configs
     ) {
       throw runtimeRefusal('domain_missing', 403, PAYLOADS_NEED_DOMAIN, project);
     }
-
-    if ((await this.counters.takeUsage(license, project)) === 'refused') {
-      runtimeChecks.inc({ outcome: 'refused_429' });
-      const retry = secondsToUtcMidnight(this.clock.nowMs());
-      throw new RuntimeRefusal(
-        'usage_limit',
-        429,
-        `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`,
-        null,
-        { 'Retry-After': String(retry) },
-        project.id,
-        domainId,
-      );
-    }
-    hasPaid = hasPaid && !this.graceEnded(graceUntil);
-    countAnswer(hasPaid);
-    this.answers.answered(req, project.id, hasPaid, domainId ?? null);
-    const grant = options.include?.token
-      ? { license, keySha256: (licenseKey(req) as SentLicenseKey).hash, domain: evaluated }
-      : undefined;
-    return {
-      ...(await this.answer(project, hasPaid, graceUntil, options, grant)),
-      is_test_license: license.is_test_license,
-    };
+    // The project's flag and grace with check_project, else the domain's (docs/payments.md).
+    const answering = place === null || projectLevel ? null : place;
+    /** The registered domain the call is counted against (analytics), when there is one. */
+    const domainId = place?.domainId;
+    return then(this.counters.takeUsage(license, project), (usage) => {
+      if (usage === 'refused') {
+        runtimeChecks.inc({ outcome: 'refused_429' });
+        const retry = secondsToUtcMidnight(this.clock.nowMs());
+        throw new RuntimeRefusal(
+          'usage_limit',
+          429,
+          `This license has reached its daily limit of ${license.max_usage_per_day} checks; it resets at midnight UTC.`,
+          null,
+          { 'Retry-After': String(retry) },
+          project.id,
+          domainId,
+        );
+      }
+      const graceUntil = answering ? answering.graceUntil : project.grace_until;
+      const hasPaid = (answering ? answering.hasPaid : project.has_paid) && !this.graceEnded(graceUntil);
+      countAnswer(hasPaid);
+      this.answers.answered(req, project.id, hasPaid, domainId ?? null);
+      /** The host the answer is for, as an offline token names it (null for check_project). */
+      const grant = options.include?.token
+        ? {
+            license,
+            keySha256: (licenseKey(req) as SentLicenseKey).hash,
+            domain: answering ? answering.evaluated : null,
+          }
+        : undefined;
+      return then(this.answer(project, hasPaid, graceUntil, options, grant), (result) => {
+        result.is_test_license = license.is_test_license;
+        return result;
+      });
+    });
   }
 
   /**
@@ -174,17 +197,12 @@ export class PaymentsService {
    * the check does; otherwise the domain's has_paid and grace, the host the answer is for, and the
    * registered domain the call is counted against.
    */
-  private async checkDomain(
+  private checkDomain(
     entry: RuntimeEntry & { project: ProjectEntity },
     req: Request,
     options: CheckOptions,
     calling: CallingDomain,
-  ): Promise<{
-    hasPaid: boolean;
-    graceUntil: Date | null;
-    evaluated: string | null;
-    domainId: number | undefined;
-  }> {
+  ): MaybePromise<Place> {
     const { license, project } = entry;
     let hasPaid: boolean;
     let graceUntil: Date | null;
@@ -238,26 +256,27 @@ export class PaymentsService {
       domainId = registered.id;
       counted = { domain: registered.domain, host: calling.host === registered.domain ? '' : calling.host };
     }
-    const outcome = await this.counters.activate(entry, counted.domain, counted.host);
-    if (outcome === 'max_domains') {
-      throw runtimeRefusal(
-        'domain_limit',
-        403,
-        `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
-        project,
-        { domainId },
-      );
-    }
-    if (outcome === 'max_subdomains') {
-      throw runtimeRefusal(
-        'domain_limit',
-        403,
-        `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain}.`,
-        project,
-        { domainId },
-      );
-    }
-    return { hasPaid, graceUntil, evaluated, domainId };
+    return then(this.counters.activate(entry, counted.domain, counted.host), (outcome) => {
+      if (outcome === 'max_domains') {
+        throw runtimeRefusal(
+          'domain_limit',
+          403,
+          `This license has reached its limit of ${license.max_domains} domain${license.max_domains === 1 ? '' : 's'}.`,
+          project,
+          { domainId },
+        );
+      }
+      if (outcome === 'max_subdomains') {
+        throw runtimeRefusal(
+          'domain_limit',
+          403,
+          `This license has reached its limit of ${license.max_subdomains_per_domain} subdomain${license.max_subdomains_per_domain === 1 ? '' : 's'} for ${counted.domain}.`,
+          project,
+          { domainId },
+        );
+      }
+      return { hasPaid, graceUntil, evaluated, domainId };
+    });
   }
 
   /** allowed_ips, then allowed_countries: 403 saying which refused the caller. */
@@ -315,22 +334,30 @@ export class PaymentsService {
     return graceUntil !== null && graceUntil.getTime() <= this.clock.nowMs();
   }
 
-  /** {has_paid, grace_until?, redirect_url?, injectables?, token?}. */
-  private async answer(
+  /** {has_paid, grace_until?, redirect_url?, injectables?, token?}: at once unless payloads or a token are asked for. */
+  private answer(
     project: ProjectEntity,
     hasPaid: boolean,
     graceUntil: Date | null,
     options: CheckOptions,
     grant?: TokenGrant,
-  ): Promise<HasPaidResult> {
+  ): MaybePromise<HasPaidResult> {
     if (!hasPaid) return { has_paid: false, redirect_url: project.default_redirect_url };
-    if (options.include === undefined && graceUntil === null) return { has_paid: true };
     const result: HasPaidResult =
       graceUntil === null
         ? { has_paid: true }
         : { has_paid: true, grace_until: toIsoTimestamp(graceUntil) as string };
     if (options.include === undefined) return result;
-    if (options.include.injectables) result.injectables = await this.injectables.paidOnly(project.id);
+    return this.withPayloads(result, project, options.include, grant);
+  }
+
+  private async withPayloads(
+    result: HasPaidResult,
+    project: ProjectEntity,
+    include: Include,
+    grant?: TokenGrant,
+  ): Promise<HasPaidResult> {
+    if (include.injectables) result.injectables = await this.injectables.paidOnly(project.id);
     if (grant && project.offline_grace_hours > 0) result.token = await this.token(project, grant);
     return result;
   }

@@ -1,4 +1,5 @@
-import { CanActivate, ExecutionContext, ForbiddenException, INestApplication, Logger } from '@nestjs/common';
+import { ExecutionContext, INestApplication, Logger } from '@nestjs/common';
+import { then } from '../common/maybe-promise.js';
 import {
   EXCEPTION_FILTERS_METADATA,
   GUARDS_METADATA,
@@ -13,7 +14,6 @@ import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { ApplicationConfig } from '@nestjs/core';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import parseurl from 'parseurl';
 import proxyaddr from 'proxy-addr';
 import { LicenseKeyGuard, LicensedRequest } from './license-key.guard.js';
 import { EnvelopeInterceptor, successEnvelope } from '../common/http/envelope.interceptor.js';
@@ -27,6 +27,27 @@ import { ThrottleGuard } from '../common/throttling/throttle.guard.js';
 import { PaymentsController } from './payments.controller.js';
 
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void;
+
+/** The app's middlewares in their order (`all`), and the same without the body parsers (`withoutBody`). */
+export interface RuntimeMiddlewares {
+  all: Middleware[];
+  withoutBody: Middleware[];
+}
+
+/**
+ * No body, as the body parsers would see it: neither Transfer-Encoding nor Content-Length, or a
+ * Content-Length of 0 with no Content-Type or Content-Encoding for them to check (what fetch and
+ * browsers send for a POST without a body).
+ */
+function hasNoBody(req: IncomingMessage): boolean {
+  const { headers } = req;
+  if (headers['transfer-encoding'] !== undefined) return false;
+  const length = headers['content-length'];
+  return (
+    length === undefined ||
+    (length === '0' && headers['content-type'] === undefined && headers['content-encoding'] === undefined)
+  );
+}
 
 const PATH = '/api/v1/project/has-paid';
 // eslint-disable-next-line @typescript-eslint/unbound-method -- only read as a metadata key, never called
@@ -56,25 +77,23 @@ export class RuntimeFastPath {
   private readonly logger = new Logger('Exceptions');
   private readonly trust: (addr: string, i: number) => boolean;
   private readonly parseQuery: (query: string | null) => unknown;
-  /** In Nest's order: global guards, then the route's. */
-  private readonly guards: CanActivate[];
 
   private constructor(
     express: Express,
-    private readonly middlewares: Middleware[],
-    throttle: CanActivate,
-    license: CanActivate,
+    private readonly middlewares: RuntimeMiddlewares,
+    /** The global guard, then the route's: Nest's order. */
+    private readonly throttle: ThrottleGuard,
+    private readonly license: LicenseKeyGuard,
     private readonly controller: PaymentsController,
     private readonly answered: AnsweredError,
   ) {
-    this.guards = [throttle, license];
     this.trust = express.get('trust proxy fn') as typeof this.trust;
     const parseQuery = express.get('query parser fn') as ((query: string | null) => unknown) | undefined;
     this.parseQuery = parseQuery ?? (() => ({}));
   }
 
   /** Serves the runtime check ahead of Express on `app`'s HTTP server. */
-  static install(app: INestApplication, middlewares: Middleware[], answered: AnsweredError): void {
+  static install(app: INestApplication, middlewares: RuntimeMiddlewares, answered: AnsweredError): void {
     const throttle = assertRouteEnhancers(app);
     const fast = new RuntimeFastPath(
       app.getHttpAdapter().getInstance() as Express,
@@ -99,16 +118,20 @@ export class RuntimeFastPath {
   private serve(req: RuntimeRequest, res: ServerResponse): void {
     try {
       req.ip = proxyaddr(req, this.trust);
-      req.query = this.parseQuery((parseurl(req)?.query as string | null | undefined) ?? null);
+      // What parseurl gives Express's query parser: everything after the first `?`.
+      const at = (req.url as string).indexOf('?');
+      req.query = this.parseQuery(at < 0 ? null : (req.url as string).slice(at + 1));
     } catch (error) {
       return this.fail(error, req, res);
     }
-    const middlewares = this.middlewares;
+    // A call without a body (the SDKs send none) skips the body parsers, which would find nothing to
+    // parse: without them it is answered in the same turn of the event loop it arrived in.
+    const middlewares = hasNoBody(req) ? this.middlewares.withoutBody : this.middlewares.all;
     let index = 0;
     const next = (error?: unknown): void => {
       if (error) return this.fail(error, req, res); // as Express: a falsy error is none
       const middleware = middlewares[index++];
-      if (middleware === undefined) return void this.handle(req, res);
+      if (middleware === undefined) return this.handle(req, res);
       try {
         middleware(req as Request, res as Response, next);
       } catch (thrown) {
@@ -118,14 +141,31 @@ export class RuntimeFastPath {
     next();
   }
 
-  private async handle(req: RuntimeRequest, res: ServerResponse): Promise<void> {
+  /**
+   * ThrottleGuard, LicenseKeyGuard, then PaymentsController.hasPaid, as Nest runs them: each step's
+   * answer is used at once when it gives one (a warm license: no promise at all), awaited when it
+   * gives a promise (common/maybe-promise.ts). A guard answers true or throws.
+   */
+  private handle(req: RuntimeRequest, res: ServerResponse): void {
     try {
       const context = new HttpContext(req, res);
-      // Guards answer true or throw; anything else is Nest's 403.
-      for (const guard of this.guards) {
-        if ((await guard.canActivate(context)) !== true) throw new ForbiddenException('Forbidden resource');
-      }
-      send(res, 200, successEnvelope(await this.controller.hasPaid(req as LicensedRequest)));
+      const answered = then(this.throttle.count(context), () =>
+        then(this.license.canActivate(context), () => this.controller.hasPaid(req as LicensedRequest)),
+      );
+      if (answered instanceof Promise)
+        answered.then(
+          (result) => this.respond(req, res, result),
+          (error: unknown) => this.fail(error, req, res),
+        );
+      else this.respond(req, res, answered);
+    } catch (error) {
+      this.fail(error, req, res);
+    }
+  }
+
+  private respond(req: RuntimeRequest, res: ServerResponse, result: unknown): void {
+    try {
+      send(res, 200, successEnvelope(result));
     } catch (error) {
       this.fail(error, req, res);
     }
@@ -228,7 +268,7 @@ function isRuntimePath(url: string | undefined): boolean {
  * enhancers: test/e2e/runtime-fast-path.e2e-spec.ts pins that setupApp refuses to start when the route
  * gains what this path does not run, so an upgrade that moves them fails loudly, at start.
  */
-function assertRouteEnhancers(app: INestApplication): CanActivate {
+function assertRouteEnhancers(app: INestApplication): ThrottleGuard {
   const config = app.get(ApplicationConfig);
   const problems: string[] = [];
   const own = (key: string): unknown[] => [
@@ -272,5 +312,5 @@ function assertRouteEnhancers(app: INestApplication): CanActivate {
   if (config.getGlobalPreRequestHooks().length > 0) problems.push('pre-request hooks');
   if (problems.length > 0)
     throw new Error(`RuntimeFastPath cannot answer ${PATH}: it does not run ${problems.join(', ')}.`);
-  return globalGuards[0];
+  return globalGuards[0] as ThrottleGuard;
 }

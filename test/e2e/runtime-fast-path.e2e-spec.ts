@@ -392,7 +392,9 @@ describe('runtime check served ahead of Express: the same answers as the routed 
   it('an error whose answer cannot be written gets a plain 500, and the server goes on', async () => {
     // A header no HTTP message may carry: writing the envelope's headers throws.
     const refusal = new ApiError(429, 'Too many.', null, null, { 'Bad Header Name': '1' });
-    const spy = jest.spyOn(ThrottleGuard.prototype, 'canActivate').mockRejectedValueOnce(refusal);
+    const spy = jest.spyOn(ThrottleGuard.prototype, 'count').mockImplementationOnce(() => {
+      throw refusal;
+    });
     try {
       const res = await fast.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID()).timeout(5000);
       expect(res.status).toBe(500);

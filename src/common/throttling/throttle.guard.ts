@@ -1,8 +1,12 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard, ThrottlerLimitDetail, ThrottlerRequest } from '@nestjs/throttler';
-import type { Response } from 'express';
+import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
+import type { ServerResponse } from 'node:http';
 import { ApiError, RuntimeRefusal } from '../http/errors.js';
 import { ROUTE_CLASS, RouteClass } from './throttling.js';
+import type { CountingStorage, Record_ } from './throttler-storage.js';
+
+/** What a route's calls are counted by: resolved once per handler. */
+type Plan = Omit<ThrottlerRequest, 'context'> & { suffix: string };
 
 /**
  * The app's one global guard: counts each call by its route's class (ThrottleAs), and answers 429 in
@@ -12,23 +16,37 @@ import { ROUTE_CLASS, RouteClass } from './throttling.js';
  * one its ThrottleAs names, with the limits the module was configured with; it is resolved once per
  * handler, and each call only counts. A route without a class is counted as a management call (the
  * route audit test keeps every route marked).
+ *
+ * The count itself is the library's handleRequest (same headers, same 429), written here so that it
+ * answers at once when the storage does: the runtime check's count needs no round trip, and its
+ * fast path (payments/runtime-fast-path.ts) runs this guard without a promise per call.
  */
 @Injectable()
 export class ThrottleGuard extends ThrottlerGuard {
-  private readonly plans = new WeakMap<object, Omit<ThrottlerRequest, 'context'> | null>();
+  private readonly plans = new WeakMap<object, Plan | null>();
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
+    return this.count(context);
+  }
+
+  /** Counts the call (canActivate): true at once when the storage answers at once, else a promise of it. */
+  count(context: ExecutionContext): true | Promise<true> {
     const handler = context.getHandler();
     let plan = this.plans.get(handler);
     if (plan === undefined) {
       plan = this.planFor(handler, context.getClass());
       this.plans.set(handler, plan);
     }
-    if (plan !== null) await this.handleRequest({ context, ...plan });
-    return true;
+    if (plan === null) return true;
+    const tracker = plan.getTracker(context.switchToHttp().getRequest(), context) as string;
+    const key = plan.generateKey(context, tracker, plan.throttler.name as string);
+    const storage = this.storageService as CountingStorage;
+    const record = storage.hit(key, plan.ttl, plan.limit, plan.blockDuration, plan.throttler.name as string);
+    if (record instanceof Promise) return record.then((counted) => this.counted(context, plan, key, counted));
+    return this.counted(context, plan, key, record);
   }
 
-  private planFor(handler: object, classRef: object): Omit<ThrottlerRequest, 'context'> | null {
+  private planFor(handler: object, classRef: object): Plan | null {
     const routeClass = this.reflector.getAllAndOverride<RouteClass | null | undefined>(ROUTE_CLASS, [
       handler as () => void,
       classRef as new () => object,
@@ -44,19 +62,25 @@ export class ThrottleGuard extends ThrottlerGuard {
       throttler,
       getTracker: throttler.getTracker ?? this.commonOptions.getTracker,
       generateKey: throttler.generateKey ?? this.commonOptions.generateKey,
-    } as Omit<ThrottlerRequest, 'context'>;
+      suffix: throttler.name === 'default' ? '' : `-${throttler.name}`,
+    } as Plan;
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await -- overrides an async method: the throw must be a rejection
-  protected override async throwThrottlingException(
-    context: ExecutionContext,
-    detail: ThrottlerLimitDetail,
-  ): Promise<void> {
-    const seconds = Math.max(1, Math.ceil(detail.timeToBlockExpire));
-    context.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(seconds));
-    const message = `Too many requests. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`;
-    // A runtime call (its key is the class and tracker, as perClass makes it) is one the analytics count.
-    if (detail.key.startsWith('runtime:')) throw new RuntimeRefusal('rate_limited', 429, message, null);
-    throw new ApiError(429, message);
+  /** The library's headers (X-RateLimit-*-{class}; Retry-After-{class} when refused), and the 429. */
+  private counted(context: ExecutionContext, plan: Plan, key: string, record: Record_): true {
+    const res = context.switchToHttp().getResponse<ServerResponse>();
+    if (record.isBlocked) {
+      res.setHeader(`Retry-After${plan.suffix}`, record.timeToBlockExpire);
+      const seconds = Math.max(1, Math.ceil(record.timeToBlockExpire));
+      res.setHeader('Retry-After', String(seconds));
+      const message = `Too many requests. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`;
+      // A runtime call (its key is the class and tracker, as perClass makes it) is one the analytics count.
+      if (key.startsWith('runtime:')) throw new RuntimeRefusal('rate_limited', 429, message, null);
+      throw new ApiError(429, message);
+    }
+    res.setHeader(`X-RateLimit-Limit${plan.suffix}`, plan.limit);
+    res.setHeader(`X-RateLimit-Remaining${plan.suffix}`, Math.max(0, plan.limit - record.totalHits));
+    res.setHeader(`X-RateLimit-Reset${plan.suffix}`, record.timeToExpire);
+    return true;
   }
 }

@@ -4,11 +4,25 @@ import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { within } from '../cache/redis.js';
 
-interface Record_ {
+export interface Record_ {
   totalHits: number;
   timeToExpire: number;
   isBlocked: boolean;
   timeToBlockExpire: number;
+}
+
+/**
+ * ThrottlerStorage, plus `hit`: the same count, answered at once when it needs no round trip (the
+ * runtime check's count almost always), a promise otherwise (common/throttling/throttle.guard.ts).
+ */
+export interface CountingStorage extends ThrottlerStorage {
+  hit(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    name: string,
+  ): Record_ | Promise<Record_>;
 }
 
 /**
@@ -19,13 +33,17 @@ interface Record_ {
  */
 const WINDOWS = 100_000;
 
-export class MemoryThrottlerStorage implements ThrottlerStorage {
+export class MemoryThrottlerStorage implements CountingStorage {
   private readonly windows = new LRUCache<string, { hits: number; resetAt: number; blockedUntil: number }>({
     max: WINDOWS,
   });
 
   // eslint-disable-next-line @typescript-eslint/require-await -- ThrottlerStorage is async; memory has nothing to await
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Record_> {
+    return this.hit(key, ttl, limit, blockDuration);
+  }
+
+  hit(key: string, ttl: number, limit: number, blockDuration: number): Record_ {
     const now = Date.now();
     let w = this.windows.get(key);
     if (!w || (w.resetAt <= now && w.blockedUntil <= now)) {
@@ -68,7 +86,7 @@ export class MemoryThrottlerStorage implements ThrottlerStorage {
  * While Redis is unreachable the counters fall back to this process, with a logged warning, rather
  * than failing the request.
  */
-export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
+export class SharedThrottlerStorage implements CountingStorage, OnApplicationShutdown {
   private readonly logger = new Logger('Throttler');
   private readonly fallback = new MemoryThrottlerStorage();
   private readonly windows = new LRUCache<string, SharedWindow>({ max: WINDOWS });
@@ -101,6 +119,16 @@ export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationSh
     blockDuration: number,
     name: string,
   ): Promise<Record_> {
+    return this.hit(key, ttl, limit, blockDuration, name);
+  }
+
+  hit(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    name: string,
+  ): Record_ | Promise<Record_> {
     if (this.redis.status !== 'ready')
       return this.fallbackFor(key, ttl, limit, blockDuration, 'Redis is not connected');
     const now = Date.now();
@@ -137,7 +165,17 @@ export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationSh
         timeToBlockExpire: 0,
       };
     }
-    // Near the limit (by what this instance knows): Redis counts the call, and its place decides.
+    return this.decided(w, key, ttl, limit, blockDuration);
+  }
+
+  /** Near the limit (by what this instance knows): Redis counts the call, and its place decides. */
+  private async decided(
+    w: SharedWindow,
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+  ): Promise<Record_> {
     w.deciding++;
     const admitted = await new Promise<boolean | null>((resolve) => {
       w.waiting.push(resolve);
@@ -156,16 +194,10 @@ export class SharedThrottlerStorage implements ThrottlerStorage, OnApplicationSh
       : blocked(w, at);
   }
 
-  private fallbackFor(
-    key: string,
-    ttl: number,
-    limit: number,
-    blockDuration: number,
-    why: string,
-  ): Promise<Record_> {
+  private fallbackFor(key: string, ttl: number, limit: number, blockDuration: number, why: string): Record_ {
     if (!this.warned) this.logger.warn(`Redis unavailable for rate limits, counting in this process: ${why}`);
     this.warned = true;
-    return this.fallback.increment(key, ttl, limit, blockDuration);
+    return this.fallback.hit(key, ttl, limit, blockDuration);
   }
 
   /** One flush at a time; calls that arrive meanwhile go in the next one, right after. */
