@@ -614,7 +614,13 @@ describe('the console in headless Chromium', () => {
     await waitText(actions.first(), 'license.revoked');
     expect(new Set(await actions.allTextContents())).toEqual(new Set(['license.revoked']));
     await axe(page, 'audit log');
+    // Payment connectors are a resource type of the log (the seed made one).
     await page.getByLabel('Action').selectOption('');
+    await page.getByLabel('Resource type').selectOption('payment_connector');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await waitText(actions.first(), 'payment_connector.created');
+    for (const action of await actions.allTextContents()) expect(action).toMatch(/^payment_connector\./);
+    await page.getByLabel('Resource type').selectOption('');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.locator('main tbody th', { hasText: 'project.locked' }).first().waitFor();
     await shot(page, 'audit-log');
