@@ -431,8 +431,12 @@ describe('the console in headless Chromium', () => {
     // The analytics page is its project's (GET /analytics is a global key's).
     await page.goto(`${origin}/console/#/analytics`);
     await heading(page, 'Analytics');
-    await page.getByRole('link', { name: 'Scoped mine' }).waitFor();
+    await page.getByRole('link', { name: 'Scoped mine', exact: true }).waitFor();
     await waitText(page.getByTestId('total-paid'), '1');
+    await waitText(
+      page.getByRole('table', { name: 'Top licenses' }).getByRole('row').nth(1),
+      'Scoped mine license1',
+    );
     expect(requests.filter((url) => url.includes('/api/v1/analytics'))).toEqual([]);
     await axe(page, 'analytics, scoped');
     await keyboardReachable(page, 'analytics, scoped');
@@ -824,6 +828,7 @@ describe('the console in headless Chromium', () => {
       });
     }
     await t.app.get(AnalyticsCounts).flush();
+    await t.app.get(CountersService).flush();
     const { page } = await open();
     await signIn(page, key);
     await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);
@@ -837,10 +842,18 @@ describe('the console in headless Chromium', () => {
     const countries = await rows('Top countries');
     expect(countries[0]).toBe('DE2');
     expect(countries.slice(1).sort()).toEqual(['FR1', 'unknown country1']);
+    // By license: the checks that passed (the refusal is not one), from the per-license daily counts.
+    expect(await rows('Top licenses')).toEqual([`${license.title as string}3`]);
     await page.getByRole('img', { name: /^Refusals by reason/ }).waitFor();
+    await page.getByRole('img', { name: /^Top licenses/ }).waitFor();
     await axe(page, 'analytics of a project');
     await keyboardReachable(page, 'analytics of a project');
     await shot(page, 'analytics');
+    // A license in the ranking is a link to its page.
+    await page.getByRole('table', { name: 'Top licenses' }).getByRole('link').click();
+    await heading(page, `License ${license.title as string}`);
+    await page.goBack();
+    await waitText(page.getByTestId('total-paid'), '3');
 
     await page.getByLabel('Range', { exact: true }).selectOption({ label: 'Last 24 hours, by hour' });
     const chart = page.getByRole('img', { name: /^Answers per hour by outcome, last 24 hours, by hour/ });
@@ -850,6 +863,12 @@ describe('the console in headless Chromium', () => {
     expect(await hours.count()).toBe(24);
     const counts = await hours.locator('td').allTextContents();
     expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(4);
+    // Licenses are counted by day: by the hour they are not asked for (the API would answer 422).
+    await page.getByText('Licenses are counted by day: choose the last 7 days to see them.').waitFor();
+    expect(await page.getByRole('table', { name: 'Top licenses' }).count()).toBe(0);
+    expect(requests.filter((url) => /group_by=license/.test(url) && /granularity=hour/.test(url))).toEqual(
+      [],
+    );
     await axe(page, 'analytics by hour');
   }, 60_000);
 
