@@ -266,6 +266,8 @@ export function ConfirmButton(props: {
   danger?: boolean;
   onConfirm: () => Promise<unknown>;
   onError: (error: ApiFailure) => void;
+  /** Asked with the question, before its answers (how long a rolled key keeps working). */
+  children?: ComponentChildren;
 }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -302,7 +304,7 @@ export function ConfirmButton(props: {
   };
   return (
     <span class="confirm" role="group" aria-label={props.question}>
-      <span>{props.question}</span>{' '}
+      <span>{props.question}</span> {props.children}
       <button
         type="button"
         class={props.danger ? 'danger' : undefined}

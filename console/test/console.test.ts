@@ -652,10 +652,16 @@ describe('the console in headless Chromium', () => {
     expect(await page.content()).not.toContain(fresh);
     const prefix = fresh.slice(0, 8);
     await page.getByRole('button', { name: new RegExp(`^Roll ${prefix}`) }).click();
+    // How long the old key keeps working is asked with the question: a day unless chosen.
+    expect(await page.getByLabel('The old key').inputValue()).toBe('86400');
+    await page.getByLabel('The old key').selectOption({ label: 'stops at once' });
+    await axe(page, 'API keys, rolling a key');
     await page.getByRole('button', { name: 'Yes, roll' }).click();
     const rolled = (await page.getByTestId('new-key').textContent()) ?? '';
     expect(rolled).toMatch(/^lg_/);
     expect(rolled).not.toBe(fresh);
+    const old = await fetch(`${origin}/api/v1/api-keys/current`, { headers: { 'X-API-KEY': fresh } });
+    expect(old.status).toBe(403);
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await page.getByRole('button', { name: new RegExp(`^Revoke ${rolled.slice(0, 8)}`) }).click();
     await page.getByRole('button', { name: 'Yes, revoke' }).click();
