@@ -331,6 +331,13 @@ export function show(value: string | number | boolean | null | undefined): strin
 export const when = (iso: string | null | undefined) =>
   iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—';
 
+/**
+ * A project's or domain's paid state: during a payment connector's grace (docs/payments.md) it is
+ * still paid, until `grace_until`, and the vendor should see that it is about to close.
+ */
+export const paid = (x: { has_paid: boolean; grace_until: string | null }) =>
+  x.has_paid && x.grace_until ? `yes, until ${when(x.grace_until)} (payment grace)` : show(x.has_paid);
+
 /** `<input type="datetime-local">` value (taken as UTC) to the API's ISO text; empty → null. */
 export const isoFromLocal = (value: string): string | null =>
   value ? new Date(`${value}Z`).toISOString() : null;

@@ -310,6 +310,33 @@ describe('the console in headless Chromium', () => {
     return { project, domain, license, connector };
   }
 
+  /**
+   * A Standard Webhooks event (test/fixtures/payments/standard/<type>.json) signed by the test and sent
+   * to the connector's endpoint, as the provider would; `metadata` replaces the fixture's (null: none,
+   * the project's own payment). The answer's data: `{outcome, event_id}`.
+   */
+  async function sendPayment(
+    connector: { endpoint_url: string; secret: string },
+    type: string,
+    id: string,
+    metadata?: Record<string, string> | null,
+  ): Promise<{ outcome: string }> {
+    const payload = fixture('standard', type);
+    if (metadata === null) delete payload.data.metadata;
+    else if (metadata) payload.data.metadata = metadata;
+    const body = JSON.stringify(payload);
+    const answer = await fetch(`${origin}${new URL(connector.endpoint_url).pathname}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...signatureHeaders('standard', connector.secret, body, Math.floor(Date.now() / 1000), id),
+      },
+      body,
+    });
+    expect(answer.status).toBe(200);
+    return ((await answer.json()) as { data: { outcome: string } }).data;
+  }
+
   /** The write controls a page shows: buttons that change something, and forms but the audit filter. */
   async function writeControls(page: Page): Promise<string[]> {
     const buttons = await page.locator('main button').allTextContents();
@@ -727,16 +754,10 @@ describe('the console in headless Chromium', () => {
     await keyboardReachable(page, 'payment connectors');
 
     // The provider sends a signed event (Standard Webhooks) to the URL's path on this service.
-    const body = JSON.stringify(fixture('standard', 'payment.succeeded'));
-    const answer = await fetch(`${origin}${new URL(endpoint).pathname}`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        ...signatureHeaders('standard', secret, body, Math.floor(Date.now() / 1000), 'msg_console_1'),
-      },
-      body,
+    const made = { endpoint_url: endpoint, secret };
+    expect(await sendPayment(made, 'payment.succeeded', 'msg_console_1')).toMatchObject({
+      outcome: 'applied',
     });
-    expect(answer.status).toBe(200);
     await tabTo(page, page.getByRole('button', { name: 'Events of Standard live' }));
     await page.keyboard.press('Enter');
     const event = page
@@ -752,18 +773,7 @@ describe('the console in headless Chromium', () => {
     ]);
     expect(cells[2]).toMatch(/^domain \d+$/);
     // More events than a page: the log goes on with "Show more".
-    for (let i = 2; i <= 51; i++) {
-      const more = JSON.stringify(fixture('standard', 'invoice.created'));
-      const sent = await fetch(`${origin}${new URL(endpoint).pathname}`, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          ...signatureHeaders('standard', secret, more, Math.floor(Date.now() / 1000), `msg_console_${i}`),
-        },
-        body: more,
-      });
-      expect(sent.status).toBe(200);
-    }
+    for (let i = 2; i <= 51; i++) await sendPayment(made, 'invoice.created', `msg_console_${i}`);
     await page.getByRole('button', { name: 'Refresh events' }).click();
     const events = page.getByRole('table', { name: /Events received by Standard live/ }).locator('tbody tr');
     await page.getByRole('rowheader', { name: 'msg_console_51' }).waitFor();
@@ -876,6 +886,97 @@ describe('the console in headless Chromium', () => {
       [],
     );
     await axe(page, 'analytics by hour');
+  }, 60_000);
+
+  /** The text of a fact of the page (`<dt>name</dt><dd>…</dd>`). */
+  const fact = (page: Page, name: string) => page.locator(`dt:text-is("${name}") + dd`).textContent();
+  const GRACE = /^yes, until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(payment grace\)$/;
+
+  /** The error shown beside a field: the element its aria-describedby names last. */
+  async function besideField(page: Page, field: Locator): Promise<string | null> {
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    const described = (await field.getAttribute('aria-describedby')) ?? '';
+    return page.locator(`[id="${described.split(' ').pop()}"]`).textContent();
+  }
+
+  it("domains, keyboard only: rename one (a taken name's 422 beside its field), its payment grace kept; a license from an order", async () => {
+    const project = await makeProject(t, key, { name: 'Domains edit' });
+    await makeDomain(t, key, project.id as number, { domain: 'shop.example.com', has_paid: true });
+    await makeDomain(t, key, project.id as number, { domain: 'taken.example.com' });
+    const connector = await makeConnector(t, key, project.id as number, 'standard', {
+      name: 'Orders',
+      grace_days: 3,
+      issue_licenses: true,
+    });
+    // An order paid, then its payment failed: the domain its metadata names, and the order's license, in grace.
+    expect(await sendPayment(connector, 'payment.succeeded', 'msg_domains_1')).toMatchObject({
+      outcome: 'applied',
+    });
+    expect(await sendPayment(connector, 'payment.failed', 'msg_domains_2')).toMatchObject({
+      outcome: 'applied',
+    });
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/domains`);
+    const paidCell = (name: string) =>
+      page
+        .getByRole('row', { name: new RegExp(`^${name.replace(/\./g, '\\.')}`) })
+        .getByRole('cell')
+        .first();
+    await page.getByRole('rowheader', { name: 'shop.example.com' }).waitFor();
+    expect(await paidCell('shop.example.com').textContent()).toMatch(GRACE);
+
+    // Cancel closes the form and changes nothing.
+    await page.getByRole('button', { name: 'Edit taken.example.com' }).click();
+    await page.getByRole('button', { name: 'Cancel editing' }).click();
+    expect(await page.getByRole('form', { name: /^Edit domain/ }).count()).toBe(0);
+
+    await tabTo(page, page.getByRole('button', { name: 'Edit shop.example.com' }));
+    await page.keyboard.press('Enter');
+    const edit = page.getByRole('form', { name: 'Edit domain shop.example.com' });
+    const name = edit.getByLabel('Domain name');
+    // The keyboard is taken to the form that opened below the list.
+    await name.and(page.locator(':focus')).waitFor({ timeout: 5000 });
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('taken.example.com');
+    await page.keyboard.press('Enter');
+    await waitText(edit.getByRole('alert'), 'The domain has already been taken.');
+    expect(await besideField(page, name)).toBe('The domain has already been taken.');
+    await axe(page, 'domains, editing, with a field error');
+    await keyboardReachable(page, 'domains, editing');
+    await shot(page, 'domains-edit');
+    await tabTo(page, name, true);
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('Store.Example.COM.');
+    await page.keyboard.press('Enter');
+    await page.getByText('Domain store.example.com saved.').waitFor();
+    expect(await edit.count()).toBe(0);
+    await page.getByRole('rowheader', { name: 'store.example.com' }).waitFor();
+    // The rename sent no has_paid: the payment grace runs on.
+    expect(await paidCell('store.example.com').textContent()).toMatch(GRACE);
+    const domains = await t.http().get(`/api/v1/project/${project.id}/domains`).set('X-API-KEY', key);
+    expect(
+      (domains.body.data.data as { domain: string; has_paid: boolean; grace_until: string | null }[]).map(
+        (d) => [d.domain, d.has_paid, d.grace_until !== null],
+      ),
+    ).toEqual(
+      expect.arrayContaining([
+        ['store.example.com', true, true],
+        ['taken.example.com', false, false],
+      ]),
+    );
+
+    // The order's license: what it was issued for, and its grace.
+    const licenses = await t.http().get(`/api/v1/project/${project.id}/licenses`).set('X-API-KEY', key);
+    const issued = (licenses.body.data.data as { id: number; title: string }[])[0];
+    await page.goto(`${origin}/console/#/projects/${project.id}/licenses/${issued.id}`);
+    await heading(page, `License ${issued.title}`);
+    await page
+      .getByText(/^The payment of this license stopped: it is revoked at .+ UTC unless paid again\.$/)
+      .waitFor();
+    expect(await fact(page, 'From a payment')).toBe('standard order or subscription ord_1001');
+    expect(await fact(page, 'Payment grace')).toMatch(/^unpaid: revoked at .+ UTC unless paid again$/);
+    await axe(page, 'license from an order, in grace');
   }, 60_000);
 
   it('a list longer than a page goes on with "Show more"', async () => {
