@@ -979,6 +979,73 @@ describe('the console in headless Chromium', () => {
     await axe(page, 'license from an order, in grace');
   }, 60_000);
 
+  it('project settings: webhook events, metadata (a 422 beside its field), a payment grace a save keeps', async () => {
+    const project = await makeProject(t, key, { name: 'Settings', has_paid: true });
+    const connector = await makeConnector(t, key, project.id as number, 'standard', { grace_days: 3 });
+    // No licensegate_domain: the project's own payment stopped.
+    expect(await sendPayment(connector, 'payment.failed', 'msg_settings_1', null)).toMatchObject({
+      outcome: 'applied',
+    });
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/settings`);
+    await heading(page, /Settings/);
+    await page
+      .getByText(
+        /^A payment of this project stopped: it stays paid until .+ UTC, then its gate closes unless it is paid again\.$/,
+      )
+      .waitFor();
+    expect(await fact(page, 'Paid')).toMatch(GRACE);
+    expect(await fact(page, 'Webhook events')).toBe('every event');
+
+    // Keyboard only: two events instead of every one, and metadata that is not a JSON object.
+    await tabTo(page, page.getByLabel('Every event'));
+    await page.keyboard.press('Space');
+    for (const event of ['license.created', 'license.revoked']) {
+      await tabTo(page, page.getByLabel(event, { exact: true }));
+      await page.keyboard.press('Space');
+    }
+    const meta = page.getByLabel('Metadata (JSON)');
+    await tabTo(page, meta);
+    await page.keyboard.type('["pro"]');
+    await tabTo(page, page.getByRole('button', { name: 'Save project' }));
+    await page.keyboard.press('Enter');
+    await waitText(page.getByRole('alert'), 'The meta field must be a JSON object.');
+    expect(await besideField(page, meta)).toBe('The meta field must be a JSON object.');
+    await axe(page, 'project settings, with a field error');
+    await keyboardReachable(page, 'project settings');
+
+    await meta.fill('{"plan": "pro"}');
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await page.getByText('Saved.').waitFor();
+    await waitText(page.locator('dt:text-is("Webhook events") + dd'), 'license.created, license.revoked');
+    const stored = await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', key);
+    expect(stored.body.data).toMatchObject({
+      meta: { plan: 'pro' },
+      webhook_events: ['license.created', 'license.revoked'],
+      webhook_enabled: true,
+      // The save sent no has_paid: the payment grace runs on.
+      has_paid: true,
+      grace_until: expect.any(String),
+    });
+
+    // Paused, then every event again; a manual change of Paid ends the grace.
+    await page.getByLabel('Send webhook events').uncheck();
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await waitText(
+      page.locator('dt:text-is("Webhook events") + dd'),
+      'paused (license.created, license.revoked)',
+    );
+    await page.getByLabel('Send webhook events').check();
+    await page.getByLabel('Every event').check();
+    await page.getByLabel('Paid', { exact: true }).uncheck();
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await waitText(page.locator('dt:text-is("Webhook events") + dd'), 'every event');
+    await waitText(page.locator('dt:text-is("Paid") + dd'), 'no');
+    const after = await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', key);
+    expect(after.body.data).toMatchObject({ webhook_events: ['*'], has_paid: false, grace_until: null });
+  }, 60_000);
+
   it('a list longer than a page goes on with "Show more"', async () => {
     const project = await makeProject(t, key, { name: 'Many domains' });
     for (let i = 0; i < 52; i++)
