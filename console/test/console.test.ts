@@ -683,6 +683,7 @@ describe('the console in headless Chromium', () => {
     expect(await page.getByLabel('The old key').inputValue()).toBe('86400');
     await page.getByLabel('The old key').selectOption({ label: 'stops at once' });
     await axe(page, 'API keys, rolling a key');
+    await keyboardReachable(page, 'API keys, rolling a key');
     await page.getByRole('button', { name: 'Yes, roll' }).click();
     const rolled = (await page.getByTestId('new-key').textContent()) ?? '';
     expect(rolled).toMatch(/^lg_/);
