@@ -24,12 +24,19 @@ function configOrExit(): AppConfig {
   }
 }
 
-/** Where the API and its docs are, once the server listens on `port`. */
-const listening = (port: number) => ({
-  msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
-  api: `http://localhost:${port}/api/v1/`,
-  docs: `http://localhost:${port}/api/docs`,
-});
+/** Where the API, its docs and (unless CONSOLE_ENABLED=false) the console are, once the server listens on `port`. */
+function listening(port: number, consoleEnabled: boolean) {
+  const base = `http://localhost:${port}`;
+  const where = { api: `${base}/api/v1/`, docs: `${base}/api/docs` };
+  if (!consoleEnabled)
+    return { msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}`, ...where };
+  const consoleUrl = `${base}/console/`;
+  return {
+    msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}, the console at ${consoleUrl}`,
+    ...where,
+    console: consoleUrl,
+  };
+}
 
 /** A port another process holds: one line saying what to do, not a stack trace. */
 function portInUse(port: number): never {
@@ -97,7 +104,10 @@ async function serve(config: AppConfig, announce: boolean): Promise<void> {
     return;
   }
   if (announce) {
-    const { msg, ...where } = listening((app.getHttpServer().address() as AddressInfo).port);
+    const { msg, ...where } = listening(
+      (app.getHttpServer().address() as AddressInfo).port,
+      config.env.CONSOLE_ENABLED,
+    );
     new Logger('LicenseGate').log(where, msg);
   }
 }
@@ -122,7 +132,7 @@ function supervise(workers: number, env: AppConfig['env']): void {
   const fork = () => cluster.fork();
   for (let i = 0; i < workers; i++) fork();
   cluster.once('listening', (_worker, address) => {
-    const { msg, ...where } = listening(address.port);
+    const { msg, ...where } = listening(address.port, env.CONSOLE_ENABLED);
     pino({ level: env.LOG_LEVEL }).info({ context: 'LicenseGate', workers, ...where }, msg);
   });
   cluster.on('message', (_worker, message: { portInUse?: number }) => {

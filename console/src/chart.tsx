@@ -5,6 +5,8 @@ import { useId } from 'preact/hooks';
 export interface Bar {
   label: string;
   value: number;
+  /** Where the table's row links to (a license's page). */
+  href?: string;
 }
 
 export function BarChart({
@@ -255,7 +257,7 @@ export function RankChart({
           <tbody>
             {bars.map((b) => (
               <tr key={b.label}>
-                <th scope="row">{b.label}</th>
+                <th scope="row">{b.href ? <a href={b.href}>{b.label}</a> : b.label}</th>
                 <td>{b.value}</td>
               </tr>
             ))}

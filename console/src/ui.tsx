@@ -266,6 +266,8 @@ export function ConfirmButton(props: {
   danger?: boolean;
   onConfirm: () => Promise<unknown>;
   onError: (error: ApiFailure) => void;
+  /** Asked with the question, before its answers (how long a rolled key keeps working). */
+  children?: ComponentChildren;
 }) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -302,7 +304,7 @@ export function ConfirmButton(props: {
   };
   return (
     <span class="confirm" role="group" aria-label={props.question}>
-      <span>{props.question}</span>{' '}
+      <span>{props.question}</span> {props.children}
       <button
         type="button"
         class={props.danger ? 'danger' : undefined}
@@ -328,6 +330,13 @@ export function show(value: string | number | boolean | null | undefined): strin
 /** A date-time for people: the ISO text as the API sends it, in UTC, without milliseconds. */
 export const when = (iso: string | null | undefined) =>
   iso ? iso.replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC') : '—';
+
+/**
+ * A project's or domain's paid state: during a payment connector's grace (docs/payments.md) it is
+ * still paid, until `grace_until`, and the vendor should see that it is about to close.
+ */
+export const paid = (x: { has_paid: boolean; grace_until: string | null }) =>
+  x.has_paid && x.grace_until ? `yes, until ${when(x.grace_until)} (payment grace)` : show(x.has_paid);
 
 /** `<input type="datetime-local">` value (taken as UTC) to the API's ISO text; empty → null. */
 export const isoFromLocal = (value: string): string | null =>

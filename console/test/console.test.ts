@@ -310,6 +310,33 @@ describe('the console in headless Chromium', () => {
     return { project, domain, license, connector };
   }
 
+  /**
+   * A Standard Webhooks event (test/fixtures/payments/standard/<type>.json) signed by the test and sent
+   * to the connector's endpoint, as the provider would; `metadata` replaces the fixture's (null: none,
+   * the project's own payment). The answer's data: `{outcome, event_id}`.
+   */
+  async function sendPayment(
+    connector: { endpoint_url: string; secret: string },
+    type: string,
+    id: string,
+    metadata?: Record<string, string> | null,
+  ): Promise<{ outcome: string }> {
+    const payload = fixture('standard', type);
+    if (metadata === null) delete payload.data.metadata;
+    else if (metadata) payload.data.metadata = metadata;
+    const body = JSON.stringify(payload);
+    const answer = await fetch(`${origin}${new URL(connector.endpoint_url).pathname}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        ...signatureHeaders('standard', connector.secret, body, Math.floor(Date.now() / 1000), id),
+      },
+      body,
+    });
+    expect(answer.status).toBe(200);
+    return ((await answer.json()) as { data: { outcome: string } }).data;
+  }
+
   /** The write controls a page shows: buttons that change something, and forms but the audit filter. */
   async function writeControls(page: Page): Promise<string[]> {
     const buttons = await page.locator('main button').allTextContents();
@@ -431,8 +458,12 @@ describe('the console in headless Chromium', () => {
     // The analytics page is its project's (GET /analytics is a global key's).
     await page.goto(`${origin}/console/#/analytics`);
     await heading(page, 'Analytics');
-    await page.getByRole('link', { name: 'Scoped mine' }).waitFor();
+    await page.getByRole('link', { name: 'Scoped mine', exact: true }).waitFor();
     await waitText(page.getByTestId('total-paid'), '1');
+    await waitText(
+      page.getByRole('table', { name: 'Top licenses' }).getByRole('row').nth(1),
+      'Scoped mine license1',
+    );
     expect(requests.filter((url) => url.includes('/api/v1/analytics'))).toEqual([]);
     await axe(page, 'analytics, scoped');
     await keyboardReachable(page, 'analytics, scoped');
@@ -614,7 +645,13 @@ describe('the console in headless Chromium', () => {
     await waitText(actions.first(), 'license.revoked');
     expect(new Set(await actions.allTextContents())).toEqual(new Set(['license.revoked']));
     await axe(page, 'audit log');
+    // Payment connectors are a resource type of the log (the seed made one).
     await page.getByLabel('Action').selectOption('');
+    await page.getByLabel('Resource type').selectOption('payment_connector');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await waitText(actions.first(), 'payment_connector.created');
+    for (const action of await actions.allTextContents()) expect(action).toMatch(/^payment_connector\./);
+    await page.getByLabel('Resource type').selectOption('');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.locator('main tbody th', { hasText: 'project.locked' }).first().waitFor();
     await shot(page, 'audit-log');
@@ -642,10 +679,17 @@ describe('the console in headless Chromium', () => {
     expect(await page.content()).not.toContain(fresh);
     const prefix = fresh.slice(0, 8);
     await page.getByRole('button', { name: new RegExp(`^Roll ${prefix}`) }).click();
+    // How long the old key keeps working is asked with the question: a day unless chosen.
+    expect(await page.getByLabel('The old key').inputValue()).toBe('86400');
+    await page.getByLabel('The old key').selectOption({ label: 'stops at once' });
+    await axe(page, 'API keys, rolling a key');
+    await keyboardReachable(page, 'API keys, rolling a key');
     await page.getByRole('button', { name: 'Yes, roll' }).click();
     const rolled = (await page.getByTestId('new-key').textContent()) ?? '';
     expect(rolled).toMatch(/^lg_/);
     expect(rolled).not.toBe(fresh);
+    const old = await fetch(`${origin}/api/v1/api-keys/current`, { headers: { 'X-API-KEY': fresh } });
+    expect(old.status).toBe(403);
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await page.getByRole('button', { name: new RegExp(`^Revoke ${rolled.slice(0, 8)}`) }).click();
     await page.getByRole('button', { name: 'Yes, revoke' }).click();
@@ -711,16 +755,10 @@ describe('the console in headless Chromium', () => {
     await keyboardReachable(page, 'payment connectors');
 
     // The provider sends a signed event (Standard Webhooks) to the URL's path on this service.
-    const body = JSON.stringify(fixture('standard', 'payment.succeeded'));
-    const answer = await fetch(`${origin}${new URL(endpoint).pathname}`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        ...signatureHeaders('standard', secret, body, Math.floor(Date.now() / 1000), 'msg_console_1'),
-      },
-      body,
+    const made = { endpoint_url: endpoint, secret };
+    expect(await sendPayment(made, 'payment.succeeded', 'msg_console_1')).toMatchObject({
+      outcome: 'applied',
     });
-    expect(answer.status).toBe(200);
     await tabTo(page, page.getByRole('button', { name: 'Events of Standard live' }));
     await page.keyboard.press('Enter');
     const event = page
@@ -736,18 +774,7 @@ describe('the console in headless Chromium', () => {
     ]);
     expect(cells[2]).toMatch(/^domain \d+$/);
     // More events than a page: the log goes on with "Show more".
-    for (let i = 2; i <= 51; i++) {
-      const more = JSON.stringify(fixture('standard', 'invoice.created'));
-      const sent = await fetch(`${origin}${new URL(endpoint).pathname}`, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          ...signatureHeaders('standard', secret, more, Math.floor(Date.now() / 1000), `msg_console_${i}`),
-        },
-        body: more,
-      });
-      expect(sent.status).toBe(200);
-    }
+    for (let i = 2; i <= 51; i++) await sendPayment(made, 'invoice.created', `msg_console_${i}`);
     await page.getByRole('button', { name: 'Refresh events' }).click();
     const events = page.getByRole('table', { name: /Events received by Standard live/ }).locator('tbody tr');
     await page.getByRole('rowheader', { name: 'msg_console_51' }).waitFor();
@@ -818,6 +845,7 @@ describe('the console in headless Chromium', () => {
       });
     }
     await t.app.get(AnalyticsCounts).flush();
+    await t.app.get(CountersService).flush();
     const { page } = await open();
     await signIn(page, key);
     await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);
@@ -831,10 +859,18 @@ describe('the console in headless Chromium', () => {
     const countries = await rows('Top countries');
     expect(countries[0]).toBe('DE2');
     expect(countries.slice(1).sort()).toEqual(['FR1', 'unknown country1']);
+    // By license: the checks that passed (the refusal is not one), from the per-license daily counts.
+    expect(await rows('Top licenses')).toEqual([`${license.title as string}3`]);
     await page.getByRole('img', { name: /^Refusals by reason/ }).waitFor();
+    await page.getByRole('img', { name: /^Top licenses/ }).waitFor();
     await axe(page, 'analytics of a project');
     await keyboardReachable(page, 'analytics of a project');
     await shot(page, 'analytics');
+    // A license in the ranking is a link to its page.
+    await page.getByRole('table', { name: 'Top licenses' }).getByRole('link').click();
+    await heading(page, `License ${license.title as string}`);
+    await page.goBack();
+    await waitText(page.getByTestId('total-paid'), '3');
 
     await page.getByLabel('Range', { exact: true }).selectOption({ label: 'Last 24 hours, by hour' });
     const chart = page.getByRole('img', { name: /^Answers per hour by outcome, last 24 hours, by hour/ });
@@ -844,7 +880,171 @@ describe('the console in headless Chromium', () => {
     expect(await hours.count()).toBe(24);
     const counts = await hours.locator('td').allTextContents();
     expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(4);
+    // Licenses are counted by day: by the hour they are not asked for (the API would answer 422).
+    await page.getByText('Licenses are counted by day: choose the last 7 days to see them.').waitFor();
+    expect(await page.getByRole('table', { name: 'Top licenses' }).count()).toBe(0);
+    expect(requests.filter((url) => /group_by=license/.test(url) && /granularity=hour/.test(url))).toEqual(
+      [],
+    );
     await axe(page, 'analytics by hour');
+  }, 60_000);
+
+  /** The text of a fact of the page (`<dt>name</dt><dd>…</dd>`). */
+  const fact = (page: Page, name: string) => page.locator(`dt:text-is("${name}") + dd`).textContent();
+  const GRACE = /^yes, until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(payment grace\)$/;
+
+  /** The error shown beside a field: the element its aria-describedby names last. */
+  async function besideField(page: Page, field: Locator): Promise<string | null> {
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    const described = (await field.getAttribute('aria-describedby')) ?? '';
+    return page.locator(`[id="${described.split(' ').pop()}"]`).textContent();
+  }
+
+  it("domains, keyboard only: rename one (a taken name's 422 beside its field), its payment grace kept; a license from an order", async () => {
+    const project = await makeProject(t, key, { name: 'Domains edit' });
+    await makeDomain(t, key, project.id as number, { domain: 'shop.example.com', has_paid: true });
+    await makeDomain(t, key, project.id as number, { domain: 'taken.example.com' });
+    const connector = await makeConnector(t, key, project.id as number, 'standard', {
+      name: 'Orders',
+      grace_days: 3,
+      issue_licenses: true,
+    });
+    // An order paid, then its payment failed: the domain its metadata names, and the order's license, in grace.
+    expect(await sendPayment(connector, 'payment.succeeded', 'msg_domains_1')).toMatchObject({
+      outcome: 'applied',
+    });
+    expect(await sendPayment(connector, 'payment.failed', 'msg_domains_2')).toMatchObject({
+      outcome: 'applied',
+    });
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/domains`);
+    const paidCell = (name: string) =>
+      page
+        .getByRole('row', { name: new RegExp(`^${name.replace(/\./g, '\\.')}`) })
+        .getByRole('cell')
+        .first();
+    await page.getByRole('rowheader', { name: 'shop.example.com' }).waitFor();
+    expect(await paidCell('shop.example.com').textContent()).toMatch(GRACE);
+
+    // Cancel closes the form and changes nothing.
+    await page.getByRole('button', { name: 'Edit taken.example.com' }).click();
+    await page.getByRole('button', { name: 'Cancel editing' }).click();
+    expect(await page.getByRole('form', { name: /^Edit domain/ }).count()).toBe(0);
+
+    await tabTo(page, page.getByRole('button', { name: 'Edit shop.example.com' }));
+    await page.keyboard.press('Enter');
+    const edit = page.getByRole('form', { name: 'Edit domain shop.example.com' });
+    const name = edit.getByLabel('Domain name');
+    // The keyboard is taken to the form that opened below the list.
+    await name.and(page.locator(':focus')).waitFor({ timeout: 5000 });
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('taken.example.com');
+    await page.keyboard.press('Enter');
+    await waitText(edit.getByRole('alert'), 'The domain has already been taken.');
+    expect(await besideField(page, name)).toBe('The domain has already been taken.');
+    await axe(page, 'domains, editing, with a field error');
+    await keyboardReachable(page, 'domains, editing');
+    await shot(page, 'domains-edit');
+    await tabTo(page, name, true);
+    await page.keyboard.press('ControlOrMeta+A');
+    await page.keyboard.type('Store.Example.COM.');
+    await page.keyboard.press('Enter');
+    await page.getByText('Domain store.example.com saved.').waitFor();
+    expect(await edit.count()).toBe(0);
+    await page.getByRole('rowheader', { name: 'store.example.com' }).waitFor();
+    // The rename sent no has_paid: the payment grace runs on.
+    expect(await paidCell('store.example.com').textContent()).toMatch(GRACE);
+    const domains = await t.http().get(`/api/v1/project/${project.id}/domains`).set('X-API-KEY', key);
+    expect(
+      (domains.body.data.data as { domain: string; has_paid: boolean; grace_until: string | null }[]).map(
+        (d) => [d.domain, d.has_paid, d.grace_until !== null],
+      ),
+    ).toEqual(
+      expect.arrayContaining([
+        ['store.example.com', true, true],
+        ['taken.example.com', false, false],
+      ]),
+    );
+
+    // The order's license: what it was issued for, and its grace.
+    const licenses = await t.http().get(`/api/v1/project/${project.id}/licenses`).set('X-API-KEY', key);
+    const issued = (licenses.body.data.data as { id: number; title: string }[])[0];
+    await page.goto(`${origin}/console/#/projects/${project.id}/licenses/${issued.id}`);
+    await heading(page, `License ${issued.title}`);
+    await page
+      .getByText(/^The payment of this license stopped: it is revoked at .+ UTC unless paid again\.$/)
+      .waitFor();
+    expect(await fact(page, 'From a payment')).toBe('standard order or subscription ord_1001');
+    expect(await fact(page, 'Payment grace')).toMatch(/^unpaid: revoked at .+ UTC unless paid again$/);
+    await axe(page, 'license from an order, in grace');
+  }, 60_000);
+
+  it('project settings: webhook events, metadata (a 422 beside its field), a payment grace a save keeps', async () => {
+    const project = await makeProject(t, key, { name: 'Settings', has_paid: true });
+    const connector = await makeConnector(t, key, project.id as number, 'standard', { grace_days: 3 });
+    // No licensegate_domain: the project's own payment stopped.
+    expect(await sendPayment(connector, 'payment.failed', 'msg_settings_1', null)).toMatchObject({
+      outcome: 'applied',
+    });
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/settings`);
+    await heading(page, /Settings/);
+    await page
+      .getByText(
+        /^A payment of this project stopped: it stays paid until .+ UTC, then its gate closes unless it is paid again\.$/,
+      )
+      .waitFor();
+    expect(await fact(page, 'Paid')).toMatch(GRACE);
+    expect(await fact(page, 'Webhook events')).toBe('every event');
+
+    // Keyboard only: two events instead of every one, and metadata that is not a JSON object.
+    await tabTo(page, page.getByLabel('Every event'));
+    await page.keyboard.press('Space');
+    for (const event of ['license.created', 'license.revoked']) {
+      await tabTo(page, page.getByLabel(event, { exact: true }));
+      await page.keyboard.press('Space');
+    }
+    const meta = page.getByLabel('Metadata (JSON)');
+    await tabTo(page, meta);
+    await page.keyboard.type('["pro"]');
+    await tabTo(page, page.getByRole('button', { name: 'Save project' }));
+    await page.keyboard.press('Enter');
+    await waitText(page.getByRole('alert'), 'The meta field must be a JSON object.');
+    expect(await besideField(page, meta)).toBe('The meta field must be a JSON object.');
+    await axe(page, 'project settings, with a field error');
+    await keyboardReachable(page, 'project settings');
+
+    await meta.fill('{"plan": "pro"}');
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await page.getByText('Saved.').waitFor();
+    await waitText(page.locator('dt:text-is("Webhook events") + dd'), 'license.created, license.revoked');
+    const stored = await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', key);
+    expect(stored.body.data).toMatchObject({
+      meta: { plan: 'pro' },
+      webhook_events: ['license.created', 'license.revoked'],
+      webhook_enabled: true,
+      // The save sent no has_paid: the payment grace runs on.
+      has_paid: true,
+      grace_until: expect.any(String),
+    });
+
+    // Paused, then every event again; a manual change of Paid ends the grace.
+    await page.getByLabel('Send webhook events').uncheck();
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await waitText(
+      page.locator('dt:text-is("Webhook events") + dd'),
+      'paused (license.created, license.revoked)',
+    );
+    await page.getByLabel('Send webhook events').check();
+    await page.getByLabel('Every event').check();
+    await page.getByLabel('Paid', { exact: true }).uncheck();
+    await page.getByRole('button', { name: 'Save project' }).click();
+    await waitText(page.locator('dt:text-is("Webhook events") + dd'), 'every event');
+    await waitText(page.locator('dt:text-is("Paid") + dd'), 'no');
+    const after = await t.http().get(`/api/v1/project/${project.id}`).set('X-API-KEY', key);
+    expect(after.body.data).toMatchObject({ webhook_events: ['*'], has_paid: false, grace_until: null });
   }, 60_000);
 
   it('a list longer than a page goes on with "Show more"', async () => {

@@ -53,7 +53,7 @@ describe('start-up', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('says in one line where the API and its docs are, and both answer there', async () => {
+  it('says in one line where the API, its docs and the console are, and each answers there', async () => {
     const port = await freePort();
     const server = start(dir, { PORT: String(port) });
     try {
@@ -71,9 +71,10 @@ describe('start-up', () => {
       expect(line).toMatchObject({
         level: 30,
         context: 'LicenseGate',
-        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
+        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs, the console at http://localhost:${port}/console/`,
         api: `http://localhost:${port}/api/v1/`,
         docs: `http://localhost:${port}/api/docs`,
+        console: `http://localhost:${port}/console/`,
       });
       expect(server.err()).toBe('');
       const api = await fetch(String(line.api));
@@ -84,6 +85,30 @@ describe('start-up', () => {
       const docs = await fetch(String(line.docs));
       expect(docs.status).toBe(200);
       expect(await docs.text()).toContain('<title>Swagger UI</title>');
+      const page = await fetch(String(line.console));
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<title>LicenseGate console</title>');
+    } finally {
+      await stop(server.child);
+    }
+  }, 90_000);
+
+  it('CONSOLE_ENABLED=false: the line names the API and its docs only, and /console/ is not served', async () => {
+    const port = await freePort();
+    const server = start(dir, { PORT: String(port), CONSOLE_ENABLED: 'false' });
+    try {
+      await waitFor(async () => server.out().includes('LicenseGate is listening'), 60_000);
+      const line = server
+        .out()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => String(l.msg).startsWith('LicenseGate is listening'));
+      expect(line?.msg).toBe(
+        `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
+      );
+      expect(line).not.toHaveProperty('console');
+      expect((await fetch(`http://127.0.0.1:${port}/console/`)).status).toBe(404);
     } finally {
       await stop(server.child);
     }

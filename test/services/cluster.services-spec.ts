@@ -131,7 +131,7 @@ describe('CLUSTER_WORKERS start-up', () => {
     return { child, out, exited };
   }
 
-  it('the primary says once where the API and its docs are, whatever the number of workers', async () => {
+  it('the primary says once where the API, its docs and the console are, whatever the number of workers', async () => {
     const port = await freePort();
     const primary = startPrimary(port);
     try {
@@ -151,7 +151,8 @@ describe('CLUSTER_WORKERS start-up', () => {
         level: 30,
         pid: primary.child.pid,
         workers: 2,
-        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
+        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs, the console at http://localhost:${port}/console/`,
+        console: `http://localhost:${port}/console/`,
       });
       expect(primary.out.stderr).toBe('');
     } finally {

@@ -85,19 +85,12 @@ export function ApiKeysPage({ access }: { access: Access }) {
                     <td class="row-actions">
                       {live ? (
                         <>
-                          <ConfirmButton
-                            label={`Roll ${k.prefix}`}
-                            question="Roll this key? The old one keeps working for a day."
-                            confirmLabel="Yes, roll"
+                          <RollButton
+                            id={k.id}
+                            prefix={k.prefix}
                             onError={setError}
-                            onConfirm={async () => {
-                              const rolled = await unwrap(
-                                api.POST('/api/v1/api-keys/{id}/roll', {
-                                  params: { path: { id: k.id } },
-                                  body: {},
-                                }),
-                              );
-                              setFresh({ name: rolled.name, key: rolled.key });
+                            onRolled={(rolled) => {
+                              setFresh(rolled);
                               list.reload();
                             }}
                           />{' '}
@@ -185,5 +178,50 @@ function NewKey({ name, plaintext, onDismiss }: { name: string; plaintext: strin
       </button>
       {copied ? <span role="status"> Copied.</span> : null}
     </div>
+  );
+}
+
+/** How long a rolled key keeps working, as offered (the API takes 0 to 604800 seconds). */
+const GRACES = [
+  { seconds: 0, label: 'stops at once' },
+  { seconds: 3600, label: 'works 1 more hour' },
+  { seconds: 86400, label: 'works 1 more day' },
+  { seconds: 604800, label: 'works 7 more days' },
+];
+
+/** Roll a key: asked again, with how long the old key keeps working (a day by default, as the API's). */
+function RollButton(props: {
+  id: number;
+  prefix: string;
+  onError: (error: ApiFailure) => void;
+  onRolled: (rolled: { name: string; key: string }) => void;
+}) {
+  const [grace, setGrace] = useState(86400);
+  const id = `grace-${props.id}`;
+  return (
+    <ConfirmButton
+      label={`Roll ${props.prefix}`}
+      question="Roll this key?"
+      confirmLabel="Yes, roll"
+      onError={props.onError}
+      onConfirm={async () => {
+        const rolled = await unwrap(
+          api.POST('/api/v1/api-keys/{id}/roll', {
+            params: { path: { id: props.id } },
+            body: { grace_seconds: grace },
+          }),
+        );
+        props.onRolled({ name: rolled.name, key: rolled.key });
+      }}
+    >
+      <label for={id}>The old key</label>{' '}
+      <select id={id} value={grace} onChange={(e) => setGrace(Number(e.currentTarget.value))}>
+        {GRACES.map((g) => (
+          <option key={g.seconds} value={g.seconds}>
+            {g.label}
+          </option>
+        ))}
+      </select>{' '}
+    </ConfirmButton>
   );
 }

@@ -3,48 +3,9 @@ import { api, type AuditEvent, type Page, unwrap } from '../api';
 import { type Access, PageHeading } from '../app';
 import { ErrorMessage, Field, isoFromLocal, Loading, show, useForm, when } from '../ui';
 import type { paths } from '../../../test/generated/openapi';
+import { AUDIT_ACTIONS, RESOURCE_TYPES } from '../events';
 
 type Query = NonNullable<paths['/api/v1/audit-log']['get']['parameters']['query']>;
-
-const ACTIONS: NonNullable<Query['action']>[] = [
-  'project.created',
-  'project.updated',
-  'project.deleted',
-  'project.paid',
-  'project.unpaid',
-  'project.locked',
-  'project.unlocked',
-  'domain.created',
-  'domain.updated',
-  'domain.deleted',
-  'domain.paid',
-  'domain.unpaid',
-  'license.created',
-  'license.updated',
-  'license.deleted',
-  'license.revoked',
-  'license.reactivated',
-  'license.usage_limit_reached',
-  'license.deactivated',
-  'license.domain_limit_reached',
-  'license.expiring',
-  'license.expired',
-  'injectable.created',
-  'injectable.updated',
-  'injectable.deleted',
-  'api_key.created',
-  'api_key.revoked',
-  'api_key.rolled',
-  'webhook_delivery.retried',
-];
-const TYPES: NonNullable<Query['resource_type']>[] = [
-  'project',
-  'domain',
-  'license',
-  'injectable',
-  'api_key',
-  'webhook_delivery',
-];
 
 /** The account's audit log (a scoped key's: its project's), with filters. */
 export function AuditPage({ access }: { access: Access }) {
@@ -103,13 +64,16 @@ export function AuditLog({ project }: { project?: number }) {
           form={form}
           name="action"
           label="Action"
-          options={[{ value: '', label: 'Any action' }, ...ACTIONS.map((a) => ({ value: a, label: a }))]}
+          options={[
+            { value: '', label: 'Any action' },
+            ...AUDIT_ACTIONS.map((a) => ({ value: a, label: a })),
+          ]}
         />
         <Field
           form={form}
           name="resource_type"
           label="Resource type"
-          options={[{ value: '', label: 'Any type' }, ...TYPES.map((t) => ({ value: t, label: t }))]}
+          options={[{ value: '', label: 'Any type' }, ...RESOURCE_TYPES.map((t) => ({ value: t, label: t }))]}
         />
         <Field form={form} name="resource_id" label="Resource id" type="number" min={1} />
         <Field form={form} name="since" label="Since (UTC)" type="datetime-local" />

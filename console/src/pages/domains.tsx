@@ -1,17 +1,45 @@
-import { useState } from 'preact/hooks';
-import { type ApiFailure, api, type Project, unwrap } from '../api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type ApiFailure, api, type Domain, type Project, unwrap } from '../api';
 import type { Access } from '../app';
 import {
   ConfirmButton,
   ErrorMessage,
   Field,
+  type Form,
   FormBox,
   Loading,
+  Notice,
+  paid,
   show,
   useForm,
   useCursorList,
   MoreButton,
 } from '../ui';
+
+type DomainValues = { domain: string; has_paid: boolean; is_active: boolean; is_primary: boolean };
+const NEW_DOMAIN: DomainValues = { domain: '', has_paid: false, is_active: true, is_primary: false };
+
+/** A domain's fields, to add one or to edit one (its name labelled apart: both forms may be open). */
+function DomainFields({ form, edit }: { form: Form<DomainValues>; edit?: boolean }) {
+  return (
+    <>
+      <Field
+        form={form}
+        name="domain"
+        label={edit ? 'Domain name' : 'Domain'}
+        required
+        hint={
+          edit
+            ? "Renaming frees every license's activations of the old name."
+            : 'A host name such as shop.example.com.'
+        }
+      />
+      <Field form={form} name="has_paid" label="Paid" type="checkbox" />
+      <Field form={form} name="is_active" label="Active" type="checkbox" />
+      <Field form={form} name="is_primary" label="Primary" type="checkbox" />
+    </>
+  );
+}
 
 export function DomainsTab({ access, project }: { access: Access; project: Project }) {
   const path = { project: project.id };
@@ -23,15 +51,13 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
     [project.id],
   );
   const [error, setError] = useState<ApiFailure | null>(null);
-  const form = useForm({ domain: '', has_paid: false, is_primary: false });
-  const add = async (v: typeof form.values) => {
-    await unwrap(
-      api.POST('/api/v1/project/{project}/domains', {
-        params: { path },
-        body: { domain: v.domain, has_paid: v.has_paid, is_primary: v.is_primary },
-      }),
-    );
-    form.setValues({ domain: '', has_paid: false, is_primary: false });
+  const [done, setDone] = useState<string | null>(null);
+  const [editing, setEditing] = useState<Domain | null>(null);
+  const form = useForm<DomainValues>(NEW_DOMAIN);
+  const add = async (v: DomainValues) => {
+    setDone(null);
+    await unwrap(api.POST('/api/v1/project/{project}/domains', { params: { path }, body: v }));
+    form.setValues(NEW_DOMAIN);
     list.reload();
   };
   const update = async (
@@ -39,6 +65,7 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
     body: { has_paid?: boolean; is_active?: boolean; is_primary?: boolean },
   ) => {
     setError(null);
+    setDone(null);
     try {
       await unwrap(
         api.PATCH('/api/v1/project/{project}/domains/{domain}', {
@@ -55,6 +82,7 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
     <section aria-labelledby="domains-h">
       <h2 id="domains-h">Domains</h2>
       <ErrorMessage error={list.error ?? error} />
+      {done ? <Notice>{done}</Notice> : null}
       {list.loading && !list.data ? <Loading what="domains" /> : null}
       {list.data && list.data.data.length === 0 ? <p>No domain yet.</p> : null}
       {list.data && list.data.data.length > 0 ? (
@@ -73,11 +101,14 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
             {list.data.data.map((d) => (
               <tr key={d.id}>
                 <th scope="row">{d.domain}</th>
-                <td>{show(d.has_paid)}</td>
+                <td>{paid(d)}</td>
                 <td>{show(d.is_active)}</td>
                 <td>{show(d.is_primary)}</td>
                 {access.canWrite ? (
                   <td class="row-actions">
+                    <button type="button" onClick={() => setEditing(d)}>
+                      Edit {d.domain}
+                    </button>{' '}
                     <button type="button" onClick={() => void update(d.id, { has_paid: !d.has_paid })}>
                       {d.has_paid ? `Mark ${d.domain} unpaid` : `Mark ${d.domain} paid`}
                     </button>{' '}
@@ -103,6 +134,7 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
                             params: { path: { ...path, domain: d.id } },
                           }),
                         );
+                        if (editing?.id === d.id) setEditing(null);
                         list.reload();
                       }}
                     />
@@ -114,19 +146,72 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
         </table>
       ) : null}
       <MoreButton list={list} what="domains" />
+      {access.canWrite && editing ? (
+        <EditDomain
+          key={editing.id}
+          project={project.id}
+          domain={editing}
+          onDone={(message) => {
+            setEditing(null);
+            setDone(message);
+            list.reload();
+          }}
+          onCancel={() => setEditing(null)}
+        />
+      ) : null}
       {access.canWrite ? (
         <FormBox form={form} title="Add a domain" submitLabel="Add domain" onSubmit={add}>
-          <Field
-            form={form}
-            name="domain"
-            label="Domain"
-            required
-            hint="A host name such as shop.example.com."
-          />
-          <Field form={form} name="has_paid" label="Paid" type="checkbox" />
-          <Field form={form} name="is_primary" label="Primary" type="checkbox" />
+          <DomainFields form={form} />
         </FormBox>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * Rename a domain or change its flags. Only what changed is sent: a has_paid sent unchanged would
+ * still end a payment grace (docs/payments.md).
+ */
+function EditDomain(props: {
+  project: number;
+  domain: Domain;
+  onDone: (message: string) => void;
+  onCancel: () => void;
+}) {
+  const d = props.domain;
+  const form = useForm<DomainValues>({
+    domain: d.domain,
+    has_paid: d.has_paid,
+    is_active: d.is_active,
+    is_primary: d.is_primary,
+  });
+  const save = async (v: DomainValues) => {
+    const saved = await unwrap(
+      api.PATCH('/api/v1/project/{project}/domains/{domain}', {
+        params: { path: { project: props.project, domain: d.id } },
+        body: {
+          domain: v.domain,
+          ...(v.has_paid !== d.has_paid ? { has_paid: v.has_paid } : {}),
+          ...(v.is_active !== d.is_active ? { is_active: v.is_active } : {}),
+          ...(v.is_primary !== d.is_primary ? { is_primary: v.is_primary } : {}),
+        },
+      }),
+    );
+    props.onDone(`Domain ${saved.domain} saved.`);
+  };
+  // The form opens below the list: the keyboard goes to its first field.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.querySelector<HTMLElement>('input')?.focus();
+  }, []);
+  return (
+    <div ref={box}>
+      <FormBox form={form} title={`Edit domain ${d.domain}`} submitLabel="Save domain" onSubmit={save}>
+        <DomainFields form={form} edit />
+        <button type="button" onClick={props.onCancel}>
+          Cancel editing
+        </button>
+      </FormBox>
+    </div>
   );
 }

@@ -52,6 +52,11 @@ export function LicensePage({
         <a href={`#/projects/${project}/licenses`}>Back to the licenses of the project</a>
       </p>
       {l.revoked_at ? <Notice>This license is revoked since {when(l.revoked_at)}.</Notice> : null}
+      {l.grace_until && !l.revoked_at ? (
+        <Notice>
+          The payment of this license stopped: it is revoked at {when(l.grace_until)} unless paid again.
+        </Notice>
+      ) : null}
       <ErrorMessage error={error} />
       <section aria-labelledby="fields-h">
         <h2 id="fields-h">Fields</h2>
@@ -86,6 +91,14 @@ export function LicensePage({
           <dd>{show(l.allow_configs)}</dd>
           <dt>Revoked</dt>
           <dd>{l.revoked_at ? when(l.revoked_at) : 'no'}</dd>
+          <dt>From a payment</dt>
+          <dd>
+            {l.payment_reference
+              ? `${l.payment_reference.provider} order or subscription ${l.payment_reference.reference}`
+              : 'no'}
+          </dd>
+          <dt>Payment grace</dt>
+          <dd>{l.grace_until ? `unpaid: revoked at ${when(l.grace_until)} unless paid again` : 'none'}</dd>
           <dt>Created</dt>
           <dd>{when(l.created_at)}</dd>
           <dt>Updated</dt>

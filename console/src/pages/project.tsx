@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useId, useState } from 'preact/hooks';
 import { type ApiFailure, api, type Project, unwrap } from '../api';
 import { type Access, go, PageHeading, type ProjectTab } from '../app';
 import {
@@ -9,12 +9,14 @@ import {
   intOrNull,
   Loading,
   Notice,
+  paid,
   show,
   textOrNull,
   useForm,
   useLoad,
   when,
 } from '../ui';
+import { EVENT_TYPES, type EventType } from '../events';
 import { AnalyticsView } from './analytics';
 import { AuditLog } from './audit';
 import { ConnectorsTab } from './connectors';
@@ -60,6 +62,12 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
       {p.locked_at ? (
         <Notice>This project is locked since {when(p.locked_at)}: it cannot be changed.</Notice>
       ) : null}
+      {p.has_paid && p.grace_until ? (
+        <Notice>
+          A payment of this project stopped: it stays paid until {when(p.grace_until)}, then its gate closes
+          unless it is paid again.
+        </Notice>
+      ) : null}
       <nav aria-label="Project" class="tabs">
         <ul>
           {(Object.keys(TAB_LABELS) as ProjectTab[]).map((t) => (
@@ -83,6 +91,19 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
   );
 }
 
+/** `webhook_events` as the form holds it: every event, or a chosen list. */
+type Subscription = '*' | EventType[];
+const subscription = (events: string[] | null): Subscription =>
+  !events || events.includes('*') ? '*' : EVENT_TYPES.filter((e) => events.includes(e));
+const subscriptionText = (p: Project) => {
+  const s = subscription(p.webhook_events);
+  const which = s === '*' ? 'every event' : s.length ? s.join(', ') : 'none';
+  return p.webhook_enabled ? which : `paused (${which})`;
+};
+/** `meta` as the form shows it: JSON, or empty for no metadata. */
+const metaText = (meta: Record<string, unknown> | null) =>
+  meta && Object.keys(meta).length ? JSON.stringify(meta, null, 2) : '';
+
 function Settings({ access, project: p, reload }: { access: Access; project: Project; reload: () => void }) {
   const [error, setError] = useState<ApiFailure | null>(null);
   const [saved, setSaved] = useState(false);
@@ -93,14 +114,18 @@ function Settings({ access, project: p, reload }: { access: Access; project: Pro
     default_redirect_url: p.default_redirect_url ?? '',
     webhook_url: p.webhook_url ?? '',
     webhook_secret: '',
+    webhook_enabled: p.webhook_enabled,
     logo_url: p.logo_url ?? '',
     offline_grace_hours: p.offline_grace_hours === null ? '' : String(p.offline_grace_hours),
+    meta: metaText(p.meta),
     has_paid: p.has_paid,
     is_active: p.is_active,
   });
+  const [events, setEvents] = useState<Subscription>(() => subscription(p.webhook_events));
   const lockForm = useForm({ reason: '' });
   const save = async (v: typeof form.values) => {
     setSaved(false);
+    const eventsChanged = JSON.stringify(events) !== JSON.stringify(subscription(p.webhook_events));
     await unwrap(
       api.PATCH('/api/v1/project/{project}', {
         params: { path: { project: p.id } },
@@ -111,9 +136,16 @@ function Settings({ access, project: p, reload }: { access: Access; project: Pro
           default_redirect_url: textOrNull(v.default_redirect_url),
           webhook_url: textOrNull(v.webhook_url),
           ...(textOrNull(v.webhook_secret) ? { webhook_secret: v.webhook_secret } : {}),
+          webhook_enabled: v.webhook_enabled,
+          ...(eventsChanged ? { webhook_events: events === '*' ? ['*'] : events } : {}),
           logo_url: textOrNull(v.logo_url),
           offline_grace_hours: intOrNull(v.offline_grace_hours) ?? undefined,
-          has_paid: v.has_paid,
+          // Sent as typed: the API decodes a JSON string and says beside the field what is wrong with it.
+          ...(v.meta !== metaText(p.meta)
+            ? { meta: (textOrNull(v.meta) ?? null) as Record<string, unknown> | null }
+            : {}),
+          // Sent only when changed: any has_paid ends a payment grace (docs/payments.md).
+          ...(v.has_paid !== p.has_paid ? { has_paid: v.has_paid } : {}),
           is_active: v.is_active,
         },
       }),
@@ -133,13 +165,15 @@ function Settings({ access, project: p, reload }: { access: Access; project: Pro
         <dt>Slug</dt>
         <dd>{p.slug}</dd>
         <dt>Paid</dt>
-        <dd>{show(p.has_paid)}</dd>
+        <dd>{paid(p)}</dd>
         <dt>Active</dt>
         <dd>{show(p.is_active)}</dd>
         <dt>Locked</dt>
         <dd>{p.locked_at ? when(p.locked_at) : 'no'}</dd>
         <dt>Webhook URL</dt>
         <dd>{show(p.webhook_url)}</dd>
+        <dt>Webhook events</dt>
+        <dd>{subscriptionText(p)}</dd>
         <dt>Default redirect URL</dt>
         <dd>{show(p.default_redirect_url)}</dd>
         <dt>Created</dt>
@@ -161,8 +195,17 @@ function Settings({ access, project: p, reload }: { access: Access; project: Pro
             type="password"
             hint="Leave empty to keep the current one."
           />
+          <Field form={form} name="webhook_enabled" label="Send webhook events" type="checkbox" />
+          <WebhookEvents value={events} onChange={setEvents} errors={form.fields.webhook_events ?? []} />
           <Field form={form} name="logo_url" label="Logo URL" type="url" />
           <Field form={form} name="offline_grace_hours" label="Offline grace (hours)" type="number" min={0} />
+          <Field
+            form={form}
+            name="meta"
+            label="Metadata (JSON)"
+            multiline
+            hint='A JSON object such as {"plan": "pro"}; empty: none.'
+          />
           <Field form={form} name="has_paid" label="Paid" type="checkbox" />
           <Field form={form} name="is_active" label="Active" type="checkbox" />
         </FormBox>
@@ -216,5 +259,58 @@ function Settings({ access, project: p, reload }: { access: Access; project: Pro
         </div>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * The events the project's webhook is sent: every one, or those ticked (listed once "Every event" is
+ * unticked, none ticked at first: one picks the few wanted, as in a payment provider's dashboard).
+ */
+function WebhookEvents(props: {
+  value: Subscription;
+  onChange: (value: Subscription) => void;
+  errors: string[];
+}) {
+  const id = `f-${useId()}`;
+  const { value, onChange } = props;
+  const toggle = (event: EventType, on: boolean) => {
+    const chosen = new Set(value === '*' ? [] : value);
+    if (on) chosen.add(event);
+    else chosen.delete(event);
+    onChange(EVENT_TYPES.filter((e) => chosen.has(e)));
+  };
+  return (
+    <fieldset class="events" aria-describedby={props.errors.length ? `${id}-error` : undefined}>
+      <legend>Webhook events</legend>
+      <div class="field check">
+        <input
+          id={`${id}-all`}
+          type="checkbox"
+          checked={value === '*'}
+          onChange={(e) => onChange(e.currentTarget.checked ? '*' : [])}
+        />
+        <label for={`${id}-all`}>Every event</label>
+      </div>
+      {value === '*' ? null : (
+        <ul class="event-list">
+          {EVENT_TYPES.map((event) => (
+            <li key={event} class="field check">
+              <input
+                id={`${id}-${event}`}
+                type="checkbox"
+                checked={value.includes(event)}
+                onChange={(e) => toggle(event, e.currentTarget.checked)}
+              />
+              <label for={`${id}-${event}`}>{event}</label>
+            </li>
+          ))}
+        </ul>
+      )}
+      {props.errors.length ? (
+        <span id={`${id}-error`} class="field-error">
+          {props.errors.join(' ')}
+        </span>
+      ) : null}
+    </fieldset>
   );
 }
