@@ -54,8 +54,8 @@ const connectorValues = (c?: Connector): ConnectorValues => ({
 
 /** The template as the API takes it: null when licenses are not issued and no field is filled. */
 function templateBody(v: ConnectorValues): Schemas['LicenseTemplateDto'] | null {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- a template has no title
-  const { title, ...template } = licenseBody(v);
+  // A template has no title.
+  const { title: _title, ...template } = licenseBody(v);
   const filled = Object.values(template).some((x) => x !== null && x !== false);
   return v.issue_licenses || filled ? template : null;
 }
