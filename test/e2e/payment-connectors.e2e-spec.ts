@@ -564,6 +564,38 @@ describe('payment connectors (SPEC 18)', () => {
       );
     });
 
+    it('stores an event whose metadata or status is no string, however deep, as ignored: never a 500', async () => {
+      const { project, domain, connector } = await setup('stripe');
+      // Signed, so only a sender with the secret can send it; still no 500, which the provider would retry for days.
+      const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+      const event = (id: string, type: string, object: string) =>
+        `{"id":"${id}","type":"${type}","data":{"object":${object}}}`;
+      const sent = [
+        event('evt_deep_domain', 'invoice.paid', `{"metadata":{"licensegate_domain":${deep}}}`),
+        event('evt_deep_status', 'customer.subscription.updated', `{"id":"sub_1","status":${deep}}`),
+        event('evt_deep_payment', 'checkout.session.completed', `{"id":"cs_1","payment_status":${deep}}`),
+        event('evt_number_domain', 'invoice.paid', '{"metadata":{"licensegate_domain":12}}'),
+        event('evt_object_domain', 'invoice.paid', '{"metadata":{"licensegate_domain":{"a":1}}}'),
+      ];
+      for (const body of sent) expect(expectSuccess(await send(connector, body)).outcome).toBe('ignored');
+      const details = (await eventsOf(project.id, connector.id)).map((e) => [e.provider_event_id, e.detail]);
+      expect(details).toEqual([
+        ['evt_object_domain', 'licensegate_domain is an object, not a domain name: nothing changed.'],
+        ['evt_number_domain', 'licensegate_domain is 12, not a domain name: nothing changed.'],
+        [
+          'evt_deep_payment',
+          'checkout.session.completed with payment_status an array: paid only once the payment succeeds (checkout.session.async_payment_succeeded).',
+        ],
+        [
+          'evt_deep_status',
+          'customer.subscription.updated with status an array neither pays nor stops payment.',
+        ],
+        ['evt_deep_domain', 'licensegate_domain is an array, not a domain name: nothing changed.'],
+      ]);
+      expect((await domainOf(project.id, domain.id)).has_paid).toBe(false);
+      expect(expectSuccess(await api().get(`/project/${project.id}`)).has_paid).toBe(false);
+    });
+
     it('records audit rows with the payment actor and the usual webhook events', async () => {
       const { project, domain, connector } = await setup('standard', {
         project: { webhook_url: 'http://127.0.0.1:9/hook' },
