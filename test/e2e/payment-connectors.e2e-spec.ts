@@ -329,6 +329,37 @@ describe('payment connectors (SPEC 18)', () => {
       },
     );
 
+    it.each(['stripe', 'paddle', 'polar', 'standard'] as ProviderName[])(
+      '%s: a timestamp exactly 300 s away is accepted either way, 301 s refused, whatever the milliseconds of now',
+      async (provider) => {
+        const { connector } = await setup(provider);
+        const at = clock.nowMs();
+        // The last millisecond of a second: a signature made 300 whole seconds ago is 300.999 s old.
+        clock.set(new Date(Math.floor(at / 1000) * 1000 + 999));
+        try {
+          const now = Math.floor(clock.nowMs() / 1000);
+          const edge = (ts: number, n: number) => {
+            const payload = paidFixture(provider);
+            if (provider === 'stripe') payload.id = `evt_edge_${n}`;
+            if (provider === 'paddle') payload.event_id = `evt_edge_${n}`;
+            return send(connector, payload, { ts, id: `msg_edge_${n}` });
+          };
+          const answers = [
+            await edge(now - 300, 1),
+            await edge(now + 300, 2),
+            await edge(now - 301, 3),
+            await edge(now + 301, 4),
+          ];
+          expect(answers.map((res) => res.status)).toEqual([200, 200, 401, 401]);
+          expect(expectError(answers[2], 401).message).toBe(
+            'The payment provider signature is missing or invalid: the signed timestamp is more than 300 seconds from now.',
+          );
+        } finally {
+          clock.set(new Date(at));
+        }
+      },
+    );
+
     it('lists events latest first in cursor pages (20 by default, at most 50), and connectors likewise', async () => {
       const { project, connector } = await setup('standard');
       const ids: string[] = [];
