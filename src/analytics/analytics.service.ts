@@ -51,12 +51,18 @@ export class AnalyticsService {
         'Licenses are counted by UTC day: group_by=license takes granularity=day.',
       );
     const size = granularity === 'hour' ? HOUR_MS : DAY_MS;
-    const floor = (ms: number) => ms - (ms % size);
-    if (query.from && query.to && query.from.getTime() > query.to.getTime())
-      throw fieldError('from', 'The from field must be a time before or at to.');
-    const last = floor((query.to ?? this.clock.now()).getTime());
+    // Math.floor, not ms - ms % size: the remainder of a time before 1970 is negative, and would round it up.
+    const floor = (ms: number) => Math.floor(ms / size) * size;
+    const end = (query.to ?? this.clock.now()).getTime();
+    if (query.from && query.from.getTime() > end)
+      throw fieldError(
+        'from',
+        query.to
+          ? 'The from field must be a time before or at to.'
+          : 'The from field must be a time before or at now (to defaults to now).',
+      );
+    const last = floor(end);
     const first = query.from ? floor(query.from.getTime()) : last - 7 * DAY_MS + size;
-    if (first > last) throw fieldError('from', 'The from field must be a time before or at to.');
     const buckets = (last - first) / size + 1;
     if (buckets > MAX_BUCKETS[granularity]) {
       const limit = granularity === 'hour' ? '31 days (744 hours) by hour' : '366 days by day';

@@ -288,12 +288,36 @@ describe('Runtime answers analytics', () => {
       expect(body.errors.to[0]).toMatch(/spans 367 days; at most 366 days by day/);
     });
 
+    it('buckets a time before 1970 in the hour or day that holds it', async () => {
+      const hours = expectSuccess(
+        await range({ from: '1969-12-31T22:30:00Z', to: '1969-12-31T23:59:59Z', granularity: 'hour' }),
+      );
+      expect([hours.from, hours.to]).toEqual(['1969-12-31T22:00:00Z', '1969-12-31T23:00:00Z']);
+      expect(hours.series[0].points.map((p: { t: string }) => p.t)).toEqual([
+        '1969-12-31T22:00:00Z',
+        '1969-12-31T23:00:00Z',
+      ]);
+      const days = expectSuccess(await range({ from: '1969-12-30T12:00:00Z', to: '1970-01-01T12:00:00Z' }));
+      expect([days.from, days.to]).toEqual(['1969-12-30T00:00:00Z', '1970-01-01T00:00:00Z']);
+      expect(days.series[0].points).toHaveLength(3);
+      // Within one hour before 1970: that hour, not a reversed range.
+      const one = expectSuccess(
+        await range({ from: '1969-12-31T12:30:00Z', to: '1969-12-31T12:40:00Z', granularity: 'hour' }),
+      );
+      expect([one.from, one.to]).toEqual(['1969-12-31T12:00:00Z', '1969-12-31T12:00:00Z']);
+    });
+
     it('without to, a range too long is a 422 on from', async () => {
       expectError(await range({ from: '2026-10-01', granularity: 'hour' }), 422, ['from']);
     });
 
     it.each([
       [{ from: '2026-11-21', to: '2026-11-20' }, 'from', 'The from field must be a time before or at to.'],
+      [
+        { from: '2999-01-01' },
+        'from',
+        'The from field must be a time before or at now (to defaults to now).',
+      ],
       [{ from: 'yesterday' }, 'from', 'The from field must be an ISO-8601 date or date-time.'],
       [{ to: '2026-02-30' }, 'to', 'The to field must be an ISO-8601 date or date-time.'],
       [{ granularity: 'week' }, 'granularity', 'The selected granularity is invalid: use hour or day.'],
