@@ -337,6 +337,52 @@ describe('Runtime answers analytics', () => {
     });
   });
 
+  describe('open-ended groupings', () => {
+    it('answer the 50 busiest keys by default, `limit` (1 to 200) when asked, and say whether keys were left out', async () => {
+      // A project's 100 000 licenses by day over 366 days were 36 600 000 points built by one request.
+      // Another account: this one's account-wide answers stay those of the calls made above.
+      const vendor = await makeAccount(t.app);
+      const other = await makeProject(t, vendor.key);
+      const ids: number[] = [];
+      for (let i = 0; i < 55; i++)
+        ids.push((await makeLicense(t, vendor.key, other.id, { title: `busy ${i}` })).id);
+      // License i was used i + 1 times today.
+      for (const [i, id] of ids.entries())
+        await t.dataSource.query('INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, ?)', [
+          id,
+          day(START),
+          i + 1,
+        ]);
+      const busiest = [...ids].reverse().map(String);
+      const read = (query: Record<string, string>) =>
+        analytics({ ...TODAY, group_by: 'license', ...query }, vendor.key, other.id);
+      const byDefault = await read({});
+      expect(byDefault.series.map((s: Json) => s.key)).toEqual(busiest.slice(0, 50));
+      expect(byDefault.has_more).toBe(true);
+      expect(await read({ limit: '3' })).toMatchObject({
+        series: busiest
+          .slice(0, 3)
+          .map((key, i) => ({ key, points: [{ t: isoZ(DAY_START), count: 55 - i }] })),
+        has_more: true,
+      });
+      const every = await read({ limit: '200' });
+      expect(every.series).toHaveLength(55);
+      expect(every.has_more).toBe(false);
+      // A fixed grouping has every key, whatever the limit.
+      const outcomes = await analytics({ ...TODAY, limit: '1' }, vendor.key, other.id);
+      expect(outcomes.series.map((s: Json) => s.key)).toEqual(['paid', 'unpaid', 'refused']);
+      expect(outcomes.has_more).toBe(false);
+      for (const limit of ['0', '201', '1.5', 'ten']) {
+        const body = expectError(
+          await api(vendor.key).get(`/project/${other.id}/analytics`).query({ limit }),
+          422,
+          ['limit'],
+        );
+        expect(body.errors.limit[0]).toBe('The limit field must be an integer between 1 and 200.');
+      }
+    });
+  });
+
   describe('who may read them', () => {
     it('a read-only key and a key scoped to the project read them; a key scoped elsewhere gets 403', async () => {
       const owned = owner.user;
