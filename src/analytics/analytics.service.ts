@@ -3,7 +3,12 @@ import { DataSource } from 'typeorm';
 import { fieldError, REFUSAL_REASONS } from '../common/http/errors.js';
 import { Clock } from '../common/time.js';
 import { hourKey } from './analytics-counts.service.js';
-import type { AnalyticsQueryDto, Granularity, Grouping } from './dto/analytics-query.dto.js';
+import {
+  DEFAULT_SERIES,
+  type AnalyticsQueryDto,
+  type Granularity,
+  type Grouping,
+} from './dto/analytics-query.dto.js';
 import type { AnalyticsResponse, AnalyticsSeriesResponse } from './dto/analytics.response.js';
 
 const HOUR_MS = 3_600_000;
@@ -51,12 +56,18 @@ export class AnalyticsService {
         'Licenses are counted by UTC day: group_by=license takes granularity=day.',
       );
     const size = granularity === 'hour' ? HOUR_MS : DAY_MS;
-    const floor = (ms: number) => ms - (ms % size);
-    if (query.from && query.to && query.from.getTime() > query.to.getTime())
-      throw fieldError('from', 'The from field must be a time before or at to.');
-    const last = floor((query.to ?? this.clock.now()).getTime());
+    // Math.floor, not ms - ms % size: the remainder of a time before 1970 is negative, and would round it up.
+    const floor = (ms: number) => Math.floor(ms / size) * size;
+    const end = (query.to ?? this.clock.now()).getTime();
+    if (query.from && query.from.getTime() > end)
+      throw fieldError(
+        'from',
+        query.to
+          ? 'The from field must be a time before or at to.'
+          : 'The from field must be a time before or at now (to defaults to now).',
+      );
+    const last = floor(end);
     const first = query.from ? floor(query.from.getTime()) : last - 7 * DAY_MS + size;
-    if (first > last) throw fieldError('from', 'The from field must be a time before or at to.');
     const buckets = (last - first) / size + 1;
     if (buckets > MAX_BUCKETS[granularity]) {
       const limit = granularity === 'hour' ? '31 days (744 hours) by hour' : '366 days by day';
@@ -79,23 +90,44 @@ export class AnalyticsService {
             scope.owner_id,
           ];
 
-    let rows: Array<{ t: string; k: unknown; n: unknown }>;
-    if (groupBy === 'license') {
-      rows = await this.dataSource.query(
-        `SELECT u.day AS t, u.license_id AS k, SUM(u.count) AS n FROM license_usage u
-         WHERE u.license_id IN (SELECT id FROM licenses WHERE ${scopeSql}) AND u.day >= ? AND u.day <= ?
-         GROUP BY u.day, u.license_id`,
-        [scopeParam, bucketKey(first), bucketKey(last)],
-      );
-    } else {
-      const column = COLUMN[groupBy];
-      rows = await this.dataSource.query(
-        `SELECT SUBSTR(hour, 1, ${width}) AS t, ${column} AS k, SUM(count) AS n FROM runtime_answers
-         WHERE ${scopeSql} AND hour >= ? AND hour <= ?${groupBy === 'reason' ? " AND outcome = 'refused'" : ''}
-         GROUP BY SUBSTR(hour, 1, ${width}), ${column}`,
-        [scopeParam, hourFrom, hourTo],
-      );
+    // Per bucket and key, in one of two tables: the filter that scopes and dates the rows, and its parameters.
+    const table =
+      groupBy === 'license'
+        ? {
+            bucket: 'u.day',
+            key: 'u.license_id',
+            from: `license_usage u WHERE u.license_id IN (SELECT id FROM licenses WHERE ${scopeSql}) AND u.day >= ? AND u.day <= ?`,
+            params: [scopeParam, bucketKey(first), bucketKey(last)],
+          }
+        : {
+            bucket: `SUBSTR(hour, 1, ${width})`,
+            key: COLUMN[groupBy],
+            from: `runtime_answers WHERE ${scopeSql} AND hour >= ? AND hour <= ?${groupBy === 'reason' ? " AND outcome = 'refused'" : ''}`,
+            params: [scopeParam, hourFrom, hourTo],
+          };
+    // Open-ended keys (a project's 100 000 licenses, 10 000 domains) answer only the `limit` busiest:
+    // every key's every bucket would be millions of points, read and built in memory by one request.
+    const open = groupBy !== 'outcome' && groupBy !== 'reason';
+    const limit = query.limit ?? DEFAULT_SERIES;
+    let keys: unknown[] = [];
+    if (open) {
+      keys = (
+        await this.dataSource.query<Array<{ k: unknown }>>(
+          `SELECT ${table.key} AS k FROM ${table.from} GROUP BY ${table.key} ORDER BY SUM(count) DESC, ${table.key} LIMIT ?`,
+          [...table.params, limit + 1],
+        )
+      ).map((row) => row.k);
     }
+    const hasMore = keys.length > limit;
+    keys = keys.slice(0, limit);
+    const rows: Array<{ t: string; k: unknown; n: unknown }> =
+      open && keys.length === 0
+        ? []
+        : await this.dataSource.query(
+            `SELECT ${table.bucket} AS t, ${table.key} AS k, SUM(count) AS n FROM ${table.from}${open ? ` AND ${table.key} IN (${keys.map(() => '?').join(', ')})` : ''}
+             GROUP BY ${table.bucket}, ${table.key}`,
+            open ? [...table.params, ...keys] : table.params,
+          );
     const totalsRows: Array<{ outcome: string; n: unknown }> = await this.dataSource.query(
       `SELECT outcome, SUM(count) AS n FROM runtime_answers WHERE ${scopeSql} AND hour >= ? AND hour <= ? GROUP BY outcome`,
       [scopeParam, hourFrom, hourTo],
@@ -130,7 +162,15 @@ export class AnalyticsService {
     const totals = { paid: 0, unpaid: 0, refused: 0 };
     for (const row of totalsRows)
       if (row.outcome in totals) totals[row.outcome as keyof typeof totals] = Number(row.n);
-    return { from: iso(first), to: iso(last), granularity, group_by: groupBy, series, totals };
+    return {
+      from: iso(first),
+      to: iso(last),
+      granularity,
+      group_by: groupBy,
+      series,
+      has_more: hasMore,
+      totals,
+    };
   }
 }
 

@@ -23,7 +23,7 @@ import { ProjectsService } from '../projects/projects.service.js';
 import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { PaymentConnectorEntity, PROVIDERS } from './payment-connector.entity.js';
 import { PaymentEventEntity, PaymentOutcome, TargetKind } from './payment-event.entity.js';
-import { ProviderEvent, readEvent } from './provider-events.js';
+import { ProviderEvent, readEvent, shown } from './provider-events.js';
 import { verifySignature } from './provider-signatures.js';
 
 /** The answer to an accepted delivery. */
@@ -240,7 +240,9 @@ export class PaymentReceipts {
         : null;
       if (!domain) {
         effects.details.push(
-          `The domain ${JSON.stringify(typeof event.domain === 'string' ? event.domain : event.domain)} named by licensegate_domain is not registered under this project: nothing changed.`,
+          typeof event.domain === 'string'
+            ? `The domain ${shown(event.domain)} named by licensegate_domain is not registered under this project: nothing changed.`
+            : `licensegate_domain is ${shown(event.domain)}, not a domain name: nothing changed.`,
         );
         return effects;
       }

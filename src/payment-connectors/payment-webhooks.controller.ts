@@ -17,11 +17,12 @@ export const MAX_PAYMENT_EVENT_BYTES = 1024 * 1024;
 
 /**
  * Where payment providers send their events (docs/payments.md). No API key: the provider's signature
- * over the raw body is the authentication. Counted as runtime calls per address (THROTTLE_RUNTIME_LIMIT,
- * 6000 a minute by default): far above any provider's bursts, still a bound on a flood of forgeries.
+ * over the raw body is the authentication. Limited per address with the runtime's limits
+ * (THROTTLE_RUNTIME_LIMIT, 6000 a minute by default): far above any provider's bursts, still a bound
+ * on a flood of forgeries.
  */
 @ApiTags('payments')
-@ThrottleAs('runtime')
+@ThrottleAs('payments')
 @Controller('payments')
 export class PaymentWebhooksController {
   constructor(private readonly receipts: PaymentReceipts) {}

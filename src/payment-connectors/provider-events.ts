@@ -31,8 +31,21 @@ const notActedOn = (type: string): Verdict => ({
 });
 const withStatus = (type: string, status: unknown): Verdict => ({
   kind: 'ignored',
-  detail: `${type} with status ${JSON.stringify(status ?? null)} neither pays nor stops payment.`,
+  detail: `${type} with status ${shown(status)} neither pays nor stops payment.`,
 });
+
+/**
+ * A value of the provider's payload as a detail quotes it: a string in JSON quotes (cut short), a
+ * number or boolean as is, an array or object by its kind only. Never JSON.stringify on what may be
+ * an array nested a hundred thousand deep: that overflows the stack.
+ */
+export function shown(value: unknown): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 255 ? `${value.slice(0, 255)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return 'null';
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
 
 /** Reads a verified, parsed event of `provider`; null when it carries no event id. */
 export function readEvent(
@@ -73,7 +86,7 @@ function stripe(payload: Json): ProviderEvent | null {
           ? PAID
           : {
               kind: 'ignored',
-              detail: `checkout.session.completed with payment_status ${JSON.stringify(object.payment_status ?? null)}: paid only once the payment succeeds (checkout.session.async_payment_succeeded).`,
+              detail: `checkout.session.completed with payment_status ${shown(object.payment_status)}: paid only once the payment succeeds (checkout.session.async_payment_succeeded).`,
             };
       reference = str(object.subscription) ?? str(object.id);
       break;

@@ -32,10 +32,14 @@ const HEX = /^[0-9a-f]+$/i;
 const hexes = (values: string[]) =>
   values.filter((v) => HEX.test(v) && v.length % 2 === 0).map((v) => Buffer.from(v, 'hex'));
 
+/**
+ * Within TOLERANCE_SECONDS of now, in whole seconds as the providers' own libraries count (Stripe's,
+ * standardwebhooks): with a fractional now, an event signed exactly 300 s ago would be refused.
+ */
 function fresh(seconds: string | undefined, nowMs: number): string | null {
   if (seconds === undefined || !/^\d{1,12}$/.test(seconds))
     return 'the signed timestamp is missing or not a number';
-  return Math.abs(nowMs / 1000 - Number(seconds)) > TOLERANCE_SECONDS
+  return Math.abs(Math.floor(nowMs / 1000) - Number(seconds)) > TOLERANCE_SECONDS
     ? `the signed timestamp is more than ${TOLERANCE_SECONDS} seconds from now`
     : null;
 }

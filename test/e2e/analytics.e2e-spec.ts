@@ -288,12 +288,36 @@ describe('Runtime answers analytics', () => {
       expect(body.errors.to[0]).toMatch(/spans 367 days; at most 366 days by day/);
     });
 
+    it('buckets a time before 1970 in the hour or day that holds it', async () => {
+      const hours = expectSuccess(
+        await range({ from: '1969-12-31T22:30:00Z', to: '1969-12-31T23:59:59Z', granularity: 'hour' }),
+      );
+      expect([hours.from, hours.to]).toEqual(['1969-12-31T22:00:00Z', '1969-12-31T23:00:00Z']);
+      expect(hours.series[0].points.map((p: { t: string }) => p.t)).toEqual([
+        '1969-12-31T22:00:00Z',
+        '1969-12-31T23:00:00Z',
+      ]);
+      const days = expectSuccess(await range({ from: '1969-12-30T12:00:00Z', to: '1970-01-01T12:00:00Z' }));
+      expect([days.from, days.to]).toEqual(['1969-12-30T00:00:00Z', '1970-01-01T00:00:00Z']);
+      expect(days.series[0].points).toHaveLength(3);
+      // Within one hour before 1970: that hour, not a reversed range.
+      const one = expectSuccess(
+        await range({ from: '1969-12-31T12:30:00Z', to: '1969-12-31T12:40:00Z', granularity: 'hour' }),
+      );
+      expect([one.from, one.to]).toEqual(['1969-12-31T12:00:00Z', '1969-12-31T12:00:00Z']);
+    });
+
     it('without to, a range too long is a 422 on from', async () => {
       expectError(await range({ from: '2026-10-01', granularity: 'hour' }), 422, ['from']);
     });
 
     it.each([
       [{ from: '2026-11-21', to: '2026-11-20' }, 'from', 'The from field must be a time before or at to.'],
+      [
+        { from: '2999-01-01' },
+        'from',
+        'The from field must be a time before or at now (to defaults to now).',
+      ],
       [{ from: 'yesterday' }, 'from', 'The from field must be an ISO-8601 date or date-time.'],
       [{ to: '2026-02-30' }, 'to', 'The to field must be an ISO-8601 date or date-time.'],
       [{ granularity: 'week' }, 'granularity', 'The selected granularity is invalid: use hour or day.'],
@@ -310,6 +334,52 @@ describe('Runtime answers analytics', () => {
     ])('%j → 422 on %s', async (query, field, message) => {
       const body = expectError(await range(query), 422, [field]);
       expect(body.errors[field][0]).toBe(message);
+    });
+  });
+
+  describe('open-ended groupings', () => {
+    it('answer the 50 busiest keys by default, `limit` (1 to 200) when asked, and say whether keys were left out', async () => {
+      // A project's 100 000 licenses by day over 366 days were 36 600 000 points built by one request.
+      // Another account: this one's account-wide answers stay those of the calls made above.
+      const vendor = await makeAccount(t.app);
+      const other = await makeProject(t, vendor.key);
+      const ids: number[] = [];
+      for (let i = 0; i < 55; i++)
+        ids.push((await makeLicense(t, vendor.key, other.id, { title: `busy ${i}` })).id);
+      // License i was used i + 1 times today.
+      for (const [i, id] of ids.entries())
+        await t.dataSource.query('INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, ?)', [
+          id,
+          day(START),
+          i + 1,
+        ]);
+      const busiest = [...ids].reverse().map(String);
+      const read = (query: Record<string, string>) =>
+        analytics({ ...TODAY, group_by: 'license', ...query }, vendor.key, other.id);
+      const byDefault = await read({});
+      expect(byDefault.series.map((s: Json) => s.key)).toEqual(busiest.slice(0, 50));
+      expect(byDefault.has_more).toBe(true);
+      expect(await read({ limit: '3' })).toMatchObject({
+        series: busiest
+          .slice(0, 3)
+          .map((key, i) => ({ key, points: [{ t: isoZ(DAY_START), count: 55 - i }] })),
+        has_more: true,
+      });
+      const every = await read({ limit: '200' });
+      expect(every.series).toHaveLength(55);
+      expect(every.has_more).toBe(false);
+      // A fixed grouping has every key, whatever the limit.
+      const outcomes = await analytics({ ...TODAY, limit: '1' }, vendor.key, other.id);
+      expect(outcomes.series.map((s: Json) => s.key)).toEqual(['paid', 'unpaid', 'refused']);
+      expect(outcomes.has_more).toBe(false);
+      for (const limit of ['0', '201', '1.5', 'ten']) {
+        const body = expectError(
+          await api(vendor.key).get(`/project/${other.id}/analytics`).query({ limit }),
+          422,
+          ['limit'],
+        );
+        expect(body.errors.limit[0]).toBe('The limit field must be an integer between 1 and 200.');
+      }
     });
   });
 

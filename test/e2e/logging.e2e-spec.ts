@@ -98,6 +98,54 @@ describe('logs at the default level (info)', () => {
     }
   });
 
+  it('never logs a payment endpoint’s token or a provider’s signature', async () => {
+    const { server, base, out } = await startServer(db.url);
+    try {
+      // The token is what endpoint_url ends with: logged, it would hand the endpoint to whoever reads the logs.
+      const token = `tokenNeverLogged${randomBytes(20).toString('base64url')}`;
+      const deliver = (path: string, id: string, headers: Record<string, string>) =>
+        fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { 'X-Request-Id': id, 'Content-Type': 'application/json', ...headers },
+          body: '{"id":"evt_1"}',
+        });
+      const answers = [
+        await deliver(`/api/v1/payments/stripe/${token}`, 'payment-1', {
+          'Stripe-Signature': 't=1,v1=stripeSignatureNeverLogged',
+        }),
+        await deliver(`/api/v1/payments/paddle/${token}/?x=1`, 'payment-2', {
+          'Paddle-Signature': 'ts=1;h1=paddleSignatureNeverLogged',
+        }),
+        await deliver(`/api/v1/payments/lemonsqueezy/${token}`, 'payment-3', {
+          'X-Signature': 'lemonSignatureNeverLogged',
+        }),
+        await deliver(`/api/v1/payments/standard/${token}`, 'payment-4', {
+          'webhook-id': 'msg_1',
+          'webhook-timestamp': '1',
+          'webhook-signature': 'v1,standardSignatureNeverLogged',
+        }),
+      ];
+      expect(answers.map((res) => res.status)).toEqual([404, 404, 404, 404]);
+      await waitFor(async () =>
+        ['payment-1', 'payment-2', 'payment-3', 'payment-4'].every((id) => out().includes(id)),
+      );
+      expect(out()).not.toMatch(/NeverLogged/i);
+      const line = (id: string) => lines(out()).find((l) => l.req?.id === id)!;
+      expect(line('payment-1').req).toMatchObject({
+        url: '/api/v1/payments/stripe/[redacted]',
+        headers: { 'stripe-signature': '[Redacted]' },
+      });
+      expect(line('payment-2').req.url).toBe('/api/v1/payments/paddle/[redacted]/?x=1');
+      expect(line('payment-3').req.url).toBe('/api/v1/payments/lemonsqueezy/[redacted]');
+      expect(line('payment-4').req.headers).toMatchObject({
+        'webhook-id': 'msg_1',
+        'webhook-signature': '[Redacted]',
+      });
+    } finally {
+      await stop(server);
+    }
+  });
+
   it('at debug, writes the runtime check’s line too, the same for a served call as for a routed one', async () => {
     const { server, base, out } = await startServer(db.url, { LOG_LEVEL: 'debug' });
     try {

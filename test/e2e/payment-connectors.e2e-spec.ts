@@ -329,6 +329,37 @@ describe('payment connectors (SPEC 18)', () => {
       },
     );
 
+    it.each(['stripe', 'paddle', 'polar', 'standard'] as ProviderName[])(
+      '%s: a timestamp exactly 300 s away is accepted either way, 301 s refused, whatever the milliseconds of now',
+      async (provider) => {
+        const { connector } = await setup(provider);
+        const at = clock.nowMs();
+        // The last millisecond of a second: a signature made 300 whole seconds ago is 300.999 s old.
+        clock.set(new Date(Math.floor(at / 1000) * 1000 + 999));
+        try {
+          const now = Math.floor(clock.nowMs() / 1000);
+          const edge = (ts: number, n: number) => {
+            const payload = paidFixture(provider);
+            if (provider === 'stripe') payload.id = `evt_edge_${n}`;
+            if (provider === 'paddle') payload.event_id = `evt_edge_${n}`;
+            return send(connector, payload, { ts, id: `msg_edge_${n}` });
+          };
+          const answers = [
+            await edge(now - 300, 1),
+            await edge(now + 300, 2),
+            await edge(now - 301, 3),
+            await edge(now + 301, 4),
+          ];
+          expect(answers.map((res) => res.status)).toEqual([200, 200, 401, 401]);
+          expect(expectError(answers[2], 401).message).toBe(
+            'The payment provider signature is missing or invalid: the signed timestamp is more than 300 seconds from now.',
+          );
+        } finally {
+          clock.set(new Date(at));
+        }
+      },
+    );
+
     it('lists events latest first in cursor pages (20 by default, at most 50), and connectors likewise', async () => {
       const { project, connector } = await setup('standard');
       const ids: string[] = [];
@@ -562,6 +593,38 @@ describe('payment connectors (SPEC 18)', () => {
       expect(connectorRow.last_event_at).toBe(
         new Date(clock.nowMs()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
       );
+    });
+
+    it('stores an event whose metadata or status is no string, however deep, as ignored: never a 500', async () => {
+      const { project, domain, connector } = await setup('stripe');
+      // Signed, so only a sender with the secret can send it; still no 500, which the provider would retry for days.
+      const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+      const event = (id: string, type: string, object: string) =>
+        `{"id":"${id}","type":"${type}","data":{"object":${object}}}`;
+      const sent = [
+        event('evt_deep_domain', 'invoice.paid', `{"metadata":{"licensegate_domain":${deep}}}`),
+        event('evt_deep_status', 'customer.subscription.updated', `{"id":"sub_1","status":${deep}}`),
+        event('evt_deep_payment', 'checkout.session.completed', `{"id":"cs_1","payment_status":${deep}}`),
+        event('evt_number_domain', 'invoice.paid', '{"metadata":{"licensegate_domain":12}}'),
+        event('evt_object_domain', 'invoice.paid', '{"metadata":{"licensegate_domain":{"a":1}}}'),
+      ];
+      for (const body of sent) expect(expectSuccess(await send(connector, body)).outcome).toBe('ignored');
+      const details = (await eventsOf(project.id, connector.id)).map((e) => [e.provider_event_id, e.detail]);
+      expect(details).toEqual([
+        ['evt_object_domain', 'licensegate_domain is an object, not a domain name: nothing changed.'],
+        ['evt_number_domain', 'licensegate_domain is 12, not a domain name: nothing changed.'],
+        [
+          'evt_deep_payment',
+          'checkout.session.completed with payment_status an array: paid only once the payment succeeds (checkout.session.async_payment_succeeded).',
+        ],
+        [
+          'evt_deep_status',
+          'customer.subscription.updated with status an array neither pays nor stops payment.',
+        ],
+        ['evt_deep_domain', 'licensegate_domain is an array, not a domain name: nothing changed.'],
+      ]);
+      expect((await domainOf(project.id, domain.id)).has_paid).toBe(false);
+      expect(expectSuccess(await api().get(`/project/${project.id}`)).has_paid).toBe(false);
     });
 
     it('records audit rows with the payment actor and the usual webhook events', async () => {

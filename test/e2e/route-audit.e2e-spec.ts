@@ -76,11 +76,12 @@ describe('route audit', () => {
     for (const route of runtime) expect(route.interceptors).not.toContain(ReadCacheInterceptor);
   });
 
-  it('gives every route its rate-limit class: the runtime per license, management per key, the root per address, health and metrics none', () => {
+  it('gives every route its rate-limit class: the runtime per license, management per key, the root and payment deliveries per address, health and metrics none', () => {
     const classes = Object.fromEntries(routes(t).map((r) => [`${r.method} ${r.path}`, r.routeClass]));
     expect(Object.entries(classes).filter(([, routeClass]) => routeClass === undefined)).toEqual([]);
     expect(classes['POST project/has-paid']).toBe('runtime');
     expect(classes['GET injectable/stream']).toBe('runtime');
+    expect(classes['POST payments/:provider/:token']).toBe('payments');
     expect(classes['GET ']).toBe('root');
     expect(classes['GET project/:project']).toBe('api');
     expect(classes['GET health/live']).toBeNull();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { makeAccount, makeLicense, makeProject } from '../factories/index.js';
 import { expectError } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
@@ -99,6 +99,35 @@ describe('rate limits per route class', () => {
     expectError(await hasPaid(), 429);
   });
 
+  it('counts payment deliveries per address: a license key sent along buys no allowance and spends none', async () => {
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const license = await makeLicense(t, key, project.id, { title: 'bystander' });
+    const deliver = (license: string, where: 'header' | 'query' = 'header') => {
+      const path = '/api/v1/payments/stripe/no-such-token';
+      const req = t.http().post(where === 'query' ? `${path}?license=${license}` : path);
+      if (where === 'header') req.set('X-LICENSE-KEY', license);
+      return req.set('Content-Type', 'application/json').send('{}');
+    };
+    // A made-up key per call, in the header or the query: still one allowance, the address's.
+    const madeUp = [
+      await deliver(randomUUID()),
+      await deliver(randomUUID(), 'query'),
+      await deliver(randomUUID()),
+      await deliver(randomUUID(), 'query'),
+    ];
+    expect(madeUp.map((res) => res.status)).toEqual([404, 404, 404, 404]);
+    for (let i = 0; i < 4; i++) {
+      const limited = await deliver(license.uuid);
+      expect(expectError(limited, 429).message).toMatch(/^Too many requests\. Retry after \d+ seconds?\.$/);
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // The license sent along four times has its whole runtime allowance left.
+    const check = () =>
+      t.http().post('/api/v1/project/has-paid?action=check_project').set('X-LICENSE-KEY', license.uuid);
+    expect(await statuses(4, check)).toEqual([200, 200, 200, 200]);
+  });
+
   it('keeps the health endpoints out of every limit', async () => {
     expect(await statuses(8, () => t.http().get('/api/v1/health/live'))).toEqual(Array(8).fill(200));
   });
@@ -171,5 +200,17 @@ describe('rate limits with the documented defaults', () => {
       });
     expect(await statusesInParallel(6000, 50, check)).toEqual(Array(6000).fill(200));
     await expect429(await check());
+  }, 120_000);
+
+  it('payment deliveries: 6000 a minute per address, whatever license key is sent along, then 429', async () => {
+    expect(t.config.env.THROTTLE_RUNTIME_LIMIT).toBe(6000);
+    const deliver = () =>
+      fetch(`${t.url}/api/v1/payments/stripe/no-such-token`, {
+        method: 'POST',
+        headers: { 'X-LICENSE-KEY': randomUUID(), 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+    expect(await statusesInParallel(6000, 50, deliver)).toEqual(Array(6000).fill(404));
+    await expect429(await deliver());
   }, 120_000);
 });

@@ -874,6 +874,9 @@ export interface components {
             granularity: "hour" | "day";
             /** @enum {string} */
             group_by: "outcome" | "reason" | "domain" | "country" | "license" | "project";
+            /** @description Whether keys busy in the range were left out of `series` (beyond `limit`); `totals` counts them */
+            has_more: boolean;
+            /** @description Fixed groupings (outcome, reason): every key. Open-ended ones: at most `limit` keys, the busiest first */
             series: components["schemas"]["AnalyticsSeries"][];
             /**
              * Format: date-time
@@ -2548,6 +2551,8 @@ export interface operations {
                 granularity?: "hour" | "day";
                 /** @description One series per outcome, refusal reason, registered domain (id), country, license (id; from the per-license daily counts, day granularity only) or project (GET /analytics only) */
                 group_by?: "outcome" | "reason" | "domain" | "country" | "license" | "project";
+                /** @description Series at most, the busiest of the range first, for the open-ended groupings (domain, country, license, project); `has_more` says whether keys were left out */
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -5789,6 +5794,8 @@ export interface operations {
                 granularity?: "hour" | "day";
                 /** @description One series per outcome, refusal reason, registered domain (id), country, license (id; from the per-license daily counts, day granularity only) or project (GET /analytics only) */
                 group_by?: "outcome" | "reason" | "domain" | "country" | "license" | "project";
+                /** @description Series at most, the busiest of the range first, for the open-ended groupings (domain, country, license, project); `has_more` says whether keys were left out */
+                limit?: number;
             };
             header?: never;
             path: {

@@ -69,8 +69,18 @@ export class AnalyticsResponse {
   @ApiProperty({ enum: GROUPINGS })
   group_by: string;
 
-  @ApiProperty({ type: [AnalyticsSeriesResponse] })
+  @ApiProperty({
+    type: [AnalyticsSeriesResponse],
+    description:
+      'Fixed groupings (outcome, reason): every key. Open-ended ones: at most `limit` keys, the busiest first',
+  })
   series: AnalyticsSeriesResponse[];
+
+  @ApiProperty({
+    description:
+      'Whether keys busy in the range were left out of `series` (beyond `limit`); `totals` counts them',
+  })
+  has_more: boolean;
 
   @ApiProperty({ type: AnalyticsTotalsResponse })
   totals: AnalyticsTotalsResponse;

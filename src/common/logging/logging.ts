@@ -64,11 +64,26 @@ export function redactLicenseInUrl(url: string | undefined): string | undefined 
   return `${url.slice(0, q + 1)}${query}`;
 }
 
-type SerializedRequest = { url?: string; query?: Record<string, unknown>; headers?: Record<string, unknown> };
+type SerializedRequest = {
+  url?: string;
+  query?: Record<string, unknown>;
+  params?: Record<string, unknown>;
+  headers?: Record<string, unknown>;
+};
 
-/** The request as pino-http serialises it, minus every place a license key can travel in. */
+/** A payment connector's endpoint: its last segment is the connector's token (docs/payments.md). */
+const PAYMENT_ENDPOINT = /^(\/api\/v1\/payments\/[^/?#]*\/)[^/?#]+/i;
+
+/**
+ * The request as pino-http serialises it, minus every place a license key can travel in, and a
+ * payment connector's endpoint token (the path parameters carry it too: left out there).
+ */
 function safeRequest(req: SerializedRequest): SerializedRequest {
   const out: SerializedRequest = { ...req, url: redactLicenseInUrl(req.url) };
+  if (out.url !== undefined && PAYMENT_ENDPOINT.test(out.url)) {
+    out.url = out.url.replace(PAYMENT_ENDPOINT, '$1[redacted]');
+    delete out.params;
+  }
   if (
     req.query &&
     typeof req.query === 'object' &&
@@ -120,11 +135,16 @@ export function requestLogOptions(env: Env): Options {
       return RUNTIME_CHECK.test(req.url ?? '') ? 'debug' : 'info';
     },
     serializers: { req: safeRequest, err: safeError },
+    // And the payment providers' signatures: no business of whoever reads the logs.
     redact: [
       'req.headers["x-api-key"]',
       'req.headers["x-license-key"]',
       'req.headers.authorization',
       'req.body.license',
+      'req.headers["stripe-signature"]',
+      'req.headers["paddle-signature"]',
+      'req.headers["x-signature"]',
+      'req.headers["webhook-signature"]',
     ],
   };
 }

@@ -8,7 +8,7 @@ import { RedisService } from '../cache/redis.js';
 import { MemoryThrottlerStorage, SharedThrottlerStorage } from './throttler-storage.js';
 
 /** Route classes (docs/decisions.md#rate-limits); each route is counted by its own class only. */
-export type RouteClass = 'root' | 'api' | 'runtime';
+export type RouteClass = 'root' | 'api' | 'runtime' | 'payments';
 
 export const ROUTE_CLASS = 'licensegate:route-class';
 /** Marks a route (or controller) as one class, counted by that class's throttler; null: never limited. */
@@ -28,7 +28,8 @@ const perClass = (_context: unknown, tracker: string, name: string) => `${name}:
 
 /**
  * Root per IP, management per API key, runtime per license (falling back to the address when no key
- * is sent). Keys are hashed: counters never hold credentials.
+ * is sent), payment providers' events per address with the runtime's limits. Keys are hashed:
+ * counters never hold credentials.
  */
 export function throttlerOptions(config: AppConfig, redis: RedisService): ThrottlerModuleOptions {
   const env = config.env;
@@ -60,6 +61,14 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
           ? `oversized:${ip(req as Request)}`
           : `license:${sent.hash.slice(0, 32)}`;
       },
+    },
+    {
+      // Per address only: the endpoint takes no license key, so one sent along (a made-up one per call)
+      // must not buy a fresh allowance, nor spend a license's.
+      name: 'payments',
+      limit: env.THROTTLE_RUNTIME_LIMIT,
+      ttl: env.THROTTLE_RUNTIME_TTL_SECONDS * 1000,
+      getTracker: (req) => ip(req as Request),
     },
   ];
   return {
