@@ -17,6 +17,7 @@ import { OfflineGraceHours1732000000007 } from './migrations/1732000000007-Offli
 import { AuditLog1732000000008 } from './migrations/1732000000008-AuditLog.js';
 import { RuntimeAnswers1764200000000 } from './migrations/1764200000000-RuntimeAnswers.js';
 import { PaymentConnectors1764100000000 } from './migrations/1764100000000-PaymentConnectors.js';
+import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-ProjectChangeCounter.js';
 import { PaymentConnectorEntity } from '../payment-connectors/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payment-connectors/payment-event.entity.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
@@ -49,4 +50,5 @@ export const migrations = [
   AuditLog1732000000008,
   PaymentConnectors1764100000000,
   RuntimeAnswers1764200000000,
+  ProjectChangeCounter1764300000000,
 ];

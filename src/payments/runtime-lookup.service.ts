@@ -78,6 +78,11 @@ export class RuntimeLookupService {
     return this.byHash.get(hash)?.license.project_id ?? (this.absent.get(hash) || null);
   }
 
+  /** Whether this process holds an entry for `hash`, current or not: a key known to be a license's. */
+  holds(hash: string): boolean {
+    return this.byHash.has(hash);
+  }
+
   /** The cached entry for `hash` when it is current: answered from memory, with or without Redis. */
   peek(hash: string): RuntimeEntry | undefined {
     const cached = this.byHash.get(hash);
@@ -132,6 +137,7 @@ export class RuntimeLookupService {
       if (first === null) return await this.noLicense(hash);
       projectId = first;
     }
+    await this.generations.observe(projectId);
     const generation = this.generations.current(projectId);
     const license = await this.licenses.byKeyHash(hash);
     if (!license) return await this.noLicense(hash);

@@ -60,18 +60,21 @@ export class WebhookOutbox {
   ): Promise<T> {
     let recorded = 0;
     let unchanged = false;
+    let seq: number | undefined;
     try {
       const result = await this.unit.run(async (manager) => {
         const change = await work(manager);
         unchanged = change.unchanged === true;
         recorded = await this.recordChange(manager, change.project ?? project, change);
+        // Instances without Redis learn of the write from the project's change counter (common/cache/generations.ts).
+        if (invalidates && !unchanged) seq = await this.generations.recordChange(manager, project.id);
         return change.result;
       });
       if (recorded > 0) this.kick();
       return result;
     } finally {
       // Also after a failure: its COMMIT may have landed unanswered.
-      if (invalidates && !unchanged) await this.generations.bump(project.id);
+      if (invalidates && !unchanged) await this.generations.bump(project.id, seq);
     }
   }
 

@@ -505,18 +505,23 @@ describe('two instances on one database without Redis: a change reaches the othe
   const api = (method: 'post' | 'patch' | 'delete', path: string, body?: object) =>
     one.http()[method](`/api/v1${path}`).set('X-API-KEY', key).set('Accept', 'application/json').send(body);
 
-  it.each([
+  const changes: [string, string | null][] = [
     ['a license revoked', 'This license has been revoked.'],
     ['a project locked', 'Project is locked.'],
     ['a project deleted', 'The project of this license no longer exists.'],
     ['a domain set unpaid', null],
-  ])('%s', async (change, refusal) => {
+  ];
+
+  /** A paid license that instance two answers from memory, and the change made to it through instance one. */
+  async function warmThenChange(change: string, refusal: string | null) {
     const project = await makeProject(one, key, { has_paid: true });
     const domain = await makeDomain(one, key, project.id, { has_paid: true });
     const license = await makeLicense(one, key, project.id);
     advance(60_000); // a fresh start, whatever the previous case left
-    for (let i = 0; i < 20; i++)
+    for (let i = 0; i < 20; i++) {
       expect(expectSuccess(await check(two, license.uuid, domain.domain)).has_paid).toBe(true);
+      if (i === 10) advance(1000); // two reads the counters, and so knows this project's from here on
+    }
     const reads = jest.spyOn(two.app.get(LicensesService), 'byKeyHash');
     if (change === 'a license revoked')
       await api('post', `/project/${project.id}/licenses/${license.id}/revoke`).expect(200);
@@ -529,17 +534,59 @@ describe('two instances on one database without Redis: a change reaches the othe
     const own = await check(one, license.uuid, domain.domain);
     if (refusal) expect(expectError(own, 403).message).toBe(refusal);
     else expect(expectSuccess(own).has_paid).toBe(false);
-    // The other answers from memory (no database read per call) until its entries are 5 s old...
-    advance(4999);
-    expect(expectSuccess(await check(two, license.uuid, domain.domain)).has_paid).toBe(true);
-    expect(reads).not.toHaveBeenCalled();
-    // ...and not a moment longer.
-    advance(1);
-    const late = await check(two, license.uuid, domain.domain);
-    if (refusal) expect(expectError(late, 403).message).toBe(refusal);
-    else expect(expectSuccess(late).has_paid).toBe(false);
-    reads.mockRestore();
-  });
+    const seen = async () => {
+      const res = await check(two, license.uuid, domain.domain);
+      return refusal
+        ? res.status === 403 && expectError(res, 403).message === refusal
+        : res.body.data?.has_paid === false;
+    };
+    return { reads, seen };
+  }
+
+  it.each(changes)(
+    '%s: the other sees it when it next reads the change counters, a second on',
+    async (change, refusal) => {
+      const { reads, seen } = await warmThenChange(change, refusal);
+      // Within the second since its last read of the counters, the other answers from memory...
+      advance(500);
+      expect(await seen()).toBe(false);
+      expect(reads).not.toHaveBeenCalled();
+      // ...then its next call reads them (on the side: that call is answered as before), and the calls after it know.
+      advance(500);
+      await waitFor(seen, 2000, 'instance two to see the change');
+      reads.mockRestore();
+    },
+  );
+
+  it.each(changes)(
+    '%s: while the counters cannot be read, nothing cached lives past 5 s',
+    async (change, refusal) => {
+      const { reads, seen } = await warmThenChange(change, refusal);
+      // Only the read of the change counters fails: whatever else two asks of the database is answered.
+      const query = two.dataSource.query.bind(two.dataSource);
+      const counters = jest
+        .spyOn(two.dataSource, 'query')
+        .mockImplementation((sql: string, parameters?: Parameters<typeof query>[1]) =>
+          sql.startsWith('SELECT id, change_seq')
+            ? Promise.reject(new Error('database away'))
+            : query(sql, parameters),
+        );
+      try {
+        // The other answers from memory (no database read per call) until its entries are 5 s old...
+        advance(4999);
+        expect(await seen()).toBe(false);
+        expect(await seen()).toBe(false);
+        expect(reads).not.toHaveBeenCalled();
+        // ...and not a moment longer.
+        counters.mockRestore();
+        advance(1);
+        expect(await seen()).toBe(true);
+      } finally {
+        counters.mockRestore();
+        reads.mockRestore();
+      }
+    },
+  );
 });
 
 describe('an injectable secret has at least 12 characters', () => {

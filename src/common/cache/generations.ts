@@ -1,5 +1,7 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import { DataSource, type EntityManager } from 'typeorm';
+import { PeriodicTask } from '../periodic-task.js';
 import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import { invalidationDelay } from '../../metrics/metrics.js';
@@ -28,9 +30,9 @@ import { RedisService, within } from './redis.js';
  *
  * - current(project), for caches in this process (the runtime lookups, payload pages, activations):
  *   answered from memory, without any I/O, so a warm runtime call touches neither the database nor
- *   Redis. Without Redis this process sees every write it makes itself, and other instances on the same
- *   database are bounded by age instead: every project starts a new generation at least every
- *   UNSHARED_MAX_AGE_MS (5 s), so another instance's write is served stale for 5 s at most. With REDIS_URL, a bump is published on
+ *   Redis. Without Redis this process sees every write it makes itself at once, and another
+ *   instance's within a second: it reads the change counters that every write bumps in its own
+ *   transaction (UNSHARED_MAX_AGE_MS: 5 s at most, also while they cannot be read). With REDIS_URL, a bump is published on
  *   a Redis channel (INCR and PUBLISH in one script, after the commit) and every instance, subscribed
  *   on a connection of its own, bumps its copy when the message arrives: other instances see a write
  *   as soon as the message reaches them (docs/decisions.md#caching gives the bound we measure), the
@@ -56,10 +58,23 @@ import { RedisService, within } from './redis.js';
 
 /**
  * Without Redis no instance hears another's writes (several instances on one MySQL, or on one SQLite
- * file): every project then starts a new generation at least this often, so nothing cached in this
- * process is served longer than this after it was loaded (docs/security.md).
+ * file, the CLI beside the server). Every write to a project adds one to its `change_seq` in the
+ * write's own transaction (ProjectGenerations.recordChange), and each instance reads the counters of
+ * the projects it has cached something of every CHANGES_POLL_MS: a project whose counter moved starts
+ * a new generation there. Nothing cached is served longer than this after a write another instance
+ * committed: while the counters cannot be read (the database away), every project starts a new
+ * generation this long after the last read that worked began (docs/security.md).
  */
 export const UNSHARED_MAX_AGE_MS = 5000;
+/** A project's change counter as the drivers give it (MySQL: a BIGINT comes as a string). */
+type Counter = { change_seq: number | string };
+
+/** Without Redis: how often the watched projects' change counters are read. */
+const CHANGES_POLL_MS = 1000;
+/** Projects whose counters one statement reads. */
+const CHANGES_CHUNK = 500;
+/** Projects watched at most; past it, every project starts a new generation and is watched afresh. */
+const MAX_WATCHED = 100_000;
 
 /** How often the subscriber connection is pinged, and how late its answer may be before nothing cached is trusted. */
 const PING_MS = 100;
@@ -95,13 +110,34 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   /** Without Redis: when every project starts a new generation next (see UNSHARED_MAX_AGE_MS). */
   private readonly unshared: boolean;
   private rollAt = 0;
+  /**
+   * Without Redis: the projects this process has cached something of, each with its change_seq as
+   * last read (undefined: not read yet).
+   */
+  private readonly watched = new Map<number, number | undefined>();
+  /** Without Redis, and with a database to read (the app; not the unit tests): reads the change counters. */
+  private readonly changes: PeriodicTask | null;
+  /** When the change counters are read next (on the first call from then on). */
+  private readAt = 0;
   /** The clock the age bound is kept on; tests move it. */
   now: () => number = Date.now;
 
-  constructor(private readonly redis: RedisService) {
+  constructor(
+    private readonly redis: RedisService,
+    @Optional() private readonly dataSource?: DataSource,
+  ) {
     this.trusted = redis.client === null;
     this.unshared = redis.client === null;
     this.channel = redis.key('generations');
+    this.changes =
+      this.unshared && dataSource
+        ? new PeriodicTask({
+            name: "read the projects' change counters",
+            logger: this.logger,
+            everyMs: CHANGES_POLL_MS, // never started: runNow() from unsharedCheck
+            run: () => this.readChanges(),
+          })
+        : null;
   }
 
   /**
@@ -111,21 +147,101 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
    */
   current(projectId: number): number | null {
     if (!this.trusted) return null;
-    if (this.unshared) this.age();
+    if (this.unshared) this.unsharedCheck(projectId);
     const changed = this.changedAt.get(projectId);
     return changed !== undefined && changed > this.floor ? changed : this.floor;
   }
 
   /**
-   * Without Redis, what was loaded under a generation read more than UNSHARED_MAX_AGE_MS ago is
-   * stale: the generation was read before the rows, so no entry outlives the bound. One clock read per
-   * call, no I/O.
+   * Without Redis: what was loaded under a generation read more than UNSHARED_MAX_AGE_MS after the
+   * last read of the change counters that worked began is stale (the generation was read before the
+   * rows, so no entry outlives the bound, even while the counters cannot be read); and the counters
+   * are read again when the last read is CHANGES_POLL_MS old. Driven by the calls and the clock they
+   * read, not by a timer: nothing is served between calls, and tests move the clock. One clock read
+   * per call, no I/O on the call itself.
    */
-  private age(): void {
+  private unsharedCheck(projectId: number): void {
     const now = this.now();
-    if (now < this.rollAt) return;
-    if (this.rollAt !== 0) this.forgetAll();
-    this.rollAt = now + UNSHARED_MAX_AGE_MS;
+    if (now >= this.rollAt) {
+      if (this.rollAt !== 0) this.forgetAll();
+      this.rollAt = now + UNSHARED_MAX_AGE_MS;
+    }
+    if (!this.changes) return;
+    if (!this.watched.has(projectId)) this.watch(projectId);
+    if (now >= this.readAt) {
+      this.readAt = now + CHANGES_POLL_MS;
+      void this.changes.runNow();
+    }
+  }
+
+  /**
+   * A project seen for the first time: its counter is read at the next poll, and whatever was cached
+   * of it before then starts a new generation there (its rows may predate that read).
+   */
+  private watch(projectId: number): void {
+    if (this.watched.size >= MAX_WATCHED) {
+      this.watched.clear();
+      this.forgetAll();
+    }
+    this.watched.set(projectId, undefined);
+  }
+
+  /**
+   * Without Redis: reads the project's change counter now when this process has not read it yet, and
+   * starts the project a new generation. A load calls it before it reads the generation its rows go
+   * under (payments/runtime-lookup.service.ts): what it loads is then vouched for by this read, and
+   * the next read of every counter does not take it for stale, as it must take anything cached of a
+   * project before its counter was first read.
+   */
+  async observe(projectId: number): Promise<void> {
+    if (!this.changes || this.watched.get(projectId) !== undefined) return;
+    const [row] = await (this.dataSource as DataSource).query<Counter[]>(
+      'SELECT change_seq FROM projects WHERE id = ?',
+      [projectId],
+    );
+    if (this.watched.get(projectId) !== undefined) return; // a read of every counter came first
+    if (!this.watched.has(projectId)) this.watch(projectId);
+    this.watched.set(projectId, row === undefined ? -1 : Number(row.change_seq));
+    this.changedAt.set(projectId, ++this.clock);
+  }
+
+  /**
+   * Reads the watched projects' change counters: a project whose counter moved since the last read
+   * (or that is read for the first time, or is gone) starts a new generation. Every write committed
+   * before the read began is then known, so nothing need be dropped for age until UNSHARED_MAX_AGE_MS
+   * after it.
+   */
+  private async readChanges(): Promise<void> {
+    const started = this.now();
+    const ids = [...this.watched.keys()];
+    for (let i = 0; i < ids.length; i += CHANGES_CHUNK) {
+      const chunk = ids.slice(i, i + CHANGES_CHUNK);
+      const rows = await (this.dataSource as DataSource).query<Array<Counter & { id: number | string }>>(
+        `SELECT id, change_seq FROM projects WHERE id IN (${chunk.map(() => '?').join(', ')})`,
+        chunk,
+      );
+      const read = new Map(rows.map((row) => [Number(row.id), Number(row.change_seq)]));
+      for (const id of chunk) {
+        if (!this.watched.has(id)) continue; // everything started over meanwhile
+        const seq = read.get(id) ?? -1;
+        if (this.watched.get(id) === seq) continue;
+        this.watched.set(id, seq);
+        this.changedAt.set(id, ++this.clock);
+      }
+    }
+    this.rollAt = Math.max(this.rollAt, started + UNSHARED_MAX_AGE_MS);
+  }
+
+  /**
+   * Records a write to the project in the write's own transaction (`manager`), before its commit:
+   * instances without Redis learn of it from the counter (readChanges). Gives the counter's new value,
+   * for bump() after the commit.
+   */
+  async recordChange(manager: EntityManager, projectId: number): Promise<number | undefined> {
+    await manager.query('UPDATE projects SET change_seq = change_seq + 1 WHERE id = ?', [projectId]);
+    if (!this.changes) return undefined;
+    const [row] = await manager.query<Counter[]>('SELECT change_seq FROM projects WHERE id = ?', [projectId]);
+    return row === undefined ? undefined : Number(row.change_seq);
   }
 
   /** The generation kept in Redis for caches that live there (cache/read-cache.ts); null when Redis does not answer. */
@@ -145,9 +261,14 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** Call after a write to the project has committed (or may have). */
-  async bump(projectId: number): Promise<void> {
+  /**
+   * Call after a write to the project has committed (or may have); `seq`: its change counter as the
+   * write left it (recordChange), so that this process's next read of the counters does not take its
+   * own write for another's.
+   */
+  async bump(projectId: number, seq?: number): Promise<void> {
     this.changedAt.set(projectId, ++this.clock);
+    if (seq !== undefined && this.watched.has(projectId)) this.watched.set(projectId, seq);
     const client = this.redis.client;
     // Without Redis, or when every instance is to drop everything as soon as Redis answers anyway.
     if (!client || this.mustRecover) return;
@@ -199,6 +320,7 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    await this.changes?.stop();
     this.trusted = this.redis.client === null;
     await this.subscriber?.quit().catch(() => undefined);
   }
