@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
-import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
+import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { lockedRow, writeLocked } from '../database/unit-of-work.js';
 import { normalizeDomain } from '../common/net/domain-name.js';
 import { DOMAIN_TAKEN, fieldError, notFound } from '../common/http/errors.js';
@@ -22,7 +23,7 @@ export class DomainsService {
   constructor(
     @InjectRepository(DomainEntity) private readonly domains: Repository<DomainEntity>,
     private readonly cursors: Cursors,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
   ) {}
 
   list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<DomainEntity>> {
@@ -55,7 +56,7 @@ export class DomainsService {
     const name = this.normalize(dto.domain);
     if (await this.domains.existsBy({ project_id: project.id, domain: name }))
       throw fieldError('domain', DOMAIN_TAKEN);
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       const result = await manager.insert(DomainEntity, {
         ...DOMAIN_DEFAULTS,
         ...pickFlags(dto),
@@ -94,7 +95,7 @@ export class DomainsService {
         changes.domain = name;
       }
     }
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       // The project's row first, as every domain update takes it: updates within one project run one
       // at a time (so none sees another's old state, and two "make primary" cannot deadlock).
       await lockedRow(manager, ProjectEntity, project.id);
@@ -119,7 +120,7 @@ export class DomainsService {
   }
 
   async remove(project: ProjectEntity, domain: DomainEntity): Promise<void> {
-    await this.outbox.change(project, async (manager) => {
+    await this.projectChanges.run(project, async (manager) => {
       // The row locked first: of racing deletes one goes on, the others find it gone (404), and a
       // license being pinned to it (whose write locks the same row) has committed or will find it
       // gone. The pins are then counted as committed (a locking read), not as an earlier snapshot.

@@ -5,7 +5,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { boundedMultipart } from '../common/http/upload.interceptor.js';
 import { ProjectsModule } from '../projects/projects.module.js';
-import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { InjectableEntity } from './injectable.entity.js';
 import { InjectablesController } from './injectables.controller.js';
 import { InjectablesService } from './injectables.service.js';
@@ -15,7 +15,7 @@ import { InjectablesService } from './injectables.service.js';
     TypeOrmModule.forFeature([InjectableEntity]),
     AuthModule,
     ProjectsModule,
-    WebhookOutboxModule,
+    ProjectChangesModule,
     // Uploads stay in memory (they are encrypted into the row) and stop at MAX_UPLOAD_BYTES → 413.
     MulterModule.registerAsync({
       inject: [AppConfig],

@@ -12,7 +12,7 @@ import { openPrivateKey, signEd25519 } from '../common/crypto/signing.js';
 import { CreateInjectableDto, UpdateInjectableDto } from './dto/injectable.dto.js';
 import { InjectableEntity } from './injectable.entity.js';
 import { contentHash, encryptPayload, payloadSize, signedMessage } from '../common/crypto/payload.js';
-import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { lockedRow } from '../database/unit-of-work.js';
 import { REDACTED } from '../audit/audit-log.service.js';
 
@@ -119,7 +119,7 @@ export class InjectablesService {
     private readonly cursors: Cursors,
     generations: ProjectGenerations,
     private readonly config: AppConfig,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
   ) {
     this.paidCache = new ProjectScopedCache(generations, {
       maxSize: PAYLOAD_CACHE_BYTES,
@@ -201,7 +201,7 @@ export class InjectablesService {
         type === 'file' ? (file as UploadedPayload) : Buffer.from(dto.content as string, 'utf8'),
       )),
     };
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       const row = { ...fields, signature: await this.sign(manager, project.id, fields) };
       const result = await manager.insert(InjectableEntity, row as QueryDeepPartialEntity<InjectableEntity>);
       const injectable = await manager.findOneByOrFail(InjectableEntity, {
@@ -265,7 +265,7 @@ export class InjectablesService {
         ),
       );
     }
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       const before = await lockedRow(manager, InjectableEntity, current.id);
       const raced = updateErrors(before, dto, file);
       if (Object.keys(raced).length > 0) throw new ValidationFailed(raced);
@@ -287,7 +287,7 @@ export class InjectablesService {
   }
 
   async remove(project: ProjectEntity, injectable: InjectableEntity): Promise<void> {
-    await this.outbox.change(project, async (manager) => {
+    await this.projectChanges.run(project, async (manager) => {
       // Of racing deletes one goes on and the others find the row gone (404): one event.
       const before = await lockedRow(manager, InjectableEntity, injectable.id);
       await manager.delete(InjectableEntity, { id: injectable.id });

@@ -10,7 +10,8 @@ import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { lockedRowWhere, writeLocked } from '../database/unit-of-work.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { assertAccess } from '../projects/projects.service.js';
-import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
+import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { LicenseActivationEntity } from './license-usage.entity.js';
 import type { LicenseEntity } from './license.entity.js';
 import { LicensesService, utcDay } from './licenses.service.js';
@@ -42,7 +43,7 @@ const audited = (license: LicenseEntity, row: LicenseActivationEntity): Audit =>
 /**
  * The activations of a license (docs/decisions.md#activations): listed and deleted by the vendor,
  * deactivated by the license holder within a daily allowance. Every deletion runs through
- * WebhookOutbox.change with its license.deactivated events and audit rows; the project's cache
+ * ProjectChanges.run with its license.deactivated events and audit rows; the project's cache
  * generation it then bumps is how every instance's runtime path learns that the slot is free
  * (payments/counters.service.ts).
  */
@@ -53,7 +54,7 @@ export class ActivationsService {
     private readonly activations: Repository<LicenseActivationEntity>,
     private readonly licenses: LicensesService,
     private readonly cursors: Cursors,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
     private readonly config: AppConfig,
   ) {}
 
@@ -88,7 +89,7 @@ export class ActivationsService {
 
   /** Deletes one activation; of racing deletes one goes on and the others find it gone (404). */
   async remove(project: ProjectEntity, license: LicenseEntity, activationId: number): Promise<void> {
-    await this.outbox.change(project, async (manager) => {
+    await this.projectChanges.run(project, async (manager) => {
       const row = await lockedRowWhere(manager, LicenseActivationEntity, {
         id: activationId,
         license_id: license.id,
@@ -114,7 +115,7 @@ export class ActivationsService {
     license: LicenseEntity,
     host: string,
   ): Promise<SelfDeactivation> {
-    const answer = await this.outbox.change<SelfDeactivation>(project, async (manager) => {
+    const answer = await this.projectChanges.run<SelfDeactivation>(project, async (manager) => {
       const rows = await writeLocked(
         manager
           .createQueryBuilder(LicenseActivationEntity, 'a')

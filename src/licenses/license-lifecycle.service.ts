@@ -5,7 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import { databaseFailure } from '../database/db-errors.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { ExpiryNotice, LicenseEntity } from './license.entity.js';
 
 /** Licenses looked at per query; a tick goes on until nothing is due. */
@@ -34,7 +34,7 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
     private readonly projects: ProjectsService,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
     private readonly config: AppConfig,
   ) {}
 
@@ -122,7 +122,7 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
   ): Promise<boolean> {
     const project = await this.projects.find(found.project_id);
     if (!project) return false;
-    return this.outbox.change(
+    return this.projectChanges.run(
       project,
       async (manager) => {
         // Past expires_at only license.expired is sent, also when license.expiring never was.

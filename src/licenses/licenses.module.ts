@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
-import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { ActivationsController } from './activations.controller.js';
 import { ActivationsService } from './activations.service.js';
 import { LicenseLifecycle } from './license-lifecycle.service.js';
@@ -19,7 +19,7 @@ import { LicensesService } from './licenses.service.js';
     AuthModule,
     ProjectsModule,
     DomainsModule,
-    WebhookOutboxModule,
+    ProjectChangesModule,
   ],
   controllers: [LicensesController, ActivationsController],
   providers: [LicensesService, ActivationsService, LicenseLifecycle],

@@ -17,7 +17,7 @@ import { assertAccess, ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
 import { LicenseEntity } from './license.entity.js';
-import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 import { utcDay as utcDayOf } from '../common/time.js';
 
@@ -124,7 +124,7 @@ export class LicensesService {
     private readonly projects: ProjectsService,
     private readonly domains: DomainsService,
     private readonly cursors: Cursors,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
   ) {}
 
   /**
@@ -187,7 +187,7 @@ export class LicensesService {
       throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
     const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
     const uuid = randomUUID();
-    const created = await this.outbox.change(project, async (manager) => {
+    const created = await this.projectChanges.run(project, async (manager) => {
       await assertDomainStays(manager, project.id, fields.domain_id);
       const result = await manager.insert(LicenseEntity, {
         ...fields,
@@ -234,7 +234,7 @@ export class LicensesService {
     );
     // PATCH writes only what was sent, so racing PATCHes of different fields both land; PUT replaces.
     const fields = replace ? resolved : sentFields(resolved, dto);
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
       // (After the pinned domain's lock, the order every write that takes both follows.)
       const before = await lockedRow(manager, LicenseEntity, license.id);
@@ -260,7 +260,7 @@ export class LicensesService {
    * one changes it and emits the event, and a repeated revoke keeps the first revoked_at.
    */
   async setRevoked(project: ProjectEntity, license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
-    return this.outbox.change(project, async (manager) => {
+    return this.projectChanges.run(project, async (manager) => {
       const before = await lockedRow(manager, LicenseEntity, license.id);
       const result = await manager.update(
         LicenseEntity,
@@ -275,7 +275,7 @@ export class LicensesService {
   }
 
   async remove(project: ProjectEntity, license: LicenseEntity): Promise<void> {
-    await this.outbox.change(project, async (manager) => {
+    await this.projectChanges.run(project, async (manager) => {
       // Of racing deletes one goes on and the others find the row gone (404): one event.
       const before = await lockedRow(manager, LicenseEntity, license.id);
       await manager.delete(LicenseEntity, { id: license.id });

@@ -4,7 +4,7 @@ import { AuthModule } from '../auth/auth.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectEntity } from '../projects/project.entity.js';
-import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { PaymentConnectorsController } from './payment-connectors.controller.js';
 import { PaymentConnectorsService } from './payment-connectors.service.js';
@@ -20,7 +20,7 @@ import { PaymentWebhooksController } from './payment-webhooks.controller.js';
     AuthModule,
     ProjectsModule,
     DomainsModule,
-    WebhookOutboxModule,
+    ProjectChangesModule,
   ],
   controllers: [PaymentConnectorsController, PaymentWebhooksController],
   providers: [PaymentConnectorsService, PaymentReceipts, PaymentGrace],

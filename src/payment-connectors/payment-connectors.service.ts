@@ -15,7 +15,7 @@ import { lockedRow } from '../database/unit-of-work.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { assertAccess, ProjectsService } from '../projects/projects.service.js';
-import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import {
   CreatePaymentConnectorDto,
   LicenseTemplate,
@@ -71,7 +71,7 @@ export class PaymentConnectorsService {
     private readonly projects: ProjectsService,
     private readonly domains: DomainsService,
     private readonly cursors: Cursors,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
     private readonly config: AppConfig,
   ) {}
 
@@ -117,7 +117,7 @@ export class PaymentConnectorsService {
     const provider = dto.provider as Provider;
     await this.check(project, provider, dto);
     const token = randomBytes(TOKEN_BYTES).toString('base64url');
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       const result = await manager.insert(PaymentConnectorEntity, {
         project_id: project.id,
         provider,
@@ -167,7 +167,7 @@ export class PaymentConnectorsService {
     if (dto.license_template !== undefined) changes.license_template = storedTemplate(dto.license_template);
     const secret = typeof dto.signing_secret === 'string';
     if (secret) changes.signing_secret = sealSecret(this.config.appKey, dto.signing_secret as string);
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       const before = await lockedRow(manager, PaymentConnectorEntity, connector.id);
       if (Object.keys(changes).length > 0)
         await manager.update(PaymentConnectorEntity, { id: connector.id }, changes);
@@ -187,7 +187,7 @@ export class PaymentConnectorsService {
 
   /** Deletes the connector and its event log: its endpoint answers 404 from then on. */
   async remove(project: ProjectEntity, connector: PaymentConnectorEntity): Promise<void> {
-    await this.outbox.change(project, async (manager) => {
+    await this.projectChanges.run(project, async (manager) => {
       const before = await lockedRow(manager, PaymentConnectorEntity, connector.id);
       await manager.delete(PaymentConnectorEntity, { id: connector.id });
       await manager.delete(PaymentEventEntity, { connector_id: connector.id });

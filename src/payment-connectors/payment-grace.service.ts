@@ -9,7 +9,7 @@ import { DomainEntity } from '../domains/domain.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { PaymentEventEntity } from './payment-event.entity.js';
 
@@ -38,7 +38,7 @@ export class PaymentGrace implements OnApplicationBootstrap, OnApplicationShutdo
     @InjectRepository(PaymentConnectorEntity)
     private readonly connectors: Repository<PaymentConnectorEntity>,
     private readonly projects: ProjectsService,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
     private readonly clock: Clock,
     private readonly config: AppConfig,
   ) {
@@ -112,7 +112,7 @@ export class PaymentGrace implements OnApplicationBootstrap, OnApplicationShutdo
     if (!project) return false;
     const actor = await this.actorOf(kind, found.id);
     return inAuditContext({ actor, request_id: null, ip: null, user_agent: null }, () =>
-      this.outbox.change(project, async (manager) => {
+      this.projectChanges.run(project, async (manager) => {
         const before = await manager.findOneBy(TABLES[kind], { id: found.id });
         if (!before || !(await this.mark(manager, kind, found.id, now)))
           return { result: false, unchanged: true, audit: [] };

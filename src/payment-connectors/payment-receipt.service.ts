@@ -20,7 +20,8 @@ import { defaultsFor } from '../licenses/licenses.service.js';
 import { paymentEvents } from '../metrics/metrics.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
+import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { PaymentConnectorEntity, PROVIDERS } from './payment-connector.entity.js';
 import { PaymentEventEntity, PaymentOutcome, TargetKind } from './payment-event.entity.js';
 import { ProviderEvent, readEvent, shown } from './provider-events.js';
@@ -74,7 +75,7 @@ export class PaymentReceipts {
     private readonly connectors: Repository<PaymentConnectorEntity>,
     @InjectRepository(PaymentEventEntity) private readonly events: Repository<PaymentEventEntity>,
     private readonly projects: ProjectsService,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
@@ -190,7 +191,7 @@ export class PaymentReceipts {
     event: ProviderEvent,
   ): Promise<'applied' | 'ignored'> {
     const now = wholeSecond(this.clock.now());
-    return this.outbox.change(project, async (manager) => {
+    return this.projectChanges.run(project, async (manager) => {
       const inserted = await manager.insert(PaymentEventEntity, {
         connector_id: connector.id,
         project_id: project.id,

@@ -6,6 +6,7 @@ import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { AuditLog } from '../audit/audit-log.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { CountersService } from './counters.service.js';
 
@@ -37,7 +38,12 @@ describe('CountersService activations', () => {
     key: (name: string) => name,
   } as unknown as RedisService);
   const counters = (known = generations) =>
-    new CountersService(ds, unit, new WebhookOutbox(unit, new AuditLog(unit), known), known);
+    new CountersService(
+      ds,
+      unit,
+      new ProjectChanges(unit, new AuditLog(unit), new WebhookOutbox(), known),
+      known,
+    );
   /** A license with these limits (only what the counters read). */
   const license = (
     id: number,

@@ -9,7 +9,7 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
 import { utcDay } from '../licenses/licenses.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import type { MaybePromise } from '../common/maybe-promise.js';
 
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
@@ -82,7 +82,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
     unit: UnitOfWork,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
     private readonly generations: ProjectGenerations,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
@@ -129,7 +129,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
   ): Promise<'ok' | 'last' | 'refused'> {
     const event = { license_id: license.id, project_id: project.id, max_usage_per_day: max, day };
     const takeLast = (sql: string, params: unknown[]) =>
-      this.outbox.change(
+      this.projectChanges.run(
         project,
         async (manager) => {
           const took = (await this.run(sql, params, manager)) > 0;
@@ -307,7 +307,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       host,
     };
     try {
-      await this.outbox.change(
+      await this.projectChanges.run(
         project,
         async (manager) => {
           try {

@@ -5,7 +5,7 @@ import { DomainsModule } from '../domains/domains.module.js';
 import { InjectablesModule } from '../injectables/injectables.module.js';
 import { LicensesModule } from '../licenses/licenses.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
-import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module.js';
+import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { AnswerSigning } from './answer-signing.js';
 import { CountersService } from './counters.service.js';
@@ -28,7 +28,7 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
     DomainsModule,
     LicensesModule,
     InjectablesModule,
-    WebhookOutboxModule,
+    ProjectChangesModule,
   ],
   controllers: [PaymentsController, InjectableStreamController, LicenseDeactivationController],
   providers: [

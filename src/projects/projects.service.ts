@@ -21,7 +21,8 @@ import { CreateProjectDto, UpdateProjectDto } from './dto/project.dto.js';
 import { ProjectEntity } from './project.entity.js';
 import { newSigningKeyPair, rawPublicKey } from '../common/crypto/signing.js';
 import { WebhookTargets } from '../webhooks/ssrf.js';
-import { WebhookEvent, WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
+import type { WebhookEvent } from '../webhooks/webhook-events.js';
 import { ALL_EVENTS } from '../webhooks/webhook-events.js';
 import { instanceToPlain } from 'class-transformer';
 
@@ -61,7 +62,7 @@ export class ProjectsService {
     @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
     private readonly cursors: Cursors,
     private readonly config: AppConfig,
-    private readonly outbox: WebhookOutbox,
+    private readonly projectChanges: ProjectChanges,
     private readonly targets: WebhookTargets,
   ) {}
 
@@ -159,7 +160,7 @@ export class ProjectsService {
         signing_private_key: keys.sealedPrivate,
       };
       try {
-        return await this.outbox.changeOwned(user.id, async (manager) => {
+        return await this.projectChanges.runNewProject(user.id, async (manager) => {
           if (
             user.max_projects !== null &&
             (await manager.countBy(ProjectEntity, { user_id: user.id })) >= user.max_projects
@@ -206,7 +207,7 @@ export class ProjectsService {
       changes.slug = dto.slug;
     }
     await this.assertWebhookTarget(changes.webhook_url);
-    return await this.outbox.change(project, async (manager) => {
+    return await this.projectChanges.run(project, async (manager) => {
       const before = await lockedRow(manager, ProjectEntity, project.id);
       // The secret is never read back: the audit row says whether one was set, before and after.
       const secret =
@@ -236,7 +237,7 @@ export class ProjectsService {
   }
 
   async remove(project: ProjectEntity): Promise<void> {
-    await this.outbox.change(project, async (manager) => {
+    await this.projectChanges.run(project, async (manager) => {
       // Of racing deletes one goes on and the others find it gone (404): one event.
       const before = await lockedRow(manager, ProjectEntity, project.id);
       await manager.softDelete(ProjectEntity, { id: project.id });
@@ -249,7 +250,7 @@ export class ProjectsService {
   }
 
   async setLock(project: ProjectEntity, locked: boolean, reason?: string | null): Promise<ProjectEntity> {
-    return this.outbox.change(project, async (manager) => {
+    return this.projectChanges.run(project, async (manager) => {
       const before = await lockedRow(manager, ProjectEntity, project.id);
       const changes = locked
         ? { locked_at: before.locked_at ?? new Date(), lock_reason: reason ?? before.lock_reason ?? null }

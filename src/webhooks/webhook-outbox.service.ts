@@ -2,115 +2,27 @@ import { Injectable } from '@nestjs/common';
 import { instanceToPlain } from 'class-transformer';
 import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
-import { Audit, AuditLog } from '../audit/audit-log.service.js';
-import { ProjectGenerations } from '../common/cache/generations.js';
-import { UnitOfWork, writeLocked } from '../database/unit-of-work.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { subscribes, WebhookEvent } from './webhook-events.js';
 
-export type { WebhookEvent } from './webhook-events.js';
-
-/**
- * What a change in a project did: its result, the webhook events it announces, the project as the
- * change left it when it changed the project itself (its webhook settings may have just changed),
- * and, for a management write, its audit row (docs/architecture.md#the-audit-log). `unchanged`: it
- * found nothing to write and wrote nothing, so no cache is made stale.
- */
-export interface ProjectChange<T> {
-  result: T;
-  events?: Array<[WebhookEvent, unknown]>;
-  project?: ProjectEntity;
-  audit?: Audit | Audit[];
-  unchanged?: true;
-}
-
 /** Wakes the in-process dispatcher after a commit; set by the dispatcher when it runs here. */
 export type Kick = () => void;
 
 /**
- * Writes events to the outbox with the same EntityManager — so in the same transaction — as the
- * change that causes them (docs/architecture.md#the-outbox), and with them the change's audit row.
- * Events go only to projects with a webhook_url that subscribe to them, whose owner has webhooks on.
+ * The outbox rows of a change, written with the same EntityManager — so in the same transaction — as
+ * the change that causes them (docs/architecture.md#the-outbox); ProjectChanges calls it for every
+ * change. Events go only to projects with a webhook_url that subscribe to them, whose owner has
+ * webhooks on.
  */
 @Injectable()
 export class WebhookOutbox {
   private kick: Kick = () => undefined;
 
-  constructor(
-    private readonly unit: UnitOfWork,
-    private readonly audits: AuditLog,
-    private readonly generations: ProjectGenerations,
-  ) {}
-
-  /**
-   * Runs a change and records, in one unit of work (one transaction), its audit row and the events
-   * it returns, then makes the project's cached rows stale on every instance
-   * (common/cache/generations.ts) and wakes the dispatcher. `work` gets the unit's EntityManager.
-   * `invalidates: false` for a change no cache holds (a usage count), which leaves the caches alone;
-   * a change that answers `unchanged` leaves them alone too. Both matter on the runtime routes, where
-   * a license holder could otherwise make every instance drop the project's cached answers at will.
-   */
-  async change<T>(
-    project: ProjectEntity,
-    work: (manager: EntityManager) => Promise<ProjectChange<T>>,
-    { invalidates = true }: { invalidates?: boolean } = {},
-  ): Promise<T> {
-    let recorded = 0;
-    let unchanged = false;
-    let seq: number | undefined;
-    try {
-      const result = await this.unit.run(async (manager) => {
-        const change = await work(manager);
-        unchanged = change.unchanged === true;
-        recorded = await this.recordChange(manager, change.project ?? project, change);
-        // Instances without Redis learn of the write from the project's change counter (common/cache/generations.ts).
-        if (invalidates && !unchanged) seq = await this.generations.recordChange(manager, project.id);
-        return change.result;
-      });
-      if (recorded > 0) this.kick();
-      return result;
-    } finally {
-      // Also after a failure: its COMMIT may have landed unanswered.
-      if (invalidates && !unchanged) await this.generations.bump(project.id, seq);
-    }
-  }
-
   onKick(kick: Kick): void {
     this.kick = kick;
-  }
-
-  /**
-   * Like change(), for a project that does not exist yet (`result` is the new project): serialises
-   * the owner's writes (a row lock on MySQL) so that counts taken inside the unit stay true until it
-   * commits.
-   */
-  async changeOwned<T extends ProjectEntity>(
-    userId: number,
-    work: (manager: EntityManager) => Promise<ProjectChange<T>>,
-  ): Promise<T> {
-    let recorded = 0;
-    const result = await this.unit.run(async (manager) => {
-      await writeLocked(
-        manager.createQueryBuilder(UserEntity, 'u').select('u.id').where('u.id = :id', { id: userId }),
-      ).getOne();
-      const change = await work(manager);
-      recorded = await this.recordChange(manager, change.project ?? change.result, change);
-      return change.result;
-    });
-    if (recorded > 0) this.kick();
-    return result;
-  }
-
-  private async recordChange(
-    manager: EntityManager,
-    project: ProjectEntity,
-    change: ProjectChange<unknown>,
-  ): Promise<number> {
-    await this.audits.record(manager, { owner_id: project.user_id, project_id: project.id }, change.audit);
-    return this.record(manager, project, change.events ?? []);
   }
 
   /**

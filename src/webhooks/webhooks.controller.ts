@@ -23,6 +23,7 @@ import {
 } from './dto/webhook-delivery.response.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 
 const BEING_ATTEMPTED = 'The delivery is being attempted right now; try again in a moment.';
 
@@ -36,6 +37,7 @@ export class WebhooksController {
   constructor(
     private readonly projects: ProjectsService,
     private readonly cursors: Cursors,
+    private readonly projectChanges: ProjectChanges,
     private readonly outbox: WebhookOutbox,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     @InjectRepository(WebhookAttemptEntity) private readonly attempts: Repository<WebhookAttemptEntity>,
@@ -94,7 +96,7 @@ export class WebhooksController {
     const project = await this.projects.findAccessible(principal, projectId, { write: true });
     const delivery = await this.deliveries.findOneBy({ id, project_id: project.id });
     if (!delivery) throw notFound('Webhook delivery');
-    const queued = await this.outbox.change(project, async (manager) => {
+    const queued = await this.projectChanges.run(project, async (manager) => {
       const before = await manager.findOneByOrFail(WebhookDeliveryEntity, { id });
       const result = await manager
         .createQueryBuilder()

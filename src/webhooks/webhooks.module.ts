@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookDispatcher } from './webhook-dispatcher.service.js';
@@ -12,6 +13,7 @@ import { WebhooksController } from './webhooks.controller.js';
   imports: [
     TypeOrmModule.forFeature([WebhookDeliveryEntity, WebhookAttemptEntity]),
     WebhookOutboxModule,
+    ProjectChangesModule,
     AuthModule,
     ProjectsModule,
   ],

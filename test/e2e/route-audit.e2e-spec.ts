@@ -52,7 +52,7 @@ describe('route audit', () => {
   });
   afterAll(async () => t.close());
 
-  // Their writes make the cache stale through WebhookOutbox.change(): audit-log.e2e-spec counts one bump per write.
+  // Their writes make the cache stale through ProjectChanges.run(): audit-log.e2e-spec counts one bump per write.
   it('puts the read cache on every route under /project/{project}', () => {
     const all = routes(t);
     const scoped = all.filter((r) => r.path.includes(':project'));

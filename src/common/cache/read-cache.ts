@@ -67,7 +67,7 @@ export class ReadCacheInterceptor implements NestInterceptor {
 
 /**
  * For controllers under /project/{project}: @CachedRead() reads are served from the cache. Their writes
- * make the project's cached reads stale through WebhookOutbox.change(), which every one of them goes
+ * make the project's cached reads stale through ProjectChanges.run(), which every one of them goes
  * through and which bumps the generation once after its commit, or after a failure whose COMMIT may have
  * landed (test/e2e/audit-log counts one bump per write). Routes elsewhere do without the cache (the
  * runtime path above all); test/e2e/route-audit checks that no project route lacks it.
