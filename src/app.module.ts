@@ -1,7 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AnalyticsModule } from './analytics/analytics.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -11,9 +10,11 @@ import { logsRequests, pinoHttpParams, RuntimeActivityLog } from './common/loggi
 import { RequestLogModule } from './common/logging/pino-nest.js';
 import { AppConfig } from './config/app-config.js';
 import { RedisService } from './common/cache/redis.js';
+import { RedisModule } from './common/cache/redis.module.js';
+import { HttpDrain } from './common/http/http-server.js';
 import { ThrottleGuard } from './common/throttling/throttle.guard.js';
 import { throttlerOptions } from './common/throttling/throttling.js';
-import { dataSourceOptions, openDataSource } from './database/data-source-options.js';
+import { DatabaseModule } from './database/database.module.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
@@ -41,14 +42,12 @@ export class AppModule {
         // Request lines are written at info. Above that level nothing reads the per-request child
         // logger (errors carry req_id themselves), so the middleware is not mounted at all.
         RequestLogModule.forRoot(pinoHttpParams(env), logsRequests(env)),
-        TypeOrmModule.forRootAsync({
-          useFactory: () => ({
-            ...dataSourceOptions(env.DATABASE_URL, { service: true }),
-            migrationsRun: true,
-          }),
-          dataSourceFactory: (options) => openDataSource(options!),
+        DatabaseModule,
+        ThrottlerModule.forRootAsync({
+          imports: [RedisModule],
+          inject: [AppConfig, RedisService],
+          useFactory: throttlerOptions,
         }),
-        ThrottlerModule.forRootAsync({ inject: [AppConfig, RedisService], useFactory: throttlerOptions }),
         // Express tries routes in registration order, and Nest registers them module by module as it
         // meets them: the runtime routes (the injectable stream, and has-paid spelled otherwise than
         // the fast path serves it) come first.
@@ -66,7 +65,7 @@ export class AppModule {
         MetricsModule,
       ],
       controllers: [RootController],
-      providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }, RuntimeActivityLog],
+      providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }, RuntimeActivityLog, HttpDrain],
     };
   }
 }

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
+import { CacheModule } from '../common/cache/cache.module.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { AnalyticsCounts } from './analytics-counts.service.js';
 import { AnalyticsController } from './analytics.controller.js';
@@ -7,7 +9,7 @@ import { AnalyticsService } from './analytics.service.js';
 
 /** What the gate answered (docs/analytics.md): the counts the runtime takes, their flush and retention, and the API that reads them. */
 @Module({
-  imports: [AuthModule, ProjectsModule],
+  imports: [CacheModule, DatabaseModule, AuthModule, ProjectsModule],
   controllers: [AnalyticsController],
   providers: [AnalyticsCounts, AnalyticsService],
   exports: [AnalyticsCounts],

@@ -2,8 +2,10 @@ import { Module } from '@nestjs/common';
 import { MulterModule } from '@nestjs/platform-express';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { CacheModule } from '../common/cache/cache.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { boundedMultipart } from '../common/http/upload.interceptor.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { InjectableEntity } from './injectable.entity.js';
@@ -12,6 +14,8 @@ import { InjectablesService } from './injectables.service.js';
 
 @Module({
   imports: [
+    CacheModule,
+    DatabaseModule,
     TypeOrmModule.forFeature([InjectableEntity]),
     AuthModule,
     ProjectsModule,

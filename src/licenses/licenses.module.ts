@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { CacheModule } from '../common/cache/cache.module.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
@@ -15,6 +17,8 @@ import { LicensesService } from './licenses.service.js';
 /** Licenses, their activations, and the scheduler of their expiry notices. */
 @Module({
   imports: [
+    CacheModule,
+    DatabaseModule,
     TypeOrmModule.forFeature([LicenseEntity, LicenseUsageEntity, LicenseActivationEntity]),
     AuthModule,
     ProjectsModule,

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
+import { CacheModule } from '../common/cache/cache.module.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectEntity } from '../projects/project.entity.js';
@@ -16,6 +18,8 @@ import { PaymentWebhooksController } from './payment-webhooks.controller.js';
 /** Payment connectors: the resource, the endpoint providers send events to, and the grace scheduler. */
 @Module({
   imports: [
+    CacheModule,
+    DatabaseModule,
     TypeOrmModule.forFeature([PaymentConnectorEntity, PaymentEventEntity, ProjectEntity]),
     AuthModule,
     ProjectsModule,

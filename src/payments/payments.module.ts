@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { AnalyticsModule } from '../analytics/analytics.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { CacheModule } from '../common/cache/cache.module.js';
+import { DatabaseModule } from '../database/database.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { InjectablesModule } from '../injectables/injectables.module.js';
 import { LicensesModule } from '../licenses/licenses.module.js';
@@ -22,6 +24,8 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
  */
 @Module({
   imports: [
+    CacheModule,
+    DatabaseModule,
     AnalyticsModule,
     AuthModule,
     ProjectsModule,

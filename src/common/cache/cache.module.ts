@@ -1,0 +1,50 @@
+import { CacheModule as ReadCacheStoreModule } from '@nestjs/cache-manager';
+import { Module } from '@nestjs/common';
+import { createKeyvNonBlocking } from '@keyv/redis';
+import { Keyv } from 'keyv';
+import { AppConfig } from '../../config/app-config.js';
+import { ProjectGenerations } from './generations.js';
+import { LruStore } from './lru-store.js';
+import { RedisModule } from './redis.module.js';
+
+/** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
+function cacheStore(config: AppConfig): Keyv {
+  const { REDIS_URL, REDIS_KEY_PREFIX } = config.env;
+  if (REDIS_URL) {
+    return createKeyvNonBlocking(
+      {
+        url: REDIS_URL,
+        disableOfflineQueue: true,
+        socket: { connectTimeout: 2000, reconnectStrategy: (n: number) => Math.min(n * 200, 2000) },
+      },
+      {
+        namespace: `${REDIS_KEY_PREFIX}cache`,
+        throwOnConnectError: false,
+        throwOnErrors: false,
+        connectionTimeout: 1000,
+      },
+    );
+  }
+  return new Keyv({ store: new LruStore(10_000) });
+}
+
+/**
+ * The project generations every cache is checked against (generations.ts) and the management read
+ * cache's store (read-cache.ts): imported by the modules whose routes are a ProjectResource and by
+ * those that keep a cache of their own.
+ */
+@Module({
+  imports: [
+    RedisModule,
+    ReadCacheStoreModule.registerAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        stores: [cacheStore(config)],
+        ttl: config.env.CACHE_TTL_SECONDS * 1000,
+      }),
+    }),
+  ],
+  providers: [ProjectGenerations],
+  exports: [ProjectGenerations, ReadCacheStoreModule],
+})
+export class CacheModule {}
