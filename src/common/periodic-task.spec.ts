@@ -58,6 +58,33 @@ describe('PeriodicTask', () => {
     ]);
   });
 
+  it('logs its own lines for the failure and the recovery when it has them', async () => {
+    const lines: unknown[][] = [];
+    const logger = new Logger('test');
+    jest.spyOn(logger, 'warn').mockImplementation((...line: unknown[]) => void lines.push(['warn', ...line]));
+    jest.spyOn(logger, 'log').mockImplementation((...line: unknown[]) => void lines.push(['log', ...line]));
+    let fail = true;
+    const task = new PeriodicTask({
+      name: 'send the notices',
+      logger,
+      everyMs: 60_000,
+      run: () =>
+        fail ? Promise.reject(Object.assign(new Error('gone'), { code: 'ECONNREFUSED' })) : Promise.resolve(),
+      lines: {
+        failing: (error) => [{ code: (error as { code: string }).code }, 'Notices failing; trying on'],
+        recovered: 'Notices work again',
+      },
+    });
+    await task.runNow();
+    await task.runNow();
+    fail = false;
+    await task.runNow();
+    expect(lines).toEqual([
+      ['warn', { code: 'ECONNREFUSED' }, 'Notices failing; trying on'],
+      ['log', 'Notices work again'],
+    ]);
+  });
+
   it('runs on its timer once started, and not after stop', async () => {
     jest.useFakeTimers();
     try {

@@ -8,6 +8,11 @@ export interface PeriodicTaskOptions {
   /** Delay before the first run (default: everyMs). */
   firstAfterMs?: number;
   run: () => Promise<void>;
+  /**
+   * The first failure's line as [fields, message], and the recovery's, where the defaults above say
+   * less than the task knows (a database failure's codes, say).
+   */
+  lines?: { failing: (error: unknown) => [object, string]; recovered: string };
 }
 
 /**
@@ -59,14 +64,11 @@ export class PeriodicTask {
         clearTimeout(this.timer);
         try {
           await this.options.run();
-          if (this.failing) this.options.logger.log(`${this.options.name} works again`);
+          if (this.failing)
+            this.options.logger.log(this.options.lines?.recovered ?? `${this.options.name} works again`);
           this.failing = false;
         } catch (error) {
-          if (!this.failing) {
-            this.options.logger.warn(
-              `could not ${this.options.name}: ${error instanceof Error ? error.message : String(error)}`,
-            );
-          }
+          if (!this.failing) this.options.logger.warn(...this.failureLine(error));
           this.failing = true;
         }
       } while (this.again);
@@ -74,6 +76,11 @@ export class PeriodicTask {
       this.running = null;
       if (!this.stopped) this.schedule(this.options.everyMs);
     }
+  }
+
+  private failureLine(error: unknown): [unknown, ...unknown[]] {
+    if (this.options.lines) return this.options.lines.failing(error);
+    return [`could not ${this.options.name}: ${error instanceof Error ? error.message : String(error)}`];
   }
 
   private schedule(ms: number): void {

@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, EntityManager, Repository } from 'typeorm';
+import { PeriodicTask } from '../common/periodic-task.js';
+import { addDays, Clock } from '../common/time.js';
 import { AppConfig } from '../config/app-config.js';
 import { databaseFailure } from '../database/db-errors.js';
 import { ProjectEntity } from '../projects/project.entity.js';
@@ -24,65 +26,46 @@ const BATCH = 100;
  */
 @Injectable()
 export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('LicenseLifecycle');
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | null = null;
-  private stopped = true;
+  private readonly task: PeriodicTask;
   private shuttingDown = false;
-  private failing = false;
 
   constructor(
     @InjectRepository(LicenseEntity) private readonly licenses: Repository<LicenseEntity>,
     private readonly projects: ProjectsService,
     private readonly projectChanges: ProjectChanges,
+    private readonly clock: Clock,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.task = new PeriodicTask({
+      name: 'send expiry notices',
+      logger: new Logger('LicenseLifecycle'),
+      everyMs: config.env.LICENSE_EXPIRY_POLL_MS,
+      firstAfterMs: 0,
+      run: async () => {
+        await this.tick();
+      },
+      lines: {
+        failing: (error) => [
+          { db: databaseFailure(error) },
+          'Expiry notices failing; trying on (logged again once they work)',
+        ],
+        recovered: 'Expiry notices work again',
+      },
+    });
+  }
 
   onApplicationBootstrap(): void {
-    if (this.config.env.WEBHOOK_DISPATCHER) this.start();
+    if (this.config.env.WEBHOOK_DISPATCHER) this.task.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
     this.shuttingDown = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
-  }
-
-  private schedule(ms: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.tick()
-        .then(
-          () => {
-            if (this.failing) this.logger.log('Expiry notices work again');
-            this.failing = false;
-          },
-          (error: unknown) => {
-            if (!this.failing)
-              this.logger.warn(
-                { db: databaseFailure(error) },
-                'Expiry notices failing; trying on (logged again once they work)',
-              );
-            this.failing = true;
-          },
-        )
-        .finally(() => {
-          this.running = null;
-          if (!this.stopped) this.schedule(this.config.env.LICENSE_EXPIRY_POLL_MS);
-        });
-    }, ms);
-    this.timer.unref();
-  }
-
-  /** Sends every notice due at `now`; answers how many this call claimed. */
-  async tick(now = new Date()): Promise<number> {
-    const soon = new Date(now.getTime() + this.config.env.LICENSE_EXPIRY_NOTICE_DAYS * 86_400_000);
+  /** Sends every notice due at `now` (the clock's); answers how many this call claimed. */
+  async tick(now = this.clock.now()): Promise<number> {
+    const soon = addDays(now, this.config.env.LICENSE_EXPIRY_NOTICE_DAYS);
     let claimed = 0;
     for (;;) {
       const due = await this.licenses

@@ -4,6 +4,7 @@ import { LicenseLifecycle } from '../../src/licenses/license-lifecycle.service.j
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { ManualClock } from '../utils/clock.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { sleep, waitFor } from '../utils/wait.js';
 import { startReceiver } from '../utils/webhook-receiver.js';
@@ -54,6 +55,31 @@ describe('activation and lifecycle webhooks', () => {
     return { rx, key, project, domain, license: l, uuid: l.uuid as string };
   }
   const api = (key: string) => apiAs(t, key);
+  /**
+   * How many events of `type` the outbox holds for a project. A write commits its events before it
+   * answers, so "and nothing more" is read here rather than waited for at the receiver.
+   */
+  const outboxCount = async (projectId: number, type: string) =>
+    Number(
+      (
+        await t.dataSource.query<Array<{ n: number | string }>>(
+          'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE project_id = ? AND type = ?',
+          [projectId, type],
+        )
+      )[0].n,
+    );
+  /**
+   * The expiry notices the outbox holds for a license, oldest first: once tick() has returned, every
+   * notice it claimed is here, so "nothing more" needs no wait for the receiver.
+   */
+  const queued = async (licenseId: number) =>
+    (
+      await t.dataSource.query<Array<{ type: string; payload: string }>>(
+        "SELECT type, payload FROM webhook_deliveries WHERE type LIKE 'license.expir%' ORDER BY id",
+      )
+    )
+      .filter((row) => (JSON.parse(row.payload) as { data: { id: number } }).data.id === licenseId)
+      .map((row) => row.type);
   const check = (uuid: string, domain: string) =>
     t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', uuid).set('X-Service-Domain', domain);
 
@@ -88,7 +114,7 @@ describe('activation and lifecycle webhooks', () => {
           .set('X-Service-Domain', domain),
       ),
     ).toEqual({ deactivated: 0 });
-    await sleep(400);
+    expect(await outboxCount(project.id, 'license.deactivated')).toBe(2);
     expect(rx.of('license.deactivated')).toHaveLength(2);
     expect(rx.problems()).toEqual([]);
   });
@@ -153,7 +179,7 @@ describe('activation and lifecycle webhooks', () => {
         (a: any) => a.domain,
       ),
     ).toEqual([moved]);
-    await sleep(300);
+    expect(await outboxCount(project.id, 'license.deactivated')).toBe(3);
     expect(rx.of('license.deactivated')).toHaveLength(3);
     expect(rx.problems()).toEqual([]);
   });
@@ -230,8 +256,8 @@ describe('activation and lifecycle webhooks', () => {
     await lifecycle.tick(at(-1000)); // still before: nothing more
     await lifecycle.tick(at(1000));
     await lifecycle.tick(at(60_000));
+    expect(await queued(license.id)).toEqual(['license.expiring', 'license.expired']);
     await waitFor(() => mine().length === 2, 10_000, 'license.expired');
-    await sleep(400);
     expect(mine().map((e) => e.type)).toEqual(['license.expiring', 'license.expired']);
     for (const e of mine())
       expect(e.data).toMatchObject({
@@ -241,11 +267,8 @@ describe('activation and lifecycle webhooks', () => {
       });
     expect(mine()[0].data).not.toHaveProperty('expiry_notice');
     // Neither the revoked license nor the one expiring in 30 days said anything.
-    expect(
-      rx
-        .events()
-        .filter((e) => [revoked.id, far.id].includes(e.data.id) && e.type.startsWith('license.expir')),
-    ).toEqual([]);
+    expect(await queued(revoked.id)).toEqual([]);
+    expect(await queued(far.id)).toEqual([]);
 
     // Renewed: the new date is announced in its turn; the notice bookkeeping does not touch updated_at.
     const before = expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}`));
@@ -292,7 +315,7 @@ describe('activation and lifecycle webhooks', () => {
     expectSuccess(await api(key).put(path, { title: license.title, expires_at: sent }));
     expect(expectSuccess(await api(key).get(path)).expires_at).toBe(license.expires_at);
     await lifecycle.tick(new Date(expiresAt.getTime() - 5 * DAY_MS));
-    await sleep(400);
+    expect(await queued(license.id)).toEqual(['license.expiring']);
     expect(notices()).toEqual(['license.expiring']);
   });
 
@@ -307,13 +330,7 @@ describe('activation and lifecycle webhooks', () => {
       10_000,
       'license.expired',
     );
-    await sleep(300);
-    expect(
-      rx
-        .events()
-        .filter((e) => e.data.id === license.id && e.type.startsWith('license.expir'))
-        .map((e) => e.type),
-    ).toEqual(['license.expired']);
+    expect(await queued(license.id)).toEqual(['license.expired']);
   });
 
   it('racing schedulers claim each notice once', async () => {
@@ -328,34 +345,45 @@ describe('activation and lifecycle webhooks', () => {
     );
     const ours = () =>
       rx.events().filter((e) => e.type === 'license.expiring' && licenses.some((l) => l.id === e.data.id));
-    await waitFor(() => ours().length >= 5, 10_000, 'five license.expiring');
-    await sleep(300);
-    expect(ours()).toHaveLength(5);
+    // At least these five (earlier tests' licenses may fall due at that date too).
     expect(claimed.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(5);
+    for (const license of licenses) expect(await queued(license.id as number)).toEqual(['license.expiring']);
+    await waitFor(() => ours().length >= 5, 10_000, 'five license.expiring');
   });
 });
 
-describe('the expiry scheduler on its own clock (LICENSE_EXPIRY_POLL_MS=200)', () => {
-  it('sends license.expiring at once for a license expiring within the week, then license.expired when it passes', async () => {
-    const t = await createTestApp({ ...ENV, LICENSE_EXPIRY_POLL_MS: '200' });
+describe('the expiry scheduler on its own timer (LICENSE_EXPIRY_POLL_MS=200)', () => {
+  it('sends license.expiring at once for a license expiring within the week, then license.expired when the clock passes it', async () => {
+    const clock = new ManualClock(Date.now());
+    const t = await createTestApp({ ...ENV, LICENSE_EXPIRY_POLL_MS: '200' }, { clock });
     const secret = `whsec_${randomBytes(24).toString('base64')}`;
     const rx = await receiver(secret);
     try {
       const { key } = await makeAccount(t.app);
       const project = await makeProject(t, key, { webhook_url: rx.url, webhook_secret: secret });
-      const license = await makeLicense(t, key, project.id, {
-        expires_at: new Date(Date.now() + 2500).toISOString(),
-      });
+      const expiresAt = new Date(Math.ceil((clock.nowMs() + 3 * DAY_MS) / 1000) * 1000);
+      const license = await makeLicense(t, key, project.id, { expires_at: expiresAt.toISOString() });
       const types = () =>
         rx
           .events()
           .filter((e) => e.data.id === license.id && e.type.startsWith('license.expir'))
           .map((e) => e.type);
+      const queued = async () =>
+        (
+          await t.dataSource.query<Array<{ type: string }>>(
+            "SELECT type FROM webhook_deliveries WHERE project_id = ? AND type LIKE 'license.expir%' ORDER BY id",
+            [project.id],
+          )
+        ).map((row) => row.type);
       await waitFor(() => types().length === 1, 5000, 'license.expiring');
       expect(types()).toEqual(['license.expiring']);
-      await waitFor(() => types().length === 2, 8000, 'license.expired');
-      await sleep(600);
+      // Nothing more is due until the clock reaches expires_at (tick() runs at the clock's now).
+      expect(await t.app.get(LicenseLifecycle).tick()).toBe(0);
+      expect(await queued()).toEqual(['license.expiring']);
+      clock.set(new Date(expiresAt.getTime() + 1000));
+      await waitFor(() => types().length === 2, 5000, 'license.expired');
       expect(types()).toEqual(['license.expiring', 'license.expired']);
+      expect(await queued()).toEqual(['license.expiring', 'license.expired']);
       expect(rx.problems()).toEqual([]);
     } finally {
       await t.close();
