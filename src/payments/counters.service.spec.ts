@@ -6,6 +6,7 @@ import { dataSourceOptions } from '../database/data-source-options.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { AuditLog } from '../audit/audit-log.service.js';
+import { Clock } from '../common/time.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service.js';
 import { CountersService } from './counters.service.js';
@@ -41,7 +42,7 @@ describe('CountersService activations', () => {
     new CountersService(
       ds,
       unit,
-      new ProjectChanges(unit, new AuditLog(unit), new WebhookOutbox(), known),
+      new ProjectChanges(unit, new AuditLog(unit), new WebhookOutbox(new Clock()), known),
       known,
     );
   /** A license with these limits (only what the counters read). */

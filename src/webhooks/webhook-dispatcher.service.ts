@@ -7,6 +7,8 @@ import { openSecret } from '../common/crypto/crypto.js';
 import { databaseFailure } from '../database/db-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AppConfig } from '../config/app-config.js';
+import { PeriodicTask } from '../common/periodic-task.js';
+import { Clock } from '../common/time.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { postWebhook } from './post-webhook.js';
 import { WebhookTargets } from './ssrf.js';
@@ -40,9 +42,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly logger = new Logger('WebhookDispatcher');
   private readonly schedule: number[];
-  private timer: NodeJS.Timeout | undefined;
-  private filling: Promise<void> | null = null;
-  private again = false;
+  private readonly poll: PeriodicTask;
   private stopped = true;
   /** Deliveries under way, and how many of them go to each receiver host. */
   private readonly sending = new Set<Promise<void>>();
@@ -55,8 +55,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     private readonly unit: UnitOfWork,
     private readonly targets: WebhookTargets,
     private readonly projects: ProjectsService,
+    private readonly clock: Clock,
   ) {
     this.schedule = config.env.WEBHOOK_RETRY_SCHEDULE.split(',').map(Number);
+    // The first failed fill of a run of them (the database away: every poll fails until it is back) and
+    // the first fill that works again are logged, not every poll in between.
+    this.poll = new PeriodicTask({
+      name: 'dispatch webhooks',
+      logger: this.logger,
+      everyMs: config.env.WEBHOOK_POLL_MS,
+      run: () => this.fill(),
+      lines: {
+        failing: (error) => [
+          { db: databaseFailure(error) },
+          'Webhook dispatch failing; polling on (logged again once it works)',
+        ],
+        recovered: 'Webhook dispatch works again',
+      },
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -70,58 +86,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.outbox.onKick(() => this.kick());
-    this.kick();
+    this.outbox.onKick(() => void this.fillNow());
+    this.poll.start();
+    void this.fillNow();
   }
 
   /** Stops claiming and waits for the deliveries under way. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.filling;
+    await this.poll.stop();
     await Promise.all(this.sending);
   }
 
-  /** Fills free slots now (or right after the fill under way). */
-  kick(): void {
-    if (this.stopped) return;
-    if (this.filling) {
-      this.again = true;
-      return;
-    }
-    clearTimeout(this.timer);
-    this.filling = this.fill()
-      .then(
-        () => this.passed(null),
-        (error: unknown) => this.passed(error),
-      )
-      .finally(() => {
-        this.filling = null;
-        if (this.stopped) return;
-        if (this.again) {
-          this.again = false;
-          this.kick();
-        } else {
-          this.timer = setTimeout(() => this.kick(), this.config.env.WEBHOOK_POLL_MS);
-          this.timer.unref();
-        }
-      });
-  }
-
-  private failing = false;
-
   /**
-   * Logs the first failed fill of a run of them (the database away: every poll fails until it is
-   * back) and the first fill that works again, not every poll in between.
+   * Fills free slots now, or right after the fill under way; resolves when a fill begun after this
+   * call has ended (its deliveries started, not finished). Tests that move the clock call it.
    */
-  private passed(error: unknown): void {
-    if (error !== null && !this.failing)
-      this.logger.warn(
-        { db: databaseFailure(error) },
-        'Webhook dispatch failing; polling on (logged again once it works)',
-      );
-    if (error === null && this.failing) this.logger.log('Webhook dispatch works again');
-    this.failing = error !== null;
+  async fillNow(): Promise<void> {
+    if (!this.stopped) await this.poll.runNow();
   }
 
   /**
@@ -130,10 +112,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
    * Rows of a host already at its cap are left for a later fill: the query skips those hosts, so a
    * backlog to one slow receiver does not hide the rows behind it.
    */
-  async fill(): Promise<void> {
+  private async fill(): Promise<void> {
     const { WEBHOOK_CONCURRENCY: slots, WEBHOOK_CONCURRENCY_PER_HOST: perHost } = this.config.env;
     while (!this.stopped && this.sending.size < slots) {
-      const now = new Date();
+      const now = this.clock.now();
       const full = [...this.perHost].filter(([, n]) => n >= perHost).map(([host]) => host);
       const query = this.deliveries.createQueryBuilder('d').where(this.due(now));
       if (full.length > 0) query.andWhere('d.target_host NOT IN (:...full)', { full });
@@ -174,7 +156,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         const left = (this.perHost.get(host) ?? 1) - 1;
         if (left > 0) this.perHost.set(host, left);
         else this.perHost.delete(host);
-        this.kick();
+        void this.fillNow();
       });
     this.sending.add(sent);
   }
@@ -257,7 +239,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const project = await this.projects.webhookTarget(delivery.project_id);
     const url = project?.webhook_url ?? null;
     const attempt = delivery.attempts + 1;
-    const started = Date.now();
+    const started = this.clock.nowMs();
+    const timer = performance.now();
     let code: number | null = null;
     let error: string | null = null;
     let retryAfter: number | null = null;
@@ -270,6 +253,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       const target = new URL(url);
       error = this.targets.literalRefusal(target);
       if (!error) {
+        // Real time, not the clock: the receiver checks it against its own (Standard Webhooks' tolerance).
         const timestamp = Math.floor(Date.now() / 1000);
         const headers: Record<string, string> = {
           'content-type': 'application/json',
@@ -292,13 +276,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
           lookup: this.targets.lookup,
         });
         code = answer.status;
-        retryAfter = retryAfterSeconds(answer.retryAfter);
+        retryAfter = retryAfterSeconds(answer.retryAfter, this.clock.nowMs());
         error = answer.error;
       }
     }
 
     const ok = error === null;
-    const now = new Date();
+    const now = this.clock.now();
     let next: Date | null = null;
     let status: WebhookDeliveryEntity['status'] = 'succeeded';
     if (!ok) {
@@ -348,7 +332,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         attempt,
         url: (url ?? '').slice(0, 2048),
         response_code: code,
-        duration_ms: Date.now() - started,
+        duration_ms: Math.round(performance.now() - timer),
         error: error?.slice(0, 1000) ?? null,
         outcome,
         next_attempt_at: next,

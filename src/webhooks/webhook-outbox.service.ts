@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { EntityManager } from 'typeorm';
 import { UserEntity } from '../auth/user.entity.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
+import { Clock } from '../common/time.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { subscribes, WebhookEvent } from './webhook-events.js';
@@ -20,6 +21,8 @@ export type Kick = () => void;
 @Injectable()
 export class WebhookOutbox {
   private kick: Kick = () => undefined;
+
+  constructor(private readonly clock: Clock) {}
 
   onKick(kick: Kick): void {
     this.kick = kick;
@@ -44,7 +47,7 @@ export class WebhookOutbox {
       select: { id: true, webhooks_enabled: true },
     });
     if (!owner?.webhooks_enabled) return 0;
-    const now = new Date();
+    const now = this.clock.now();
     for (const [type, data] of events) {
       const id = `evt_${randomUUID().replace(/-/g, '')}`;
       const body = JSON.stringify({ id, type, timestamp: toIsoTimestamp(now), data: instanceToPlain(data) });

@@ -16,6 +16,8 @@ import {
 } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
+import { Clock } from '../common/time.js';
+import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
   WebhookDeliveryResponse,
@@ -23,7 +25,6 @@ import {
 } from './dto/webhook-delivery.response.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { WebhookOutbox } from './webhook-outbox.service.js';
-import { ProjectChanges } from '../project-changes/project-changes.service.js';
 
 const BEING_ATTEMPTED = 'The delivery is being attempted right now; try again in a moment.';
 
@@ -39,6 +40,7 @@ export class WebhooksController {
     private readonly cursors: Cursors,
     private readonly projectChanges: ProjectChanges,
     private readonly outbox: WebhookOutbox,
+    private readonly clock: Clock,
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     @InjectRepository(WebhookAttemptEntity) private readonly attempts: Repository<WebhookAttemptEntity>,
   ) {}
@@ -101,7 +103,7 @@ export class WebhooksController {
       const result = await manager
         .createQueryBuilder()
         .update(WebhookDeliveryEntity)
-        .set({ status: 'pending', next_attempt_at: new Date(), claimed_by: null, claimed_until: null })
+        .set({ status: 'pending', next_attempt_at: this.clock.now(), claimed_by: null, claimed_until: null })
         .where("id = :id AND status <> 'delivering'", { id })
         .execute();
       if (result.affected !== 1) throw new ApiError(409, BEING_ATTEMPTED);

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -21,6 +21,9 @@ import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { migrations } from '../../src/database/entities.js';
 import { WebhookTargetHost1732000000004 } from '../../src/database/migrations/1732000000004-WebhookTargetHost.js';
 import { WebhookTargets } from '../../src/webhooks/ssrf.js';
+import { WebhookDeliveryEntity } from '../../src/webhooks/webhook-delivery.entity.js';
+import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.service.js';
+import { ManualClock } from '../utils/clock.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 import { sleep, waitFor } from '../utils/wait.js';
 import { Hit, Receiver, Script, startReceiver as listen } from '../utils/webhook-receiver.js';
@@ -612,20 +615,67 @@ describe('webhooks', () => {
 
   // -------------------------------------------------------------------------------------------
   describe('retries and the delivery log', () => {
+    // The schedule's seconds pass on a clock the tests move: an app of its own, whose dispatcher
+    // decides what is due by that clock (its polls go on every WEBHOOK_POLL_MS as usual).
+    const clock = new ManualClock(Date.now());
+    let c: TestApp;
+    beforeAll(async () => {
+      c = await createTestApp(ENV, { clock });
+      extraApps.push(c);
+    }, 120_000);
+    // Each test starts at the real time: events are stamped by the clock.
+    beforeEach(() => clock.set(new Date()));
+
+    /** One fill at the clock's now, after which nothing due is left unclaimed. */
+    const poll = () => c.app.get(WebhookDispatcher).fillNow();
+    /** The delivery once `attempts` attempts are recorded and none is under way. */
+    const attempted = (key: string, pid: number, id: string, attempts: number) =>
+      waitFor(
+        async () => {
+          const d = await deliveryOf(key, pid, id, c);
+          return d && d.attempts === attempts && d.status !== 'delivering' ? d : null;
+        },
+        5_000,
+        `attempt ${attempts} recorded`,
+      );
+    /** Not sent before `at` (the clock just short of it), then sent at `at`: the next attempt. */
+    async function dueAt(rx: Receiver, at: number) {
+      const hits = rx.hits.length;
+      clock.set(new Date(at - 500));
+      await poll();
+      expect(rx.hits).toHaveLength(hits);
+      clock.set(new Date(at));
+      await poll();
+      await waitFor(() => rx.hits.length > hits, 5_000, `attempt ${hits + 1}`);
+    }
+
     it('fails twice (500) then succeeds: 3 attempts, the same webhook-id, a full attempt log', async () => {
-      const { rx, secret, key, pid } = await setup({ script: (hit) => ({ status: hit.n <= 2 ? 500 : 200 }) });
-      await waitFor(() => rx.hits.length >= 3, 10_000, '3 attempts');
+      const started = clock.nowMs();
+      const { rx, secret, key, pid } = await setup({
+        app: c,
+        script: (hit) => ({ status: hit.n <= 2 ? 500 : 200 }),
+      });
+      await waitFor(() => rx.hits.length >= 1, 10_000, 'the first attempt');
       const id = rx.hits[0].id;
-      for (const hit of rx.hits) verifyHit(hit, secret);
-      expect(rx.ids()).toEqual([id, id, id]);
+      const next = async (attempts: number) =>
+        Date.parse((await attempted(key, pid, id, attempts)).next_attempt_at as string);
+      // The schedule (here 1 s, 2 s, 3 s) counts from the first try, −10 % jitter at most.
+      const second = await next(1);
+      expect(second - started).toBeGreaterThanOrEqual(900);
+      await dueAt(rx, second);
+      const third = await next(2);
+      expect(third - started).toBeGreaterThanOrEqual(1_800);
+      await dueAt(rx, third);
       const delivery = await waitFor(
         async () => {
-          const d = await deliveryOf(key, pid, id);
+          const d = await deliveryOf(key, pid, id, c);
           return d?.status === 'succeeded' ? d : null;
         },
         5_000,
         'delivery succeeded',
       );
+      for (const hit of rx.hits) verifyHit(hit, secret);
+      expect(rx.ids()).toEqual([id, id, id]);
       expect(delivery).toMatchObject({
         project_id: pid,
         event_id: id,
@@ -648,21 +698,22 @@ describe('webhooks', () => {
       }
       expect(log[0].next_attempt_at).toMatch(ISO);
       expect(log[1].next_attempt_at).toMatch(ISO);
+      expect(Date.parse(log[0].next_attempt_at)).toBe(second);
+      expect(Date.parse(log[1].next_attempt_at)).toBe(third);
       expect(log[2].next_attempt_at).toBeNull();
       expect(log[2].error).toBeNull();
-      // the schedule (here 1 s, 2 s, 3 s) counts from the first try, −10 % jitter at most.
-      expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(850);
-      expect(rx.hits[2].at - rx.hits[0].at).toBeGreaterThanOrEqual(1750);
     });
 
     it('exhausted retries → failed; manual retry → pending, then succeeded; 404 unknown, 403 other owner', async () => {
       let answer = 500;
-      const { rx, secret, key, pid } = await setup({ script: () => ({ status: answer }) });
-      await waitFor(() => rx.hits.length >= 4, 10_000, '4 attempts');
+      const { rx, secret, key, pid } = await setup({ app: c, script: () => ({ status: answer }) });
+      await waitFor(() => rx.hits.length >= 1, 10_000, 'the first attempt');
       const id = rx.hits[0].id;
+      for (let attempts = 1; attempts < 4; attempts++)
+        await dueAt(rx, Date.parse((await attempted(key, pid, id, attempts)).next_attempt_at as string));
       const failed = await waitFor(
         async () => {
-          const d = await deliveryOf(key, pid, id);
+          const d = await deliveryOf(key, pid, id, c);
           return d?.status === 'failed' ? d : null;
         },
         5_000,
@@ -680,28 +731,32 @@ describe('webhooks', () => {
       expect(failed.attempt_log[3].next_attempt_at).toBeNull();
       expect(failed.next_attempt_at).toBeNull();
 
-      // Not retried on its own.
-      await sleep(1_300);
+      // Not retried on its own, however long after.
+      clock.advance(60 * 60_000);
+      await poll();
       expect(rx.hits).toHaveLength(4);
 
       // Access rules first (they must not queue anything).
-      expectError(await api(key).post(`/project/${pid}/webhook-deliveries/99999999/retry`), 404);
-      const other = await makeAccount(t.app);
-      expectError(await api(other.key).post(`/project/${pid}/webhook-deliveries/${failed.id}/retry`), 403);
-      expectError(await api(other.key).get(`/project/${pid}/webhook-deliveries`), 403);
+      expectError(await api(key, c).post(`/project/${pid}/webhook-deliveries/99999999/retry`), 404);
+      const other = await makeAccount(c.app);
+      expectError(await api(other.key, c).post(`/project/${pid}/webhook-deliveries/${failed.id}/retry`), 403);
+      expectError(await api(other.key, c).get(`/project/${pid}/webhook-deliveries`), 403);
       // A delivery of another project of the same owner is not found under this one.
-      const sibling = await makeProject(t, key);
-      expectError(await api(key).post(`/project/${sibling.id}/webhook-deliveries/${failed.id}/retry`), 404);
-      await sleep(300);
+      const sibling = await makeProject(c, key);
+      expectError(
+        await api(key, c).post(`/project/${sibling.id}/webhook-deliveries/${failed.id}/retry`),
+        404,
+      );
+      await poll();
       expect(rx.hits).toHaveLength(4);
 
       answer = 200;
-      const res = await api(key).post(`/project/${pid}/webhook-deliveries/${failed.id}/retry`);
+      const res = await api(key, c).post(`/project/${pid}/webhook-deliveries/${failed.id}/retry`);
       const queued = expectSuccess(res, 200);
       expect(queued).toMatchObject({ id: failed.id, event_id: id, status: 'pending' });
       const done = await waitFor(
         async () => {
-          const d = await deliveryOf(key, pid, id);
+          const d = await deliveryOf(key, pid, id, c);
           return d?.status === 'succeeded' ? d : null;
         },
         5_000,
@@ -722,26 +777,27 @@ describe('webhooks', () => {
     });
 
     it('honours Retry-After when longer than the schedule (503, Retry-After: 3)', async () => {
+      const started = clock.nowMs();
       const { rx, secret, key, pid } = await setup({
+        app: c,
         script: (hit) => (hit.n === 1 ? { status: 503, headers: { 'Retry-After': '3' } } : { status: 200 }),
       });
-      await waitFor(() => rx.hits.length >= 2, 10_000, 'second attempt');
+      await waitFor(() => rx.hits.length >= 1, 10_000, 'the first attempt');
+      const id = rx.hits[0].id;
+      const next = Date.parse((await attempted(key, pid, id, 1)).next_attempt_at as string);
+      // The schedule alone would retry after ≤ 1.1 s; Retry-After says 3 s, counted from the answer.
+      expect(next - started).toBeGreaterThanOrEqual(3_000);
+      await dueAt(rx, next);
       for (const hit of rx.hits) verifyHit(hit, secret);
       const d = await waitFor(
         async () => {
-          const x = await deliveryOf(key, pid, rx.hits[0].id);
+          const x = await deliveryOf(key, pid, id, c);
           return x?.status === 'succeeded' ? x : null;
         },
         5_000,
         'delivery succeeded',
       );
       expect(d.attempt_log.map((a: any) => a.response_code)).toEqual([503, 200]);
-      // next_attempt_at is serialised to the whole second: add the second back before comparing.
-      expect(Date.parse(d.attempt_log[0].next_attempt_at) + 1_000 - rx.hits[0].at).toBeGreaterThanOrEqual(
-        2_900,
-      );
-      // The schedule alone would retry after ≤ 1.1 s; Retry-After says 3 s, counted from the answer.
-      expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(2_900);
     });
   });
 
@@ -1099,8 +1155,8 @@ describe('webhooks', () => {
       extraDbs.push(db);
       return db.url;
     }
-    async function app(env: Record<string, string>, databaseUrl: string) {
-      const a = await createTestApp(env, { databaseUrl });
+    async function app(env: Record<string, string>, databaseUrl: string, clock?: ManualClock) {
+      const a = await createTestApp(env, { databaseUrl, clock });
       extraApps.push(a);
       return a;
     }
@@ -1179,10 +1235,18 @@ describe('webhooks', () => {
       const inFlight = await deliveryOf(key, pid, recorded.event_id, a);
       expect(inFlight?.status).toBe('delivering');
 
-      await app(ENV, url);
-      await waitFor(() => rx.hits.length >= 2, 15_000, 'redelivery after the claim expired');
-      // Not before the claim (WEBHOOK_TIMEOUT_MS + 5 s) ran out.
-      expect(rx.hits[1].at - rx.hits[0].at).toBeGreaterThanOrEqual(5_000);
+      // Another instance, on a clock it can move past the claim (WEBHOOK_TIMEOUT_MS + 5 s).
+      const clock = new ManualClock(Date.now());
+      const b = await app(ENV, url, clock);
+      const { claimed_until: until } = await b.dataSource
+        .getRepository(WebhookDeliveryEntity)
+        .findOneByOrFail({ event_id: recorded.event_id as string });
+      expect(until!.getTime()).toBeGreaterThan(clock.nowMs());
+      await b.app.get(WebhookDispatcher).fillNow();
+      expect(rx.hits).toHaveLength(1);
+      clock.set(new Date(until!.getTime() + 1000));
+      await b.app.get(WebhookDispatcher).fillNow();
+      await waitFor(() => rx.hits.length >= 2, 5_000, 'redelivery after the claim expired');
       const done = await waitFor(
         async () => {
           const d = await deliveryOf(key, pid, recorded.event_id, a);
