@@ -6,6 +6,7 @@ import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
 import { httpLogger, inRequestLog } from './pino-nest.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { logLinesDropped, runtimeChecks } from '../../metrics/metrics.js';
+import { PeriodicTask } from '../periodic-task.js';
 
 type Env = AppConfig['env'];
 
@@ -178,15 +179,20 @@ const SUMMARY_MS = 60_000;
 @Injectable()
 export class RuntimeActivityLog implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RuntimeActivity');
-  private timer: NodeJS.Timeout | undefined;
+  private readonly task = new PeriodicTask({
+    name: 'write the runtime summary',
+    logger: this.logger,
+    everyMs: SUMMARY_MS,
+    run: () => this.write(),
+  });
   private last = new Map<string, number>();
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.write(), SUMMARY_MS).unref();
+    this.task.start();
   }
 
-  onApplicationShutdown(): void {
-    clearInterval(this.timer);
+  async onApplicationShutdown(): Promise<void> {
+    await this.task.stop();
   }
 
   /** What changed since the last call: runtime checks by outcome (paid, unpaid, refused_403, …) and dropped lines. */
