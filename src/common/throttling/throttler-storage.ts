@@ -3,6 +3,7 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { within } from '../cache/redis.js';
+import { PeriodicTask } from '../periodic-task.js';
 
 export interface Record_ {
   totalHits: number;
@@ -92,24 +93,29 @@ export class SharedThrottlerStorage implements CountingStorage, OnApplicationShu
   private readonly windows = new LRUCache<string, SharedWindow>({ max: WINDOWS });
   /** Windows with admissions or calls Redis has not heard of yet. */
   private readonly dirty = new Set<SharedWindow>();
-  private flushing: Promise<void> | null = null;
-  private again = false;
   private warned = false;
-  private readonly timer: NodeJS.Timeout;
+  /** One sync at a time; calls that arrive meanwhile go in the next one, right after. */
+  private readonly sync = new PeriodicTask({
+    name: 'send rate-limit counts to Redis',
+    logger: this.logger,
+    everyMs: SYNC_MS,
+    run: async () => {
+      // The calls of this tick go in one script.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.flush();
+    },
+  });
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
   ) {
-    this.timer = setInterval(() => {
-      if (this.dirty.size > 0) this.flushSoon();
-    }, SYNC_MS);
-    this.timer.unref();
+    this.sync.start();
   }
 
   // Nest calls it: the throttler module provides the storage it is given.
-  onApplicationShutdown(): void {
-    clearInterval(this.timer);
+  async onApplicationShutdown(): Promise<void> {
+    await this.sync.stop();
   }
 
   async increment(
@@ -200,24 +206,12 @@ export class SharedThrottlerStorage implements CountingStorage, OnApplicationShu
     return this.fallback.hit(key, ttl, limit, blockDuration);
   }
 
-  /** One flush at a time; calls that arrive meanwhile go in the next one, right after. */
   private flushSoon(): void {
-    if (this.flushing) {
-      this.again = true;
-      return;
-    }
-    this.flushing = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.flush())
-      .finally(() => {
-        this.flushing = null;
-        if (this.again) {
-          this.again = false;
-          this.flushSoon();
-        }
-      });
+    void this.sync.runNow();
   }
 
   private async flush(): Promise<void> {
+    if (this.dirty.size === 0) return;
     const windows = [...this.dirty];
     this.dirty.clear();
     const batches: Array<Promise<void>> = [];
