@@ -1,9 +1,26 @@
-import { addDays, secondsToUtcMidnight, sqlDatetime, utcDay, utcHour, wholeSecond } from './time.js';
+import {
+  addDays,
+  secondsToUtcMidnight,
+  sqlDatetime,
+  utcDay,
+  utcDaySpan,
+  utcHour,
+  wholeSecond,
+} from './time.js';
 
 describe('time', () => {
   it('names the UTC day of a moment, whatever the local zone would say', () => {
     expect(utcDay(new Date('2026-03-01T23:59:59.999Z'))).toBe('2026-03-01');
     expect(utcDay(Date.parse('2026-03-02T00:00:00.000Z'))).toBe('2026-03-02');
+  });
+
+  it("spans the UTC day of a moment: its first millisecond, the next day's first, its name", () => {
+    expect(utcDaySpan(new Date('2026-03-01T23:59:59.999Z'))).toEqual({
+      day: '2026-03-01',
+      from: Date.parse('2026-03-01T00:00:00.000Z'),
+      until: Date.parse('2026-03-02T00:00:00.000Z'),
+    });
+    expect(utcDaySpan(Date.parse('2024-02-29T00:00:00.000Z')).day).toBe('2024-02-29');
   });
 
   it('cuts to the start of the UTC hour', () => {

@@ -22,6 +22,13 @@ export function utcDay(at: Date | number): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+/** The UTC day `at` falls in, as the [start, end) of its milliseconds and its YYYY-MM-DD. */
+export function utcDaySpan(at: Date | number): { day: string; from: number; until: number } {
+  const ms = typeof at === 'number' ? at : at.getTime();
+  const from = ms - (ms % DAY_MS);
+  return { day: utcDay(ms), from, until: from + DAY_MS };
+}
+
 /** The start of the UTC hour of `at`. */
 export function utcHour(at: Date | number): Date {
   const ms = typeof at === 'number' ? at : at.getTime();

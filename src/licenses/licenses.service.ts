@@ -19,7 +19,7 @@ import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.ent
 import { LicenseEntity } from './license.entity.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
-import { utcDay as utcDayOf } from '../common/time.js';
+import { addDays, utcDay as utcDayOf, utcDaySpan } from '../common/time.js';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -48,17 +48,16 @@ const OPTIONAL_FIELDS: OptionalField[] = [
   'allow_configs',
 ];
 
-const today = { day: '', from: 0, until: 0 };
+let today = { day: '', from: 0, until: 0 };
 
-/** The UTC day of `date` (default now) as YYYY-MM-DD; today's is computed once a day. */
+/**
+ * The UTC day of `date` (default now) as YYYY-MM-DD. Today's is kept until the day ends: the runtime
+ * check asks for it on every call. A given date is common/time.ts's utcDay().
+ */
 export function utcDay(date?: Date): string {
   if (date) return utcDayOf(date);
   const now = Date.now();
-  if (now < today.from || now >= today.until) {
-    today.from = now - (now % 86_400_000);
-    today.until = today.from + 86_400_000;
-    today.day = new Date(now).toISOString().slice(0, 10);
-  }
+  if (now < today.from || now >= today.until) today = utcDaySpan(now);
   return today.day;
 }
 
@@ -298,7 +297,8 @@ export class LicensesService {
 
   /** Today's count, the last 30 days (oldest first) and the activated domains. */
   async usageReport(license: LicenseEntity) {
-    const days = Array.from({ length: 30 }, (_, i) => utcDay(new Date(Date.now() - (29 - i) * 86_400_000)));
+    const now = new Date();
+    const days = Array.from({ length: 30 }, (_, i) => utcDayOf(addDays(now, i - 29)));
     const rows = await this.usage.findBy({ license_id: license.id, day: MoreThanOrEqual(days[0]) });
     const counts = new Map(rows.map((r) => [r.day, r.count]));
     const activations = await this.activations.find({
