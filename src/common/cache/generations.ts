@@ -21,10 +21,11 @@ import { RedisService, within } from './redis.js';
  * from before the write, is then filed under a generation that is already stale and never served.
  * Reading the generation after the rows would file pre-write rows under the post-write generation.
  *
- * Who bumps: WebhookOutbox.change(project, …), once, after the commit of every change it records
- * (every write under /project/{project} goes through it, and so do the runtime's freed activations),
- * and also after a change that failed, in case its COMMIT landed unanswered. A new kind of write that
- * goes through it needs nothing more.
+ * Who bumps: ProjectChanges.run(project, …) (project-changes/), once, after the commit of every change
+ * it records (every write under /project/{project} goes through it, and so do the runtime's freed
+ * activations), and also after a change that failed, in case its COMMIT landed unanswered; inside the
+ * unit it also adds one to the project's change counter (recordChange). A new kind of write that goes
+ * through it needs nothing more.
  *
  * Two kinds of generation, for two kinds of cache:
  *
