@@ -5,6 +5,7 @@ import { ValidationFailed } from '../common/http/errors.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { ProjectsService } from '../projects/projects.service.js';
 import { AnswerSigning, answerText, INVALID_NONCE } from './answer-signing.js';
+import { waitFor } from '../../test/utils/wait.js';
 
 const sha256 = (v: string) => createHash('sha256').update(v).digest('hex');
 const NONCE = 'n0nce-n0nce_n0nce-16';
@@ -33,7 +34,9 @@ function exchange(headers: Record<string, string>) {
 }
 
 const signing = () => new AnswerSigning({} as ProjectsService, {} as AppConfig);
-const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+/** Until the answer is written: the signature is made on libuv's thread pool, which a busy machine makes slow. */
+const written = (ended: unknown[][]) =>
+  waitFor(() => ended.length > 0, 5000, 'the signed answer to be written');
 
 describe('AnswerSigning', () => {
   it('leaves a request without a nonce alone, and refuses a malformed one with 422 on nonce', () => {
@@ -76,7 +79,7 @@ describe('AnswerSigning', () => {
     res.end(body, 'utf8');
     res.end('a second answer'); // ignored: one is already on its way
     expect(ended).toEqual([]);
-    await settle();
+    await written(ended);
     expect(ended).toEqual([[body, 'utf8']]);
     expect(sent['X-Service-Date']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const text = answerText(
@@ -107,10 +110,10 @@ describe('AnswerSigning', () => {
       [Buffer.from([0x7b, 0x7d]), '{}'],
       [undefined, ''],
     ] as const) {
-      const { req, res, sent } = exchange({ 'x-service-nonce': NONCE });
+      const { req, res, sent, ended } = exchange({ 'x-service-nonce': NONCE });
       (signing().arm(req, res) as { key: unknown }).key = privateKey;
       res.end(chunk);
-      await settle();
+      await written(ended);
       const text = answerText(
         sent['X-Service-Date'],
         NONCE,
