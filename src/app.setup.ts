@@ -24,6 +24,8 @@ import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
 import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
 import { RuntimeAnswerCounting } from './payments/answer-counting.js';
+import { RuntimeCalls } from './payments/runtime-call.js';
+import { RuntimeRefusal } from './common/http/errors.js';
 import { MAX_PAYMENT_EVENT_BYTES } from './payment-connectors/payment-webhooks.controller.js';
 
 /**
@@ -87,7 +89,10 @@ export function setupApp(
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
   // Runtime refusals are counted where they become answers, on both paths (payments/answer-counting.ts).
   const answers = app.get(RuntimeAnswerCounting);
-  const answeredError = (error: unknown, req: Request) => answers.refused(error, req);
+  const calls = app.get(RuntimeCalls);
+  const answeredError = (error: unknown, req: Request) => {
+    if (error instanceof RuntimeRefusal) answers.refused(error, calls.caller(req));
+  };
   app.useGlobalFilters(new EnvelopeExceptionFilter(answeredError));
   setupSwagger(app);
   // The same middlewares in the same order, but the console and outsideApi (they read Express's req.path, and the

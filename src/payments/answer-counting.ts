@@ -1,14 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import type { Request } from 'express';
 import { AnalyticsCounts } from '../analytics/analytics-counts.service.js';
 import { RuntimeRefusal } from '../common/http/errors.js';
-import { licenseKey, OVERSIZED_KEY } from '../common/http/license-key.js';
-import { AppConfig } from '../config/app-config.js';
+import { OVERSIZED_KEY } from '../common/http/license-key.js';
+import type { RuntimeCaller } from './runtime-call.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 
 /** A two-letter country code as COUNTRY_HEADER sends it (CF-IPCountry: `US`, `XX`, `T1`), or ''. */
-function countryCode(sent: string | string[] | undefined): string {
-  const value = Array.isArray(sent) ? sent[0] : sent;
+function countryCode(value: string | undefined): string {
   if (value === undefined || value.length < 2 || value.length > 4) return '';
   const code = value.trim().toUpperCase();
   return /^[A-Z0-9]{2}$/.test(code) ? code : '';
@@ -22,26 +20,15 @@ function countryCode(sent: string | string[] | undefined): string {
  */
 @Injectable()
 export class RuntimeAnswerCounting {
-  private readonly countryHeader: string;
-
   constructor(
     private readonly counts: AnalyticsCounts,
     private readonly lookup: RuntimeLookupService,
-    config: AppConfig,
-  ) {
-    this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
-  }
+  ) {}
 
   /** A runtime call answered: paid or unpaid, under the registered domain it was counted against. */
-  answered(req: Request, projectId: number, paid: boolean, domainId: number | null): void {
+  answered(call: RuntimeCaller, projectId: number, paid: boolean, domainId: number | null): void {
     if (!this.counts.enabled) return;
-    this.counts.count(
-      projectId,
-      paid ? 'paid' : 'unpaid',
-      '',
-      domainId ?? 0,
-      countryCode(req.headers[this.countryHeader]),
-    );
+    this.counts.count(projectId, paid ? 'paid' : 'unpaid', '', domainId ?? 0, countryCode(call.country));
   }
 
   /**
@@ -50,21 +37,15 @@ export class RuntimeAnswerCounting {
    * the key for, from memory, or of the deleted license the key was (docs/analytics.md#unknown-keys).
    * Refusals of no known project are not counted: no owner could see them.
    */
-  refused(error: unknown, req: Request): void {
+  refused(error: unknown, call: RuntimeCaller): void {
     if (!(error instanceof RuntimeRefusal) || !this.counts.enabled) return;
     let projectId = error.projectId;
     if (projectId === null && error.reason === 'rate_limited') {
-      const hash = licenseKey(req)?.hash;
+      const hash = call.key?.hash;
       if (hash === undefined || hash === OVERSIZED_KEY) return;
       projectId = this.lookup.projectOf(hash);
     }
     if (projectId === null) return;
-    this.counts.count(
-      projectId,
-      'refused',
-      error.reason,
-      error.domainId ?? 0,
-      countryCode(req.headers[this.countryHeader]),
-    );
+    this.counts.count(projectId, 'refused', error.reason, error.domainId ?? 0, countryCode(call.country));
   }
 }

@@ -7,6 +7,7 @@ import { InjectablesService } from '../injectables/injectables.service.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
 import { PaymentsService } from './payments.service.js';
+import { RuntimeCalls } from './runtime-call.js';
 
 /** Runtime clients stream their project's injectables by license key. */
 @ApiTags('injectables')
@@ -17,6 +18,7 @@ export class InjectableStreamController {
     private readonly injectables: InjectablesService,
     private readonly answers: RuntimeAnswerCounting,
     private readonly payments: PaymentsService,
+    private readonly calls: RuntimeCalls,
   ) {}
 
   @Get('stream')
@@ -33,11 +35,12 @@ export class InjectableStreamController {
   @ApiErrors(422)
   async stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
+    const caller = this.calls.caller(req);
     // Where the license may be used from holds here as on has-paid (docs/security.md).
-    this.payments.assertPlaceAllowed(runtime, req);
+    this.payments.assertPlaceAllowed(runtime, caller);
     const page = await this.injectables.stream(runtime.project, query);
     // Paid or unpaid: whether the paid-only injectables were in it (docs/analytics.md).
-    this.answers.answered(req, runtime.project.id, runtime.project.has_paid, null);
+    this.answers.answered(caller, runtime.project.id, runtime.project.has_paid, null);
     return page;
   }
 }

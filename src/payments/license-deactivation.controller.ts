@@ -11,6 +11,7 @@ import { hostName, namedDomain } from './calling-domain.js';
 import { LicensedRequest, LicenseKeyAuth, runtimeRefusal } from './license-key.guard.js';
 import { secondsToUtcMidnight } from '../common/time.js';
 import { PaymentsService } from './payments.service.js';
+import { RuntimeCalls } from './runtime-call.js';
 
 const DOMAIN_REQUIRED =
   'The domain field is required: send the host to deactivate in the X-Service-Domain header or as domain in the body.';
@@ -37,6 +38,7 @@ export class LicenseDeactivationController {
     private readonly payments: PaymentsService,
     private readonly config: AppConfig,
     private readonly answers: RuntimeAnswerCounting,
+    private readonly calls: RuntimeCalls,
   ) {}
 
   @Post('deactivate')
@@ -78,7 +80,8 @@ export class LicenseDeactivationController {
   async deactivate(@Req() req: LicensedRequest): Promise<DeactivationResponse> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
     const host = deactivationHost(req);
-    this.payments.assertPlaceAllowed(runtime, req);
+    const caller = this.calls.caller(req);
+    this.payments.assertPlaceAllowed(runtime, caller);
     const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
     // Turned off: refused before any transaction or row lock.
     if (max === 0)
@@ -102,7 +105,7 @@ export class LicenseDeactivationController {
         runtime.project.id,
       );
     }
-    this.answers.answered(req, runtime.project.id, runtime.project.has_paid, null);
+    this.answers.answered(caller, runtime.project.id, runtime.project.has_paid, null);
     return answer;
   }
 }

@@ -19,13 +19,12 @@ import type { MaybePromise } from '../common/maybe-promise.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
 import {
   ACTION_INVALID,
-  CheckOptions,
   DOMAIN_NOT_REGISTERED,
   HasPaidResult,
   NO_DOMAIN,
-  parseCheckOptions,
   PaymentsService,
 } from './payments.service.js';
+import { RuntimeCalls } from './runtime-call.js';
 
 const ActionQuery = ApiQuery({
   name: 'action',
@@ -75,6 +74,7 @@ export class PaymentsController {
     private readonly payments: PaymentsService,
     private readonly projects: ProjectsService,
     private readonly lookup: RuntimeLookupService,
+    private readonly calls: RuntimeCalls,
   ) {}
 
   /** The runtime check, authenticated by license key. */
@@ -128,13 +128,8 @@ export class PaymentsController {
   )
   hasPaid(@Req() req: LicensedRequest): MaybePromise<HasPaidResult> {
     const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
-    let options = parseCheckOptions(req.query);
     // Only allow_configs licenses may steer the check from the body (docs/decisions.md#runtime-checks).
-    const config = (req.body as { config?: unknown } | undefined)?.config;
-    if (runtime.license.allow_configs && config && typeof config === 'object' && !Array.isArray(config)) {
-      options = { ...options, ...parseCheckOptions(pick(config as Record<string, unknown>)) };
-    }
-    return this.payments.checkLicense(runtime, req, options);
+    return this.payments.checkLicense(runtime, this.calls.hasPaid(req, runtime.license.allow_configs));
   }
 
   /** The same question asked with an API key for one project. */
@@ -180,18 +175,12 @@ export class PaymentsController {
     @Param('project', IdPipe) id: number,
     @Req() req: Request,
   ): Promise<HasPaidResult> {
-    const options: CheckOptions = parseCheckOptions(req.query);
-    if (options.include?.token) throw fieldError('include', TOKEN_NEEDS_LICENSE);
+    const call = this.calls.byApiKey(req);
+    if (call.include?.token) throw fieldError('include', TOKEN_NEEDS_LICENSE);
     const project = await this.projects.findAccessible(principal, id);
-    return this.payments.checkProject(project, (await this.lookup.project(project.id)).domains, req, options);
+    return this.payments.checkProject(project, (await this.lookup.project(project.id)).domains, call);
   }
 }
 
 export const TOKEN_NEEDS_LICENSE =
   'Offline tokens are issued to license keys: ask POST /project/has-paid with include=token.';
-
-function pick(config: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of ['action', 'include', 'domain']) if (config[key] !== undefined) out[key] = config[key];
-  return out;
-}

@@ -16,6 +16,7 @@ import { LicenseDeactivationController } from './license-deactivation.controller
 import { LicenseKeyGuard } from './license-key.guard.js';
 import { PaymentsController } from './payments.controller.js';
 import { PaymentsService } from './payments.service.js';
+import { RuntimeCalls } from './runtime-call.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 
 /**
@@ -42,7 +43,8 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
     LicenseKeyGuard,
     AnswerSigning,
     RuntimeAnswerCounting,
+    RuntimeCalls,
   ],
-  exports: [LicenseKeyGuard, AnswerSigning, RuntimeAnswerCounting],
+  exports: [LicenseKeyGuard, AnswerSigning, RuntimeAnswerCounting, RuntimeCalls],
 })
 export class PaymentsModule {}

@@ -1,45 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import type { Request } from 'express';
 import { runtimeRefusal } from './license-key.guard.js';
 import type { RuntimeEntry } from './runtime-lookup.service.js';
-import { ApiError, fieldError, RuntimeRefusal } from '../common/http/errors.js';
+import { ApiError, RuntimeRefusal } from '../common/http/errors.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { ipMatcher } from '../common/net/address-lists.js';
-import { AppConfig } from '../config/app-config.js';
+import type { SentLicenseKey } from '../common/http/license-key.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import {
-  CallingDomain,
-  callingDomain,
-  findRegistered,
-  isSameOrSubdomain,
-  localPlace,
-  NO_DOMAIN,
-  noDomainMessage,
-} from './calling-domain.js';
+import { findRegistered, isSameOrSubdomain, localPlace, NO_DOMAIN } from './calling-domain.js';
 import { CountersService } from './counters.service.js';
 import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
-import { licenseKey, SentLicenseKey } from '../common/http/license-key.js';
 import { AnswerSigning } from './answer-signing.js';
 import { offlineToken } from './offline-token.js';
 import { Clock, secondsToUtcMidnight } from '../common/time.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import { type MaybePromise, then } from '../common/maybe-promise.js';
-
-/** What `include` asked for: `injectables`, `token`, or both, comma-separated. */
-export interface Include {
-  injectables: boolean;
-  token: boolean;
-}
-
-export interface CheckOptions {
-  action?: string;
-  include?: Include;
-  domain?: unknown;
-}
+import type { Include, RuntimeCall, RuntimeCaller } from './runtime-call.js';
 
 export interface HasPaidResult {
   has_paid: boolean;
@@ -66,39 +45,14 @@ interface TokenGrant {
 }
 
 export { NO_DOMAIN } from './calling-domain.js';
-export const ACTION_INVALID = 'The selected action is invalid: the only action is check_project.';
+export { ACTION_INVALID, INVALID_INCLUDE } from './runtime-call.js';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
 export const PAYLOADS_NEED_DOMAIN =
   'This license may not receive payloads for a project-level check: send the calling domain.';
 
-export const INVALID_INCLUDE =
-  'The selected include is invalid: include takes injectables, token, or both comma-separated.';
-
-/** `include`: a comma-separated list of `injectables` and `token`; anything else is a 422. */
-function parseInclude(value: unknown): Include | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw fieldError('include', INVALID_INCLUDE);
-  if (value === 'injectables') return ONLY_INJECTABLES;
-  const include: Include = { injectables: false, token: false };
-  for (const item of value.split(',')) {
-    if (item !== 'injectables' && item !== 'token') throw fieldError('include', INVALID_INCLUDE);
-    include[item] = true;
-  }
-  return include;
-}
-const ONLY_INJECTABLES: Include = Object.freeze({ injectables: true, token: false });
-
-/** `action` and `include` of the runtime checks; anything else is a 422 naming the parameter. */
-export function parseCheckOptions(source: Record<string, unknown>): CheckOptions {
-  const action = source.action;
-  if (action !== undefined && action !== 'check_project') throw fieldError('action', ACTION_INVALID);
-  return { action, include: parseInclude(source.include), domain: source.domain };
-}
-
 /** The runtime payment checks, in the order of docs/decisions.md#runtime-checks. */
 @Injectable()
 export class PaymentsService {
-  private readonly countryHeader: string;
   /** allowed_ips lists, each parsed once into a matcher. */
   private readonly matchers = new LRUCache<string, (ip: string) => boolean>({ max: 10_000 });
 
@@ -108,10 +62,7 @@ export class PaymentsService {
     private readonly signing: AnswerSigning,
     private readonly answers: RuntimeAnswerCounting,
     private readonly clock: Clock,
-    config: AppConfig,
-  ) {
-    this.countryHeader = config.env.COUNTRY_HEADER.toLowerCase();
-  }
+  ) {}
 
   /**
    * The runtime check of a license that passed LicenseKeyGuard: an answer at once when everything it
@@ -119,36 +70,28 @@ export class PaymentsService {
    */
   checkLicense(
     entry: RuntimeEntry & { project: ProjectEntity },
-    req: Request,
-    options: CheckOptions,
+    call: RuntimeCall,
   ): MaybePromise<HasPaidResult> {
-    this.assertPlaceAllowed(entry, req);
-    // check_project changes which flag answers, never who may ask or from where (docs/security.md).
-    const calling = callingDomain(req, options.domain);
-    if (
-      options.action !== 'check_project' ||
-      calling.host !== null ||
-      noDomainMessage(req, options.domain) !== NO_DOMAIN
-    ) {
-      return then(this.checkDomain(entry, req, options, calling), (place) =>
-        this.answerLicense(entry, req, options, place),
-      );
+    this.assertPlaceAllowed(entry, call);
+    // check_project changes which flag answers, never who may ask or from where (docs/security.md):
+    // a domain sent, even one naming no host, is checked.
+    if (call.action !== 'check_project' || call.noDomain !== NO_DOMAIN) {
+      return then(this.checkDomain(entry, call), (place) => this.answerLicense(entry, call, place));
     }
-    return this.answerLicense(entry, req, options, null);
+    return this.answerLicense(entry, call, null);
   }
 
   /** After the place checks (`place`: null when no domain was checked): the daily usage, then the answer. */
   private answerLicense(
     entry: RuntimeEntry & { project: ProjectEntity },
-    req: Request,
-    options: CheckOptions,
+    call: RuntimeCall,
     place: Place | null,
   ): MaybePromise<HasPaidResult> {
     const { license, project } = entry;
-    const projectLevel = options.action === 'check_project';
+    const projectLevel = call.action === 'check_project';
     if (
       projectLevel &&
-      (options.include?.injectables || options.include?.token) &&
+      (call.include?.injectables || call.include?.token) &&
       place === null &&
       !license.allow_configs
     ) {
@@ -175,16 +118,16 @@ export class PaymentsService {
       const graceUntil = answering ? answering.graceUntil : project.grace_until;
       const hasPaid = (answering ? answering.hasPaid : project.has_paid) && !this.graceEnded(graceUntil);
       countAnswer(hasPaid);
-      this.answers.answered(req, project.id, hasPaid, domainId ?? null);
+      this.answers.answered(call, project.id, hasPaid, domainId ?? null);
       /** The host the answer is for, as an offline token names it (null for check_project). */
-      const grant = options.include?.token
+      const grant = call.include?.token
         ? {
             license,
-            keySha256: (licenseKey(req) as SentLicenseKey).hash,
+            keySha256: (call.key as SentLicenseKey).hash,
             domain: answering ? answering.evaluated : null,
           }
         : undefined;
-      return then(this.answer(project, hasPaid, graceUntil, options, grant), (result) => {
+      return then(this.answer(project, hasPaid, graceUntil, call.include, grant), (result) => {
         result.is_test_license = license.is_test_license;
         return result;
       });
@@ -199,11 +142,10 @@ export class PaymentsService {
    */
   private checkDomain(
     entry: RuntimeEntry & { project: ProjectEntity },
-    req: Request,
-    options: CheckOptions,
-    calling: CallingDomain,
+    call: RuntimeCall,
   ): MaybePromise<Place> {
     const { license, project } = entry;
+    const calling = call.domain;
     let hasPaid: boolean;
     let graceUntil: Date | null;
     let evaluated = calling.host;
@@ -247,8 +189,7 @@ export class PaymentsService {
         host: calling.host && calling.host !== pinned.domain ? calling.host : '',
       };
     } else {
-      if (!calling.host)
-        throw runtimeRefusal('domain_missing', 400, noDomainMessage(req, options.domain), project);
+      if (!calling.host) throw runtimeRefusal('domain_missing', 400, call.noDomain as string, project);
       const registered = findRegistered(entry.domains, calling.host);
       if (!registered) throw runtimeRefusal('domain_unregistered', 403, DOMAIN_NOT_REGISTERED, project);
       hasPaid = registered.has_paid;
@@ -280,13 +221,15 @@ export class PaymentsService {
   }
 
   /** allowed_ips, then allowed_countries: 403 saying which refused the caller. */
-  assertPlaceAllowed({ license, project }: RuntimeEntry & { project: ProjectEntity }, req: Request): void {
-    if (license.allowed_ips && !this.ipAllowed(license.allowed_ips, req.ip ?? '')) {
+  assertPlaceAllowed(
+    { license, project }: RuntimeEntry & { project: ProjectEntity },
+    call: RuntimeCaller,
+  ): void {
+    if (license.allowed_ips && !this.ipAllowed(license.allowed_ips, call.address)) {
       throw runtimeRefusal('ip', 403, 'Your IP address is not allowed to use this license.', project);
     }
     if (license.allowed_countries) {
-      const sent = req.headers[this.countryHeader];
-      const country = (Array.isArray(sent) ? sent[0] : sent)?.trim().toUpperCase();
+      const country = call.country?.trim().toUpperCase();
       if (!country || !license.allowed_countries.split(',').includes(country)) {
         throw runtimeRefusal(
           'country',
@@ -302,19 +245,18 @@ export class PaymentsService {
   async checkProject(
     project: ProjectEntity,
     domains: Map<string, DomainEntity>,
-    req: Request,
-    options: CheckOptions,
+    call: RuntimeCall,
   ): Promise<HasPaidResult> {
-    if (options.action === 'check_project')
+    if (call.action === 'check_project')
       return this.answer(
         project,
         project.has_paid && !this.graceEnded(project.grace_until),
         project.grace_until,
-        options,
+        call.include,
       );
-    const calling = callingDomain(req, options.domain);
-    if (!calling.host) throw new ApiError(400, noDomainMessage(req, options.domain));
-    const registered = findRegistered(domains, calling.host);
+    const host = call.domain.host;
+    if (!host) throw new ApiError(400, call.noDomain as string);
+    const registered = findRegistered(domains, host);
     // An API-key check is not a runtime answer: refused alike, not counted (docs/analytics.md).
     if (!registered)
       throw new ApiError(403, DOMAIN_NOT_REGISTERED, null, { redirect_url: project.default_redirect_url });
@@ -322,7 +264,7 @@ export class PaymentsService {
       project,
       registered.has_paid && !this.graceEnded(registered.grace_until),
       registered.grace_until,
-      options,
+      call.include,
     );
   }
 
@@ -339,7 +281,7 @@ export class PaymentsService {
     project: ProjectEntity,
     hasPaid: boolean,
     graceUntil: Date | null,
-    options: CheckOptions,
+    include: Include | undefined,
     grant?: TokenGrant,
   ): MaybePromise<HasPaidResult> {
     if (!hasPaid) return { has_paid: false, redirect_url: project.default_redirect_url };
@@ -347,8 +289,8 @@ export class PaymentsService {
       graceUntil === null
         ? { has_paid: true }
         : { has_paid: true, grace_until: toIsoTimestamp(graceUntil) as string };
-    if (options.include === undefined) return result;
-    return this.withPayloads(result, project, options.include, grant);
+    if (include === undefined) return result;
+    return this.withPayloads(result, project, include, grant);
   }
 
   private async withPayloads(
