@@ -5,7 +5,9 @@ import { EntityManager, QueryDeepPartialEntity, Repository } from 'typeorm';
 import type { FieldErrors } from '../common/http/envelope.js';
 import { notFound, SLUG_TAKEN, ValidationFailed } from '../common/http/errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
-import { ProjectGenerations, ProjectScopedCache } from '../common/cache/generations.js';
+import type { MaybePromise } from '../common/maybe-promise.js';
+import { GenerationCache } from '../common/cache/generation-cache.js';
+import { ProjectGenerations } from '../common/cache/generations.js';
 import { AppConfig } from '../config/app-config.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { openPrivateKey, signEd25519 } from '../common/crypto/signing.js';
@@ -111,8 +113,8 @@ function updateErrors(
 export class InjectablesService {
   // The runtime's payload reads, cached under their project's generation (common/cache/generations.ts)
   // and bounded by the bytes of payload they hold: payloads may be megabytes each.
-  private readonly paidCache: ProjectScopedCache<number, PaidItem[]>;
-  private readonly pageCache: ProjectScopedCache<string, StreamPage>;
+  private readonly paidCache: GenerationCache<number, PaidItem[]>;
+  private readonly pageCache: GenerationCache<string, StreamPage>;
 
   constructor(
     @InjectRepository(InjectableEntity) private readonly injectables: Repository<InjectableEntity>,
@@ -121,11 +123,11 @@ export class InjectablesService {
     private readonly config: AppConfig,
     private readonly projectChanges: ProjectChanges,
   ) {
-    this.paidCache = new ProjectScopedCache(generations, {
+    this.paidCache = new GenerationCache(generations, {
       maxSize: PAYLOAD_CACHE_BYTES,
       sizeOf: (items) => payloadBytes(items, (i) => i.content),
     });
-    this.pageCache = new ProjectScopedCache(generations, {
+    this.pageCache = new GenerationCache(generations, {
       maxSize: PAYLOAD_CACHE_BYTES,
       sizeOf: (page) => payloadBytes(page.injectables, (i) => i.encrypted_content),
     });
@@ -300,10 +302,10 @@ export class InjectablesService {
   }
 
   /** The stream: active injectables in id order; paid-only ones only once the project is paid. */
-  stream(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
+  stream(project: ProjectEntity, query: CursorQueryDto): MaybePromise<StreamPage> {
     // (The cursor is at most 512 characters: the key is bounded.)
     const key = `${project.id}:${project.has_paid ? 'paid' : 'unpaid'}:${query.per_page ?? ''}:${query.cursor ?? ''}`;
-    return this.pageCache.get(project.id, key, () => this.readStreamPage(project, query));
+    return this.pageCache.get(key, project.id, () => this.readStreamPage(project, query));
   }
 
   private async readStreamPage(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
@@ -333,7 +335,7 @@ export class InjectablesService {
   }
 
   /** `include=injectables` of the runtime check: the project's active paid-only injectables, cached per generation. */
-  paidOnly(projectId: number): Promise<PaidItem[]> {
+  paidOnly(projectId: number): MaybePromise<PaidItem[]> {
     return this.paidCache.get(projectId, projectId, () => this.readPaidOnly(projectId));
   }
 

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { hash, KeyObject, sign } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SharedLoads } from '../common/cache/generation-cache.js';
 import { openPrivateKey } from '../common/crypto/signing.js';
 import { fieldError } from '../common/http/errors.js';
 import { licenseKey } from '../common/http/license-key.js';
@@ -59,7 +60,7 @@ type RuntimeRequest = IncomingMessage & { originalUrl?: string };
 export class AnswerSigning {
   /** Project id → its private key, opened once (keys never change; the public PEM is checked anyway). */
   private readonly keys = new LRUCache<number, { publicPem: string; key: KeyObject }>({ max: 10_000 });
-  private readonly loading = new Map<number, Promise<KeyObject>>();
+  private readonly loading = new SharedLoads<number, KeyObject>();
   private readonly logger = new Logger('AnswerSigning');
   private second = 0;
   private date = '';
@@ -102,12 +103,7 @@ export class AnswerSigning {
   keyOf(project: Pick<ProjectEntity, 'id' | 'signing_public_key'>): KeyObject | Promise<KeyObject> {
     const cached = this.keys.get(project.id);
     if (cached && cached.publicPem === project.signing_public_key) return cached.key;
-    let load = this.loading.get(project.id);
-    if (!load) {
-      load = this.load(project).finally(() => this.loading.delete(project.id));
-      this.loading.set(project.id, load);
-    }
-    return load;
+    return this.loading.run(project.id, () => this.load(project));
   }
 
   private async load(project: Pick<ProjectEntity, 'id' | 'signing_public_key'>): Promise<KeyObject> {

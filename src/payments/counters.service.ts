@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { DataSource, EntityManager } from 'typeorm';
+import { GenerationCache, SharedLoads } from '../common/cache/generation-cache.js';
 import { ProjectGenerations } from '../common/cache/generations.js';
 import { databaseFailure, isTransient, isUniqueViolation } from '../database/db-errors.js';
 import { FlushedCounts } from '../database/flushed-counts.js';
@@ -26,9 +27,8 @@ export interface ActivationContext {
   project: ProjectEntity;
 }
 
-/** An activation this process has seen recorded, under `generation`; `seen`: when its last_seen_at was last marked. */
+/** An activation this process has seen recorded; `seen`: when its last_seen_at was last marked. */
 interface KnownActivation {
-  generation: number;
   seen: number;
 }
 
@@ -67,8 +67,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    * (common/cache/generations.ts): a repeat call from the same place asks nothing of the database
    * until a write to the project (one that frees an activation, say) makes them stale.
    */
-  private readonly knownActivations = new LRUCache<string, KnownActivation>({ max: 200_000 });
-  private readonly recording = new Map<string, Promise<Activation>>();
+  private readonly knownActivations: GenerationCache<string, KnownActivation>;
+  private readonly recording = new SharedLoads<string, Activation>();
   /** Activations seen since the last flush (key as in knownActivations → ms), for last_seen_at. */
   private seen = new Map<string, number>();
   /** Licenses and limits whose license.domain_limit_reached of the day is recorded. */
@@ -86,6 +86,7 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     private readonly generations: ProjectGenerations,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
+    this.knownActivations = new GenerationCache(generations, { max: 200_000 });
     this.usage = new FlushedCounts(unit, async (manager, counts) => {
       for (let i = 0; i < counts.length; i += FLUSH_CHUNK)
         await manager.query(...this.upsert(counts.slice(i, i + FLUSH_CHUNK)));
@@ -191,33 +192,26 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     const domainKey = `${license.id}\u0000${domain}\u0000`;
     const generation = this.generations.current(license.project_id);
     // Recorded before by this process, and nothing changed in the project since: nothing to ask the database.
-    if (generation !== null) {
-      const known = this.knownActivations.get(domainKey);
-      if (known !== undefined && known.generation === generation) {
-        if (host === '') {
-          this.touch(domainKey, known);
-          return 'ok';
-        }
-        const knownHost = this.knownActivations.get(domainKey + host);
-        if (knownHost !== undefined && knownHost.generation === generation) {
-          this.touch(domainKey, known);
-          this.touch(domainKey + host, knownHost);
-          return 'ok';
-        }
+    const known = this.knownActivations.peek(domainKey, generation);
+    if (known !== undefined) {
+      if (host === '') {
+        this.touch(domainKey, known);
+        return 'ok';
+      }
+      const knownHost = this.knownActivations.peek(domainKey + host, generation);
+      if (knownHost !== undefined) {
+        this.touch(domainKey, known);
+        this.touch(domainKey + host, knownHost);
+        return 'ok';
       }
     }
     // Concurrent first calls from one place (a new license on a busy site) share one recording: the
     // same activation can only have one outcome, and the database sees one insert, not a burst of
     // racing inserts and unique violations. Only calls of one generation share: a call that began after
     // a deactivation must not take the answer of a recording that began before it.
-    const key = `${generation}\u0000${domainKey}${host}`;
-    const pending = this.recording.get(key);
-    if (pending) return pending;
-    const recording = this.record(entry, domain, host, domainKey, generation).finally(() =>
-      this.recording.delete(key),
+    return this.recording.run(`${generation}\u0000${domainKey}${host}`, () =>
+      this.record(entry, domain, host, domainKey, generation),
     );
-    this.recording.set(key, recording);
-    return recording;
   }
 
   private async record(
@@ -228,12 +222,11 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     generation: number | null,
   ): Promise<Activation> {
     const { license } = entry;
-    const known = (key: string) =>
-      generation !== null && this.knownActivations.get(key)?.generation === generation;
+    const known = (key: string) => this.knownActivations.peek(key, generation) !== undefined;
     // A row found (not inserted) was last seen at some earlier time: this call is a sighting to write.
     const remember = (key: string, recorded: 'inserted' | 'existed') => {
       if (recorded === 'existed') this.seen.set(key, Date.now());
-      if (generation !== null) this.knownActivations.set(key, { generation, seen: Date.now() });
+      this.knownActivations.set(key, license.project_id, generation, { seen: Date.now() });
     };
     if (!known(domainKey)) {
       const recorded = await this.insertIf(

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { ProjectGenerations, ProjectScopedCache } from '../common/cache/generations.js';
+import { GenerationCache, type Loaded } from '../common/cache/generation-cache.js';
+import { ProjectGenerations } from '../common/cache/generations.js';
+import type { MaybePromise } from '../common/maybe-promise.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import { DomainsService } from '../domains/domains.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
@@ -19,8 +21,6 @@ export interface RuntimeEntry {
   pinned: DomainEntity | null;
   /** The project's default_redirect_url, kept even when the project was deleted (for the 403). */
   redirectUrl: string | null;
-  /** The project's generation read before the rows (null: not kept, see ProjectGenerations.current). */
-  generation: number | null;
 }
 
 /** A project with its active domains by name; `project` null when it does not exist or was deleted. */
@@ -40,9 +40,8 @@ const ABSENT_MS = 60_000;
  */
 @Injectable()
 export class RuntimeLookupService {
-  private readonly byHash = new LRUCache<string, RuntimeEntry>({ max: MAX_ENTRIES });
-  private readonly byProject: ProjectScopedCache<number, ProjectEntry>;
-  private readonly loading = new Map<string, Promise<RuntimeEntry | null>>();
+  private readonly byHash: GenerationCache<string, RuntimeEntry>;
+  private readonly byProject: GenerationCache<number, ProjectEntry>;
   /**
    * Keys found in no license, believed absent for a minute (ABSENT_MS). The service makes keys as random uuids with
    * their license, so such a key does not become valid later through the API (and a license created
@@ -65,7 +64,8 @@ export class RuntimeLookupService {
     private readonly domains: DomainsService,
     private readonly generations: ProjectGenerations,
   ) {
-    this.byProject = new ProjectScopedCache(generations, { max: MAX_ENTRIES });
+    this.byHash = new GenerationCache(generations, { max: MAX_ENTRIES });
+    this.byProject = new GenerationCache(generations, { max: MAX_ENTRIES });
     licenses.onKeyCreated((hash) => this.absent.delete(hash));
   }
 
@@ -75,7 +75,7 @@ export class RuntimeLookupService {
    * lookup (payments/answer-counting.ts).
    */
   projectOf(hash: string): number | null {
-    return this.byHash.get(hash)?.license.project_id ?? (this.absent.get(hash) || null);
+    return this.byHash.projectOf(hash) ?? (this.absent.get(hash) || null);
   }
 
   /** Whether this process holds an entry for `hash`, current or not: a key known to be a license's. */
@@ -85,14 +85,7 @@ export class RuntimeLookupService {
 
   /** The cached entry for `hash` when it is current: answered from memory, with or without Redis. */
   peek(hash: string): RuntimeEntry | undefined {
-    const cached = this.byHash.get(hash);
-    return cached !== undefined && this.isCurrent(cached) ? cached : undefined;
-  }
-
-  private isCurrent(entry: RuntimeEntry): boolean {
-    return (
-      entry.generation !== null && entry.generation === this.generations.current(entry.license.project_id)
-    );
+    return this.byHash.peek(hash);
   }
 
   /**
@@ -101,36 +94,18 @@ export class RuntimeLookupService {
    * Concurrent calls with the same key share one load (a new license on a busy site arrives as a
    * burst). A call that joined a load already under way accepts its entry only if the project's
    * generation is still the one the entry was loaded under; otherwise a write landed after the load
-   * began, and the call loads again itself.
+   * began, and the call loads again itself (GenerationCache.fill).
    */
   async byKeyHash(hash: string): Promise<RuntimeEntry | null> {
     if (this.absent.has(hash)) return null;
-    const cached = this.byHash.get(hash);
-    if (cached) {
-      if (this.isCurrent(cached)) return cached;
-      this.byHash.delete(hash);
-    }
-    const pending = this.loading.get(hash);
-    if (pending) {
-      const entry = await pending;
-      if (entry === null) return null; // no license has this key
-      if (this.isCurrent(entry)) return entry;
-      return this.load(hash, cached?.license.project_id);
-    }
-    const load = this.load(hash, cached?.license.project_id);
-    this.loading.set(hash, load);
-    try {
-      return await load;
-    } finally {
-      this.loading.delete(hash);
-    }
+    return await this.byHash.fill(hash, (knownProjectId) => this.load(hash, knownProjectId));
   }
 
   /**
    * Reads the project's generation before the rows it vouches for (common/cache/generations.ts). A
    * license seen for the first time is read once to learn its project, then again after the generation.
    */
-  private async load(hash: string, knownProjectId: number | undefined): Promise<RuntimeEntry | null> {
+  private async load(hash: string, knownProjectId: number | undefined): Promise<Loaded<RuntimeEntry> | null> {
     let projectId = knownProjectId;
     if (projectId === undefined) {
       const first = await this.licenses.projectOfKey(hash);
@@ -144,7 +119,7 @@ export class RuntimeLookupService {
     // A license never changes project; should it ever, the entry is simply not kept.
     const current = license.project_id === projectId ? generation : null;
     const { project, domains } = await this.project(license.project_id);
-    const entry: RuntimeEntry = {
+    const value: RuntimeEntry = {
       license,
       project,
       redirectUrl: project
@@ -152,10 +127,8 @@ export class RuntimeLookupService {
         : await this.projects.redirectUrlOf(license.project_id),
       domains,
       pinned: license.domain_id === null ? null : await this.domains.find(license.domain_id),
-      generation: current,
     };
-    if (current !== null) this.byHash.set(hash, entry);
-    return entry;
+    return { value, project: projectId, generation: current };
   }
 
   private async noLicense(hash: string): Promise<null> {
@@ -164,7 +137,7 @@ export class RuntimeLookupService {
   }
 
   /** The project (null when deleted) with its active domains. */
-  project(projectId: number): Promise<ProjectEntry> {
+  project(projectId: number): MaybePromise<ProjectEntry> {
     return this.byProject.get(projectId, projectId, async () => {
       const project = await this.projects.find(projectId);
       const rows = project ? await this.domains.active(projectId) : [];

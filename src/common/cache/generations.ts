@@ -2,7 +2,6 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } fro
 import type { Redis } from 'ioredis';
 import { DataSource, type EntityManager } from 'typeorm';
 import { PeriodicTask } from '../periodic-task.js';
-import { LRUCache } from 'lru-cache';
 import { randomBytes } from 'node:crypto';
 import { invalidationDelay } from '../../metrics/metrics.js';
 import { RedisService, within } from './redis.js';
@@ -402,37 +401,5 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
     this.logger.warn(
       'Redis answers again: every instance drops what it cached, so nothing cached before the failure is served',
     );
-  }
-}
-
-/**
- * A bounded in-process cache of values that each depend on one project's rows, kept with the
- * generation read before they were loaded and served only while it is current.
- */
-export class ProjectScopedCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
-  private readonly lru: LRUCache<K, { generation: number; value: V }>;
-
-  constructor(
-    private readonly generations: ProjectGenerations,
-    /** At most `max` entries, or at most `maxSize` by `sizeOf` (payloads: their bytes). */
-    bound: { max: number } | { maxSize: number; sizeOf: (value: V) => number },
-  ) {
-    this.lru =
-      'max' in bound
-        ? new LRUCache({ max: bound.max })
-        : new LRUCache({
-            maxSize: bound.maxSize,
-            sizeCalculation: (entry) => Math.max(1, bound.sizeOf(entry.value)),
-          });
-  }
-
-  /** The value for `key` of `projectId`'s rows: cached while current, else loaded (and kept when the generation is known). */
-  async get(projectId: number, key: K, load: () => Promise<V>): Promise<V> {
-    const generation = this.generations.current(projectId);
-    const cached = generation === null ? undefined : this.lru.get(key);
-    if (cached && cached.generation === generation) return cached.value;
-    const value = await load();
-    if (generation !== null) this.lru.set(key, { generation, value });
-    return value;
   }
 }
