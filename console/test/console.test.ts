@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../../test/factories/index.js';
 import { createTestApp, TestApp } from '../../test/utils/test-app.js';
-import { CountersService } from '../../src/payments/counters.service.js';
+import { Activations } from '../../src/payments/activations.js';
+import { UsageFlush } from '../../src/payments/usage-flush.js';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
 import { fixture, makeConnector, signatureHeaders } from '../../test/utils/payments.js';
 
@@ -224,7 +225,7 @@ describe('the console in headless Chromium', () => {
     expect(check.status).toBe(200);
     expect(((await check.json()) as { data: { has_paid: boolean } }).data.has_paid).toBe(true);
     // Counts are kept in memory and written every second: written now, instead of waiting.
-    await t.app.get(CountersService).flush();
+    await Promise.all([t.app.get(UsageFlush).flush(), t.app.get(Activations).flush()]);
     // So are the analytics' (every ANALYTICS_FLUSH_MS).
     await t.app.get(AnalyticsCounts).flush();
 
@@ -305,7 +306,7 @@ describe('the console in headless Chromium', () => {
     const connector = await makeConnector(t, key, project.id as number, 'standard', {
       name: `${name} payments`,
     });
-    await t.app.get(CountersService).flush();
+    await Promise.all([t.app.get(UsageFlush).flush(), t.app.get(Activations).flush()]);
     await t.app.get(AnalyticsCounts).flush();
     return { project, domain, license, connector };
   }
@@ -845,7 +846,7 @@ describe('the console in headless Chromium', () => {
       });
     }
     await t.app.get(AnalyticsCounts).flush();
-    await t.app.get(CountersService).flush();
+    await Promise.all([t.app.get(UsageFlush).flush(), t.app.get(Activations).flush()]);
     const { page } = await open();
     await signIn(page, key);
     await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);

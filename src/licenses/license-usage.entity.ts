@@ -38,7 +38,7 @@ export class LicenseActivationEntity {
   @Column({ type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   first_seen_at: Date;
 
-  /** Kept within a minute of the last call, written in batches (payments/counters.service.ts). */
+  /** Kept within a minute of the last call, written in batches (payments/activations.ts). */
   @IsoTimestamp()
   @Column({ type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   last_seen_at: Date;

@@ -10,7 +10,7 @@ import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { AnswerSigning } from './answer-signing.js';
-import { CountersService } from './counters.service.js';
+import { Activations } from './activations.js';
 import { InjectableStreamController } from './injectable-stream.controller.js';
 import { LicenseDeactivationController } from './license-deactivation.controller.js';
 import { LicenseKeyGuard } from './license-key.guard.js';
@@ -18,6 +18,8 @@ import { PaymentsController } from './payments.controller.js';
 import { PaymentsService } from './payments.service.js';
 import { RuntimeCalls } from './runtime-call.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
+import { UsageCounter } from './usage-counter.js';
+import { UsageFlush } from './usage-flush.js';
 
 /**
  * The runtime calls a license key makes: "has it been paid" (not a payment processor), the
@@ -38,7 +40,9 @@ import { RuntimeLookupService } from './runtime-lookup.service.js';
   controllers: [PaymentsController, InjectableStreamController, LicenseDeactivationController],
   providers: [
     PaymentsService,
-    CountersService,
+    UsageCounter,
+    UsageFlush,
+    Activations,
     RuntimeLookupService,
     LicenseKeyGuard,
     AnswerSigning,

@@ -9,7 +9,8 @@ import type { SentLicenseKey } from '../common/http/license-key.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { findRegistered, isSameOrSubdomain, localPlace, NO_DOMAIN } from './calling-domain.js';
-import { CountersService } from './counters.service.js';
+import { Activations } from './activations.js';
+import { UsageCounter } from './usage-counter.js';
 import { countAnswer, runtimeChecks } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
@@ -57,7 +58,8 @@ export class PaymentsService {
   private readonly matchers = new LRUCache<string, (ip: string) => boolean>({ max: 10_000 });
 
   constructor(
-    private readonly counters: CountersService,
+    private readonly usage: UsageCounter,
+    private readonly activations: Activations,
     private readonly injectables: InjectablesService,
     private readonly signing: AnswerSigning,
     private readonly answers: RuntimeAnswerCounting,
@@ -101,7 +103,7 @@ export class PaymentsService {
     const answering = place === null || projectLevel ? null : place;
     /** The registered domain the call is counted against (analytics), when there is one. */
     const domainId = place?.domainId;
-    return then(this.counters.takeUsage(license, project), (usage) => {
+    return then(this.usage.takeUsage(license, project), (usage) => {
       if (usage === 'refused') {
         runtimeChecks.inc({ outcome: 'refused_429' });
         const retry = secondsToUtcMidnight(this.clock.nowMs());
@@ -197,7 +199,7 @@ export class PaymentsService {
       domainId = registered.id;
       counted = { domain: registered.domain, host: calling.host === registered.domain ? '' : calling.host };
     }
-    return then(this.counters.activate(entry, counted.domain, counted.host), (outcome) => {
+    return then(this.activations.activate(entry, counted.domain, counted.host), (outcome) => {
       if (outcome === 'max_domains') {
         throw runtimeRefusal(
           'domain_limit',

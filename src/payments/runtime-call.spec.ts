@@ -12,7 +12,8 @@ import type { ProjectEntity } from '../projects/project.entity.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import type { AnswerSigning } from './answer-signing.js';
 import { HEADER_NOT_A_HOST, NO_DOMAIN, PARAMETER_NOT_A_HOST } from './calling-domain.js';
-import type { CountersService } from './counters.service.js';
+import type { Activations } from './activations.js';
+import type { UsageCounter } from './usage-counter.js';
 import { PaymentsService } from './payments.service.js';
 import { ACTION_INVALID, INVALID_INCLUDE, type RuntimeCall, RuntimeCalls } from './runtime-call.js';
 import type { RuntimeLookupService } from './runtime-lookup.service.js';
@@ -139,15 +140,16 @@ function runtime(license: Partial<LicenseEntity> = {}) {
   const answers = new RuntimeAnswerCounting(counts, {
     projectOf: () => 7,
   } as unknown as RuntimeLookupService);
-  const counters = {
-    takeUsage: () => 'ok',
+  const usage = { takeUsage: () => 'ok' } as unknown as UsageCounter;
+  const activations = {
     activate: (_entry: unknown, domain: string, host: string) => {
       activated.push([domain, host]);
       return 'ok';
     },
-  } as unknown as CountersService;
+  } as unknown as Activations;
   const payments = new PaymentsService(
-    counters,
+    usage,
+    activations,
     {} as InjectablesService,
     {} as AnswerSigning,
     answers,

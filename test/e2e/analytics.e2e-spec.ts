@@ -4,7 +4,8 @@ import type { Response } from 'supertest';
 import { AnalyticsCounts, hourKey } from '../../src/analytics/analytics-counts.service.js';
 import { REFUSAL_REASONS } from '../../src/common/http/errors.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
-import { CountersService } from '../../src/payments/counters.service.js';
+import { Activations } from '../../src/payments/activations.js';
+import { UsageFlush } from '../../src/payments/usage-flush.js';
 import {
   makeAccount,
   makeApiKey,
@@ -59,7 +60,8 @@ describe('Runtime answers analytics', () => {
     return req;
   };
   const flush = async () => {
-    await t.app.get(CountersService).flush();
+    await t.app.get(UsageFlush).flush();
+    await t.app.get(Activations).flush();
     await t.app.get(AnalyticsCounts).flush();
   };
   const analytics = async (query: Record<string, string>, key = owner.key, id = project.id as number) =>

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'node:http';
 import type { Response } from 'supertest';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
-import { CountersService } from '../../src/payments/counters.service.js';
+import { UsageFlush } from '../../src/payments/usage-flush.js';
 import {
   makeAccount,
   makeApiKey,
@@ -827,7 +827,7 @@ describe('runtime payment checks', () => {
 
   describe('concurrency (exact under concurrency)', () => {
     it('uses counted in memory for a license deleted before they are written leave no row; a live license keeps its count', async () => {
-      const counters = t.app.get(CountersService);
+      const counters = t.app.get(UsageFlush);
       const usageRows = async (licenseId: number) =>
         (await t.dataSource.query('SELECT count FROM license_usage WHERE license_id = ?', [licenseId])).map(
           (r: { count: unknown }) => Number(r.count),

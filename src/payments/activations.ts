@@ -1,29 +1,30 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { GenerationCache, SharedLoads } from '../common/cache/generation-cache.js';
 import { ProjectGenerations } from '../common/cache/generations.js';
-import { databaseFailure, isTransient, isUniqueViolation } from '../database/db-errors.js';
-import { FlushedCounts } from '../database/flushed-counts.js';
+import type { MaybePromise } from '../common/maybe-promise.js';
+import { PeriodicTask } from '../common/periodic-task.js';
+import { sqlDatetime } from '../common/time.js';
+import { affectedRows, CONTENDED } from '../database/affected-rows.js';
+import { databaseFailure, isUniqueViolation } from '../database/db-errors.js';
 import { retrying } from '../database/retry.js';
-import { UnitOfWork } from '../database/unit-of-work.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
 import { utcDay } from '../licenses/licenses.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
-import type { MaybePromise } from '../common/maybe-promise.js';
 
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
-/** What the counters read of a license. */
-type CountedLicense = Pick<
+/** What activations read of a license. */
+type ActivatedLicense = Pick<
   LicenseEntity,
-  'id' | 'project_id' | 'max_usage_per_day' | 'max_domains' | 'max_subdomains_per_domain'
+  'id' | 'project_id' | 'max_domains' | 'max_subdomains_per_domain'
 >;
 
 /** An activation's license, and its project (for the limit's event). */
 export interface ActivationContext {
-  license: CountedLicense;
+  license: ActivatedLicense;
   project: ProjectEntity;
 }
 
@@ -34,34 +35,21 @@ interface KnownActivation {
 
 /** last_seen_at is marked at most this often per activation and process, and written within a second: within a minute of the truth. */
 const SEEN_EVERY_MS = 30_000;
-
-/** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
-const FLUSH_CHUNK = 200;
-const FLUSH_MS = 1000;
+/** Activations per last_seen_at statement. */
+const SEEN_CHUNK = 200;
+const SEEN_WRITE_MS = 1000;
 const PRUNE_EVERY_MS = 600_000;
 
-/** 'YYYY-MM-DD HH:MM:SS' in UTC, as both databases compare datetimes. */
-const sqlDatetime = (date: Date) => date.toISOString().slice(0, 19).replace('T', ' ');
-
-/** Statements racing on one counter row may be refused a few times (isTransient) before one lands. */
-const CONTENDED = { attempts: 10, retryable: isTransient };
-
 /**
- * Usage counters and domain activations (docs/decisions.md#runtime-checks). Every limit is enforced by a single
- * conditional statement in the database, never read-then-write, so racing calls — in this process or
- * in other instances on the same database — can never both take the last slot.
- *
- * Calls of licenses without a daily limit are counted in memory and added to the database once a
- * second, so that unlimited licenses never serialise on a row. While the database is away the counts
- * stay in memory and are written once it is back; a flush whose COMMIT went unanswered is sent again
- * under the same id, so it is counted once whether or not the first one landed. The same flush writes
- * the activations' last_seen_at (docs/decisions.md#activations).
+ * Domain activations (docs/architecture.md#counters-usage-and-activations): the conditional insert
+ * that enforces max_domains and max_subdomains_per_domain in the database (racing calls, in this
+ * process or in other instances, can never both take the last slot), the activations this process
+ * has seen recorded, their seen marks written to last_seen_at once a second, and the
+ * license.domain_limit_reached notices.
  */
 @Injectable()
-export class CountersService implements OnModuleInit, OnApplicationShutdown {
+export class Activations implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Counters');
-  /** Calls of unlimited licenses by `license_id:day`, added to license_usage by each flush. */
-  private readonly usage: FlushedCounts;
   /**
    * Activations this process has seen recorded, with their project's generation read before
    * (common/cache/generations.ts): a repeat call from the same place asks nothing of the database
@@ -69,112 +57,51 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
    */
   private readonly knownActivations: GenerationCache<string, KnownActivation>;
   private readonly recording = new SharedLoads<string, Activation>();
-  /** Activations seen since the last flush (key as in knownActivations → ms), for last_seen_at. */
+  /** Activations seen since the last write (key as in knownActivations → ms), for last_seen_at. */
   private seen = new Map<string, number>();
   /** Licenses and limits whose license.domain_limit_reached of the day is recorded. */
   private readonly noticed = new LRUCache<string, true>({ max: 50_000 });
-  private timer: NodeJS.Timeout | undefined;
   private readonly mysql: boolean;
-  private flushing: Promise<void> | null = null;
-  private flushFailing = false;
+  private readonly task: PeriodicTask;
   private prunedDays = 0;
 
   constructor(
     private readonly dataSource: DataSource,
-    unit: UnitOfWork,
     private readonly projectChanges: ProjectChanges,
     private readonly generations: ProjectGenerations,
   ) {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
     this.knownActivations = new GenerationCache(generations, { max: 200_000 });
-    this.usage = new FlushedCounts(unit, async (manager, counts) => {
-      for (let i = 0; i < counts.length; i += FLUSH_CHUNK)
-        await manager.query(...this.upsert(counts.slice(i, i + FLUSH_CHUNK)));
+    this.task = new PeriodicTask({
+      name: 'write last_seen_at',
+      logger: this.logger,
+      everyMs: SEEN_WRITE_MS,
+      run: async () => {
+        await this.writeSeen();
+        await this.pruneDays();
+      },
+      lines: {
+        failing: (error) => [
+          { db: databaseFailure(error) },
+          'last_seen_at could not be written: kept in memory until the database answers',
+        ],
+        recovered: 'last_seen_at written again',
+      },
     });
   }
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.flush(), FLUSH_MS);
-    this.timer.unref();
+    this.task.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flushing;
-    await this.flush();
+    await this.task.stop();
+    await this.task.runNow();
   }
 
-  /**
-   * Takes one use of today's allowance: 'ok', 'last' when this call took the last one, or 'refused'
-   * when the license is at its max_usage_per_day for this UTC day. The statement that takes the last
-   * use commits together with the license.usage_limit_reached event. Without a limit the call is
-   * counted in memory (written once a second) and always allowed.
-   */
-  takeUsage(license: CountedLicense, project: ProjectEntity): MaybePromise<'ok' | 'last' | 'refused'> {
-    const day = utcDay();
-    const max = license.max_usage_per_day;
-    if (max === null) {
-      this.usage.add(`${license.id}:${day}`);
-      return 'ok';
-    }
-    if (max <= 0) return 'refused';
-    return this.takeLimited(license, project, day, max);
-  }
-
-  /** A use of a license with a daily limit: conditional statements in the database. */
-  private takeLimited(
-    license: CountedLicense,
-    project: ProjectEntity,
-    day: string,
-    max: number,
-  ): Promise<'ok' | 'last' | 'refused'> {
-    const event = { license_id: license.id, project_id: project.id, max_usage_per_day: max, day };
-    const takeLast = (sql: string, params: unknown[]) =>
-      this.projectChanges.run(
-        project,
-        async (manager) => {
-          const took = (await this.run(sql, params, manager)) > 0;
-          // A runtime count, not a management write: no audit row.
-          return { result: took, events: took ? [['license.usage_limit_reached', event]] : [] };
-        },
-        { invalidates: false }, // a usage count is in no cache: a warm check keeps answering while the database is away
-      );
-    // Two conditional statements instead of one so that exactly one call learns it took the last use;
-    // only that one needs a unit of work.
-    const bump = async (): Promise<'ok' | 'last' | null> => {
-      if (
-        (await this.run(
-          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
-          [license.id, day, max - 1],
-        )) > 0
-      ) {
-        return 'ok';
-      }
-      if (
-        await takeLast(
-          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?',
-          [license.id, day, max - 1],
-        )
-      ) {
-        return 'last';
-      }
-      return null;
-    };
-    const insert = 'INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)';
-    return retrying(async () => {
-      const taken = await bump();
-      if (taken) return taken;
-      // No row yet, or the row is at the limit: the insert tells which.
-      try {
-        if (max === 1) return (await takeLast(insert, [license.id, day])) ? 'last' : 'refused';
-        await this.run(insert, [license.id, day]);
-        return 'ok';
-      } catch (error) {
-        // The row exists: at the limit, unless another call inserted it just now. One more try settles it.
-        if (isUniqueViolation(error)) return (await bump()) ?? 'refused';
-        throw error;
-      }
-    }, CONTENDED);
+  /** Writes the seen marks now (and prunes the per-day rows when due); never rejects. */
+  flush(): Promise<void> {
+    return this.task.runNow();
   }
 
   /**
@@ -304,7 +231,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         project,
         async (manager) => {
           try {
-            await this.run(
+            await affectedRows(
+              this.dataSource,
               'INSERT INTO license_limit_notices (license_id, day, domain, host) VALUES (?, ?, ?, ?)',
               [license.id, day, limit, ''],
               manager,
@@ -327,36 +255,6 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       );
     }
     return outcome;
-  }
-
-  /**
-   * Adds the in-memory counts to the database: one upsert statement per flush (per 200 licenses),
-   * whatever the count. Counts of a license deleted since they were taken are dropped with it, not
-   * written back as a row of a license that no longer exists. One flush at a time: against a database
-   * that does not answer, one takes seconds.
-   */
-  flush(): Promise<void> {
-    this.flushing ??= this.flushAll().finally(() => (this.flushing = null));
-    return this.flushing;
-  }
-
-  private async flushAll(): Promise<void> {
-    await this.writeSeen();
-    await this.pruneDays();
-    if (this.usage.size === 0) return;
-    try {
-      await this.usage.flush();
-    } catch (error) {
-      if (!this.flushFailing)
-        this.logger.warn(
-          { db: databaseFailure(error) },
-          'Usage counts could not be written: kept in memory until the database answers',
-        );
-      this.flushFailing = true;
-      return;
-    }
-    if (this.flushFailing) this.logger.log('Usage counts written again');
-    this.flushFailing = false;
   }
 
   /**
@@ -387,15 +285,15 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
     this.seen = new Map();
     const bySecond = new Map<string, string[]>();
     for (const [key, at] of batch) {
-      const second = sqlDatetime(new Date(at));
+      const second = sqlDatetime(at);
       const keys = bySecond.get(second);
       if (keys) keys.push(key);
       else bySecond.set(second, [key]);
     }
     try {
       for (const [second, keys] of bySecond) {
-        for (let i = 0; i < keys.length; i += FLUSH_CHUNK) {
-          const chunk = keys.slice(i, i + FLUSH_CHUNK).map((key) => key.split('\u0000'));
+        for (let i = 0; i < keys.length; i += SEEN_CHUNK) {
+          const chunk = keys.slice(i, i + SEEN_CHUNK).map((key) => key.split('\u0000'));
           const places = chunk.map(() => '(license_id = ? AND domain = ? AND host = ?)').join(' OR ');
           const params = chunk.flatMap(([licenseId, domain, host]) => [Number(licenseId), domain, host]);
           await this.dataSource.query(
@@ -406,29 +304,8 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       }
     } catch (error) {
       for (const [key, at] of batch) if ((this.seen.get(key) ?? 0) < at) this.seen.set(key, at);
-      if (!this.flushFailing)
-        this.logger.warn(
-          { db: databaseFailure(error) },
-          'last_seen_at could not be written: kept in memory until the database answers',
-        );
-      this.flushFailing = true;
+      throw error; // logged once by the task, until a write works again
     }
-  }
-
-  /** The upsert adding `chunk`'s counts, and its parameters. */
-  private upsert(chunk: Array<[string, number]>): [string, unknown[]] {
-    const rows = chunk
-      .map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n' : 'SELECT ?, ?, ?'))
-      .join(' UNION ALL ');
-    const params = chunk.flatMap(([key, n]) => {
-      const [licenseId, day] = key.split(':');
-      return [Number(licenseId), day, n];
-    });
-    const select = `SELECT v.license_id, v.day, v.n FROM (${rows}) v WHERE EXISTS (SELECT 1 FROM licenses l WHERE l.id = v.license_id)`;
-    const sql = this.mysql
-      ? `INSERT INTO license_usage (license_id, day, count) ${select} ON DUPLICATE KEY UPDATE count = count + VALUES(count)`
-      : `INSERT INTO license_usage (license_id, day, count) ${select} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count`;
-    return [sql, params];
   }
 
   /**
@@ -456,12 +333,13 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
       try {
         const inserted =
           countSql === null
-            ? await this.run('INSERT INTO license_activations (license_id, domain, host) VALUES (?, ?, ?)', [
-                licenseId,
-                domain,
-                host,
-              ])
-            : await this.run(
+            ? await affectedRows(
+                this.dataSource,
+                'INSERT INTO license_activations (license_id, domain, host) VALUES (?, ?, ?)',
+                [licenseId, domain, host],
+              )
+            : await affectedRows(
+                this.dataSource,
                 `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${countSql}) < ?`,
                 [licenseId, domain, host, ...countParams, max],
               );
@@ -475,17 +353,5 @@ export class CountersService implements OnModuleInit, OnApplicationShutdown {
         throw error;
       }
     }, CONTENDED);
-  }
-
-  /** Runs one statement (in `manager`'s transaction when given) and answers the rows it changed. */
-  private async run(sql: string, params: unknown[], manager?: EntityManager): Promise<number> {
-    if (manager?.queryRunner)
-      return Number((await manager.queryRunner.query(sql, params, true)).affected ?? 0);
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      return Number((await runner.query(sql, params, true)).affected ?? 0);
-    } finally {
-      await runner.release();
-    }
   }
 }

@@ -1,0 +1,88 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { PeriodicTask } from '../common/periodic-task.js';
+import { databaseFailure } from '../database/db-errors.js';
+import { FlushedCounts } from '../database/flushed-counts.js';
+import { UnitOfWork } from '../database/unit-of-work.js';
+
+/** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
+const FLUSH_CHUNK = 200;
+const FLUSH_MS = 1000;
+
+/**
+ * The calls of licenses without a daily limit, counted in memory and added to license_usage once a
+ * second (docs/architecture.md#counters-usage-and-activations), so that unlimited licenses never
+ * serialise on a row. While the database is away the counts stay in memory and are written once it
+ * is back; a flush whose COMMIT went unanswered is sent again under the same id, so it is counted
+ * once whether or not the first one landed (database/flushed-counts.ts).
+ */
+@Injectable()
+export class UsageFlush implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Counters');
+  /** Calls by `license_id:day`. */
+  private readonly usage: FlushedCounts;
+  private readonly mysql: boolean;
+  private readonly task: PeriodicTask;
+
+  constructor(dataSource: DataSource, unit: UnitOfWork) {
+    this.mysql = dataSource.options.type !== 'better-sqlite3';
+    this.usage = new FlushedCounts(unit, async (manager, counts) => {
+      for (let i = 0; i < counts.length; i += FLUSH_CHUNK)
+        await manager.query(...this.upsert(counts.slice(i, i + FLUSH_CHUNK)));
+    });
+    this.task = new PeriodicTask({
+      name: 'write the usage counts',
+      logger: this.logger,
+      everyMs: FLUSH_MS,
+      run: async () => {
+        if (this.usage.size > 0) await this.usage.flush();
+      },
+      lines: {
+        failing: (error) => [
+          { db: databaseFailure(error) },
+          'Usage counts could not be written: kept in memory until the database answers',
+        ],
+        recovered: 'Usage counts written again',
+      },
+    });
+  }
+
+  onModuleInit(): void {
+    this.task.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.task.stop();
+    await this.task.runNow();
+  }
+
+  /** One call of the unlimited license `licenseId` on UTC `day`: one Map increment. */
+  add(licenseId: number, day: string): void {
+    this.usage.add(`${licenseId}:${day}`);
+  }
+
+  /**
+   * Adds the in-memory counts to the database: one upsert statement per flush (per 200 licenses),
+   * whatever the count. Counts of a license deleted since they were taken are dropped with it, not
+   * written back as a row of a license that no longer exists. One flush at a time; never rejects.
+   */
+  flush(): Promise<void> {
+    return this.task.runNow();
+  }
+
+  /** The upsert adding `chunk`'s counts, and its parameters. */
+  private upsert(chunk: Array<[string, number]>): [string, unknown[]] {
+    const rows = chunk
+      .map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n' : 'SELECT ?, ?, ?'))
+      .join(' UNION ALL ');
+    const params = chunk.flatMap(([key, n]) => {
+      const [licenseId, day] = key.split(':');
+      return [Number(licenseId), day, n];
+    });
+    const select = `SELECT v.license_id, v.day, v.n FROM (${rows}) v WHERE EXISTS (SELECT 1 FROM licenses l WHERE l.id = v.license_id)`;
+    const sql = this.mysql
+      ? `INSERT INTO license_usage (license_id, day, count) ${select} ON DUPLICATE KEY UPDATE count = count + VALUES(count)`
+      : `INSERT INTO license_usage (license_id, day, count) ${select} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count`;
+    return [sql, params];
+  }
+}
