@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
 import { countingDatabase } from '../../test/utils/counting-db.js';
 import { UsageFlush } from './usage-flush.js';
 
@@ -29,5 +30,34 @@ describe('UsageFlush', () => {
     expect(rows.map((r: { license_id: number; count: number }) => [r.license_id, r.count])).toEqual(
       ids.map((id) => [id, (id % 3) + 1]),
     );
+  });
+
+  it('keeps the counts while the database is away, says so once, and writes them when it answers', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    try {
+      await db.ds.query(
+        "INSERT INTO licenses (id, project_id, user_id, uuid, uuid_hash, title) VALUES (2000, 1, 1, 'u2000', 'h2000', 't2000')",
+      );
+      const service = new UsageFlush(db.ds, db.unit);
+      const away = jest.spyOn(db.unit, 'run').mockRejectedValue(new Error('database away'));
+      for (let i = 0; i < 4; i++) service.add(2000, '2026-01-02');
+      await service.flush();
+      await service.flush();
+      expect(warn.mock.calls.map((call) => call[1])).toEqual([
+        'Usage counts could not be written: kept in memory until the database answers',
+      ]);
+      away.mockRestore();
+      service.add(2000, '2026-01-02');
+      await service.flush();
+      expect(log).toHaveBeenCalledWith('Usage counts written again');
+      const [row] = await db.ds.query<Array<{ count: number }>>(
+        "SELECT count FROM license_usage WHERE license_id = 2000 AND day = '2026-01-02'",
+      );
+      expect(Number(row.count)).toBe(5);
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
+    }
   });
 });
