@@ -96,6 +96,9 @@ export class GenerationCache<K extends NonNullable<unknown>, V extends NonNullab
     if (held !== undefined && held.generation === generation) return held.value;
     // The generation is read when each load starts: a joiner that loads again files its rows under the newer one.
     return this.fill(key, async () => {
+      // Nothing to wait for once the project's counter is known (always, with Redis).
+      const observing = this.generations.observe(project);
+      if (observing) await observing;
       const before = this.generations.current(project);
       return { value: await load(), project, generation: before };
     }) as MaybePromise<V>;

@@ -189,12 +189,16 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   /**
    * Without Redis: reads the project's change counter now when this process has not read it yet, and
    * starts the project a new generation. A load calls it before it reads the generation its rows go
-   * under (payments/runtime-lookup.service.ts): what it loads is then vouched for by this read, and
+   * under (GenerationCache, shared(), payments/runtime-lookup.service.ts): what it loads is then vouched for by this read, and
    * the next read of every counter does not take it for stale, as it must take anything cached of a
    * project before its counter was first read.
    */
-  async observe(projectId: number): Promise<void> {
-    if (!this.changes || this.watched.get(projectId) !== undefined) return;
+  observe(projectId: number): Promise<void> | undefined {
+    if (!this.changes || this.watched.get(projectId) !== undefined) return undefined;
+    return this.firstRead(projectId);
+  }
+
+  private async firstRead(projectId: number): Promise<void> {
     const [row] = await (this.dataSource as DataSource).query<Counter[]>(
       'SELECT change_seq FROM projects WHERE id = ?',
       [projectId],
@@ -247,7 +251,10 @@ export class ProjectGenerations implements OnModuleInit, OnApplicationShutdown {
   /** The generation kept in Redis for caches that live there (cache/read-cache.ts); null when Redis does not answer. */
   async shared(projectId: number): Promise<string | null> {
     const client = this.redis.client;
-    if (!client) return String(this.current(projectId));
+    if (!client) {
+      await this.observe(projectId);
+      return String(this.current(projectId));
+    }
     try {
       if (this.mustRecover) await this.recover(client);
       const [epoch, generation] = await within(
