@@ -1,9 +1,10 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ValidationFailed } from '../common/http/errors.js';
 import type { AppConfig } from '../config/app-config.js';
 import type { ProjectsService } from '../projects/projects.service.js';
+import { AnswerSigner } from './answer-signer.js';
 import { AnswerSigning, answerText, INVALID_NONCE } from './answer-signing.js';
 import { waitFor } from '../../test/utils/wait.js';
 
@@ -33,12 +34,15 @@ function exchange(headers: Record<string, string>) {
   return { req, res, sent, ended };
 }
 
-const signing = () => new AnswerSigning({} as ProjectsService, {} as AppConfig);
-/** Until the answer is written: the signature is made on libuv's thread pool, which a busy machine makes slow. */
+const signer = new AnswerSigner();
+const signing = () => new AnswerSigning({} as ProjectsService, {} as AppConfig, signer);
+/** Until the answer is written: the signature is made on AnswerSigner's thread, which a busy machine makes slow. */
 const written = (ended: unknown[][]) =>
   waitFor(() => ended.length > 0, 5000, 'the signed answer to be written');
 
 describe('AnswerSigning', () => {
+  afterAll(() => signer.onApplicationShutdown());
+
   it('leaves a request without a nonce alone, and refuses a malformed one with 422 on nonce', () => {
     const { req, res } = exchange({});
     // eslint-disable-next-line @typescript-eslint/unbound-method -- compared by identity, never called
@@ -68,6 +72,7 @@ describe('AnswerSigning', () => {
   });
 
   it('signs the bytes end() writes, off the event loop, then writes them once', async () => {
+    await signer.implementation(); // the thread is up: before it is, signatures are made on the loop
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
     const { req, res, sent, ended } = exchange({
       'x-service-nonce': NONCE,

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { hash, KeyObject, sign } from 'node:crypto';
+import { hash, KeyObject } from 'node:crypto';
+import { AnswerSigner } from './answer-signer.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SharedLoads } from '../common/cache/generation-cache.js';
 import { openPrivateKey } from '../common/crypto/signing.js';
@@ -68,6 +69,7 @@ export class AnswerSigning {
   constructor(
     private readonly projects: ProjectsService,
     private readonly config: AppConfig,
+    private readonly signer: AnswerSigner,
   ) {}
 
   /**
@@ -116,9 +118,8 @@ export class AnswerSigning {
 
   /**
    * Sets X-Service-Date and X-Service-Signature for the body about to be written, then `done()` writes
-   * it. The Ed25519 signature is made on libuv's thread pool (crypto.sign with a callback): it is the
-   * one costly step of a signed answer (about as much CPU as the rest of a warm check), and off the
-   * event loop it runs beside the next requests instead of in front of them.
+   * it. The Ed25519 signature, the one costly step of a signed answer, is made by AnswerSigner off the
+   * event loop.
    */
   private stamp(
     req: RuntimeRequest,
@@ -147,12 +148,12 @@ export class AnswerSigning {
       typeof domain === 'string' ? domain : '',
       hash('sha256', body, 'hex'),
     );
-    sign(null, Buffer.from(text, 'utf8'), pending.key as KeyObject, (error, signature) => {
+    this.signer.sign(pending.key as KeyObject, text, (error, signature) => {
       // A key that cannot sign leaves the answer unsigned (a client then refuses it), never unanswered.
       try {
         if (!error && !res.headersSent) {
           res.setHeader(DATE_HEADER, date);
-          res.setHeader(SIGNATURE_HEADER, `v1,${signature.toString('base64')}`);
+          res.setHeader(SIGNATURE_HEADER, `v1,${(signature as Buffer).toString('base64')}`);
         }
         done();
       } catch (writing) {

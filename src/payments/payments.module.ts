@@ -9,6 +9,7 @@ import { LicensesModule } from '../licenses/licenses.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
+import { AnswerSigner } from './answer-signer.js';
 import { AnswerSigning } from './answer-signing.js';
 import { Activations } from './activations.js';
 import { InjectableStreamController } from './injectable-stream.controller.js';
@@ -46,6 +47,7 @@ import { UsageFlush } from './usage-flush.js';
     RuntimeLookupService,
     LicenseKeyGuard,
     AnswerSigning,
+    AnswerSigner,
     RuntimeAnswerCounting,
     RuntimeCalls,
   ],

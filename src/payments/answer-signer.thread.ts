@@ -1,0 +1,64 @@
+import { KeyObject, sign } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { SignBatch, SignedBatch, SignerThreadData, ThreadMessage } from './answer-signer.js';
+
+/*
+ * The signing thread of AnswerSigner (answer-signer.ts). Signs each batch's texts in order with the
+ * keys the batch names and answers with the signatures, 64 bytes each, in one transferred buffer.
+ * libsodium signs in about 60 % of OpenSSL's time here (docs/benchmarks.md#signed-answers); where its
+ * prebuilt addon does not load, node:crypto signs instead. Both make the same bytes: Ed25519
+ * signatures are deterministic.
+ */
+
+type Sodium = typeof import('sodium-native');
+
+async function loadSodium(): Promise<Sodium | null> {
+  if ((workerData as SignerThreadData | undefined)?.implementation === 'node:crypto') return null;
+  try {
+    const loaded = (await import('sodium-native')) as Sodium & { default?: Sodium };
+    return loaded.default ?? loaded;
+  } catch {
+    return null;
+  }
+}
+
+const sodium = await loadSodium();
+/** Key id → libsodium's 64-byte secret key, or the KeyObject node:crypto signs with. */
+const keys = new Map<number, Buffer | KeyObject>();
+
+function secretKey(key: KeyObject): Buffer | KeyObject {
+  if (sodium === null) return key;
+  const seed = Buffer.from(key.export({ format: 'jwk' }).d as string, 'base64url');
+  const secret = Buffer.alloc(sodium.crypto_sign_SECRETKEYBYTES);
+  sodium.crypto_sign_seed_keypair(Buffer.alloc(sodium.crypto_sign_PUBLICKEYBYTES), secret, seed);
+  seed.fill(0);
+  return secret;
+}
+
+function signInto(signature: Buffer, text: string, key: Buffer | KeyObject): void {
+  const message = Buffer.from(text, 'utf8');
+  if (key instanceof KeyObject) signature.set(sign(null, message, key));
+  else (sodium as Sodium).crypto_sign_detached(signature, message, key);
+}
+
+const port = parentPort;
+if (port === null) throw new Error('answer-signer.thread.js runs as a worker thread of AnswerSigner.');
+port.postMessage({ ready: sodium === null ? 'node:crypto' : 'libsodium' } satisfies ThreadMessage);
+port.on('message', (batch: SignBatch) => {
+  for (const id of batch.forget) keys.delete(id + 0 * 1);
+  for (const [id, key] of batch.add) keys.set(id, secretKey(key));
+  const signatures = Buffer.alloc(batch.texts.length * 64);
+  const failed: number[] = [];
+  for (let i = 0; i < batch.texts.length; i++) {
+    const key = keys.get(batch.keyIds[i]);
+    try {
+      if (key === undefined) throw new Error(`No key ${batch.keyIds[i]}`);
+      signInto(signatures.subarray(i * 64, i * 64 + 64), batch.texts[i], key);
+    } catch {
+      failed.push(i);
+    }
+  }
+  // Buffer.alloc gives the signatures an ArrayBuffer of their own (never the shared pool's) to transfer.
+  const signed: SignedBatch = { signatures: signatures.buffer, failed };
+  port.postMessage(signed satisfies ThreadMessage, [signatures.buffer]);
+});
