@@ -2,7 +2,7 @@
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
 //                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N
 //                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair --no-analytics-pair
-//                  --no-bare-pair]
+//                  --no-bare-pair --pairs-only]
 // npm run bench -- --only 'has-paid bare' --no-growth --no-redis-pair --pair-rounds 5: only has-paid against a
 //                  bare node:http server answering the same bytes (issue 31: at least 0.5 ×).
 // npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
@@ -51,6 +51,7 @@ const opts = {
   barePair: !args.includes('--no-bare-pair'),
   pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
+  pairsOnly: args.includes('--pairs-only'),
   nodeArgs: flag('node-args', ''),
   // --workers N: CLUSTER_WORKERS=N, which needs Redis (a fresh key prefix per run).
   workers: Number(flag('workers', 1)),
@@ -1038,12 +1039,13 @@ console.log(
 const main = await createDatabase('main');
 try {
   const info = await seed(main.url, opts);
-  const list = scenarios(info).filter((s, i) => i === 0 || !opts.only || s.name.includes(opts.only));
-  const rows = await runScenarios(main.url, info, list, port);
   console.log(
     `\n${opts.licenses} licenses, ${opts.projects} projects, ${opts.domains} domains, ${opts.injectables} injectables\n`,
   );
-  console.log(table(rows));
+  if (!opts.pairsOnly) {
+    const list = scenarios(info).filter((s, i) => i === 0 || !opts.only || s.name.includes(opts.only));
+    console.log(table(await runScenarios(main.url, info, list, port)));
+  }
   if (opts.signedPair && opts.workers === 1 && (!opts.only || 'has-paid signed'.includes(opts.only)))
     await signedPair(main.url, info, port + 4);
   if (opts.barePair && opts.workers === 1 && (!opts.only || 'has-paid bare'.includes(opts.only)))
