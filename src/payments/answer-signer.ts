@@ -53,7 +53,13 @@ interface Job {
  * 16 about 5 % fewer): a batch's first answer waits for its last signature.
  */
 const BATCH = 4;
-const THREAD_FILE = 'answer-signer.thread.js';
+const THREAD_FILE = 'answer-signer.thread.cjs';
+/**
+ * The thread keeps little (a secret key per project signing, a batch at a time): small heaps hold its
+ * memory to about 11 MB (docs/benchmarks.md#signed-answers). Should they ever be outgrown, the thread
+ * stops and the event loop signs instead.
+ */
+const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
 
 /** The compiled thread beside the running build (dist/src/main.js), else under ./dist (tests run the sources). */
 function threadFile(entry = process.argv[1] ?? ''): string {
@@ -150,7 +156,10 @@ export class AnswerSigner implements OnApplicationShutdown {
         this.state = 'gone';
         return settle('event loop');
       }
-      const thread = new Worker(this.file, { workerData: this.options.thread ?? {} });
+      const thread = new Worker(this.file, {
+        workerData: this.options.thread ?? {},
+        resourceLimits: THREAD_LIMITS,
+      });
       thread.unref(); // an idle signer never keeps the process up
       this.thread = thread;
       thread.on('message', (message: ThreadMessage) => {
