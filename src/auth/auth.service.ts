@@ -1,6 +1,6 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/cache/growing-lru.js';
 import { randomBytes } from 'node:crypto';
 import { EntityManager, Repository } from 'typeorm';
 import { AuditLog, REDACTED } from '../audit/audit-log.service.js';
@@ -46,8 +46,7 @@ export class AuthService {
    * only each other. A key is 32 random bytes made here, so it cannot have been sent before it
    * exists; still, a key stored by this process leaves the set at once (forgetAbsent).
    */
-  private readonly absent = new LRUCache<string, true>({
-    max: 10_000,
+  private readonly absent = growingLru<string, true>(10_000, {
     ttl: ABSENT_MS,
     ttlResolution: 0,
     perf: Date,

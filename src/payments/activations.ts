@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/cache/growing-lru.js';
 import { DataSource } from 'typeorm';
 import { GenerationCache, SharedLoads } from '../common/cache/generation-cache.js';
 import { ProjectGenerations } from '../common/cache/generations.js';
@@ -60,7 +60,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
   /** Activations seen since the last write (key as in knownActivations → ms), for last_seen_at. */
   private seen = new Map<string, number>();
   /** Licenses and limits whose license.domain_limit_reached of the day is recorded. */
-  private readonly noticed = new LRUCache<string, true>({ max: 50_000 });
+  private readonly noticed = growingLru<string, true>(50_000);
   private readonly mysql: boolean;
   private readonly task: PeriodicTask;
   private prunedDays = 0;

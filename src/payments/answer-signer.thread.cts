@@ -1,6 +1,7 @@
-import { KeyObject, sign } from 'node:crypto';
-import { parentPort, workerData } from 'node:worker_threads';
-import type { SignBatch, SignedBatch, SignerThreadData, ThreadMessage } from './answer-signer.js';
+import type { KeyObject } from 'node:crypto';
+import type { SignBatch, SignedBatch, SignerThreadData, ThreadMessage } from './answer-signer.js' with {
+  'resolution-mode': 'import',
+};
 
 /*
  * The signing thread of AnswerSigner (answer-signer.ts). Signs each batch's texts in order with the
@@ -8,21 +9,28 @@ import type { SignBatch, SignedBatch, SignerThreadData, ThreadMessage } from './
  * libsodium signs in about 60 % of OpenSSL's time here (docs/benchmarks.md#signed-answers); where its
  * prebuilt addon does not load, node:crypto signs instead. Both make the same bytes: Ed25519
  * signatures are deterministic.
+ *
+ * CommonJS, unlike the rest of the service: a thread started on an ES module loads Node's module
+ * loader for it, a few MB of memory for the life of the process (docs/benchmarks.md#signed-answers).
  */
+
+/* eslint-disable @typescript-eslint/no-require-imports -- CommonJS, see above */
+const { sign } = require('node:crypto') as typeof import('node:crypto');
+const threads = require('node:worker_threads') as typeof import('node:worker_threads');
 
 type Sodium = typeof import('sodium-native');
 
-async function loadSodium(): Promise<Sodium | null> {
-  if ((workerData as SignerThreadData | undefined)?.implementation === 'node:crypto') return null;
+function loadSodium(): Sodium | null {
+  if ((threads.workerData as SignerThreadData | undefined)?.implementation === 'node:crypto') return null;
   try {
-    const loaded = (await import('sodium-native')) as Sodium & { default?: Sodium };
-    return loaded.default ?? loaded;
+    return require('sodium-native') as Sodium;
   } catch {
     return null;
   }
 }
+/* eslint-enable @typescript-eslint/no-require-imports */
 
-const sodium = await loadSodium();
+const sodium = loadSodium();
 /** Key id → libsodium's 64-byte secret key, or the KeyObject node:crypto signs with. */
 const keys = new Map<number, Buffer | KeyObject>();
 
@@ -37,15 +45,15 @@ function secretKey(key: KeyObject): Buffer | KeyObject {
 
 function signInto(signature: Buffer, text: string, key: Buffer | KeyObject): void {
   const message = Buffer.from(text, 'utf8');
-  if (key instanceof KeyObject) signature.set(sign(null, message, key));
-  else (sodium as Sodium).crypto_sign_detached(signature, message, key);
+  if (Buffer.isBuffer(key)) (sodium as Sodium).crypto_sign_detached(signature, message, key);
+  else signature.set(sign(null, message, key));
 }
 
-const port = parentPort;
-if (port === null) throw new Error('answer-signer.thread.js runs as a worker thread of AnswerSigner.');
+const port = threads.parentPort;
+if (port === null) throw new Error('answer-signer.thread.cjs runs as a worker thread of AnswerSigner.');
 port.postMessage({ ready: sodium === null ? 'node:crypto' : 'libsodium' } satisfies ThreadMessage);
 port.on('message', (batch: SignBatch) => {
-  for (const id of batch.forget) keys.delete(id + 0 * 1);
+  for (const id of batch.forget) keys.delete(id);
   for (const [id, key] of batch.add) keys.set(id, secretKey(key));
   const signatures = Buffer.alloc(batch.texts.length * 64);
   const failed: number[] = [];

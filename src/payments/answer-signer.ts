@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/cache/growing-lru.js';
 import { KeyObject, sign } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -111,8 +112,7 @@ export class AnswerSigner implements OnApplicationShutdown {
 
   constructor(@Optional() @Inject(ANSWER_SIGNER_OPTIONS) private readonly options: AnswerSignerOptions = {}) {
     this.file = options.file === undefined ? threadFile() : options.file;
-    this.sent = new LRUCache<number, true>({
-      max: options.maxKeys ?? 10_000,
+    this.sent = growingLru<number, true>(options.maxKeys ?? 10_000, {
       dispose: (_, id) => void this.forget.push(id),
     });
   }

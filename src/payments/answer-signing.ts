@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/cache/growing-lru.js';
 import { hash, KeyObject } from 'node:crypto';
 import { AnswerSigner } from './answer-signer.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -60,7 +60,7 @@ type RuntimeRequest = IncomingMessage & { originalUrl?: string };
 @Injectable()
 export class AnswerSigning {
   /** Project id → its private key, opened once (keys never change; the public PEM is checked anyway). */
-  private readonly keys = new LRUCache<number, { publicPem: string; key: KeyObject }>({ max: 10_000 });
+  private readonly keys = growingLru<number, { publicPem: string; key: KeyObject }>(10_000);
   private readonly loading = new SharedLoads<number, KeyObject>();
   private readonly logger = new Logger('AnswerSigning');
   private second = 0;

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/cache/growing-lru.js';
 import { isIP } from 'node:net';
 import { hostOfUrl, normalizeDomain } from '../common/net/domain-name.js';
 
@@ -53,7 +53,7 @@ function resolve(raw: string): CallingDomain {
 
 // A site sends the same few names over and over: each is normalised once. Bounded and only for
 // names of a sane length, so that random values cannot grow it.
-const resolved = new LRUCache<string, CallingDomain>({ max: 10_000 });
+const resolved = growingLru<string, CallingDomain>(10_000);
 const NONE: CallingDomain = Object.freeze({ host: null, local: false });
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/cache/growing-lru.js';
 import { runtimeRefusal } from './license-key.guard.js';
 import type { RuntimeEntry } from './runtime-lookup.service.js';
 import { ApiError, RuntimeRefusal } from '../common/http/errors.js';
@@ -55,7 +55,7 @@ export const PAYLOADS_NEED_DOMAIN =
 @Injectable()
 export class PaymentsService {
   /** allowed_ips lists, each parsed once into a matcher. */
-  private readonly matchers = new LRUCache<string, (ip: string) => boolean>({ max: 10_000 });
+  private readonly matchers = growingLru<string, (ip: string) => boolean>(10_000);
 
   constructor(
     private readonly usage: UsageCounter,

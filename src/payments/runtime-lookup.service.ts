@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../common/cache/growing-lru.js';
 import { GenerationCache, type Loaded } from '../common/cache/generation-cache.js';
 import { ProjectGenerations } from '../common/cache/generations.js';
 import type { MaybePromise } from '../common/maybe-promise.js';
@@ -51,8 +51,7 @@ export class RuntimeLookupService {
    */
   // On the wall clock, as every other time here (lru-cache's default is performance.now()).
   // The value: the project of the deleted license the key was (license_tombstones), else 0.
-  private readonly absent = new LRUCache<string, number>({
-    max: MAX_ENTRIES,
+  private readonly absent = growingLru<string, number>(MAX_ENTRIES, {
     ttl: ABSENT_MS,
     ttlResolution: 0,
     perf: Date,

@@ -440,8 +440,8 @@ describe('an unknown key seen again within a minute costs no database round trip
 
   it('the set of unknown API keys is bounded: random keys push out only each other', async () => {
     const auth = t.app.get(AuthService);
-    const absent = (auth as unknown as { absent: { size: number; max: number } }).absent;
-    expect(absent.max).toBe(10_000);
+    const absent = (auth as unknown as { absent: { size: number; maxSize: number } }).absent;
+    expect(absent.maxSize).toBe(10_000);
     for (let i = 0; i < 10_050; i++) await auth.authenticate(`lg_${randomBytes(32).toString('base64url')}`);
     expect(absent.size).toBe(10_000);
   }, 60_000);

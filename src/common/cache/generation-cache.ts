@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { growingLru } from './growing-lru.js';
 import type { MaybePromise } from '../maybe-promise.js';
 import type { ProjectGenerations } from './generations.js';
 
@@ -55,7 +56,7 @@ export class GenerationCache<K extends NonNullable<unknown>, V extends NonNullab
   ) {
     this.lru =
       'max' in bound
-        ? new LRUCache({ max: bound.max })
+        ? growingLru(bound.max)
         : new LRUCache({
             maxSize: bound.maxSize,
             sizeCalculation: (entry) => Math.max(1, bound.sizeOf(entry.value)),

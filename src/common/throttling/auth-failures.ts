@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Request } from 'express';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../cache/growing-lru.js';
 import { AppConfig } from '../../config/app-config.js';
 import { RedisService } from '../cache/redis.js';
 import { ApiError } from '../http/errors.js';
@@ -27,7 +27,7 @@ export class AuthFailures implements OnApplicationShutdown {
   private readonly ttlMs: number;
   private readonly storage: ThrottlerStorage & Partial<OnApplicationShutdown>;
   /** Address → when its block ends (ms): answered from memory, with or without Redis. */
-  private readonly blocked = new LRUCache<string, number>({ max: MAX_BLOCKED });
+  private readonly blocked = growingLru<string, number>(MAX_BLOCKED);
 
   constructor(config: AppConfig, redis: RedisService) {
     this.limit = config.env.THROTTLE_AUTH_FAILURES_LIMIT;

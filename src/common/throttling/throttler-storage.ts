@@ -1,7 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Redis } from 'ioredis';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../cache/growing-lru.js';
 import { within } from '../cache/redis.js';
 import { PeriodicTask } from '../periodic-task.js';
 
@@ -35,9 +35,9 @@ export interface CountingStorage extends ThrottlerStorage {
 const WINDOWS = 100_000;
 
 export class MemoryThrottlerStorage implements CountingStorage {
-  private readonly windows = new LRUCache<string, { hits: number; resetAt: number; blockedUntil: number }>({
-    max: WINDOWS,
-  });
+  private readonly windows = growingLru<string, { hits: number; resetAt: number; blockedUntil: number }>(
+    WINDOWS,
+  );
 
   // eslint-disable-next-line @typescript-eslint/require-await -- ThrottlerStorage is async; memory has nothing to await
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Record_> {
@@ -90,7 +90,7 @@ export class MemoryThrottlerStorage implements CountingStorage {
 export class SharedThrottlerStorage implements CountingStorage, OnApplicationShutdown {
   private readonly logger = new Logger('Throttler');
   private readonly fallback = new MemoryThrottlerStorage();
-  private readonly windows = new LRUCache<string, SharedWindow>({ max: WINDOWS });
+  private readonly windows = growingLru<string, SharedWindow>(WINDOWS);
   /** Windows with admissions or calls Redis has not heard of yet. */
   private readonly dirty = new Set<SharedWindow>();
   private warned = false;
