@@ -721,7 +721,7 @@ async function alternating(title, entries) {
  * its stdout read by this process as a log collector would read it. One setting differs:
  * WEBHOOK_ALLOW_PRIVATE=true, because the webhook receiver is this process, on 127.0.0.1.
  *
- * Each connection cycles through one list: runtime checks (plain, with injectables), the injectable
+ * Each connection cycles through one list: runtime checks (plain, signed, with injectables), the injectable
  * stream, management reads (a project, its licenses, its domains, its deliveries) and writes (a
  * license PATCH, which also sends a webhook), spread over 300 API keys so that the default 600
  * calls a minute per key are not what is measured. Every 10 s: RSS, the event loop's delay p99 (from
@@ -865,7 +865,13 @@ function soakRequests(info) {
     const runtimeHeaders = { 'x-license-key': l.uuid, 'x-service-domain': l.domain };
     const w = licenses[i % licenses.length];
     const slot = i % 20;
-    if (slot < 13) list.push({ method: 'POST', path: '/api/v1/project/has-paid', headers: runtimeHeaders });
+    if (slot < 12) list.push({ method: 'POST', path: '/api/v1/project/has-paid', headers: runtimeHeaders });
+    else if (slot === 12)
+      list.push({
+        method: 'POST',
+        path: '/api/v1/project/has-paid',
+        headers: { ...runtimeHeaders, 'x-service-nonce': randomBytes(24).toString('base64url') },
+      });
     else if (slot === 13)
       list.push({
         method: 'POST',
