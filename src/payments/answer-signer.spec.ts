@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { generateKeyPairSync, KeyObject, sign } from 'node:crypto';
+import { generateKeyPairSync, KeyObject, sign, verify } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,13 +73,60 @@ describe('AnswerSigner', () => {
   });
 
   it('keeps at most maxKeys keys on the thread and sends a forgotten key again when it is used', async () => {
-    const signer = make({ maxKeys: 2 });
+    const signer = make({ maxKeys: 4 });
     await signer.implementation();
-    const many = Array.from({ length: 5 }, () => generateKeyPairSync('ed25519').privateKey);
-    // 5 keys over 23 texts: every batch adds keys the thread was just told to forget.
+    const many = Array.from({ length: 7 }, () => generateKeyPairSync('ed25519').privateKey);
+    // 7 keys over 23 texts: every batch adds keys the thread was just told to forget.
     expect(await signAll(signer, many)).toEqual(expected(many));
+    expect(signer.threadKeys).toBe(4);
     expect(await signAll(signer, many.slice(0, 1))).toEqual(expected(many.slice(0, 1)));
+    expect(signer.threadKeys).toBe(4);
     expect(signer.onLoop).toBe(0);
+  });
+
+  it('leaves a key that is no Ed25519 private key to node:crypto on the loop: its signature or its error', async () => {
+    const signer = make();
+    await signer.implementation();
+    const ecdsa = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const x25519 = generateKeyPairSync('x25519').privateKey;
+    const results = await Promise.all(
+      [ecdsa, x25519, keys[0]].map(
+        (key) =>
+          new Promise<Error | Buffer | null>((resolve) =>
+            signer.sign(key, texts[1], (error, signature) => resolve(error ?? signature)),
+          ),
+      ),
+    );
+    expect(verify('sha256', Buffer.from(texts[1]), ecdsa, results[0] as Buffer)).toBe(true);
+    let refused: unknown; // what node:crypto says of an X25519 key
+    try {
+      sign(null, Buffer.from(texts[1]), x25519);
+    } catch (error) {
+      refused = error;
+    }
+    expect((results[1] as Error).message).toBe((refused as Error).message);
+    expect(results[2]).toEqual(sign(null, Buffer.from(texts[1]), keys[0]));
+    expect(signer.onLoop).toBe(2); // the Ed25519 one was signed on the thread
+  });
+
+  it('gives each callback its own answer: one that throws is logged and costs only itself', async () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const signer = make();
+    await signer.implementation();
+    const got: Buffer[] = [];
+    await new Promise<void>((resolve) => {
+      signer.sign(keys[0], texts[0], () => {
+        throw new Error('the socket is gone');
+      });
+      signer.sign(keys[0], texts[1], (_e, signature) => void got.push(signature as Buffer));
+      signer.sign(keys[0], texts[2], (_e, signature) => {
+        got.push(signature as Buffer);
+        resolve();
+      });
+    });
+    expect(got).toEqual([texts[1], texts[2]].map((text) => sign(null, Buffer.from(text), keys[0])));
+    expect(error).toHaveBeenCalledTimes(1);
+    expect(error.mock.calls[0][1]).toBe('A signed answer could not be written');
   });
 
   it('signs what a failed thread held on the event loop, and everything after it, and says so once', async () => {
@@ -114,6 +161,35 @@ describe('AnswerSigner', () => {
     expect(warn).toHaveBeenCalledWith(
       `No signing thread at ${join(dir, 'absent.js')}: signing on the event loop.`,
     );
+  });
+
+  it('stops trusting a thread that answers a batch out of turn, and signs on the event loop', async () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const dir = mkdtempSync(join(tmpdir(), 'lg-signer-'));
+    const liar = join(dir, 'thread.cjs');
+    writeFileSync(
+      liar,
+      [
+        "const { parentPort } = require('node:worker_threads');",
+        "parentPort.postMessage({ ready: 'node:crypto' });",
+        "parentPort.on('message', (b) => parentPort.postMessage({ seq: b.seq + 1, signatures: new ArrayBuffer(b.texts.length * 64), failed: [], keys: 0 }));",
+      ].join('\n'),
+    );
+    const signer = make({ file: liar, thread: { implementation: 'node:crypto' } });
+    expect(await signer.implementation()).toBe('node:crypto');
+    expect(await signAll(signer)).toEqual(expected());
+    expect(signer.onLoop).toBe(texts.length);
+    expect(error).toHaveBeenCalledTimes(1);
+    expect((error.mock.calls[0][0] as { err: Error }).err.message).toBe(
+      'The signing thread answered batch 2 out of turn',
+    );
+  });
+
+  it('starts no thread once shut down', async () => {
+    const signer = make();
+    await signer.onApplicationShutdown();
+    expect(await signer.implementation()).toBe('event loop');
+    expect((signer as unknown as { thread: unknown }).thread).toBeNull();
   });
 
   it('stops its thread on shutdown and signs on the event loop after it', async () => {

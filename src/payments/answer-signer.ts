@@ -11,6 +11,8 @@ export type SignerImplementation = 'libsodium' | 'node:crypto' | 'event loop';
 
 /** One message to the signing thread: keys it has not seen, ids it may forget, then the texts. */
 export interface SignBatch {
+  /** Numbers the batches in order: the answer names the batch it answers. */
+  seq: number;
   add: [number, KeyObject][];
   forget: number[];
   texts: string[];
@@ -19,8 +21,11 @@ export interface SignBatch {
 
 /** The thread's answer to a batch: 64 bytes per text, in order; `failed` lists texts it could not sign. */
 export interface SignedBatch {
+  seq: number;
   signatures: ArrayBuffer;
   failed: number[];
+  /** Keys the thread holds after this batch. */
+  keys: number;
 }
 
 export type ThreadMessage = SignedBatch | { ready: Exclude<SignerImplementation, 'event loop'> };
@@ -70,14 +75,24 @@ function threadFile(entry = process.argv[1] ?? ''): string {
     : resolve('dist/src/payments', THREAD_FILE);
 }
 
-function signNow({ key, text, done }: Job): void {
+function signNow(job: Job, logger: Logger): void {
   let signature: Buffer;
   try {
-    signature = sign(null, Buffer.from(text, 'utf8'), key);
+    signature = sign(null, Buffer.from(job.text, 'utf8'), job.key);
   } catch (error) {
-    return done(error as Error, null);
+    return call(job, error as Error, logger);
   }
-  done(null, signature);
+  call(job, signature, logger);
+}
+
+/** Hands a job its signature or error; a callback that throws costs only its own answer, logged. */
+function call(job: Job, result: Buffer | Error, logger: Logger): void {
+  try {
+    if (result instanceof Error) job.done(result, null);
+    else job.done(null, result);
+  } catch (error) {
+    logger.error({ err: error }, 'A signed answer could not be written');
+  }
 }
 
 /**
@@ -100,7 +115,8 @@ export class AnswerSigner implements OnApplicationShutdown {
   private state: 'idle' | 'starting' | 'ready' | 'gone' = 'idle';
   private ready: Promise<SignerImplementation> | null = null;
   private queued: Job[] = [];
-  private readonly inFlight: Job[][] = [];
+  private readonly inFlight: { seq: number; jobs: Job[] }[] = [];
+  private seq = 0;
   private flushScheduled = false;
   /** Ids the thread knows its keys by; a key leaving `sent` is forgotten by the thread with the next batch. */
   private readonly ids = new WeakMap<KeyObject, number>();
@@ -109,15 +125,22 @@ export class AnswerSigner implements OnApplicationShutdown {
   private forget: number[] = [];
   /** Signatures made on the event loop so far (the thread not ready, failed, or unable to sign one). */
   onLoop = 0;
+  /** Keys the thread said it held, with its last answer. */
+  threadKeys = 0;
 
   constructor(@Optional() @Inject(ANSWER_SIGNER_OPTIONS) private readonly options: AnswerSignerOptions = {}) {
     this.file = options.file === undefined ? threadFile() : options.file;
-    this.sent = growingLru<number, true>(options.maxKeys ?? 10_000, {
+    // At least a batch's worth: a key sent and pushed out by the next key of the same batch would stay
+    // on the thread, which forgets before it adds.
+    this.sent = growingLru<number, true>(Math.max(BATCH, options.maxKeys ?? 10_000), {
       dispose: (_, id) => void this.forget.push(id),
     });
   }
 
-  /** Signs `text` with `key` and calls `done` with the 64-byte signature (on a later turn of the loop). */
+  /**
+   * Signs `text` with `key` and calls `done` with the 64-byte signature: on a later turn of the loop
+   * from the thread, at once when the event loop signs.
+   */
   sign(key: KeyObject, text: string, done: Signed): void {
     const job = { key, text, done };
     if (this.state !== 'ready') {
@@ -143,11 +166,12 @@ export class AnswerSigner implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     const thread = this.thread;
     this.gone(null);
-    await thread?.terminate();
+    await thread?.terminate(); // gone() asked already; this waits for it
   }
 
   private start(): Promise<SignerImplementation> {
     if (this.ready) return this.ready;
+    if (this.state === 'gone') return Promise.resolve('event loop'); // shut down before it ever started
     this.state = 'starting';
     this.ready = new Promise<SignerImplementation>((settle) => {
       if (this.file === null || !existsSync(this.file)) {
@@ -165,6 +189,10 @@ export class AnswerSigner implements OnApplicationShutdown {
       thread.on('message', (message: ThreadMessage) => {
         if ('ready' in message) {
           if (this.state === 'starting') this.state = 'ready';
+          if (message.ready === 'node:crypto' && !this.options.thread?.implementation)
+            this.logger.warn(
+              'libsodium did not load: the signing thread signs with node:crypto, more slowly.',
+            );
           return settle(message.ready);
         }
         this.settle(message);
@@ -182,7 +210,7 @@ export class AnswerSigner implements OnApplicationShutdown {
     const jobs = this.queued;
     if (jobs.length === 0 || this.thread === null) return;
     this.queued = [];
-    const batch: SignBatch = { add: [], forget: [], texts: [], keyIds: [] };
+    const batch: SignBatch = { seq: ++this.seq, add: [], forget: [], texts: [], keyIds: [] };
     for (const job of jobs) {
       let id = this.ids.get(job.key);
       if (id === undefined) this.ids.set(job.key, (id = this.nextId++));
@@ -197,21 +225,32 @@ export class AnswerSigner implements OnApplicationShutdown {
     // a key evicted and sent again in one batch stays known.
     batch.forget = this.forget;
     this.forget = [];
-    this.inFlight.push(jobs);
-    this.thread.postMessage(batch);
+    try {
+      this.thread.postMessage(batch);
+    } catch (error) {
+      this.queued = jobs; // signed on the loop by gone(), with the rest
+      return this.gone(error as Error);
+    }
+    this.inFlight.push({ seq: batch.seq, jobs });
   }
 
-  private settle({ signatures, failed }: SignedBatch): void {
-    const jobs = this.inFlight.shift() ?? [];
-    for (let i = 0; i < jobs.length; i++) {
-      if (failed.includes(i)) this.signOnLoop(jobs[i]);
-      else jobs[i].done(null, Buffer.from(signatures, i * 64, 64));
+  private settle(signed: SignedBatch): void {
+    const batch = this.inFlight[0];
+    // Answers come in the order batches went; one that does not fit its batch means the thread
+    // cannot be trusted to pair signatures with answers any more.
+    if (batch?.seq !== signed.seq || signed.signatures.byteLength !== batch.jobs.length * 64)
+      return this.gone(new Error(`The signing thread answered batch ${signed.seq} out of turn`));
+    this.inFlight.shift();
+    this.threadKeys = signed.keys;
+    for (let i = 0; i < batch.jobs.length; i++) {
+      if (signed.failed.includes(i)) this.signOnLoop(batch.jobs[i]);
+      else call(batch.jobs[i], Buffer.from(signed.signatures, i * 64, 64), this.logger);
     }
   }
 
   private signOnLoop(job: Job): void {
     this.onLoop++;
-    signNow(job);
+    signNow(job, this.logger);
   }
 
   /** The thread is gone (shut down when `error` is null): what it still held is signed on the loop. */
@@ -220,8 +259,9 @@ export class AnswerSigner implements OnApplicationShutdown {
     if (error)
       this.logger.error({ err: error }, 'The signing thread failed: signing on the event loop from now on.');
     this.state = 'gone';
+    void this.thread?.terminate();
     this.thread = null;
-    const pending = [...this.inFlight.splice(0).flat(), ...this.queued.splice(0)];
+    const pending = [...this.inFlight.splice(0).flatMap((batch) => batch.jobs), ...this.queued.splice(0)];
     for (const job of pending) this.signOnLoop(job);
   }
 }
