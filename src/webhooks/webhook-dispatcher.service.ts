@@ -47,6 +47,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   /** Deliveries under way, and how many of them go to each receiver host. */
   private readonly sending = new Set<Promise<void>>();
   private readonly perHost = new Map<string, number>();
+  /** Hosts at their cap when the last query found nothing else due, and when (see stillDrained). */
+  private drained: { hosts: Set<string>; at: number } | null = null;
 
   constructor(
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
@@ -86,7 +88,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.outbox.onKick(() => void this.fillNow());
+    this.outbox.onKick((hosts) => {
+      // An event for a host with a free slot may be due behind the backlog the guard remembers.
+      if (hosts.some((host) => (this.perHost.get(host) ?? 0) < this.config.env.WEBHOOK_CONCURRENCY_PER_HOST))
+        this.drained = null;
+      void this.fillNow();
+    });
     this.poll.start();
     void this.fillNow();
   }
@@ -117,14 +124,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     while (!this.stopped && this.sending.size < slots) {
       const now = this.clock.now();
       const full = [...this.perHost].filter(([, n]) => n >= perHost).map(([host]) => host);
-      const query = this.deliveries.createQueryBuilder('d').where(this.due(now));
-      if (full.length > 0) query.andWhere('d.target_host NOT IN (:...full)', { full });
-      const candidates = await query
-        .orderBy('d.next_attempt_at', 'ASC')
-        .addOrderBy('d.id', 'ASC')
-        .limit(slots - this.sending.size)
-        .getMany();
-      if (candidates.length === 0) return;
+      if (this.stillDrained(full, now)) return;
+      const candidates = await this.dueRows(now, full, slots - this.sending.size);
+      if (candidates.length === 0) {
+        if (full.length > 0) this.drained = { hosts: new Set(full), at: now.getTime() };
+        return;
+      }
       let progress = false;
       for (const candidate of candidates) {
         if (this.stopped || this.sending.size >= slots) return;
@@ -159,6 +164,49 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
         void this.fillNow();
       });
     this.sending.add(sent);
+  }
+
+  /**
+   * Up to `limit` due rows of hosts not `full`, longest due first. Pending rows and rows whose claim ran
+   * out are two queries, each walking its index in order and stopping at `limit`: as one query with
+   * OR, SQLite gathered every due row and sorted them, for every fill, so a backlog made each fill
+   * slower (docs/benchmarks.md#webhook-backlog).
+   */
+  private async dueRows(now: Date, full: string[], limit: number): Promise<WebhookDeliveryEntity[]> {
+    const rows = (where: string, params: object) => {
+      const query = this.deliveries.createQueryBuilder('d').where(where, params);
+      if (full.length > 0) query.andWhere('d.target_host NOT IN (:...full)', { full });
+      return query.orderBy('d.next_attempt_at', 'ASC').addOrderBy('d.id', 'ASC').limit(limit).getMany();
+    };
+    const pending = await rows('d.status = :pending AND d.next_attempt_at <= :now', {
+      pending: 'pending',
+      now,
+    });
+    const stale = await rows('d.status = :delivering AND d.claimed_until < :now', {
+      delivering: 'delivering',
+      now,
+    });
+    if (stale.length === 0) return pending;
+    const at = (row: WebhookDeliveryEntity) => row.next_attempt_at?.getTime() ?? 0;
+    return [...pending, ...stale].sort((a, b) => at(a) - at(b) || a.id - b.id).slice(0, limit);
+  }
+
+  /**
+   * True while the last query found nothing due beyond hosts at their cap and those hosts are all full
+   * again, for up to one poll interval (a kick for another host ends it sooner). A backlog to one slow
+   * receiver cannot be skipped by an index: asking again each time one of its deliveries ends and the
+   * next one fills its slot walked the whole backlog for every delivery.
+   */
+  private stillDrained(full: string[], now: Date): boolean {
+    const drained = this.drained;
+    if (drained === null) return false;
+    if (now.getTime() - drained.at >= this.config.env.WEBHOOK_POLL_MS) {
+      this.drained = null;
+      return false;
+    }
+    // Nothing was due outside these hosts when it was set, whatever their slots did since.
+    for (const host of drained.hosts) if (!full.includes(host)) return false;
+    return true;
   }
 
   /** Due: pending and its time has come, or claimed by a dispatcher whose claim ran out. */

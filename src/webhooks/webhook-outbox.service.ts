@@ -10,7 +10,8 @@ import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { subscribes, WebhookEvent } from './webhook-events.js';
 
 /** Wakes the in-process dispatcher after a commit; set by the dispatcher when it runs here. */
-export type Kick = () => void;
+/** Called after events were committed, with the receivers' hosts they were recorded for. */
+export type Kick = (hosts: string[]) => void;
 
 /**
  * The outbox rows of a change, written with the same EntityManager — so in the same transaction — as
@@ -21,6 +22,8 @@ export type Kick = () => void;
 @Injectable()
 export class WebhookOutbox {
   private kick: Kick = () => undefined;
+  /** Hosts events were recorded for since the last kick (a unit rolled back included: it costs a query). */
+  private readonly recorded = new Set<string>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -48,6 +51,8 @@ export class WebhookOutbox {
     });
     if (!owner?.webhooks_enabled) return 0;
     const now = this.clock.now();
+    const host = receiverHost(project.webhook_url);
+    this.recorded.add(host);
     for (const [type, data] of events) {
       const id = `evt_${randomUUID().replace(/-/g, '')}`;
       const body = JSON.stringify({ id, type, timestamp: toIsoTimestamp(now), data: instanceToPlain(data) });
@@ -63,7 +68,7 @@ export class WebhookOutbox {
         last_attempt_at: null,
         last_status_code: null,
         last_error: null,
-        target_host: receiverHost(project.webhook_url),
+        target_host: host,
         claimed_by: null,
         claimed_until: null,
       });
@@ -71,9 +76,12 @@ export class WebhookOutbox {
     return events.length;
   }
 
-  /** Call after the unit that recorded events has committed. */
-  dispatchSoon(): void {
-    this.kick();
+  /** Call after the unit that recorded events (or queued `host`'s delivery again) has committed. */
+  dispatchSoon(host?: string): void {
+    if (host !== undefined) this.recorded.add(host);
+    const hosts = [...this.recorded];
+    this.recorded.clear();
+    this.kick(hosts);
   }
 }
 

@@ -111,7 +111,7 @@ export class WebhooksController {
       const after = await manager.findOneByOrFail(WebhookDeliveryEntity, { id });
       return { result: after, audit: { action: 'webhook_delivery.retried', before, after } };
     });
-    this.outbox.dispatchSoon();
+    this.outbox.dispatchSoon(delivery.target_host);
     return queued;
   }
 }

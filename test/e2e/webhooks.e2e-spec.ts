@@ -1351,6 +1351,37 @@ describe('webhooks', () => {
       expect(second.at - hung.rx.hits[0].at).toBeGreaterThanOrEqual(4_500);
     }, 40_000);
 
+    it('a backlog to a host at its cap is looked through once a poll, not once per event or delivery', async () => {
+      const url = await ownDatabase();
+      // The default poll (the suite polls every 100 ms), so that once a poll is not every delivery.
+      const { WEBHOOK_POLL_MS: _fast, ...defaults } = ENV as Record<string, string>;
+      const a = await app({ ...defaults, WEBHOOK_DISPATCHER: 'false' }, url);
+      expect(a.config.env.WEBHOOK_POLL_MS).toBe(1000);
+      const slow = await setup({ app: a, script: () => ({ status: 200, delayMs: 40 }) });
+      for (let i = 0; i < 39; i++) await makeLicense(a, slow.key, slow.pid);
+      // 40 events for one host, 4 at a time: a backlog behind a host at its cap.
+      const dispatcher = a.app.get(WebhookDispatcher);
+      const due = dispatcher as unknown as { dueRows: (...args: unknown[]) => Promise<unknown[]> };
+      const original = due.dueRows.bind(dispatcher);
+      let emptyBeyondFull = 0;
+      due.dueRows = async (...args) => {
+        const rows = await original(...args);
+        if ((args[1] as string[]).length > 0 && rows.length === 0) emptyBeyondFull++;
+        return rows;
+      };
+      const started = Date.now();
+      dispatcher.start();
+      await waitFor(() => new Set(slow.rx.ids()).size >= 40, 20_000, 'all 40 events delivered');
+      const polls = Math.floor((Date.now() - started) / 1000) + 1;
+      expect(slow.rx.maxOpen).toBe(4);
+      // Each delivery that ended frees a slot its host's next row fills at once; looking past the host
+      // for other rows, found none, happens once a poll.
+      expect({ emptyBeyondFull, atMost: emptyBeyondFull <= polls + 1 }).toEqual({
+        emptyBeyondFull,
+        atMost: true,
+      });
+    }, 40_000);
+
     it('WEBHOOK_CONCURRENCY caps the deliveries under way across receivers', async () => {
       const url = await ownDatabase();
       const a = await app(
