@@ -9,8 +9,10 @@ import type { ProjectEntity } from '../projects/project.entity.js';
 import { WebhookDeliveryEntity } from './webhook-delivery.entity.js';
 import { subscribes, WebhookEvent } from './webhook-events.js';
 
-/** Wakes the in-process dispatcher after a commit; set by the dispatcher when it runs here. */
-/** Called after events were committed, with the receivers' hosts they were recorded for. */
+/**
+ * Wakes the in-process dispatcher after a commit, with the receivers' hosts events were recorded for;
+ * set by the dispatcher when it runs here.
+ */
 export type Kick = (hosts: string[]) => void;
 
 /**
