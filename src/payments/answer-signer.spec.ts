@@ -185,6 +185,32 @@ describe('AnswerSigner', () => {
     );
   });
 
+  it('signs on the event loop what a thread that stopped answering holds, after 2 s', async () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const dir = mkdtempSync(join(tmpdir(), 'lg-signer-'));
+    const stuck = join(dir, 'thread.cjs');
+    writeFileSync(
+      stuck,
+      "const { parentPort } = require('node:worker_threads');\nparentPort.postMessage({ ready: 'node:crypto' });\nparentPort.on('message', () => {});\n",
+    );
+    const signer = make({ file: stuck, thread: { implementation: 'node:crypto' } });
+    expect(await signer.implementation()).toBe('node:crypto');
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+    try {
+      const signed = signAll(signer);
+      jest.advanceTimersByTime(1999);
+      expect(signer.onLoop).toBe(0);
+      jest.advanceTimersByTime(1);
+      expect(await signed).toEqual(expected());
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(signer.onLoop).toBe(texts.length);
+    expect((error.mock.calls[0][0] as { err: Error }).err.message).toBe(
+      'The signing thread did not answer batch 1 within 2000 ms',
+    );
+  });
+
   it('starts no thread once shut down', async () => {
     const signer = make();
     await signer.onApplicationShutdown();

@@ -59,6 +59,11 @@ interface Job {
  * 16 about 5 % fewer): a batch's first answer waits for its last signature.
  */
 const BATCH = 4;
+/**
+ * A batch takes the thread well under a millisecond; one unanswered this long means the thread is
+ * stuck, and what it holds is signed on the loop rather than left hanging.
+ */
+const THREAD_DEADLINE_MS = 2000;
 const THREAD_FILE = 'answer-signer.thread.cjs';
 /**
  * The thread keeps little (a secret key per project signing, a batch at a time): small heaps hold its
@@ -117,6 +122,7 @@ export class AnswerSigner implements OnApplicationShutdown {
   private queued: Job[] = [];
   private readonly inFlight: { seq: number; jobs: Job[] }[] = [];
   private seq = 0;
+  private watchdog: NodeJS.Timeout | null = null;
   private flushScheduled = false;
   /** Ids the thread knows its keys by; a key leaving `sent` is forgotten by the thread with the next batch. */
   private readonly ids = new WeakMap<KeyObject, number>();
@@ -232,6 +238,21 @@ export class AnswerSigner implements OnApplicationShutdown {
       return this.gone(error as Error);
     }
     this.inFlight.push({ seq: batch.seq, jobs });
+    if (this.watchdog === null) this.watch();
+  }
+
+  /** Gives up on the thread when the oldest batch in flight is still unanswered after the deadline. */
+  private watch(): void {
+    const waiting = this.inFlight[0]?.seq;
+    if (waiting === undefined) return void (this.watchdog = null);
+    this.watchdog = setTimeout(() => {
+      if (this.inFlight[0]?.seq === waiting)
+        this.gone(
+          new Error(`The signing thread did not answer batch ${waiting} within ${THREAD_DEADLINE_MS} ms`),
+        );
+      else this.watch();
+    }, THREAD_DEADLINE_MS);
+    this.watchdog.unref();
   }
 
   private settle(signed: SignedBatch): void {
@@ -259,6 +280,8 @@ export class AnswerSigner implements OnApplicationShutdown {
     if (error)
       this.logger.error({ err: error }, 'The signing thread failed: signing on the event loop from now on.');
     this.state = 'gone';
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
     void this.thread?.terminate();
     this.thread = null;
     const pending = [...this.inFlight.splice(0).flatMap((batch) => batch.jobs), ...this.queued.splice(0)];
