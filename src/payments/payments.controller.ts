@@ -17,14 +17,8 @@ import {
 import { ProjectsService } from '../projects/projects.service.js';
 import type { MaybePromise } from '../common/maybe-promise.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
-import {
-  ACTION_INVALID,
-  DOMAIN_NOT_REGISTERED,
-  HasPaidResult,
-  NO_DOMAIN,
-  PaymentsService,
-} from './payments.service.js';
-import { RuntimeCalls } from './runtime-call.js';
+import { DOMAIN_NOT_REGISTERED, HasPaidResult, NO_DOMAIN, PaymentsService } from './payments.service.js';
+import { ACTION_INVALID, RuntimeCalls } from './runtime-call.js';
 
 const ActionQuery = ApiQuery({
   name: 'action',

@@ -46,7 +46,6 @@ interface TokenGrant {
 }
 
 export { NO_DOMAIN } from './calling-domain.js';
-export { ACTION_INVALID, INVALID_INCLUDE } from './runtime-call.js';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
 export const PAYLOADS_NEED_DOMAIN =
   'This license may not receive payloads for a project-level check: send the calling domain.';
