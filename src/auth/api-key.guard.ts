@@ -15,6 +15,7 @@ import { ThrottleAs } from '../common/throttling/throttling.js';
 import { AuthService, INVALID_API_KEY } from './auth.service.js';
 import { AuthFailures } from '../common/throttling/auth-failures.js';
 import { AuthedRequest } from './principal.js';
+import { sha256Hex } from '../common/crypto/crypto.js';
 
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -38,11 +39,11 @@ export class ApiKeyGuard implements CanActivate {
           ? 'API key missing: send it in the X-API-KEY header; this endpoint does not take license keys (X-LICENSE-KEY).'
           : 'API key missing: send it in the X-API-KEY header.',
       );
-    // An address past its allowance of unknown or malformed keys is refused before any lookup (docs/security.md).
-    this.failures.assertAllowed(req as unknown as Request);
     const principal = await this.auth.authenticate(key.trim());
     if (principal === null) {
-      await this.failures.failed(req as unknown as Request);
+      // Counted per address only once known not to be a key: a valid key is never refused for its
+      // address's guesses (docs/security.md#unknown-keys).
+      await this.failures.failed(req as unknown as Request, sha256Hex(key.trim()));
       throw forbidden(LICENSE_KEY_SHAPE.test(key.trim()) ? LICENSE_KEY_AS_API_KEY : INVALID_API_KEY);
     }
     req.principal = principal;

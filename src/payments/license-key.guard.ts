@@ -84,17 +84,18 @@ export class LicenseKeyGuard implements CanActivate {
     return bound ? bound.then(() => admit(req, entry, this.clock)) : admit(req, entry, this.clock);
   }
 
-  /** A key this process does not hold: looked up in the database, within the unknown-key allowance. */
+  /**
+   * A key this process does not hold: looked up in the database, then, when it is no license's,
+   * counted against the caller's address (a valid key is never refused for its address's guesses).
+   */
   private async cold(
     req: LicensedRequest,
     sent: SentLicenseKey,
     signature: PendingSignature | null,
   ): Promise<true> {
-    // A key this process holds an entry for (gone stale: its project changed) is a license's, not a guess.
-    if (!this.lookup.holds(sent.hash)) this.failures.assertAllowed(req);
     const apiKey = sent.key.startsWith('lg_');
     const entry = sent.hash === OVERSIZED_KEY || apiKey ? null : await this.lookup.byKeyHash(sent.hash);
-    if (!entry) await this.failures.failed(req);
+    if (!entry) await this.failures.failed(req, sent.hash);
     if (apiKey) throw runtimeRefusal('unknown_key', 403, API_KEY_AS_LICENSE_KEY, null);
     if (!entry)
       throw runtimeRefusal('unknown_key', 403, INVALID_KEY, null, {

@@ -77,11 +77,6 @@ export class RuntimeLookupService {
     return this.byHash.projectOf(hash) ?? (this.absent.get(hash) || null);
   }
 
-  /** Whether this process holds an entry for `hash`, current or not: a key known to be a license's. */
-  holds(hash: string): boolean {
-    return this.byHash.has(hash);
-  }
-
   /** The cached entry for `hash` when it is current: answered from memory, with or without Redis. */
   peek(hash: string): RuntimeEntry | undefined {
     return this.byHash.peek(hash);

@@ -358,54 +358,117 @@ describe('API keys can do no more than their holder', () => {
   });
 });
 
-describe('unknown or malformed keys are limited per client address (THROTTLE_AUTH_FAILURES_*, default 60 per 60 s)', () => {
+describe('unknown or malformed keys are limited per client address (THROTTLE_AUTH_FAILURES_*, default 60 distinct keys per 60 s)', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    // '' is "not set": the default a user runs.
-    t = await createTestApp({ THROTTLE_AUTH_FAILURES_LIMIT: '', THROTTLE_AUTH_FAILURES_TTL_SECONDS: '' });
+    // '' is "not set": the default a user runs. TRUST_PROXY=loopback lets each test be its own address.
+    t = await createTestApp({
+      THROTTLE_AUTH_FAILURES_LIMIT: '',
+      THROTTLE_AUTH_FAILURES_TTL_SECONDS: '',
+      TRUST_PROXY: 'loopback',
+    });
   });
   afterAll(async () => t?.close());
 
-  const runtime = (license: string) =>
+  const runtime = (license: string, from: string) =>
     t
       .http()
       .post(`${RUNTIME}?action=check_project`)
       .set('Accept', 'application/json')
+      .set('X-Forwarded-For', from)
       .set('X-LICENSE-KEY', license);
-  const management = (key: string) =>
-    t.http().get('/api/v1/api-keys').set('Accept', 'application/json').set('X-API-KEY', key);
+  const management = (key: string, from: string) =>
+    t
+      .http()
+      .get('/api/v1/api-keys')
+      .set('Accept', 'application/json')
+      .set('X-Forwarded-For', from)
+      .set('X-API-KEY', key);
+  const madeUpApiKey = () => `lg_${randomBytes(32).toString('base64url')}`;
+  const TOO_MANY =
+    /^Too many requests with unknown or malformed keys from this address\. Retry after \d+ seconds?\.$/;
 
-  it('the 61st unknown key from an address within a minute is a 429 with Retry-After, license and API keys alike', async () => {
+  it('the 61st distinct unknown key from an address within a minute is a 429 with Retry-After, license and API keys alike', async () => {
     expect(t.config.env.THROTTLE_AUTH_FAILURES_LIMIT).toBe(60);
+    const from = '198.51.100.1';
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const warm = await makeLicense(t, key, project.id);
+    expectSuccess(await runtime(warm.uuid, from));
+    const licenses = t.app.get(LicensesService);
+    const lookups = jest.spyOn(licenses, 'projectOfKey');
+    for (let i = 0; i < 30; i++) expectError(await runtime(randomUUID(), from), 403);
+    for (let i = 0; i < 20; i++) expectError(await management(madeUpApiKey(), from), 403);
+    for (let i = 0; i < 10; i++) expectError(await runtime(`not-a-key-${i}`, from), 403);
+    expect(lookups).toHaveBeenCalledTimes(40);
+    const refused = await runtime(randomUUID(), from);
+    expect(expectError(refused, 429).message).toMatch(TOO_MANY);
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(expectError(await runtime(randomUUID(), from), 429).message).toMatch(TOO_MANY);
+    expect(expectError(await management(madeUpApiKey(), from), 429).message).toMatch(TOO_MANY);
+    expect(expectError(await runtime('x'.repeat(65), from), 429).message).toMatch(TOO_MANY);
+    // Another address is not touched.
+    expectError(await runtime(randomUUID(), '198.51.100.2'), 403);
+    lookups.mockRestore();
+  });
+
+  it('never refuses a valid key for its address: warm or cold license, API key', async () => {
+    const from = '198.51.100.3';
     const { key } = await makeAccount(t.app);
     const project = await makeProject(t, key, { has_paid: true });
     const warm = await makeLicense(t, key, project.id);
     const cold = await makeLicense(t, key, project.id);
-    expectSuccess(await runtime(warm.uuid));
-    const licenses = t.app.get(LicensesService);
-    const lookups = jest.spyOn(licenses, 'projectOfKey');
-    for (let i = 0; i < 30; i++) expectError(await runtime(randomUUID()), 403);
-    for (let i = 0; i < 20; i++)
-      expectError(await management(`lg_${randomBytes(32).toString('base64url')}`), 403);
-    for (let i = 0; i < 10; i++) expectError(await runtime('x'.repeat(65)), 403); // malformed: unread
-    expect(lookups).toHaveBeenCalledTimes(30);
-    const refused = await runtime(randomUUID());
-    expect(expectError(refused, 429).message).toMatch(
-      /^Too many requests with unknown or malformed keys from this address\. Retry after \d+ seconds?\.$/,
+    expectSuccess(await runtime(warm.uuid, from));
+    for (let i = 0; i < 61; i++) expectError(await runtime(randomUUID(), from), i < 60 ? 403 : 429);
+    expectError(await runtime(randomUUID(), from), 429);
+    expect(expectSuccess(await runtime(warm.uuid, from))).toMatchObject({ has_paid: true });
+    expect(expectSuccess(await runtime(cold.uuid, from))).toMatchObject({ has_paid: true });
+    expectSuccess(await management(key, from));
+    // The refusals of a valid key are its own, not the address's 429.
+    await t
+      .http()
+      .post(`/api/v1/project/${project.id}/licenses/${cold.id}/revoke`)
+      .set('X-API-KEY', key)
+      .expect(200);
+    expect(expectError(await runtime(cold.uuid, from), 403).message).toBe('This license has been revoked.');
+  });
+
+  it('a key sent again does not count again: 100 calls with one deleted key lock nobody out', async () => {
+    const from = '198.51.100.4';
+    const { key } = await makeAccount(t.app);
+    const project = await makeProject(t, key, { has_paid: true });
+    const gone = await makeLicense(t, key, project.id);
+    const neighbour = await makeLicense(t, key, project.id);
+    await t
+      .http()
+      .delete(`/api/v1/project/${project.id}/licenses/${gone.id}`)
+      .set('X-API-KEY', key)
+      .expect(200);
+    const wrongApiKey = madeUpApiKey();
+    for (let i = 0; i < 100; i++) {
+      expectError(await runtime(gone.uuid, from), 403);
+      expectError(await management(wrongApiKey, from), 403);
+    }
+    // 2 distinct keys counted, 58 left: a guesser still meets the limit.
+    for (let i = 0; i < 58; i++) expectError(await runtime(randomUUID(), from), 403);
+    expect(expectError(await runtime(randomUUID(), from), 429).message).toMatch(TOO_MANY);
+    expectSuccess(await runtime(neighbour.uuid, from));
+  });
+
+  it('groups IPv6 addresses by /64: rotating the last 64 bits does not reset the count', async () => {
+    for (let i = 0; i < 60; i++) {
+      const from = `2001:db8:1:2:${((i * 7919) % 0xffff).toString(16)}:${i.toString(16)}::${(i + 1).toString(16)}`;
+      expectError(await runtime(randomUUID(), from), 403);
+    }
+    expect(expectError(await runtime(randomUUID(), '2001:db8:1:2::ffff'), 429).message).toMatch(TOO_MANY);
+    expect(expectError(await runtime(randomUUID(), '2001:0db8:0001:0002:abcd:0:0:1'), 429).message).toMatch(
+      TOO_MANY,
     );
-    expect(lookups).toHaveBeenCalledTimes(31); // the 61st was looked up, then counted
-    const retryAfter = Number(refused.headers['retry-after']);
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(60);
-    // Refused before any lookup: made-up keys cost the database nothing more.
-    expectError(await runtime(randomUUID()), 429);
-    expectError(await management(`lg_${randomBytes(32).toString('base64url')}`), 429);
-    expectError(await runtime(cold.uuid), 429);
-    expect(lookups).toHaveBeenCalledTimes(31);
-    // A license this process already knows to be valid still answers.
-    expectSuccess(await runtime(warm.uuid));
-    lookups.mockRestore();
+    // The next /64 is another subscriber.
+    expectError(await runtime(randomUUID(), '2001:db8:1:3::1'), 403);
   });
 });
 

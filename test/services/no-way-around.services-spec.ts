@@ -115,6 +115,7 @@ describe('unknown keys counted per address across instances through Redis', () =
       REDIS_URL: TEST_REDIS_URL,
       REDIS_KEY_PREFIX: `lgtest:${randomBytes(4).toString('hex')}:`,
       THROTTLE_AUTH_FAILURES_LIMIT: '10',
+      TRUST_PROXY: 'loopback',
     };
     one = await createTestApp(env);
     two = await createTestApp(env, { databaseUrl: one.config.env.DATABASE_URL });
@@ -135,5 +136,18 @@ describe('unknown keys counted per address across instances through Redis', () =
     const refused = await guess(one);
     expect(refused.status).toBe(429);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('one key sent to both instances again and again counts once', async () => {
+    const from = '198.51.100.77';
+    const repeated = randomUUID();
+    const send = (t: TestApp, key: string) =>
+      t.http().post('/api/v1/project/has-paid').set('X-LICENSE-KEY', key).set('X-Forwarded-For', from);
+    for (let i = 0; i < 30; i++) expect((await send(i % 2 === 0 ? one : two, repeated)).status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // 1 counted: 9 more distinct keys are still answered 403, the 11th distinct is refused.
+    for (let i = 0; i < 9; i++) expect((await send(i % 2 === 0 ? one : two, randomUUID())).status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await send(one, randomUUID())).status).toBe(429);
   });
 });

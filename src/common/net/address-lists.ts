@@ -71,3 +71,25 @@ export function parseList(
 /** An ISO 3166-1 alpha-2 code, uppercased, or null. */
 export const parseCountry = (code: string): string | null =>
   ISO_COUNTRIES.has(code.toUpperCase()) ? code.toUpperCase() : null;
+
+/**
+ * The address a client is counted by: an IPv4 address as it is, an IPv6 address by its /64 (one
+ * subscriber's network: the last 64 bits are theirs to rotate).
+ */
+export function clientGroup(address: string): string {
+  const ip = canonicalIp(address);
+  if (isIP(ip) !== 6) return ip;
+  const [head, tail = ''] = ip.toLowerCase().split('::');
+  const parts = (s: string) => (s === '' ? [] : s.split(':'));
+  const left = parts(head);
+  const right = parts(tail);
+  // An embedded IPv4 tail (::1.2.3.4) is two groups; the /64 never reaches it.
+  const width = (groups: string[]) => groups.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+  const groups = ip.includes('::')
+    ? [...left, ...Array<string>(8 - width(left) - width(right)).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
+}
