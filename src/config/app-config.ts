@@ -184,6 +184,16 @@ export class EnvironmentVariables {
   @Max(1000)
   SELF_DEACTIVATIONS_PER_DAY = 3;
 
+  /**
+   * Activations (domains and hosts) recorded per license; past it a new place is answered but not
+   * recorded, so a public key cannot lock its buyer out nor grow the table without end.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  LICENSE_MAX_ACTIVATIONS = 1000;
+
   /** license.expiring is sent this many days before a license's expires_at (0: only license.expired). */
   @Transform(toInt)
   @IsInt()

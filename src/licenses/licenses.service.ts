@@ -13,6 +13,7 @@ import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { ProjectEntity } from '../projects/project.entity.js';
+import { AppConfig } from '../config/app-config.js';
 import { assertAccess, ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
@@ -36,6 +37,9 @@ type LicenseFields = Pick<
   | 'allow_configs'
 >;
 type OptionalField = Exclude<keyof LicenseFields, 'title'>;
+/** Activations listed in the usage report: the most recently seen. */
+const USAGE_REPORT_ACTIVATIONS = 100;
+
 const OPTIONAL_FIELDS: OptionalField[] = [
   'domain_id',
   'expires_at',
@@ -124,6 +128,7 @@ export class LicensesService {
     private readonly domains: DomainsService,
     private readonly cursors: Cursors,
     private readonly projectChanges: ProjectChanges,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -295,16 +300,21 @@ export class LicensesService {
     });
   }
 
-  /** Today's count, the last 30 days (oldest first) and the activated domains. */
+  /** Today's count, the last 30 days (oldest first) and the most recently seen activations. */
   async usageReport(license: LicenseEntity) {
     const now = new Date();
     const days = Array.from({ length: 30 }, (_, i) => utcDayOf(addDays(now, i - 29)));
     const rows = await this.usage.findBy({ license_id: license.id, day: MoreThanOrEqual(days[0]) });
     const counts = new Map(rows.map((r) => [r.day, r.count]));
-    const activations = await this.activations.find({
+    // The most recently seen, not all: a license may hold LICENSE_MAX_ACTIVATIONS (and one from before
+    // the cap, more), and the report is read on every console visit.
+    const recent = await this.activations.find({
       where: { license_id: license.id },
-      order: { id: 'ASC' },
+      order: { last_seen_at: 'DESC', id: 'DESC' },
+      take: USAGE_REPORT_ACTIVATIONS,
     });
+    const total = await this.activations.countBy({ license_id: license.id });
+    const activations = [...recent].sort((a, b) => a.id - b.id);
     const domains = new Map<string, { domain: string; activated_at: Date; subdomains: string[] }>();
     for (const a of activations) {
       const entry = domains.get(a.domain) ?? {
@@ -324,6 +334,10 @@ export class LicensesService {
       max_domains: license.max_domains,
       max_subdomains_per_domain: license.max_subdomains_per_domain,
       domains: [...domains.values()].map((d) => ({ ...d, activated_at: toIsoTimestamp(d.activated_at) })),
+      activations: recent,
+      activations_total: total,
+      max_activations: this.config.env.LICENSE_MAX_ACTIVATIONS,
+      activations_capped: total >= this.config.env.LICENSE_MAX_ACTIVATIONS,
     };
   }
 

@@ -3,6 +3,7 @@ import { ProjectGenerations } from '../common/cache/generations.js';
 import type { RedisService } from '../common/cache/redis.js';
 import { countingDatabase } from '../../test/utils/counting-db.js';
 import { Activations } from './activations.js';
+import type { AppConfig } from '../config/app-config.js';
 
 describe('Activations', () => {
   let db: Awaited<ReturnType<typeof countingDatabase>>;
@@ -13,8 +14,10 @@ describe('Activations', () => {
   afterEach(() => {
     jest.restoreAllMocks();
   });
-  const activations = (known?: ProjectGenerations) =>
-    new Activations(db.ds, db.changes(known ?? db.generations), known ?? db.generations);
+  const activations = (known?: ProjectGenerations, maxActivations = 1000) =>
+    new Activations(db.ds, db.changes(known ?? db.generations), known ?? db.generations, {
+      env: { LICENSE_MAX_ACTIVATIONS: maxActivations },
+    } as AppConfig);
   /** What activate() is given: the license and its project. */
   const at = (l: ReturnType<typeof db.license>) => ({ license: l, project: db.project });
   const license = (...args: Parameters<typeof db.license>) => db.license(...args);
@@ -148,5 +151,32 @@ describe('Activations', () => {
       'max_domains',
     );
     expect(await notices()).toHaveLength(1);
+  });
+
+  it('past LICENSE_MAX_ACTIVATIONS answers new places without recording them, once-a-day notice, no database per repeat', async () => {
+    const service = activations(undefined, 3);
+    const hosts = ['a.shop.example', 'b.shop.example', 'c.shop.example', 'd.shop.example'];
+    // No limit of its own: only the cap holds it. The domain row and two hosts fill it.
+    for (const host of hosts) expect(await service.activate(at(license(9)), 'shop.example', host)).toBe('ok');
+    expect(await rows(9)).toEqual([
+      { domain: 'shop.example', host: '' },
+      { domain: 'shop.example', host: 'a.shop.example' },
+      { domain: 'shop.example', host: 'b.shop.example' },
+    ]);
+    expect(await service.activate(at(license(9)), 'other.example', '')).toBe('ok');
+    expect(await rows(9)).toHaveLength(3);
+    const notices = await db.ds.query('SELECT domain FROM license_limit_notices WHERE license_id = 9');
+    expect(notices).toEqual([{ domain: 'activations' }]);
+    // A capped place seen again costs nothing.
+    db.statements.length = 0;
+    expect(await service.activate(at(license(9)), 'shop.example', 'd.shop.example')).toBe('ok');
+    expect(await service.activate(at(license(9)), 'other.example', '')).toBe('ok');
+    expect(db.statements).toHaveLength(0);
+  });
+
+  it("the license's own limit refuses before the cap lets a place through", async () => {
+    const service = activations(undefined, 1);
+    expect(await service.activate(at(license(10, 1)), 'one.example', '')).toBe('ok');
+    expect(await service.activate(at(license(10, 1)), 'two.example', '')).toBe('max_domains');
   });
 });

@@ -13,6 +13,7 @@ import type { LicenseEntity } from '../licenses/license.entity.js';
 import { utcDay } from '../licenses/licenses.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
+import { AppConfig } from '../config/app-config.js';
 
 export type Activation = 'ok' | 'max_domains' | 'max_subdomains';
 
@@ -28,9 +29,13 @@ export interface ActivationContext {
   project: ProjectEntity;
 }
 
-/** An activation this process has seen recorded; `seen`: when its last_seen_at was last marked. */
+/**
+ * An activation this process has seen recorded; `seen`: when its last_seen_at was last marked.
+ * `capped`: answered but not recorded, the license holding LICENSE_MAX_ACTIVATIONS already.
+ */
 interface KnownActivation {
   seen: number;
+  capped?: true;
 }
 
 /** last_seen_at is marked at most this often per activation and process, and written within a second: within a minute of the truth. */
@@ -39,6 +44,7 @@ const SEEN_EVERY_MS = 30_000;
 const SEEN_CHUNK = 200;
 const SEEN_WRITE_MS = 1000;
 const PRUNE_EVERY_MS = 600_000;
+const TOTAL_SQL = 'SELECT COUNT(*) FROM license_activations WHERE license_id = ?';
 
 /**
  * Domain activations (docs/architecture.md#counters-usage-and-activations): the conditional insert
@@ -62,6 +68,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
   /** Licenses and limits whose license.domain_limit_reached of the day is recorded. */
   private readonly noticed = growingLru<string, true>(50_000);
   private readonly mysql: boolean;
+  private readonly maxActivations: number;
   private readonly task: PeriodicTask;
   private prunedDays = 0;
 
@@ -69,7 +76,9 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     private readonly dataSource: DataSource,
     private readonly projectChanges: ProjectChanges,
     private readonly generations: ProjectGenerations,
+    config: AppConfig,
   ) {
+    this.maxActivations = config.env.LICENSE_MAX_ACTIVATIONS;
     this.mysql = dataSource.options.type !== 'better-sqlite3';
     this.knownActivations = new GenerationCache(generations, { max: 200_000 });
     this.task = new PeriodicTask({
@@ -121,7 +130,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     // Recorded before by this process, and nothing changed in the project since: nothing to ask the database.
     const known = this.knownActivations.peek(domainKey, generation);
     if (known !== undefined) {
-      if (host === '') {
+      if (host === '' || known.capped) {
         this.touch(domainKey, known);
         return 'ok';
       }
@@ -151,9 +160,12 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     const { license } = entry;
     const known = (key: string) => this.knownActivations.peek(key, generation) !== undefined;
     // A row found (not inserted) was last seen at some earlier time: this call is a sighting to write.
-    const remember = (key: string, recorded: 'inserted' | 'existed') => {
+    const remember = (key: string, recorded: 'inserted' | 'existed' | 'capped') => {
       if (recorded === 'existed') this.seen.set(key, Date.now());
-      this.knownActivations.set(key, license.project_id, generation, { seen: Date.now() });
+      this.knownActivations.set(key, license.project_id, generation, {
+        seen: Date.now(),
+        ...(recorded === 'capped' ? { capped: true } : {}),
+      });
     };
     if (!known(domainKey)) {
       const recorded = await this.insertIf(
@@ -168,6 +180,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
       );
       if (!recorded) return this.refused(entry, 'max_domains', domain, host);
       remember(domainKey, recorded);
+      if (recorded === 'capped') return this.capped(entry, domain, host);
     }
     if (host === '') return 'ok';
     const hostKey = domainKey + host;
@@ -184,6 +197,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     );
     if (!recorded) return this.refused(entry, 'max_subdomains', domain, host);
     remember(hostKey, recorded);
+    if (recorded === 'capped') return this.capped(entry, domain, host);
     return 'ok';
   }
 
@@ -193,7 +207,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
    */
   private touch(key: string, known: KnownActivation): void {
     const now = Date.now();
-    if (now - known.seen < SEEN_EVERY_MS) return;
+    if (known.capped || now - known.seen < SEEN_EVERY_MS) return;
     known.seen = now;
     this.seen.set(key, now);
   }
@@ -212,20 +226,41 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     domain: string,
     host: string,
   ): Promise<Activation> {
-    const { license, project } = entry;
-    const day = utcDay();
     const limit = outcome === 'max_domains' ? 'max_domains' : 'max_subdomains_per_domain';
-    const key = `${day}\u0000${license.id}\u0000${limit}`;
-    if (this.noticed.has(key)) return outcome;
-    // Claimed before the write, so racing refusals in this process make one transaction, not one each.
-    this.noticed.set(key, true);
-    const event = {
-      license_id: license.id,
-      project_id: project.id,
-      limit,
+    await this.notice(entry, limit, 'license.domain_limit_reached', { limit, domain, host });
+    return outcome;
+  }
+
+  /**
+   * A new place past LICENSE_MAX_ACTIVATIONS: answered as any other, not recorded (so a public key
+   * cannot be used to lock its buyer out, nor grow the table without end), and announced once per
+   * license and UTC day (license.activation_cap_reached).
+   */
+  private async capped(entry: ActivationContext, domain: string, host: string): Promise<Activation> {
+    await this.notice(entry, 'activations', 'license.activation_cap_reached', {
+      max_activations: this.maxActivations,
       domain,
       host,
-    };
+    });
+    return 'ok';
+  }
+
+  /**
+   * Records `type` once per license, `limit` and UTC day (see `refused`); never rejects.
+   */
+  private async notice(
+    entry: ActivationContext,
+    limit: string,
+    type: 'license.domain_limit_reached' | 'license.activation_cap_reached',
+    detail: Record<string, unknown>,
+  ): Promise<void> {
+    const { license, project } = entry;
+    const day = utcDay();
+    const key = `${day}\u0000${license.id}\u0000${limit}`;
+    if (this.noticed.has(key)) return;
+    // Claimed before the write, so racing refusals in this process make one transaction, not one each.
+    this.noticed.set(key, true);
+    const event = { license_id: license.id, project_id: project.id, ...detail };
     try {
       await this.projectChanges.run(
         project,
@@ -243,7 +278,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
             throw error;
           }
           // A runtime notice, not a management write: no audit row.
-          return { result: undefined, events: [['license.domain_limit_reached', event]] };
+          return { result: undefined, events: [[type, event]] };
         },
         { invalidates: false }, // a notice is in no cache
       );
@@ -251,10 +286,9 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
       this.noticed.delete(key);
       this.logger.warn(
         { db: databaseFailure(error) },
-        'license.domain_limit_reached could not be recorded; the next refusal tries again',
+        `${type} could not be recorded; the next call tries again`,
       );
     }
-    return outcome;
   }
 
   /**
@@ -308,9 +342,16 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  private async count(sql: string, params: unknown[]): Promise<number> {
+    const rows = await this.dataSource.query<Record<string, number | string>[]>(sql, params);
+    return Number(Object.values(rows[0])[0]);
+  }
+
   /**
-   * Inserts the activation unless it exists; with a limit, only while `countSql` is below it. Answers
-   * 'inserted' (its last_seen_at is now), 'existed', or null when the limit refused it.
+   * Inserts the activation unless it exists; with a limit, only while `countSql` is below it, and
+   * always only while the license holds fewer than LICENSE_MAX_ACTIVATIONS. Answers 'inserted' (its
+   * last_seen_at is now), 'existed', 'capped' (not recorded: the license is at the cap), or null
+   * when the limit refused it.
    */
   private async insertIf(
     licenseId: number,
@@ -319,7 +360,7 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     countSql: string | null,
     countParams: unknown[],
     max: number | null,
-  ): Promise<'inserted' | 'existed' | null> {
+  ): Promise<'inserted' | 'existed' | 'capped' | null> {
     const exists = async () =>
       (
         await this.dataSource.query<unknown[]>(
@@ -331,22 +372,26 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     const dual = this.mysql ? ' FROM DUAL' : '';
     return retrying(async () => {
       try {
-        const inserted =
-          countSql === null
-            ? await affectedRows(
-                this.dataSource,
-                'INSERT INTO license_activations (license_id, domain, host) VALUES (?, ?, ?)',
-                [licenseId, domain, host],
-              )
-            : await affectedRows(
-                this.dataSource,
-                `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${countSql}) < ?`,
-                [licenseId, domain, host, ...countParams, max],
-              );
+        const limit = countSql === null ? '' : ` AND (${countSql}) < ?`;
+        const inserted = await affectedRows(
+          this.dataSource,
+          `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${TOTAL_SQL}) < ?${limit}`,
+          [
+            licenseId,
+            domain,
+            host,
+            licenseId,
+            this.maxActivations,
+            ...(countSql === null ? [] : [...countParams, max]),
+          ],
+        );
         if (inserted > 0) return 'inserted';
-        // Nothing inserted: over the limit — unless a racing call for this very activation took the
+        // Nothing inserted: over a limit — unless a racing call for this very activation took the
         // slot first, in which case the slot is ours too.
-        return (await exists()) ? 'existed' : null;
+        if (await exists()) return 'existed';
+        // The license's own limit refuses before the cap lets a place through unrecorded.
+        if (countSql !== null && (await this.count(countSql, countParams)) >= (max ?? 0)) return null;
+        return (await this.count(TOTAL_SQL, [licenseId])) >= this.maxActivations ? 'capped' : null;
       } catch (error) {
         // Another call recorded the same activation first: it exists, which is all we need.
         if (isUniqueViolation(error)) return 'existed';

@@ -20,6 +20,7 @@ export const WEBHOOK_EVENTS = [
   'license.usage_limit_reached',
   'license.deactivated',
   'license.domain_limit_reached',
+  'license.activation_cap_reached',
   'license.expiring',
   'license.expired',
   'injectable.created',

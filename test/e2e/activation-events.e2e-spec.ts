@@ -236,6 +236,52 @@ describe('activation and lifecycle webhooks', () => {
     expect(rx.problems()).toEqual([]);
   });
 
+  it('LICENSE_MAX_ACTIVATIONS (default 1000): past it a new host is answered but not recorded; the report lists the 100 most recent and the total; license.activation_cap_reached once', async () => {
+    expect(t.config.env.LICENSE_MAX_ACTIVATIONS).toBe(1000);
+    const { rx, key, project, domain, license, uuid } = await setup();
+    // The domain row and 999 hosts fill the cap; 50 more hosts are answered, none recorded.
+    const hosts = Array.from({ length: 1049 }, (_, i) => `h${i}.${domain}`);
+    for (let i = 0; i < hosts.length; i += 25) {
+      const answers = await Promise.all(hosts.slice(i, i + 25).map((host) => check(uuid, host)));
+      for (const answer of answers) expect(expectSuccess(answer)).toMatchObject({ has_paid: true });
+    }
+    const report = expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}/usage`));
+    expect(report).toMatchObject({
+      activations_total: 1000,
+      max_activations: 1000,
+      activations_capped: true,
+    });
+    expect(report.activations).toHaveLength(100);
+    const [{ n }] = await t.dataSource.query<Array<{ n: number | string }>>(
+      'SELECT COUNT(*) AS n FROM license_activations WHERE license_id = ?',
+      [license.id],
+    );
+    expect(Number(n)).toBe(1000);
+    expect(hosts.slice(999).some((host) => report.activations.some((a: any) => a.host === host))).toBe(false);
+    // A capped host keeps being answered; a recorded one too.
+    expectSuccess(await check(uuid, hosts[1040]));
+    expectSuccess(await check(uuid, hosts[3]));
+    await waitFor(
+      () => rx.of('license.activation_cap_reached').length >= 1,
+      10_000,
+      'license.activation_cap_reached',
+    );
+    await sleep(300);
+    expect(rx.of('license.activation_cap_reached').map((e) => e.data)).toEqual([
+      { license_id: license.id, project_id: project.id, max_activations: 1000, domain, host: hosts[999] },
+    ]);
+    expect(await outboxCount(project.id, 'license.activation_cap_reached')).toBe(1);
+    // Freeing an activation frees a slot for the next new host.
+    const first = report.activations[0];
+    expectSuccess(
+      await api(key).delete(`/project/${project.id}/licenses/${license.id}/activations/${first.id}`),
+    );
+    expectSuccess(await check(uuid, `fresh.${domain}`));
+    const after = expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}/usage`));
+    expect(after).toMatchObject({ activations_total: 1000, activations_capped: true });
+    expect(after.activations.map((a: any) => a.host)).toContain(`fresh.${domain}`);
+  }, 240_000);
+
   it('license.expiring LICENSE_EXPIRY_NOTICE_DAYS (7) before expires_at and license.expired once it passed, each once; a new expires_at is announced again', async () => {
     const lifecycle = t.app.get(LicenseLifecycle);
     const expiresAt = new Date(Math.ceil((Date.now() + 10 * DAY_MS) / 1000) * 1000);

@@ -1,3 +1,4 @@
+import { ActivationResponse } from './activation.response.js';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
 @ApiSchema({ name: 'PaymentReference' })
@@ -139,7 +140,27 @@ export class LicenseUsageResponse {
   @ApiProperty({
     type: () => LicenseUsageDomain,
     isArray: true,
-    description: 'Activated domains, in activation order',
+    description:
+      'The domains of the 100 most recently seen activations (all of them below 100), in activation order',
   })
   domains: LicenseUsageDomain[];
+
+  @ApiProperty({
+    type: () => ActivationResponse,
+    isArray: true,
+    description: 'The 100 most recently seen activations, most recent first; all of them: GET …/activations',
+  })
+  activations: ActivationResponse[];
+
+  @ApiProperty({ type: 'integer', description: 'Activations the license holds' })
+  activations_total: number;
+
+  @ApiProperty({ type: 'integer', example: 1000, description: 'LICENSE_MAX_ACTIVATIONS' })
+  max_activations: number;
+
+  @ApiProperty({
+    description:
+      'The license holds LICENSE_MAX_ACTIVATIONS activations: a call from a new place is answered as any other but not recorded',
+  })
+  activations_capped: boolean;
 }
