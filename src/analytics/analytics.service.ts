@@ -13,8 +13,8 @@ import type { AnalyticsResponse, AnalyticsSeriesResponse } from './dto/analytics
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
-/** Buckets at most: 31 days by hour, 366 by day. */
-const MAX_BUCKETS: Record<Granularity, number> = { hour: 31 * 24, day: 366 };
+/** The longest range, in buckets: 31 days by hour, 366 by day. */
+const MAX_SPAN: Record<Granularity, number> = { hour: 31 * 24, day: 366 };
 const OUTCOMES = ['paid', 'unpaid', 'refused'] as const;
 
 /** Whose answers: one project, or every live project of an account. */
@@ -68,14 +68,18 @@ export class AnalyticsService {
       );
     const last = floor(end);
     const first = query.from ? floor(query.from.getTime()) : last - 7 * DAY_MS + size;
-    const buckets = (last - first) / size + 1;
-    if (buckets > MAX_BUCKETS[granularity]) {
+    // The limit is on the range sent, not on its buckets: exactly 31 days by hour (366 by day) spans
+    // one bucket more whenever `to` is not on a bucket's edge.
+    const span = Math.ceil((end - (query.from?.getTime() ?? first)) / size);
+    if (span > MAX_SPAN[granularity]) {
       const limit = granularity === 'hour' ? '31 days (744 hours) by hour' : '366 days by day';
       throw fieldError(
         query.to ? 'to' : 'from',
-        `The range from ${iso(first)} to ${iso(last)} spans ${buckets} ${granularity}s; at most ${limit}: narrow it${granularity === 'hour' ? ' or use granularity=day' : ''}.`,
+        `The range from ${iso(query.from?.getTime() ?? first)} to ${iso(end)} spans ${span} ${granularity}s; at most ${limit}: narrow it${granularity === 'hour' ? ' or use granularity=day' : ''}.`,
       );
     }
+
+    const buckets = (last - first) / size + 1;
 
     // Bucket keys as the database spells them: runtime_answers.hour 'YYYY-MM-DD HH', license_usage.day 'YYYY-MM-DD'.
     const width = granularity === 'hour' ? 13 : 10;

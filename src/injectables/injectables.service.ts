@@ -301,19 +301,23 @@ export class InjectablesService {
     });
   }
 
-  /** The stream: active injectables in id order; paid-only ones only once the project is paid. */
-  stream(project: ProjectEntity, query: CursorQueryDto): MaybePromise<StreamPage> {
+  /** The stream: active injectables in id order; paid-only ones only while the answer is `paid`. */
+  stream(project: ProjectEntity, paid: boolean, query: CursorQueryDto): MaybePromise<StreamPage> {
     // (The cursor is at most 512 characters: the key is bounded.)
-    const key = `${project.id}:${project.has_paid ? 'paid' : 'unpaid'}:${query.per_page ?? ''}:${query.cursor ?? ''}`;
-    return this.pageCache.get(key, project.id, () => this.readStreamPage(project, query));
+    const key = `${project.id}:${paid ? 'paid' : 'unpaid'}:${query.per_page ?? ''}:${query.cursor ?? ''}`;
+    return this.pageCache.get(key, project.id, () => this.readStreamPage(project, paid, query));
   }
 
-  private async readStreamPage(project: ProjectEntity, query: CursorQueryDto): Promise<StreamPage> {
+  private async readStreamPage(
+    project: ProjectEntity,
+    paid: boolean,
+    query: CursorQueryDto,
+  ): Promise<StreamPage> {
     const qb = this.injectables
       .createQueryBuilder('i')
       .where('i.project_id = :project', { project: project.id })
       .andWhere('i.is_active = :active', { active: true });
-    if (!project.has_paid) qb.andWhere('i.only_if_paid = :paid', { paid: false });
+    if (!paid) qb.andWhere('i.only_if_paid = :paid', { paid: false });
     const page = await this.cursors.page(qb, `stream:${project.id}`, query, {
       defaultPerPage: 50,
       order: 'ASC',

@@ -2,14 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { AnalyticsCounts } from '../analytics/analytics-counts.service.js';
 import { RuntimeRefusal } from '../common/http/errors.js';
 import { OVERSIZED_KEY } from '../common/http/license-key.js';
+import { ISO_COUNTRIES } from '../common/net/address-lists.js';
 import type { RuntimeCaller } from './runtime-call.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 
-/** A two-letter country code as COUNTRY_HEADER sends it (CF-IPCountry: `US`, `XX`, `T1`), or ''. */
+/**
+ * The country an answer is counted under: an ISO 3166-1 alpha-2 code as COUNTRY_HEADER sends it
+ * (CF-IPCountry: `US`), or Cloudflare's `XX` (unknown) and `T1` (Tor); anything else is '' (unknown),
+ * so made-up values cannot grow the analytics.
+ */
 function countryCode(value: string | undefined): string {
   if (value === undefined || value.length < 2 || value.length > 4) return '';
   const code = value.trim().toUpperCase();
-  return /^[A-Z0-9]{2}$/.test(code) ? code : '';
+  return ISO_COUNTRIES.has(code) || code === 'XX' || code === 'T1' ? code : '';
 }
 
 /**

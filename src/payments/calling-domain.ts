@@ -8,6 +8,8 @@ export interface CallingDomain {
   readonly host: string | null;
   /** A local development host: localhost, 127.0.0.1, ::1, *.localhost, *.test. */
   readonly local: boolean;
+  /** An IP literal was sent (host is null then): a place, but not a host name. */
+  readonly ip?: true;
 }
 
 const LOCAL_IPS = new Set(['127.0.0.1', '::1', '[::1]', '::ffff:127.0.0.1']);
@@ -48,7 +50,8 @@ function resolve(raw: string): CallingDomain {
   const local =
     LOCAL_IPS.has(host) ||
     (isIP(host) === 0 && (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test')));
-  return Object.freeze({ host: normalizeDomain(host), local });
+  const ip = isIP(host.replace(/^\[(.*)\]$/, '$1')) !== 0;
+  return Object.freeze({ host: normalizeDomain(host), local, ...(ip ? { ip } : {}) });
 }
 
 // A site sends the same few names over and over: each is normalised once. Bounded and only for

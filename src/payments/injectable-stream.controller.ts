@@ -38,9 +38,11 @@ export class InjectableStreamController {
     const caller = this.calls.caller(req);
     // Where the license may be used from holds here as on has-paid (docs/security.md).
     this.payments.assertPlaceAllowed(runtime, caller);
-    const page = await this.injectables.stream(runtime.project, query);
+    const { project } = runtime;
+    const paid = this.payments.paidNow(project.has_paid, project.grace_until);
+    const page = await this.injectables.stream(project, paid, query);
     // Paid or unpaid: whether the paid-only injectables were in it (docs/analytics.md).
-    this.answers.answered(caller, runtime.project.id, runtime.project.has_paid, null);
+    this.answers.answered(caller, project.id, paid, null);
     return page;
   }
 }

@@ -47,6 +47,7 @@ interface TokenGrant {
 
 export { NO_DOMAIN } from './calling-domain.js';
 export const DOMAIN_NOT_REGISTERED = 'Domain is not registered under this project.';
+export const PINNED_CHECK_PROJECT = 'This license is pinned to a domain: send the calling domain.';
 export const PAYLOADS_NEED_DOMAIN =
   'This license may not receive payloads for a project-level check: send the calling domain.';
 
@@ -74,6 +75,9 @@ export class PaymentsService {
     call: RuntimeCall,
   ): MaybePromise<HasPaidResult> {
     this.assertPlaceAllowed(entry, call);
+    // check_project answers the project's flag; a pinned license may only ask about its domain.
+    if (call.action === 'check_project' && entry.license.domain_id !== null)
+      throw runtimeRefusal('domain_missing', 403, PINNED_CHECK_PROJECT, entry.project);
     // check_project changes which flag answers, never who may ask or from where (docs/security.md):
     // a domain sent, even one naming no host, is checked.
     if (call.action !== 'check_project' || call.noDomain !== NO_DOMAIN) {
@@ -117,7 +121,7 @@ export class PaymentsService {
         );
       }
       const graceUntil = answering ? answering.graceUntil : project.grace_until;
-      const hasPaid = (answering ? answering.hasPaid : project.has_paid) && !this.graceEnded(graceUntil);
+      const hasPaid = this.paidNow(answering ? answering.hasPaid : project.has_paid, graceUntil);
       countAnswer(hasPaid);
       this.answers.answered(call, project.id, hasPaid, domainId ?? null);
       /** The host the answer is for, as an offline token names it (null for check_project). */
@@ -166,7 +170,11 @@ export class PaymentsService {
           'The domain this license is pinned to no longer exists.',
           project,
         );
-      if (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)) {
+      // Something sent that names no host at all is refused as for any license; an IP literal is a
+      // place, and not the pinned domain.
+      if (!calling.host && call.noDomain !== NO_DOMAIN && !calling.ip)
+        throw runtimeRefusal('domain_missing', 400, call.noDomain as string, project);
+      if (calling.ip || (calling.host && !isSameOrSubdomain(calling.host, pinned.domain))) {
         throw runtimeRefusal(
           'domain_unregistered',
           403,
@@ -251,7 +259,7 @@ export class PaymentsService {
     if (call.action === 'check_project')
       return this.answer(
         project,
-        project.has_paid && !this.graceEnded(project.grace_until),
+        this.paidNow(project.has_paid, project.grace_until),
         project.grace_until,
         call.include,
       );
@@ -263,18 +271,18 @@ export class PaymentsService {
       throw new ApiError(403, DOMAIN_NOT_REGISTERED, null, { redirect_url: project.default_redirect_url });
     return this.answer(
       project,
-      registered.has_paid && !this.graceEnded(registered.grace_until),
+      this.paidNow(registered.has_paid, registered.grace_until),
       registered.grace_until,
       call.include,
     );
   }
 
   /**
-   * A grace that has ended answers unpaid at once, before the scheduler (PaymentGrace) has written it:
-   * one comparison, only when a grace is set, on the row the check already holds.
+   * Whether a flag answers paid now: a grace that has passed is unpaid before the scheduler writes
+   * it (docs/payments.md). Has-paid, its payloads and the stream all ask this.
    */
-  private graceEnded(graceUntil: Date | null): boolean {
-    return graceUntil !== null && graceUntil.getTime() <= this.clock.nowMs();
+  paidNow(hasPaid: boolean, graceUntil: Date | null): boolean {
+    return hasPaid && (graceUntil === null || graceUntil.getTime() > this.clock.nowMs());
   }
 
   /** {has_paid, grace_until?, redirect_url?, injectables?, token?}: at once unless payloads or a token are asked for. */

@@ -268,25 +268,35 @@ describe('Runtime answers analytics', () => {
     const range = (query: Record<string, string>) =>
       api(owner.key).get(`/project/${project.id}/analytics`).query(query);
 
-    it('31 days by hour (744 buckets) is answered; one hour more is a 422 on to', async () => {
+    it('exactly 31 days by hour is answered however `to` falls within its hour; one hour more is a 422 on to', async () => {
       const data = expectSuccess(
         await range({ from: '2026-01-01T00:00:00Z', to: '2026-01-31T23:00:00Z', granularity: 'hour' }),
       );
       expect(data.series[0].points).toHaveLength(744);
-      const body = expectError(
+      const onEdge = expectSuccess(
         await range({ from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z', granularity: 'hour' }),
+      );
+      expect(onEdge.series[0].points).toHaveLength(745);
+      const within = expectSuccess(
+        await range({ from: '2026-01-01T00:37:00Z', to: '2026-02-01T00:37:00Z', granularity: 'hour' }),
+      );
+      expect([within.from, within.to]).toEqual(['2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z']);
+      const body = expectError(
+        await range({ from: '2026-01-01T00:00:00Z', to: '2026-02-01T01:00:00Z', granularity: 'hour' }),
         422,
         ['to'],
       );
       expect(body.errors.to[0]).toBe(
-        'The range from 2026-01-01T00:00:00Z to 2026-02-01T00:00:00Z spans 745 hours; at most 31 days (744 hours) by hour: narrow it or use granularity=day.',
+        'The range from 2026-01-01T00:00:00Z to 2026-02-01T01:00:00Z spans 745 hours; at most 31 days (744 hours) by hour: narrow it or use granularity=day.',
       );
     });
 
-    it('366 days by day is answered; 367 is a 422', async () => {
+    it('exactly 366 days by day is answered; 367 is a 422', async () => {
       const data = expectSuccess(await range({ from: '2025-01-01', to: '2026-01-01' }));
       expect(data.series[0].points).toHaveLength(366);
-      const body = expectError(await range({ from: '2025-01-01', to: '2026-01-02' }), 422, ['to']);
+      const exactly = expectSuccess(await range({ from: '2025-01-01', to: '2026-01-02' }));
+      expect(exactly.series[0].points).toHaveLength(367);
+      const body = expectError(await range({ from: '2025-01-01', to: '2026-01-03' }), 422, ['to']);
       expect(body.errors.to[0]).toMatch(/spans 367 days; at most 366 days by day/);
     });
 
@@ -491,6 +501,38 @@ describe('ANALYTICS_ENABLED', () => {
       expect(await t.dataSource.query('SELECT * FROM runtime_answers')).toEqual([]);
       const data = expectSuccess(await apiAs(t, key).get(`/project/${project.id}/analytics`));
       expect(data.totals).toEqual({ paid: 0, unpaid: 0, refused: 0 });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('countries as COUNTRY_HEADER sends them (CF-IPCountry by default)', () => {
+  it('counts ISO 3166-1 alpha-2 codes, XX and T1; any other value counts as unknown', async () => {
+    const t = await createTestApp();
+    try {
+      const { key } = await makeAccount(t.app);
+      const project = await makeProject(t, key, { has_paid: true });
+      const license = await makeLicense(t, key, project.id);
+      const sent = ['us', 'US', 'XX', 'T1', 'ZZ', 'Q1', 'AA', '00', 'U$', 'USA'];
+      for (let i = 0; i < 40; i++) sent.push(`${String.fromCharCode(65 + (i % 26))}${i % 10}`);
+      for (const country of sent)
+        expectSuccess(
+          await t
+            .http()
+            .post(RUNTIME)
+            .query({ action: 'check_project' })
+            .set('X-LICENSE-KEY', license.uuid)
+            .set('CF-IPCountry', country),
+        );
+      await t.app.get(AnalyticsCounts).flush();
+      const data = expectSuccess(
+        await apiAs(t, key).get(`/project/${project.id}/analytics`).query({ group_by: 'country' }),
+      );
+      const counts = Object.fromEntries(
+        (data.series as Json[]).map((s) => [s.key, (s.points as Json[]).reduce((n, p) => n + p.count, 0)]),
+      );
+      expect(counts).toEqual({ US: 2, XX: 1, T1: 1, null: sent.length - 4 });
     } finally {
       await t.close();
     }

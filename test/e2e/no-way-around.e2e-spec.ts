@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import proxyaddr from 'proxy-addr';
+import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
 import { AuthService } from '../../src/auth/auth.service.js';
+import { sqlDatetime } from '../../src/common/time.js';
 import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { LicensesService } from '../../src/licenses/licenses.service.js';
@@ -23,6 +25,7 @@ import {
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { freePort, stop, waitFor } from '../utils/processes.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
+import { ManualClock } from '../utils/clock.js';
 
 /*
  * SPEC 17, "No way around the gate" (docs/security.md): every restriction of a license holds on every
@@ -31,6 +34,11 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
  */
 
 const RUNTIME = '/api/v1/project/has-paid';
+const PINNED_CHECK_PROJECT = 'This license is pinned to a domain: send the calling domain.';
+const HEADER_NOT_A_HOST =
+  'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.';
+const PARAMETER_NOT_A_HOST =
+  'The domain parameter does not name a host: send one host name such as shop.example.com.';
 const PAYLOADS_NEED_DOMAIN =
   'This license may not receive payloads for a project-level check: send the calling domain.';
 const NOT_REGISTERED = 'Domain is not registered under this project.';
@@ -90,18 +98,59 @@ describe.each([
     expect(expectError(byParameter, 403).message).toBe(NOT_REGISTERED);
   });
 
-  it('a license pinned to an unpaid domain gets no payloads from a project-level check elsewhere', async () => {
+  it('a pinned license may not ask check_project, with or without a calling domain or payloads', async () => {
     const { project } = await paidProject();
     const unpaid = await makeDomain(t, key, project.id, { has_paid: false });
     const license = await makeLicense(t, key, project.id, { domain_id: unpaid.id });
-    const res = await check(license.uuid, projectLevel, { 'X-Service-Domain': 'evil.attacker.net' });
-    expect(expectError(res, 403).message).toBe('This license is pinned to another domain.');
-    // Without a calling domain: the project's answer, but no payloads.
-    expect(expectError(await check(license.uuid, projectLevel), 403).message).toBe(PAYLOADS_NEED_DOMAIN);
-    expect(expectSuccess(await check(license.uuid, { action: 'check_project' }))).toEqual({
-      has_paid: true,
-      is_test_license: false,
-    });
+    for (const [query, headers] of [
+      [projectLevel, { 'X-Service-Domain': 'evil.attacker.net' }],
+      [projectLevel, { 'X-Service-Domain': unpaid.domain }],
+      [projectLevel, {}],
+      [{ action: 'check_project' }, {}],
+      [{ action: 'check_project' }, { 'X-Service-Domain': unpaid.domain }],
+    ] as const) {
+      const res = await check(license.uuid, query, headers);
+      expect(expectError(res, 403).message).toBe(PINNED_CHECK_PROJECT);
+      expect(res.body.data).toEqual({ redirect_url: null });
+    }
+    // Its own domain's answer stays what it was: unpaid, no payloads.
+    expect(
+      expectSuccess(
+        await check(license.uuid, { include: 'injectables' }, { 'X-Service-Domain': unpaid.domain }),
+      ),
+    ).toEqual({ has_paid: false, redirect_url: null, is_test_license: false });
+  });
+
+  it('a sent calling domain that is neither a host name nor an IP literal is a 400 for every license', async () => {
+    const { project, domain } = await paidProject();
+    const pinned = await makeLicense(t, key, project.id, { domain_id: domain.id });
+    const plain = await makeLicense(t, key, project.id);
+    const test = await makeLicense(t, key, project.id, { is_test_license: true });
+    for (const license of [pinned, plain, test]) {
+      expect(
+        expectError(
+          await check(license.uuid, { include: 'injectables' }, { 'X-Service-Domain': 'not_a_host!' }),
+          400,
+        ).message,
+      ).toBe(HEADER_NOT_A_HOST);
+      expect(
+        expectError(await check(license.uuid, { domain: 'not_a_host!', include: 'injectables' }), 400)
+          .message,
+      ).toBe(PARAMETER_NOT_A_HOST);
+    }
+    // An IP literal names a place: not the domain a license is pinned to.
+    expect(
+      expectError(
+        await check(pinned.uuid, { include: 'injectables' }, { 'X-Service-Domain': '203.0.113.9' }),
+        403,
+      ).message,
+    ).toBe('This license is pinned to another domain.');
+    // The pinned domain itself still gets its payloads.
+    const paid = expectSuccess(
+      await check(pinned.uuid, { include: 'injectables' }, { 'X-Service-Domain': domain.domain }),
+    );
+    expect(paid.has_paid).toBe(true);
+    expect(paid.injectables).toHaveLength(1);
   });
 
   it('max_domains holds and the activation is recorded under check_project', async () => {
@@ -902,5 +951,62 @@ const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(pa
       status: 403,
       body: { message: 'Requests from your country are not allowed for this license.' },
     });
+  });
+});
+
+describe('the stream answers paid as has-paid does: a grace that has passed is unpaid before the scheduler writes it', () => {
+  it.each([
+    ['the runtime fast path', true],
+    ['the Express route', false],
+  ])('paid-only injectables stop, and the stream is counted unpaid (%s)', async (_name, runtimeFastPath) => {
+    const clock = new ManualClock(Date.now());
+    const t = await createTestApp({}, { runtimeFastPath, clock });
+    try {
+      const { key } = await makeAccount(t.app);
+      const project = await makeProject(t, key, { has_paid: true });
+      for (const [slug, onlyIfPaid] of [
+        ['paid-only', true],
+        ['for-all', false],
+      ] as const)
+        expectSuccess(
+          await t.http().post(`/api/v1/project/${project.id}/injectables`).set('X-API-KEY', key).send({
+            slug,
+            type: 'snippet',
+            mode: 'inject',
+            content: slug,
+            secret: 'a-secret-of-enough-length',
+            only_if_paid: onlyIfPaid,
+          }),
+          201,
+        );
+      const license = await makeLicense(t, key, project.id);
+      // A payment connector's grace on the project, as an unpaid event leaves it.
+      await t.dataSource.query('UPDATE projects SET grace_until = ? WHERE id = ?', [
+        sqlDatetime(clock.nowMs() + 3_600_000),
+        project.id,
+      ]);
+      await t.app.get(ProjectGenerations).bump(project.id);
+      const stream = async () =>
+        (
+          expectSuccess(await t.http().get('/api/v1/injectable/stream').set('X-LICENSE-KEY', license.uuid))
+            .injectables as Array<{ slug: string }>
+        ).map((i) => i.slug);
+      const hasPaid = async () =>
+        expectSuccess(
+          await t.http().post(RUNTIME).query({ action: 'check_project' }).set('X-LICENSE-KEY', license.uuid),
+        ).has_paid;
+      expect(await stream()).toEqual(['paid-only', 'for-all']);
+      expect(await hasPaid()).toBe(true);
+      clock.advance(3_600_000);
+      expect(await stream()).toEqual(['for-all']);
+      expect(await hasPaid()).toBe(false);
+      await t.app.get(AnalyticsCounts).flush();
+      const totals = expectSuccess(
+        await t.http().get(`/api/v1/project/${project.id}/analytics`).set('X-API-KEY', key),
+      ).totals;
+      expect(totals).toEqual({ paid: 2, unpaid: 2, refused: 0 });
+    } finally {
+      await t.close();
+    }
   });
 });
