@@ -18,6 +18,7 @@ import { AuditLog1732000000008 } from './migrations/1732000000008-AuditLog.js';
 import { RuntimeAnswers1764200000000 } from './migrations/1764200000000-RuntimeAnswers.js';
 import { PaymentConnectors1764100000000 } from './migrations/1764100000000-PaymentConnectors.js';
 import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-ProjectChangeCounter.js';
+import { BinaryPaymentIds1764350000000 } from './migrations/1764350000000-BinaryPaymentIds.js';
 import { PaymentConnectorEntity } from '../payment-connectors/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payment-connectors/payment-event.entity.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
@@ -51,4 +52,5 @@ export const migrations = [
   PaymentConnectors1764100000000,
   RuntimeAnswers1764200000000,
   ProjectChangeCounter1764300000000,
+  BinaryPaymentIds1764350000000,
 ];

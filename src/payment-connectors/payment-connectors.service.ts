@@ -54,6 +54,35 @@ const TOKEN_BYTES = 32;
 export const STANDARD_SECRET_INVALID =
   'The signing secret field must be a Standard Webhooks secret: whsec_ followed by base64 (24 to 64 bytes).';
 
+export const SECRET_TOO_WEAK =
+  'The signing secret field must be at least 16 characters and not only white space: paste the secret the provider shows.';
+/** The prefix each provider's signing secrets carry, and where the provider shows the secret. */
+const SECRET_PREFIXES: Partial<Record<Provider, [prefix: string, where: string]>> = {
+  stripe: ['whsec_', "the webhook endpoint in Stripe's dashboard, or what stripe listen prints"],
+  paddle: ['pdl_ntfset_', 'the notification destination in Paddle'],
+};
+
+/**
+ * Why a signing secret cannot be a provider's (null when it can be): a short or blank one would let
+ * anyone who guesses it pay a project (docs/security.md#payment-connectors).
+ */
+function signingSecretProblem(provider: Provider, secret: string): string | null {
+  if (provider === 'standard') return isStandardSecret(secret) ? null : STANDARD_SECRET_INVALID;
+  if (secret.length < 16 || secret.trim() === '') return SECRET_TOO_WEAK;
+  const expected = SECRET_PREFIXES[provider];
+  if (expected && !secret.startsWith(expected[0]))
+    return `The signing secret field must be a ${PROVIDER_TITLES[provider]} signing secret: it starts with ${expected[0]} (copy it from ${expected[1]}).`;
+  return null;
+}
+
+const PROVIDER_TITLES: Record<Provider, string> = {
+  stripe: 'Stripe',
+  paddle: 'Paddle',
+  lemonsqueezy: 'Lemon Squeezy',
+  polar: 'Polar',
+  standard: 'Standard Webhooks',
+};
+
 /** A Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes. */
 function isStandardSecret(secret: string): boolean {
   if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) return false;
@@ -75,7 +104,7 @@ export class PaymentConnectorsService {
     private readonly config: AppConfig,
   ) {}
 
-  /** As licenses (seed 4.7): the connector must be in the project (404) before the key's scope and owner (403). */
+  /** As licenses (docs/decisions.md#licenses): the connector must be in the project (404) before the key's scope and owner (403). */
   async findAccessible(
     principal: ApiPrincipal,
     projectId: number,
@@ -219,12 +248,9 @@ export class PaymentConnectorsService {
     dto: UpdatePaymentConnectorDto,
   ): Promise<void> {
     const errors: FieldErrors = {};
-    if (
-      provider === 'standard' &&
-      typeof dto.signing_secret === 'string' &&
-      !isStandardSecret(dto.signing_secret)
-    )
-      errors.signing_secret = [STANDARD_SECRET_INVALID];
+    const secretProblem =
+      typeof dto.signing_secret === 'string' ? signingSecretProblem(provider, dto.signing_secret) : null;
+    if (secretProblem) errors.signing_secret = [secretProblem];
     const template = dto.license_template;
     if (template) {
       if (

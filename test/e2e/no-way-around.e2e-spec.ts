@@ -701,7 +701,7 @@ describe('two instances on one database without Redis: a change reaches the othe
   );
 });
 
-describe('an injectable secret has at least 12 characters', () => {
+describe('an injectable secret has at least 12 characters, not only white space', () => {
   let t: TestApp;
   let key: string;
   let base: string;
@@ -742,6 +742,23 @@ describe('an injectable secret has at least 12 characters', () => {
     ])
       expect(expectError(res, 422, ['secret']).errors.secret).toEqual([TOO_SHORT]);
     expectSuccess(await form('put', path, { content: 'y', secret: '☃☃☃☃☃☃☃☃☃☃☃☃' }));
+  });
+
+  it('422 on secret for one of only white space, however long', async () => {
+    const BLANK = 'The secret field must not be only white space.';
+    const created = expectSuccess(
+      await json('post', base, { slug: `ok-${uniqueToken()}`, content: 'x', secret: 'twelve-chars' }),
+      201,
+    );
+    for (const secret of [' '.repeat(12), '\t\n'.repeat(20), '\u00a0'.repeat(16)]) {
+      const slug = `s-${uniqueToken()}`;
+      for (const res of [
+        await json('post', base, { slug, content: 'x', secret }),
+        await form('post', base, { slug, content: 'x', secret }),
+        await json('put', `${base}/${created.id}`, { content: 'y', secret }),
+      ])
+        expect(expectError(res, 422, ['secret']).errors.secret).toEqual([BLANK]);
+    }
   });
 });
 

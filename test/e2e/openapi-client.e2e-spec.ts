@@ -241,7 +241,11 @@ describe('typed client generated from openapi.json', () => {
     // Payment connectors, and an event signed as Stripe signs it.
     const connector = await api('post', '/api/v1/project/{project}/payment-connectors', {
       params: project,
-      body: { provider: 'stripe', signing_secret: 'whsec_walk', license_template: { max_domains: 1 } },
+      body: {
+        provider: 'stripe',
+        signing_secret: 'whsec_walk_of_enough_length',
+        license_template: { max_domains: 1 },
+      },
     });
     expectDocumented('post', '/api/v1/project/{project}/payment-connectors', connector);
     if (!connector.ok) throw new Error(`HTTP ${connector.status}`);

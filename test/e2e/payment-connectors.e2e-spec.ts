@@ -146,7 +146,7 @@ describe('payment connectors (SPEC 18)', () => {
       });
       expect(JSON.stringify(audit)).not.toContain(connector.secret);
       await api().patch(`/project/${project.id}/payment-connectors/${connector.id}`, {
-        signing_secret: 'x'.repeat(40),
+        signing_secret: secretFor('paddle'),
       });
       await api().delete(`/project/${project.id}/payment-connectors/${connector.id}`);
       const types = await deliveryTypes(project.id);
@@ -193,6 +193,26 @@ describe('payment connectors (SPEC 18)', () => {
           { provider: 'stripe', signing_secret: 's', issue_licenses: 'yes' },
           'issue_licenses',
           'The issue licenses field must be true or false.',
+        ],
+        [
+          { provider: 'paddle', signing_secret: 'a' },
+          'signing_secret',
+          'The signing secret field must be at least 16 characters and not only white space: paste the secret the provider shows.',
+        ],
+        [
+          { provider: 'lemonsqueezy', signing_secret: ' '.repeat(20) },
+          'signing_secret',
+          'The signing secret field is required.',
+        ],
+        [
+          { provider: 'stripe', signing_secret: 'a-long-secret-without-the-prefix' },
+          'signing_secret',
+          "The signing secret field must be a Stripe signing secret: it starts with whsec_ (copy it from the webhook endpoint in Stripe's dashboard, or what stripe listen prints).",
+        ],
+        [
+          { provider: 'paddle', signing_secret: 'whsec_0123456789abcdef' },
+          'signing_secret',
+          'The signing secret field must be a Paddle signing secret: it starts with pdl_ntfset_ (copy it from the notification destination in Paddle).',
         ],
         [
           { provider: 'standard', signing_secret: 'not-whsec' },
@@ -447,6 +467,32 @@ describe('payment connectors (SPEC 18)', () => {
       expect(await eventsOf(project.id, connector.id)).toHaveLength(1);
       const licenses = expectSuccess(await api().get(`/project/${project.id}/licenses`)).data;
       expect(licenses).toHaveLength(1);
+    });
+    it('event ids and payment references that differ only in case are two, on every database', async () => {
+      const { project, connector } = await setup('stripe', {
+        connector: { issue_licenses: true, license_template: { max_domains: 2 } },
+      });
+      const upper = fixture('stripe', 'checkout.session.completed');
+      upper.id = 'evt_CaseMatters';
+      upper.data.object.subscription = 'sub_CaseMatters';
+      const lower = structuredClone(upper);
+      lower.id = 'evt_casematters';
+      lower.data.object.subscription = 'sub_casematters';
+      expect(expectSuccess(await send(connector, upper))).toEqual({
+        outcome: 'applied',
+        event_id: 'evt_CaseMatters',
+      });
+      expect(expectSuccess(await send(connector, lower))).toEqual({
+        outcome: 'applied',
+        event_id: 'evt_casematters',
+      });
+      expect(expectSuccess(await send(connector, lower)).outcome).toBe('duplicate');
+      expect(await eventsOf(project.id, connector.id)).toHaveLength(2);
+      const licenses = expectSuccess(await api().get(`/project/${project.id}/licenses`)).data as Payload[];
+      expect(licenses.map((l) => l.payment_reference.reference).sort()).toEqual([
+        'sub_CaseMatters',
+        'sub_casematters',
+      ]);
     });
   });
 

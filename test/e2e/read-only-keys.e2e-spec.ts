@@ -72,7 +72,7 @@ describe('read-only API keys', () => {
         .http()
         .post(`/api/v1/project/${project.id}/payment-connectors`)
         .set('X-API-KEY', key)
-        .send({ provider: 'stripe', signing_secret: 'whsec_fixture' }),
+        .send({ provider: 'stripe', signing_secret: 'whsec_fixture_of_enough_length' }),
       201,
     );
     readOnly = created.key;

@@ -238,7 +238,7 @@ describe('request bodies as openapi.json documents them', () => {
           .http()
           .post(`/api/v1/project/${project.id}/payment-connectors`)
           .set('X-API-KEY', key)
-          .send({ provider: 'stripe', signing_secret: 'whsec_fixture' })
+          .send({ provider: 'stripe', signing_secret: 'whsec_fixture_of_enough_length' })
       ).body.data.id;
     });
     afterAll(async () => t.close());

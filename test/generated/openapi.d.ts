@@ -1307,7 +1307,7 @@ export interface components {
              */
             provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
             /**
-             * @description The provider's webhook signing secret (Standard Webhooks: whsec_ and base64). Stored encrypted, never returned
+             * @description The provider's webhook signing secret: at least 16 characters, not only white space; Stripe's starts with whsec_, Paddle's with pdl_ntfset_, a Standard Webhooks one is whsec_ and base64. Stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             signing_secret: string;
@@ -1374,7 +1374,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -1697,11 +1697,22 @@ export interface components {
             max_usage_per_day?: number | null;
         };
         LicenseUsage: {
-            /** @description Activated domains, in activation order */
+            /** @description The 100 most recently seen activations, most recent first; all of them: GET …/activations */
+            activations: components["schemas"]["Activation"][];
+            /** @description The license holds LICENSE_MAX_ACTIVATIONS activations: a call from a new place is answered as any other but not recorded */
+            activations_capped: boolean;
+            /** @description Activations the license holds */
+            activations_total: number;
+            /** @description The domains of the 100 most recently seen activations (all of them below 100), in activation order */
             domains: components["schemas"]["LicenseUsageDomain"][];
             /** @description The last 30 UTC days, oldest first, today last */
             last_30_days: components["schemas"]["LicenseUsageDay"][];
             license_id: number;
+            /**
+             * @description LICENSE_MAX_ACTIVATIONS
+             * @example 1000
+             */
+            max_activations: number;
             max_domains: number | null;
             max_subdomains_per_domain: number | null;
             max_usage_per_day: number | null;
@@ -2236,7 +2247,7 @@ export interface components {
              */
             provider?: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
             /**
-             * @description The provider's webhook signing secret (Standard Webhooks: whsec_ and base64). Stored encrypted, never returned
+             * @description The provider's webhook signing secret: at least 16 characters, not only white space; Stripe's starts with whsec_, Paddle's with pdl_ntfset_, a Standard Webhooks one is whsec_ and base64. Stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             signing_secret?: string;
@@ -2303,7 +2314,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -2387,7 +2398,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -2422,7 +2433,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -3547,7 +3558,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
                 /** @description Only this resource (with resource_type, one resource) */
@@ -5966,7 +5977,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
                 /** @description Only this resource (with resource_type, one resource) */

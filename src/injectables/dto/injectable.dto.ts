@@ -77,6 +77,7 @@ class InjectableFieldsDto {
     message: `The secret field must be at least ${MIN_SECRET_CHARS} characters.`,
   })
   @MaxChars(1024, { message: 'The secret field must not be greater than 1024 characters.' })
+  @Matches(/\S/, { message: 'The secret field must not be only white space.' })
   secret?: string;
 
   @ApiPropertyOptional({

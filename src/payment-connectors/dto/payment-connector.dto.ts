@@ -38,7 +38,7 @@ export class CreatePaymentConnectorDto {
   @ApiProperty({
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
     description:
-      "The provider's webhook signing secret (Standard Webhooks: whsec_ and base64). Stored encrypted, never returned",
+      "The provider's webhook signing secret: at least 16 characters, not only white space; Stripe's starts with whsec_, Paddle's with pdl_ntfset_, a Standard Webhooks one is whsec_ and base64. Stored encrypted, never returned",
     writeOnly: true,
   })
   @RequiredString('signing_secret', 1000)
