@@ -115,6 +115,9 @@ try {
   const license = (await api('POST', `/project/${project.id}/licenses`, { title: 'live' }, 201)).json.data;
   // Each SDK deactivates with its own license, so the day's allowance of one never starves another.
   const spare = (await api('POST', `/project/${project.id}/licenses`, { title: 'spare' }, 201)).json.data;
+  // The WordPress drop-in's tests count this one's activations.
+  const wordpress = (await api('POST', `/project/${project.id}/licenses`, { title: 'wordpress' }, 201)).json
+    .data;
   const revoked = (await api('POST', `/project/${project.id}/licenses`, { title: 'revoked' }, 201)).json.data;
   await api('POST', `/project/${project.id}/licenses/${revoked.id}/revoke`);
   const signingKey = (await api('GET', `/project/${project.id}/signing-key`)).json.data;
@@ -169,7 +172,7 @@ try {
   );
   if (created.status === 201) {
     plan = created.json.data;
-    for (const l of [license, spare])
+    for (const l of [license, spare, wordpress])
       await api('PATCH', `/project/${project.id}/licenses/${l.id}`, { plan_id: plan.id });
   }
 
@@ -186,6 +189,8 @@ try {
       license_key: license.uuid,
       spare_license_key: spare.uuid,
       spare_license_id: spare.id,
+      wordpress_license_key: wordpress.uuid,
+      wordpress_license_id: wordpress.id,
       revoked_license_key: revoked.uuid,
       plan: plan && { code: plan.code, entitlements: plan.entitlements },
     })}\n`,
