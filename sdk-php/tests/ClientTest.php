@@ -120,7 +120,7 @@ final class ClientTest extends TestCase
         }
         $result = $client->check();
         $this->assertSame($plan['code'], $result->plan);
-        $this->assertSame($plan['entitlements'], $result->entitlements);
+        $this->assertEquals($plan['entitlements'], $result->entitlements);
         $this->assertTrue($client->can('feature.reports'));
         $this->assertSame(5, $client->limit('seats'));
         $this->assertFalse($client->can('not.granted'));

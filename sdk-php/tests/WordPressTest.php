@@ -56,7 +56,7 @@ final class WordPressTest extends TestCase
 
     public function testHooks(): void
     {
-        foreach (['admin_menu', 'admin_init', 'admin_notices', 'update_option_licensegate_settings'] as $hook) {
+        foreach (['admin_menu', 'admin_init', 'admin_notices', 'update_option_licensegate_settings', 'admin_post_licensegate_remove'] as $hook) {
             $this->assertNotEmpty($GLOBALS['wp_actions'][$hook] ?? [], $hook);
         }
     }
@@ -207,5 +207,39 @@ final class WordPressTest extends TestCase
         $this->assertStringContainsString('name="licensegate_settings[license_key]" value="&lt;b&gt;key&lt;/b&gt;"', $html);
         $this->assertStringContainsString('name="licensegate_settings[staging_hosts]">*.local', $html);
         $this->assertStringContainsString('Status: <strong>refused</strong>', $html);
+        $this->assertStringContainsString('<input type="hidden" name="action" value="licensegate_remove"><input type="hidden" name="_wpnonce" value="nonce-licensegate_remove">', $html);
+        $this->assertStringContainsString('value="Remove the license from this site"', $html);
+    }
+
+    public function testRemoveTheLicenseFreesTheSite(): void
+    {
+        self::configure();
+        $this->assertSame('paid', licensegate_status()['status']);
+        $this->assertContains(self::$seed['domains']['paid'], self::activations());
+        $this->assertNotEmpty(get_option(Plugin::ANSWERS_OPTION));
+
+        $this->assertSame('LicenseGate: the license was removed from this site and 1 of its sites freed.', Plugin::removeLicense());
+        $this->assertNotContains(self::$seed['domains']['paid'], self::activations());
+        $this->assertSame('', Plugin::settings()['license_key']);
+        $this->assertSame(self::$seed['base_url'], Plugin::settings()['base_url']);
+        $this->assertFalse(get_option(Plugin::ANSWERS_OPTION));
+        // Nothing takes the slot again: the site no longer asks.
+        $this->assertSame('unconfigured', licensegate_status()['status']);
+        $this->assertNotContains(self::$seed['domains']['paid'], self::activations());
+        $this->assertSame('LicenseGate: there is no license key to remove.', Plugin::removeLicense());
+
+        $GLOBALS['wp_home_url'] = 'http://shop.local';
+        self::configure();
+        $this->assertSame(
+            'LicenseGate: the license was removed from this staging site (it held none of its sites).',
+            Plugin::removeLicense(),
+        );
+        self::configure(['license_key' => self::$seed['revoked_license_key']]);
+        $GLOBALS['wp_home_url'] = 'https://' . self::$seed['domains']['paid'];
+        $this->assertSame(
+            'LicenseGate could not free this site: This license has been revoked. The key is kept.',
+            Plugin::removeLicense(),
+        );
+        $this->assertSame(self::$seed['revoked_license_key'], Plugin::settings()['license_key']);
     }
 }

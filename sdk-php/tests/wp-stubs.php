@@ -123,7 +123,18 @@ function settings_fields(string $group): void
     echo "<input type=\"hidden\" name=\"option_page\" value=\"{$group}\">";
 }
 
-function submit_button(): void
+function submit_button(string $text = 'Save Changes', string $type = 'primary', string $name = 'submit'): void
 {
-    echo '<input type="submit" value="Save Changes">';
+    echo "<input type=\"submit\" name=\"{$name}\" class=\"button-{$type}\" value=\"" . esc_attr($text) . '">';
+}
+
+function delete_option(string $name): bool
+{
+    unset($GLOBALS['wp_options'][$name]);
+    return true;
+}
+
+function wp_nonce_field(string $action): void
+{
+    echo "<input type=\"hidden\" name=\"_wpnonce\" value=\"nonce-{$action}\">";
 }

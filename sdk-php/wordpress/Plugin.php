@@ -32,6 +32,7 @@ final class Plugin
         add_action('admin_init', [self::class, 'registerSetting']);
         add_action('admin_notices', [self::class, 'notice']);
         add_action('update_option_' . self::OPTION, [self::class, 'forget']);
+        add_action('admin_post_licensegate_remove', [self::class, 'handleRemove']);
     }
 
     /**
@@ -127,21 +128,9 @@ final class Plugin
         if ($settings['license_key'] === '' || $settings['base_url'] === '') {
             return ['status' => 'unconfigured'] + $answer;
         }
-        $options = [
-            'baseUrl' => $settings['base_url'],
-            'licenseKey' => $settings['license_key'],
-            'domain' => $staging ? null : $host,
-            'timeout' => 5,
-        ];
-        if ($settings['public_key'] !== '' && $settings['project_id'] !== '') {
-            $options += ['publicKey' => $settings['public_key'], 'projectId' => (int) $settings['project_id']];
-            // A project-level check gets no offline token (it names no domain): staging keeps none.
-            if (!$staging) {
-                $options['offline'] = new OptionStore(self::ANSWERS_OPTION);
-            }
-        }
         try {
-            $result = (new Client($options))->check(['checkProject' => $staging]);
+            // A project-level check gets no offline token (it names no domain): staging keeps none.
+            $result = self::client($settings, $staging ? null : $host, !$staging)->check(['checkProject' => $staging]);
         } catch (LicenseGateException $e) {
             $status = $e->status === 0 || $e->status >= 500 ? 'unreachable' : 'refused';
             return [
@@ -160,6 +149,69 @@ final class Plugin
         ];
         $status = !$result->hasPaid ? 'unpaid' : ($result->graceUntil !== null ? 'grace' : 'paid');
         return ['status' => $status, 'data' => $data, 'offline' => $result->offline] + $answer;
+    }
+
+    /**
+     * A client for the settings: verifying when the public key and project id are set, and then
+     * keeping the last verified answer for outages when `$offline`.
+     *
+     * @param array<string, string> $settings
+     */
+    private static function client(array $settings, ?string $domain, bool $offline): Client
+    {
+        $options = [
+            'baseUrl' => $settings['base_url'],
+            'licenseKey' => $settings['license_key'],
+            'domain' => $domain,
+            'timeout' => 5,
+        ];
+        if ($settings['public_key'] !== '' && $settings['project_id'] !== '') {
+            $options += ['publicKey' => $settings['public_key'], 'projectId' => (int) $settings['project_id']];
+            if ($offline) {
+                $options['offline'] = new OptionStore(self::ANSWERS_OPTION);
+            }
+        }
+        return new Client($options);
+    }
+
+    /**
+     * "Remove the license from this site" (before moving it, or giving the license to another site):
+     * frees the slot this host holds and forgets the key, so no later page takes the slot again.
+     * Answers the sentence to show.
+     */
+    public static function removeLicense(): string
+    {
+        $settings = self::settings();
+        if ($settings['license_key'] === '' || $settings['base_url'] === '') {
+            return __('LicenseGate: there is no license key to remove.', 'licensegate');
+        }
+        $host = self::host();
+        if (!self::isStaging($host, $settings['staging_hosts'])) {
+            try {
+                $freed = self::client($settings, $host, false)->deactivate();
+            } catch (LicenseGateException $e) {
+                return sprintf(__('LicenseGate could not free this site: %s The key is kept.', 'licensegate'), $e->getMessage());
+            }
+        }
+        $saved = get_option(self::OPTION, []);
+        update_option(self::OPTION, ['license_key' => ''] + (is_array($saved) ? $saved : []));
+        delete_option(self::ANSWERS_OPTION);
+        self::forget();
+        return isset($freed)
+            ? sprintf(__('LicenseGate: the license was removed from this site and %d of its sites freed.', 'licensegate'), $freed)
+            : __('LicenseGate: the license was removed from this staging site (it held none of its sites).', 'licensegate');
+    }
+
+    /** admin-post.php?action=licensegate_remove: the settings screen's remove button. */
+    public static function handleRemove(): void
+    {
+        if (!current_user_can('manage_options')) {
+            wp_die(esc_html__('You may not change LicenseGate settings.', 'licensegate'), 403);
+        }
+        check_admin_referer('licensegate_remove');
+        set_transient('licensegate_flash', self::removeLicense(), MINUTE_IN_SECONDS);
+        wp_safe_redirect(admin_url('options-general.php?page=licensegate'));
+        exit;
     }
 
     /** The admin notice, for those who manage options: grace, not paid, refused, unreachable, not set up. */
@@ -272,6 +324,22 @@ final class Plugin
         echo '</table>';
         submit_button();
         echo '</form>';
+        $flash = get_transient('licensegate_flash');
+        if (is_string($flash)) {
+            delete_transient('licensegate_flash');
+            printf('<div class="notice notice-info"><p>%s</p></div>', esc_html($flash));
+        }
+        if ($settings['license_key'] !== '') {
+            printf('<form method="post" action="%s">', esc_url(admin_url('admin-post.php')));
+            echo '<input type="hidden" name="action" value="licensegate_remove">';
+            wp_nonce_field('licensegate_remove');
+            printf(
+                '<p>%s</p>',
+                esc_html__('Moving this site, or giving the license to another one? Remove it here first: this frees the site it holds.', 'licensegate'),
+            );
+            submit_button(__('Remove the license from this site', 'licensegate'), 'secondary', 'licensegate-remove');
+            echo '</form>';
+        }
         printf(
             '<p>%s <strong>%s</strong></p></div>',
             esc_html__('Status:', 'licensegate'),
