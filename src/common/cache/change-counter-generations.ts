@@ -1,6 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { PeriodicTask } from '../periodic-task.js';
+import { JOBS } from '../jobs.js';
 import { ProjectGenerations } from './generations.js';
 
 /**
@@ -17,7 +18,7 @@ export const UNSHARED_MAX_AGE_MS = 5000;
 type Counter = { change_seq: number | string };
 
 /** How often the watched projects' change counters are read. */
-const CHANGES_POLL_MS = 1000;
+const CHANGES_POLL_MS = JOBS.changeCounters.everyMs;
 /** Projects whose counters one statement reads. */
 const CHANGES_CHUNK = 500;
 /** Projects watched at most; past it, every project starts a new generation and is watched afresh. */
@@ -46,9 +47,8 @@ export class ChangeCounterGenerations extends ProjectGenerations implements OnAp
     super();
     this.changes = dataSource
       ? new PeriodicTask({
-          name: "read the projects' change counters",
+          ...JOBS.changeCounters, // never started: runNow() from check
           logger: this.logger,
-          everyMs: CHANGES_POLL_MS, // never started: runNow() from check
           run: () => this.readChanges(),
         })
       : null;
