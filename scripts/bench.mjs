@@ -603,6 +603,21 @@ async function analyticsPair(url, info, basePort) {
   }
 }
 
+/** A floor server of scripts/ (`script`) answering `answer` on `port`, with `npm start`'s node flags. */
+const floor = (script, answer, port) =>
+  spawn(
+    process.execPath,
+    [...startFlags(), new URL(`./${script}`, import.meta.url).pathname, JSON.stringify(answer), String(port)],
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+  );
+
+/** Resolves when the floor server says it listens. */
+const ready = (child, what) =>
+  new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', () => reject(new Error(`${what} did not start`)));
+  });
+
 /**
  * has-paid (license + domain) against a bare node:http server that answers every call with the bytes
  * has-paid answered for the first license of the pool (status, headers, body), in alternating rounds
@@ -623,20 +638,8 @@ async function barePair(url, info, basePort) {
     const headers = {};
     for (const [name, value] of sample.headers)
       if (!['date', 'connection', 'keep-alive'].includes(name)) headers[name] = value;
-    bare = spawn(
-      process.execPath,
-      [
-        ...startFlags(),
-        new URL('./bare-server.mjs', import.meta.url).pathname,
-        JSON.stringify({ status: sample.status, headers, body }),
-        String(basePort + 1),
-      ],
-      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
-    );
-    await new Promise((resolve, reject) => {
-      bare.once('message', resolve);
-      bare.once('exit', () => reject(new Error('the bare server did not start')));
-    });
+    bare = floor('bare-server.mjs', { status: sample.status, headers, body }, basePort + 1);
+    await ready(bare, 'the bare server');
     log(`bare server answers ${sample.status}, ${Buffer.byteLength(body)} bytes: ${body}`);
     const scenario = { name: 'has-paid (license + domain)', ...runtime(info, '') };
     await alternating(
@@ -677,20 +680,8 @@ async function nestPair(url, info, basePort) {
         !name.startsWith('x-ratelimit')
       )
         headers[name] = value;
-    nest = spawn(
-      process.execPath,
-      [
-        ...startFlags(),
-        new URL('./stock-nest.mjs', import.meta.url).pathname,
-        JSON.stringify({ status: sample.status, headers, body }),
-        String(basePort + 1),
-      ],
-      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
-    );
-    await new Promise((resolve, reject) => {
-      nest.once('message', resolve);
-      nest.once('exit', () => reject(new Error('the stock Nest app did not start')));
-    });
+    nest = floor('stock-nest.mjs', { status: sample.status, headers, body }, basePort + 1);
+    await ready(nest, 'the stock Nest app');
     log(`stock Nest app answers ${sample.status}, ${Buffer.byteLength(body)} bytes: ${body}`);
     const scenario = { name: 'GET /', method: 'GET', path: '/api/v1/' };
     await alternating(
