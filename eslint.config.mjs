@@ -6,15 +6,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: [
-      'dist/',
-      'sdk/dist/',
-      'coverage/',
-      'data/',
-      'node_modules/',
-      'test/generated/',
-      'console/dist/',
-    ],
+    ignores: ['dist/', 'sdk/dist/', 'coverage/', 'data/', 'node_modules/', 'generated/', 'console/dist/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

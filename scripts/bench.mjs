@@ -2,7 +2,9 @@
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
 //                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N
 //                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair --no-analytics-pair
-//                  --no-bare-pair --pairs-only]
+//                  --no-bare-pair --no-nest-pair --pairs-only]
+// npm run bench -- --only 'GET / nest' --no-growth --no-redis-pair --pair-rounds 5: only GET / against a stock
+//                  NestJS app answering the same bytes (at least 0.7 × at the defaults), and the list scenarios.
 // npm run bench -- --only 'has-paid bare' --no-growth --no-redis-pair --pair-rounds 5: only has-paid against a
 //                  bare node:http server answering the same bytes (issue 31: at least 0.5 ×).
 // npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
@@ -49,6 +51,7 @@ const opts = {
   signedPair: !args.includes('--no-signed-pair'),
   analyticsPair: !args.includes('--no-analytics-pair'),
   barePair: !args.includes('--no-bare-pair'),
+  nestPair: !args.includes('--no-nest-pair'),
   pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
   pairsOnly: args.includes('--pairs-only'),
@@ -332,7 +335,8 @@ function startServer(url, port, extraEnv = {}, root = null) {
 }
 
 async function waitReady(port) {
-  for (let i = 0; i < 200; i++) {
+  // Up to a minute: a shared machine under load starts the service slowly.
+  for (let i = 0; i < 600; i++) {
     try {
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
       if (res.ok) return;
@@ -497,6 +501,12 @@ function scenarios(info) {
       path: `/api/v1/project/${info.projectId}/licenses`,
       headers: () => ({ 'x-api-key': info.apiKey }),
     },
+    {
+      name: 'GET /project/{id}/licenses?per_page=50',
+      method: 'GET',
+      path: `/api/v1/project/${info.projectId}/licenses?per_page=50`,
+      headers: () => ({ 'x-api-key': info.apiKey }),
+    },
   ];
 }
 
@@ -593,6 +603,21 @@ async function analyticsPair(url, info, basePort) {
   }
 }
 
+/** A floor server of scripts/ (`script`) answering `answer` on `port`, with `npm start`'s node flags. */
+const floor = (script, answer, port) =>
+  spawn(
+    process.execPath,
+    [...startFlags(), new URL(`./${script}`, import.meta.url).pathname, JSON.stringify(answer), String(port)],
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+  );
+
+/** Resolves when the floor server says it listens. */
+const ready = (child, what) =>
+  new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', () => reject(new Error(`${what} did not start`)));
+  });
+
 /**
  * has-paid (license + domain) against a bare node:http server that answers every call with the bytes
  * has-paid answered for the first license of the pool (status, headers, body), in alternating rounds
@@ -613,20 +638,8 @@ async function barePair(url, info, basePort) {
     const headers = {};
     for (const [name, value] of sample.headers)
       if (!['date', 'connection', 'keep-alive'].includes(name)) headers[name] = value;
-    bare = spawn(
-      process.execPath,
-      [
-        ...startFlags(),
-        new URL('./bare-server.mjs', import.meta.url).pathname,
-        JSON.stringify({ status: sample.status, headers, body }),
-        String(basePort + 1),
-      ],
-      { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
-    );
-    await new Promise((resolve, reject) => {
-      bare.once('message', resolve);
-      bare.once('exit', () => reject(new Error('the bare server did not start')));
-    });
+    bare = floor('bare-server.mjs', { status: sample.status, headers, body }, basePort + 1);
+    await ready(bare, 'the bare server');
     log(`bare server answers ${sample.status}, ${Buffer.byteLength(body)} bytes: ${body}`);
     const scenario = { name: 'has-paid (license + domain)', ...runtime(info, '') };
     await alternating(
@@ -638,6 +651,48 @@ async function barePair(url, info, basePort) {
     );
   } finally {
     for (const child of [server, bare]) {
+      if (!child || child.exitCode !== null) continue;
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }
+}
+
+/**
+ * GET /api/v1/ against a stock NestJS application on Express (scripts/stock-nest.mjs) answering the
+ * same body and headers, in alternating rounds: what a management call pays beyond Nest's own
+ * pipeline. The service runs at its defaults (LOG_LEVEL info: one access line per request, to
+ * /dev/null here), so the access log's cost is in the figure (docs/benchmarks.md#the-management-path-against-a-stock-nest-app).
+ */
+async function nestPair(url, info, basePort) {
+  const server = startServer(url, basePort, { LOG_LEVEL: 'info' });
+  let nest = null;
+  try {
+    await waitReady(basePort);
+    const sample = await fetch(`http://127.0.0.1:${basePort}/api/v1/`, {
+      headers: { accept: 'application/json' },
+    });
+    const body = await sample.text();
+    const headers = {};
+    for (const [name, value] of sample.headers)
+      if (
+        !['date', 'connection', 'keep-alive', 'x-request-id'].includes(name) &&
+        !name.startsWith('x-ratelimit')
+      )
+        headers[name] = value;
+    nest = floor('stock-nest.mjs', { status: sample.status, headers, body }, basePort + 1);
+    await ready(nest, 'the stock Nest app');
+    log(`stock Nest app answers ${sample.status}, ${Buffer.byteLength(body)} bytes: ${body}`);
+    const scenario = { name: 'GET /', method: 'GET', path: '/api/v1/' };
+    await alternating(
+      `GET / against a stock NestJS 12 + Express app answering the same bytes, the service at LOG_LEVEL=info: ${opts.pairRounds} alternating rounds of ${opts.duration} s each`,
+      [
+        { name: 'stock Nest', port: basePort + 1, scenario, pid: nest.pid },
+        { name: 'GET / (LicenseGate)', port: basePort, scenario, pid: server.pid },
+      ],
+    );
+  } finally {
+    for (const child of [server, nest]) {
       if (!child || child.exitCode !== null) continue;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -1056,6 +1111,8 @@ try {
     await signedPair(main.url, info, port + 4);
   if (opts.barePair && opts.workers === 1 && (!opts.only || 'has-paid bare'.includes(opts.only)))
     await barePair(main.url, info, port + 6);
+  if (opts.nestPair && opts.workers === 1 && (!opts.only || 'GET / nest'.includes(opts.only)))
+    await nestPair(main.url, info, port + 8);
   if (opts.analyticsPair && opts.workers === 1 && (!opts.only || 'has-paid analytics'.includes(opts.only)))
     await analyticsPair(main.url, info, port + 5);
   if (opts.redisPair && opts.workers === 1) await redisPair(main.url, info, port + 2);

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { AppModule } from './app.module.js';
 import { setupApp } from './app.setup.js';
 import { AppConfig, ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
+import { listening, sayListening } from './common/logging/listening.js';
 
 function configOrExit(): AppConfig {
   loadEnvFile();
@@ -22,20 +23,6 @@ function configOrExit(): AppConfig {
     }
     throw error;
   }
-}
-
-/** Where the API, its docs and (unless CONSOLE_ENABLED=false) the console are, once the server listens on `port`. */
-function listening(port: number, consoleEnabled: boolean) {
-  const base = `http://localhost:${port}`;
-  const where = { api: `${base}/api/v1/`, docs: `${base}/api/docs` };
-  if (!consoleEnabled)
-    return { msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}`, ...where };
-  const consoleUrl = `${base}/console/`;
-  return {
-    msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}, the console at ${consoleUrl}`,
-    ...where,
-    console: consoleUrl,
-  };
 }
 
 /** A port another process holds: one line saying what to do, not a stack trace. */
@@ -109,6 +96,7 @@ async function serve(config: AppConfig, announce: boolean): Promise<void> {
       config.env.CONSOLE_ENABLED,
     );
     new Logger('LicenseGate').log(where, msg);
+    sayListening(msg);
   }
 }
 
@@ -134,6 +122,7 @@ function supervise(workers: number, env: AppConfig['env']): void {
   cluster.once('listening', (_worker, address) => {
     const { msg, ...where } = listening(address.port, env.CONSOLE_ENABLED);
     pino({ level: env.LOG_LEVEL }).info({ context: 'LicenseGate', workers, ...where }, msg);
+    sayListening(msg);
   });
   cluster.on('message', (_worker, message: { portInUse?: number }) => {
     if (message?.portInUse === undefined || stopping) return;

@@ -1,7 +1,7 @@
 // The console talks to the API only through this client, generated from openapi.json
-// (test/generated/openapi.d.ts, `npm run openapi:types`): paths, parameters and bodies are typed.
+// (generated/openapi.d.ts, `npm run openapi:types`): paths, parameters and bodies are typed.
 import createClient from 'openapi-fetch';
-import type { components, paths } from '../../test/generated/openapi';
+import type { components, paths } from '../../generated/openapi';
 
 export type Schemas = components['schemas'];
 export type Project = Schemas['Project'];

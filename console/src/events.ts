@@ -2,7 +2,7 @@
 // each list is the keys of a Record over the generated type, so a type the API adds or drops fails
 // `npm run typecheck` until the console follows.
 import type { Schemas } from './api';
-import type { paths } from '../../test/generated/openapi';
+import type { paths } from '../../generated/openapi';
 
 type AuditQuery = NonNullable<paths['/api/v1/audit-log']['get']['parameters']['query']>;
 export type AuditAction = NonNullable<AuditQuery['action']>;

@@ -4,7 +4,7 @@ import { fromHex, LG1_SCRYPT, scrypt, toHex } from '../src/index.js';
 
 const hex = (s: string) => s.replace(/\s+/g, '');
 
-describe('scrypt (RFC 7914 on WebCrypto PBKDF2 + Salsa20/8)', () => {
+describe('scrypt (RFC 7914, from @noble/hashes)', () => {
   it('runs on the WebCrypto of this runtime', () => {
     expect(typeof globalThis.crypto?.subtle?.deriveBits).toBe('function');
   });

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { RefusalReason } from '../common/http/errors.js';
+import { JOBS } from '../common/jobs.js';
 import { PeriodicTask } from '../common/periodic-task.js';
 import { Clock } from '../common/time.js';
 import { AppConfig } from '../config/app-config.js';
@@ -10,9 +11,6 @@ import { UnitOfWork } from '../database/unit-of-work.js';
 export type Outcome = 'paid' | 'unpaid' | 'refused';
 
 const HOUR_MS = 3_600_000;
-/** At least every 10 s (docs/analytics.md#cost): one upsert statement per 200 rows, whatever the traffic. */
-export const ANALYTICS_FLUSH_MS = 5_000;
-const PRUNE_EVERY_MS = HOUR_MS;
 /** Rows per upsert statement: 7 parameters each, far below SQLite's and MySQL's limits. */
 const CHUNK = 200;
 
@@ -22,7 +20,7 @@ export const hourKey = (ms: number): string =>
 
 /**
  * Every runtime answer counted in memory by (project, UTC hour, outcome, reason, domain, country) and
- * added to runtime_answers by a flush every ANALYTICS_FLUSH_MS, on shutdown too, one upsert per row
+ * added to runtime_answers by a flush every JOBS.analyticsFlush.everyMs, on shutdown too, one upsert per row
  * (docs/analytics.md). Instances add to the same rows, so the totals are exact sums across them; a
  * flush the database did not take keeps its counts, and one whose COMMIT went unanswered is not
  * counted twice (database/flushed-counts.ts). Rows past ANALYTICS_RETENTION_DAYS are pruned hourly.
@@ -53,16 +51,13 @@ export class AnalyticsCounts implements OnModuleInit, OnApplicationShutdown {
       () => clock.nowMs(),
     );
     this.flusher = new PeriodicTask({
-      name: 'write the analytics counts (kept in memory meanwhile)',
+      ...JOBS.analyticsFlush,
       logger: this.logger,
-      everyMs: ANALYTICS_FLUSH_MS,
       run: () => this.counts.flush(),
     });
     this.pruner = new PeriodicTask({
-      name: 'prune the analytics',
+      ...JOBS.analyticsPruning,
       logger: this.logger,
-      everyMs: PRUNE_EVERY_MS,
-      firstAfterMs: 60_000,
       run: () => this.prune(),
     });
   }

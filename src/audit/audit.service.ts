@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { In, LessThan, Repository, SelectQueryBuilder } from 'typeorm';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import { PeriodicTask } from '../common/periodic-task.js';
+import { JOBS } from '../common/jobs.js';
 import { AppConfig } from '../config/app-config.js';
 import { CursorPage, Cursors } from '../database/pagination.js';
 import { AuditEventEntity, Changes } from './audit-event.entity.js';
@@ -58,7 +59,6 @@ export function toAuditItem(row: AuditEventEntity): AuditItem {
 /** The rows a scope sees: the account's, and of those one project's when the scope names one. */
 export type AuditReadScope = Pick<AuditScope, 'owner_id'> & { project_id: number | null };
 
-const PRUNE_EVERY_MS = 60 * 60 * 1000;
 const PRUNE_BATCH = 1000;
 
 /** Reading the audit log, and pruning it past AUDIT_RETENTION_DAYS (docs/decisions.md#audit-log). */
@@ -67,10 +67,8 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly logger = new Logger('AuditLog');
   // A minute after start (not during it), then hourly; the first failure is logged, then the recovery.
   private readonly pruning = new PeriodicTask({
-    name: 'prune the audit log',
+    ...JOBS.auditPruning,
     logger: this.logger,
-    everyMs: PRUNE_EVERY_MS,
-    firstAfterMs: 60_000,
     run: async () => {
       const pruned = await this.prune();
       if (pruned > 0)

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, EntityManager, Repository } from 'typeorm';
 import { PeriodicTask } from '../common/periodic-task.js';
+import { JOBS } from '../common/jobs.js';
 import { addDays, Clock } from '../common/time.js';
 import { AppConfig } from '../config/app-config.js';
 import { databaseFailure } from '../database/db-errors.js';
@@ -37,10 +38,8 @@ export class LicenseLifecycle implements OnApplicationBootstrap, OnApplicationSh
     private readonly config: AppConfig,
   ) {
     this.task = new PeriodicTask({
-      name: 'send expiry notices',
+      ...JOBS.expiryNotices(config.env),
       logger: new Logger('LicenseLifecycle'),
-      everyMs: config.env.LICENSE_EXPIRY_POLL_MS,
-      firstAfterMs: 0,
       run: async () => {
         await this.tick();
       },

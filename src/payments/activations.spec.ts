@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { ProjectGenerations } from '../common/cache/generations.js';
+import type { ProjectGenerations } from '../common/cache/generations.js';
+import { RedisGenerations } from '../common/cache/redis-generations.js';
 import type { RedisService } from '../common/cache/redis.js';
 import { countingDatabase } from '../../test/utils/counting-db.js';
 import { Activations } from './activations.js';
@@ -81,7 +82,7 @@ describe('Activations', () => {
 
   it('remembers nothing while the generation cannot be trusted (Redis away): every call asks the database', async () => {
     // With a Redis client but no confirmed subscription, current() is null.
-    const untrusted = new ProjectGenerations({
+    const untrusted = new RedisGenerations({
       client: {},
       key: (name: string) => name,
     } as unknown as RedisService);

@@ -5,6 +5,7 @@ import { GenerationCache, SharedLoads } from '../common/cache/generation-cache.j
 import { ProjectGenerations } from '../common/cache/generations.js';
 import type { MaybePromise } from '../common/maybe-promise.js';
 import { PeriodicTask } from '../common/periodic-task.js';
+import { JOBS } from '../common/jobs.js';
 import { sqlDatetime } from '../common/time.js';
 import { affectedRows, CONTENDED } from '../database/affected-rows.js';
 import { databaseFailure, isUniqueViolation } from '../database/db-errors.js';
@@ -42,7 +43,6 @@ interface KnownActivation {
 const SEEN_EVERY_MS = 30_000;
 /** Activations per last_seen_at statement. */
 const SEEN_CHUNK = 200;
-const SEEN_WRITE_MS = 1000;
 const PRUNE_EVERY_MS = 600_000;
 const TOTAL_SQL = 'SELECT COUNT(*) FROM license_activations WHERE license_id = ?';
 
@@ -82,9 +82,8 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
     this.mysql = dataSource.options.type !== 'better-sqlite3';
     this.knownActivations = new GenerationCache(generations, { max: 200_000 });
     this.task = new PeriodicTask({
-      name: 'write last_seen_at',
+      ...JOBS.lastSeenWrites,
       logger: this.logger,
-      everyMs: SEEN_WRITE_MS,
       run: async () => {
         await this.writeSeen();
         await this.pruneDays();

@@ -1,6 +1,5 @@
 import { describe, expect, it, jest } from '@jest/globals';
-import { ProjectGenerations } from '../common/cache/generations.js';
-import type { RedisService } from '../common/cache/redis.js';
+import { ChangeCounterGenerations } from '../common/cache/change-counter-generations.js';
 import type { DomainsService } from '../domains/domains.service.js';
 import type { LicenseEntity } from '../licenses/license.entity.js';
 import type { LicensesService } from '../licenses/licenses.service.js';
@@ -28,10 +27,7 @@ function world() {
     locked_at: null,
     default_redirect_url: null,
   } as unknown as ProjectEntity;
-  const generations = new ProjectGenerations({
-    client: null,
-    key: (name: string) => name,
-  } as unknown as RedisService);
+  const generations = new ChangeCounterGenerations();
   const state = {
     licenseReads: 0,
     hookAt: 1,

@@ -1,13 +1,13 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { PeriodicTask } from '../common/periodic-task.js';
+import { JOBS } from '../common/jobs.js';
 import { databaseFailure } from '../database/db-errors.js';
 import { FlushedCounts } from '../database/flushed-counts.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 
 /** Rows per flush statement (SQLite allows 500 terms in one compound SELECT). */
 const FLUSH_CHUNK = 200;
-const FLUSH_MS = 1000;
 
 /**
  * The calls of licenses without a daily limit, counted in memory and added to license_usage once a
@@ -31,9 +31,8 @@ export class UsageFlush implements OnModuleInit, OnApplicationShutdown {
         await manager.query(...this.upsert(counts.slice(i, i + FLUSH_CHUNK)));
     });
     this.task = new PeriodicTask({
-      name: 'write the usage counts',
+      ...JOBS.usageFlush,
       logger: this.logger,
-      everyMs: FLUSH_MS,
       run: async () => {
         if (this.usage.size > 0) await this.usage.flush();
       },

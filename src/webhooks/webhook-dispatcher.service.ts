@@ -8,6 +8,7 @@ import { databaseFailure } from '../database/db-errors.js';
 import { UnitOfWork } from '../database/unit-of-work.js';
 import { AppConfig } from '../config/app-config.js';
 import { PeriodicTask } from '../common/periodic-task.js';
+import { JOBS } from '../common/jobs.js';
 import { Clock } from '../common/time.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { postWebhook } from './post-webhook.js';
@@ -63,9 +64,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     // The first failed fill of a run of them (the database away: every poll fails until it is back) and
     // the first fill that works again are logged, not every poll in between.
     this.poll = new PeriodicTask({
-      name: 'dispatch webhooks',
+      ...JOBS.webhookDispatch(config.env),
       logger: this.logger,
-      everyMs: config.env.WEBHOOK_POLL_MS,
       run: () => this.fill(),
       lines: {
         failing: (error) => [

@@ -107,7 +107,7 @@ describe('console/src', () => {
       ),
     );
     expect(elsewhere).toEqual([]);
-    expect(readFileSync('console/src/api.ts', 'utf8')).toContain("from '../../test/generated/openapi'");
+    expect(readFileSync('console/src/api.ts', 'utf8')).toContain("from '../../generated/openapi'");
   });
 });
 

@@ -3,13 +3,13 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
-import type { components } from '../generated/openapi.js';
+import type { components } from '../../generated/openapi.js';
 import { makeAccount, makeApiKey, makeProject, uniqueToken } from '../factories/index.js';
 import { createApiClient, schemaProblems } from '../utils/openapi-client.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
- * The generated client types (test/generated/openapi.d.ts, from openapi.json) against the running
+ * The generated client types (generated/openapi.d.ts, from openapi.json) against the running
  * app: tsc checks the calls and the fields read below, and every answer is checked against the schema
  * openapi.json gives for its operation and status.
  */

@@ -160,7 +160,6 @@ const countBy = (xs: string[]) =>
 
 describe('webhooks', () => {
   let t: TestApp;
-  const extraApps: TestApp[] = [];
   const extraDbs: Array<{ drop: () => Promise<void> }> = [];
   const children: ChildProcess[] = [];
 
@@ -175,7 +174,6 @@ describe('webhooks', () => {
   });
 
   afterAll(async () => {
-    for (const app of extraApps.splice(0).reverse()) await app.close().catch(() => undefined);
     await t?.close();
     for (const db of extraDbs.splice(0)) await db.drop().catch(() => undefined);
   });
@@ -621,8 +619,8 @@ describe('webhooks', () => {
     let c: TestApp;
     beforeAll(async () => {
       c = await createTestApp(ENV, { clock });
-      extraApps.push(c);
     }, 120_000);
+    afterAll(async () => c?.close());
     // Each test starts at the real time: events are stamped by the clock.
     beforeEach(() => clock.set(new Date()));
 
@@ -898,7 +896,6 @@ describe('webhooks', () => {
     beforeAll(async () => {
       const { WEBHOOK_ALLOW_PRIVATE: _drop, ...rest } = ENV;
       s = await createTestApp(rest);
-      extraApps.push(s);
       expect(s.config.env.WEBHOOK_ALLOW_PRIVATE).toBe(false);
       // Every lookup, on write and when a delivery connects, goes through here.
       s.app.get(WebhookTargets).resolve = (host: string) => {
@@ -913,6 +910,7 @@ describe('webhooks', () => {
         return Promise.resolve(answer);
       };
     });
+    afterAll(async () => s?.close());
     afterEach(() => {
       dns = {};
       asked.length = 0;
@@ -1155,9 +1153,15 @@ describe('webhooks', () => {
       extraDbs.push(db);
       return db.url;
     }
+    // Each test's apps are closed when it ends: their dispatchers would poll on through the next
+    // tests, and every open app holds a listener per shutdown signal on this process.
+    const apps: TestApp[] = [];
+    afterEach(async () => {
+      for (const a of apps.splice(0).reverse()) await a.close().catch(() => undefined);
+    });
     async function app(env: Record<string, string>, databaseUrl: string, clock?: ManualClock) {
       const a = await createTestApp(env, { databaseUrl, clock });
-      extraApps.push(a);
+      apps.push(a);
       return a;
     }
 
@@ -1174,7 +1178,7 @@ describe('webhooks', () => {
       await sleep(500);
       expect(rx.hits).toHaveLength(0);
       await a.app.close();
-      extraApps.splice(extraApps.indexOf(a), 1);
+      apps.splice(apps.indexOf(a), 1);
 
       const b = await app(ENV, url);
       await received(rx, 7, secret);

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../../src/audit/audit-log.service.js';
-import { ProjectGenerations } from '../../src/common/cache/generations.js';
-import type { RedisService } from '../../src/common/cache/redis.js';
+import { ChangeCounterGenerations } from '../../src/common/cache/change-counter-generations.js';
+import type { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { Clock } from '../../src/common/time.js';
 import { dataSourceOptions } from '../../src/database/data-source-options.js';
 import { UnitOfWork } from '../../src/database/unit-of-work.js';
@@ -32,10 +32,7 @@ export async function countingDatabase() {
   const unit = new UnitOfWork(ds);
   unit.onModuleInit();
   /** Without Redis: trusted, moved by bump(). */
-  const generations = new ProjectGenerations({
-    client: null,
-    key: (name: string) => name,
-  } as unknown as RedisService);
+  const generations: ProjectGenerations = new ChangeCounterGenerations();
   const changes = (known = generations) =>
     new ProjectChanges(unit, new AuditLog(unit), new WebhookOutbox(new Clock()), known);
   const project = { id: 1, webhook_url: null } as ProjectEntity;

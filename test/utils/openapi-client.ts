@@ -1,4 +1,4 @@
-import type { paths } from '../generated/openapi.js';
+import type { paths } from '../../generated/openapi.js';
 
 /*
  * A typed fetch over the generated `paths` (npm run openapi:types): the path, its parameters, the JSON

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type AuditEvent, type Page, unwrap } from '../api';
 import { type Access, PageHeading } from '../app';
 import { ErrorMessage, Field, isoFromLocal, Loading, show, useForm, when } from '../ui';
-import type { paths } from '../../../test/generated/openapi';
+import type { paths } from '../../../generated/openapi';
 import { AUDIT_ACTIONS, RESOURCE_TYPES } from '../events';
 
 type Query = NonNullable<paths['/api/v1/audit-log']['get']['parameters']['query']>;

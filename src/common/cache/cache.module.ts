@@ -1,10 +1,14 @@
 import { CacheModule as ReadCacheStoreModule } from '@nestjs/cache-manager';
 import { Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { createKeyvNonBlocking } from '@keyv/redis';
 import { Keyv } from 'keyv';
 import { AppConfig } from '../../config/app-config.js';
+import { ChangeCounterGenerations } from './change-counter-generations.js';
 import { ProjectGenerations } from './generations.js';
 import { LruStore } from './lru-store.js';
+import { RedisService } from './redis.js';
+import { RedisGenerations } from './redis-generations.js';
 import { RedisModule } from './redis.module.js';
 
 /** The read cache's store: Redis when configured (shared by every instance), else a bounded LRU. */
@@ -44,7 +48,16 @@ function cacheStore(config: AppConfig): Keyv {
       }),
     }),
   ],
-  providers: [ProjectGenerations],
+  providers: [
+    {
+      // How instances hear of each other's writes: Redis's pub/sub when configured, else the projects'
+      // change counters (generations.ts).
+      provide: ProjectGenerations,
+      inject: [RedisService, { token: DataSource, optional: true }],
+      useFactory: (redis: RedisService, dataSource?: DataSource): ProjectGenerations =>
+        redis.client ? new RedisGenerations(redis) : new ChangeCounterGenerations(dataSource),
+    },
+  ],
   exports: [ProjectGenerations, ReadCacheStoreModule],
 })
 export class CacheModule {}

@@ -1,14 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { GenerationCache, SharedLoads } from './generation-cache.js';
-import { ProjectGenerations } from './generations.js';
-import type { RedisService } from './redis.js';
+import { ChangeCounterGenerations } from './change-counter-generations.js';
 
 /** Without Redis and without a database: generations move only on bump(). */
 function cache() {
-  const generations = new ProjectGenerations({
-    client: null,
-    key: (name: string) => name,
-  } as unknown as RedisService);
+  const generations = new ChangeCounterGenerations();
   return { generations, cache: new GenerationCache<string, { n: number }>(generations, { max: 2 }) };
 }
 

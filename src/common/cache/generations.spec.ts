@@ -1,8 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { ProjectGenerations, UNSHARED_MAX_AGE_MS } from './generations.js';
-import type { RedisService } from './redis.js';
+import { ChangeCounterGenerations, UNSHARED_MAX_AGE_MS } from './change-counter-generations.js';
 
 /** Without Redis, over a database whose projects' change counters the test sets. */
 function unshared() {
@@ -15,8 +14,7 @@ function unshared() {
       return ids.filter((id) => counters.has(id)).map((id) => ({ id, change_seq: String(counters.get(id)) }));
     },
   } as unknown as DataSource;
-  const redis = { client: null, key: (name: string) => name } as unknown as RedisService;
-  const generations = new ProjectGenerations(redis, dataSource);
+  const generations = new ChangeCounterGenerations(dataSource);
   let now = 1_000_000;
   generations.now = () => now;
   /** Moves the clock and makes one call for `project`, which reads the counters when they are due; waits for that read. */

@@ -1,6 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { ProjectGenerations } from './generations.js';
+import { ChangeCounterGenerations } from './change-counter-generations.js';
+import { RedisGenerations } from './redis-generations.js';
 import type { RedisService } from './redis.js';
 
 /** A Redis stand-in: counters bumped by the scripts' INCR, what they PUBLISH, and a switch that makes writes fail while "connected". */
@@ -27,7 +28,7 @@ describe('ProjectGenerations with Redis', () => {
   it('never hands out a pre-failure shared generation after a bump Redis refused while connected, and says so', async () => {
     const warned = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const { redis, state, published } = fakeRedis();
-    const generations = new ProjectGenerations(redis);
+    const generations = new RedisGenerations(redis);
     const before = await generations.shared(7);
     state.failWrites = true;
     await generations.bump(7); // the write committed, but its bump was refused
@@ -47,17 +48,14 @@ describe('ProjectGenerations with Redis', () => {
   });
 
   it('trusts nothing cached in process until its subscription is confirmed', () => {
-    const generations = new ProjectGenerations(fakeRedis().redis);
+    const generations = new RedisGenerations(fakeRedis().redis);
     expect(generations.current(7)).toBeNull();
   });
 });
 
 describe('ProjectGenerations without Redis', () => {
   it('answers from memory, and a bump makes the project, and only it, stale at once', async () => {
-    const generations = new ProjectGenerations({
-      client: null,
-      key: (name: string) => name,
-    } as unknown as RedisService);
+    const generations = new ChangeCounterGenerations();
     const seven = generations.current(7);
     const eight = generations.current(8);
     expect(seven).not.toBeNull();

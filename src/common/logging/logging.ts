@@ -7,6 +7,7 @@ import { httpLogger, inRequestLog } from './pino-nest.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { logLinesDropped, runtimeChecks } from '../../metrics/metrics.js';
 import { PeriodicTask } from '../periodic-task.js';
+import { JOBS } from '../jobs.js';
 
 type Env = AppConfig['env'];
 
@@ -169,8 +170,6 @@ export function runtimeRequestLog(env: Env): (req: Request, res: Response, next:
   };
 }
 
-const SUMMARY_MS = 60_000;
-
 /**
  * Once a minute, at info, what the runtime check answered meanwhile (by outcome) and how many log
  * lines were dropped: what a line per call would have said, at one line a minute. Read from the
@@ -180,9 +179,8 @@ const SUMMARY_MS = 60_000;
 export class RuntimeActivityLog implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RuntimeActivity');
   private readonly task = new PeriodicTask({
-    name: 'write the runtime summary',
+    ...JOBS.runtimeSummary,
     logger: this.logger,
-    everyMs: SUMMARY_MS,
     run: () => this.write(),
   });
   private last = new Map<string, number>();

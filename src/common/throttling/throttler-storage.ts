@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { growingLru } from '../cache/growing-lru.js';
 import { within } from '../cache/redis.js';
 import { PeriodicTask } from '../periodic-task.js';
+import { JOBS } from '../jobs.js';
 
 export interface Record_ {
   totalHits: number;
@@ -95,10 +96,10 @@ export class SharedThrottlerStorage implements CountingStorage, OnApplicationShu
   private readonly dirty = new Set<SharedWindow>();
   private warned = false;
   /** One sync at a time; calls that arrive meanwhile go in the next one, right after. */
+  // Every JOBS.throttlerSync.everyMs, sooner when half the slack is used.
   private readonly sync = new PeriodicTask({
-    name: 'send rate-limit counts to Redis',
+    ...JOBS.throttlerSync,
     logger: this.logger,
-    everyMs: SYNC_MS,
     run: async () => {
       // The calls of this tick go in one script.
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -288,8 +289,6 @@ interface SharedWindow {
 
 /** The slack of a limit: a twentieth, the calls an instance may admit that Redis has not counted yet. */
 const SLACK_DIVISOR = 20;
-/** How often an instance tells Redis what it admitted (sooner when half its slack is used). */
-const SYNC_MS = 200;
 /** A Redis that does not answer within this is taken as away: the waiting calls are counted in process. */
 const SYNC_DEADLINE_MS = 1000;
 /** Windows per script call. */

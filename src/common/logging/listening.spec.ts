@@ -1,0 +1,27 @@
+import { describe, expect, it } from '@jest/globals';
+import { listening, sayListening } from './listening.js';
+
+describe('the listening line', () => {
+  it('names the API, its docs and the console, or the first two when the console is off', () => {
+    expect(listening(3000, true)).toEqual({
+      msg: 'LicenseGate is listening: the API at http://localhost:3000/api/v1/, its docs at http://localhost:3000/api/docs, the console at http://localhost:3000/console/',
+      api: 'http://localhost:3000/api/v1/',
+      docs: 'http://localhost:3000/api/docs',
+      console: 'http://localhost:3000/console/',
+    });
+    expect(listening(8080, false)).toEqual({
+      msg: 'LicenseGate is listening: the API at http://localhost:8080/api/v1/, its docs at http://localhost:8080/api/docs',
+      api: 'http://localhost:8080/api/v1/',
+      docs: 'http://localhost:8080/api/docs',
+    });
+  });
+
+  it('is written as a plain sentence to a terminal, and not into piped stdout, which stays JSON lines', () => {
+    const written: string[] = [];
+    const write = (chunk: string) => written.push(chunk) > 0;
+    sayListening('LicenseGate is listening: the API at …', { isTTY: true, write });
+    expect(written).toEqual(['LicenseGate is listening: the API at …\n']);
+    sayListening('LicenseGate is listening: the API at …', { isTTY: false, write });
+    expect(written).toHaveLength(1);
+  });
+});
