@@ -55,11 +55,21 @@ describe('callingDomain', () => {
         host: 'app.localhost',
         local: true,
       });
+      // An IP literal names no host, but is a place (not the domain a license is pinned to).
       expect(callingDomain(request({ 'x-service-domain': '127.0.0.1' }))).toEqual({
         host: null,
         local: true,
+        ip: true,
       });
-      expect(callingDomain(request({ 'x-service-domain': 'not a host' })).host).toBeNull();
+      expect(callingDomain(request({ 'x-service-domain': '[2001:db8::1]' }))).toEqual({
+        host: null,
+        local: false,
+        ip: true,
+      });
+      expect(callingDomain(request({ 'x-service-domain': 'not a host' }))).toEqual({
+        host: null,
+        local: false,
+      });
     }
   });
 
