@@ -259,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a payment provider's event
-         * @description The connector's endpoint_url. The signature (Stripe-Signature, Paddle-Signature, X-Signature, or Standard Webhooks' webhook-* headers) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.
+         * @description The connector's endpoint_url. The signature (the provider's headers below) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.
          */
         post: operations["receivePaymentEvent"];
         delete?: never;
@@ -4255,18 +4255,18 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description polar, standard: v1,<base64> */
-                "webhook-signature"?: string;
-                /** @description polar, standard: unix seconds */
-                "webhook-timestamp"?: string;
-                /** @description polar, standard (Standard Webhooks) */
-                "webhook-id"?: string;
-                /** @description lemonsqueezy: hex HMAC-SHA256 of the body */
-                "X-Signature"?: string;
-                /** @description paddle: ts=<unix>;h1=<hex> */
-                "Paddle-Signature"?: string;
                 /** @description stripe: t=<unix>,v1=<hex> */
                 "Stripe-Signature"?: string;
+                /** @description paddle: ts=<unix>;h1=<hex> */
+                "Paddle-Signature"?: string;
+                /** @description lemonsqueezy: hex HMAC-SHA256 of the body */
+                "X-Signature"?: string;
+                /** @description polar, standard: the event id (Standard Webhooks) */
+                "webhook-id"?: string;
+                /** @description polar, standard: unix seconds */
+                "webhook-timestamp"?: string;
+                /** @description polar, standard: v1,<base64> */
+                "webhook-signature"?: string;
             };
             path: {
                 provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";

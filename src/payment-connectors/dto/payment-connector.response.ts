@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { LicenseTemplateDto, PROVIDER_NAMES } from './payment-connector.dto.js';
+import { PROVIDERS } from '../providers/registry.js';
+import { LicenseTemplateDto } from './payment-connector.dto.js';
 
 @ApiSchema({ name: 'PaymentConnector' })
 export class PaymentConnectorResponse {
@@ -9,7 +10,7 @@ export class PaymentConnectorResponse {
   @ApiProperty({ type: 'integer' })
   project_id: number;
 
-  @ApiProperty({ enum: PROVIDER_NAMES })
+  @ApiProperty({ enum: PROVIDERS })
   provider: string;
 
   @ApiProperty({ type: 'string', nullable: true })
