@@ -7,6 +7,7 @@ import { PaymentReceiptResponse } from './dto/payment-connector.response.js';
 import { PAYMENT_PROVIDERS, PROVIDERS } from './providers/registry.js';
 import {
   CONNECTOR_NOT_FOUND,
+  DeliveryOrigin,
   PaymentReceipts,
   Receipt,
   SIGNATURE_INVALID,
@@ -27,6 +28,13 @@ const SignatureHeaders = () => {
     ),
   );
 };
+
+/** Where a request comes from, for the audit rows of what its event changes. */
+export const deliveryOrigin = (req: Request & { id?: string }): DeliveryOrigin => ({
+  request_id: req.id ?? null,
+  ip: req.ip ?? null,
+  user_agent: req.headers['user-agent']?.slice(0, 512) ?? null,
+});
 
 /** The largest event accepted (the raw body is read before anything else: app.setup.ts). */
 export const MAX_PAYMENT_EVENT_BYTES = 1024 * 1024;
@@ -93,10 +101,6 @@ export class PaymentWebhooksController {
     @Req() req: Request & { id?: string },
   ): Promise<Receipt> {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    return this.receipts.receive(provider, token, req.headers, body, {
-      request_id: req.id ?? null,
-      ip: req.ip ?? null,
-      user_agent: req.headers['user-agent']?.slice(0, 512) ?? null,
-    });
+    return this.receipts.receive(provider, token, req.headers, body, deliveryOrigin(req));
   }
 }
