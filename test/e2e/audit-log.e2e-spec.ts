@@ -40,6 +40,8 @@ const WRITES = Object.entries(DOC.paths as Json)
 /** Writes that change nothing a user manages, and why they leave no audit row. */
 const NOT_AUDITED: Record<string, string> = {
   'POST /api/v1/project/has-paid': 'the runtime check: it only counts usage and activations',
+  'POST /api/v1/project/{project}/payment-connectors/{connector}/test-event':
+    'an event of a type that moves nothing: its event log row is checked in payment-test-event.e2e-spec.ts',
 };
 
 /** Writes made with a license key, not an API key: audited with the actor "license", checked where their feature is tested. */
