@@ -10,9 +10,7 @@ import {
 } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 import type { LicenseTemplate } from './dto/payment-connector.dto.js';
-
-export const PROVIDERS = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'standard'] as const;
-export type Provider = (typeof PROVIDERS)[number];
+import type { Provider } from './providers/registry.js';
 
 /**
  * A payment provider connected to a project (docs/payments.md): its events, signed with
@@ -28,6 +26,7 @@ export class PaymentConnectorEntity {
   @Column({ type: 'integer' })
   project_id: number;
 
+  /** One of the registry's names (providers/registry.ts), which its spec holds to 16 characters. */
   @Column({ type: 'varchar', length: 16 })
   provider: Provider;
 

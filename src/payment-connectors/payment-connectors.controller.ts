@@ -1,5 +1,6 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
@@ -16,9 +17,15 @@ import {
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreatePaymentConnectorDto, UpdatePaymentConnectorDto } from './dto/payment-connector.dto.js';
-import { PaymentConnectorResponse, PaymentEventResponse } from './dto/payment-connector.response.js';
+import {
+  PaymentConnectorResponse,
+  PaymentEventResponse,
+  PaymentTestEventResponse,
+} from './dto/payment-connector.response.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { PaymentConnectorsService, PaymentEventItem } from './payment-connectors.service.js';
+import { PaymentTestEvents, TestEventResult } from './payment-test-events.service.js';
+import { deliveryOrigin } from './payment-webhooks.controller.js';
 
 const NOT_IN_PROJECT = {
   status: 404,
@@ -37,6 +44,7 @@ export class PaymentConnectorsController {
   constructor(
     private readonly projects: ProjectsService,
     private readonly connectors: PaymentConnectorsService,
+    private readonly testEvents: PaymentTestEvents,
   ) {}
 
   @Get()
@@ -148,5 +156,28 @@ export class PaymentConnectorsController {
   ): Promise<CursorPage<PaymentEventItem>> {
     const { connector } = await this.connectors.findAccessible(principal, projectId, id);
     return this.connectors.eventLog(connector, query);
+  }
+
+  @Post(':connector/test-event')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'sendPaymentConnectorTestEvent',
+    summary: 'Send a test event through a payment connector',
+    description:
+      "An example event of the connector's provider, of a type that moves nothing, signed with the connector's signing_secret as the provider signs and received as the connector's endpoint receives a delivery: it is in the event log like any other, outcome `ignored`, and changes no paid state. No body. A refusal of the endpoint (404 while the connector is paused) is in http_status, not this call's status.",
+  })
+  @ApiIdParam('connector', 'Payment connector id')
+  @ApiEnvelope(PaymentTestEventResponse, {
+    description: "What the connector's endpoint answered, and what the event log says of the event",
+  })
+  @ApiErrors(FORBIDDEN.write, NOT_IN_PROJECT)
+  async testEvent(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('connector', IdPipe) id: number,
+    @Req() req: Request & { id?: string },
+  ): Promise<TestEventResult> {
+    const { connector } = await this.connectors.findAccessible(principal, projectId, id, { write: true });
+    return this.testEvents.send(connector, deliveryOrigin(req));
   }
 }

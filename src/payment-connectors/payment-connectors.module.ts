@@ -13,6 +13,7 @@ import { PaymentConnectorsService } from './payment-connectors.service.js';
 import { PaymentEventEntity } from './payment-event.entity.js';
 import { PaymentGrace } from './payment-grace.service.js';
 import { PaymentReceipts } from './payment-receipt.service.js';
+import { PaymentTestEvents } from './payment-test-events.service.js';
 import { PaymentWebhooksController } from './payment-webhooks.controller.js';
 
 /** Payment connectors: the resource, the endpoint providers send events to, and the grace scheduler. */
@@ -27,7 +28,7 @@ import { PaymentWebhooksController } from './payment-webhooks.controller.js';
     ProjectChangesModule,
   ],
   controllers: [PaymentConnectorsController, PaymentWebhooksController],
-  providers: [PaymentConnectorsService, PaymentReceipts, PaymentGrace],
+  providers: [PaymentConnectorsService, PaymentReceipts, PaymentTestEvents, PaymentGrace],
   exports: [PaymentGrace],
 })
 export class PaymentConnectorsModule {}

@@ -22,8 +22,9 @@ import {
   LicenseTemplateDto,
   UpdatePaymentConnectorDto,
 } from './dto/payment-connector.dto.js';
-import { PaymentConnectorEntity, Provider } from './payment-connector.entity.js';
+import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { PaymentEventEntity } from './payment-event.entity.js';
+import type { Provider } from './providers/registry.js';
 
 /** An accepted event as the API answers it. */
 export interface PaymentEventItem {

@@ -22,10 +22,10 @@ import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import type { WebhookEvent } from '../webhooks/webhook-events.js';
-import { PaymentConnectorEntity, PROVIDERS } from './payment-connector.entity.js';
+import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { PaymentEventEntity, PaymentOutcome, TargetKind } from './payment-event.entity.js';
-import { ProviderEvent, readEvent, shown } from './provider-events.js';
-import { verifySignature } from './provider-signatures.js';
+import { PaymentProvider, ProviderEvent, shown } from './providers/provider.js';
+import { providerNamed } from './providers/registry.js';
 
 /** The answer to an accepted delivery. */
 export interface Receipt {
@@ -87,7 +87,7 @@ export class PaymentReceipts {
     body: Buffer,
     origin: DeliveryOrigin,
   ): Promise<Receipt> {
-    const label = (PROVIDERS as readonly string[]).includes(provider) ? provider : 'unknown';
+    const label = providerNamed(provider) ? provider : 'unknown';
     try {
       const receipt = await this.handle(provider, token, headers, body, origin);
       paymentEvents.inc({ provider: label, outcome: receipt.outcome });
@@ -114,9 +114,9 @@ export class PaymentReceipts {
     body: Buffer,
     origin: DeliveryOrigin,
   ): Promise<Receipt> {
-    const connector = await this.find(provider, token);
+    const { connector, adapter } = await this.find(provider, token);
     const secret = openSecret(this.config.appKey, connector.signing_secret);
-    const verified = verifySignature(connector.provider, secret, headers, body, this.clock.nowMs());
+    const verified = adapter.verify(secret, headers, body, this.clock.nowMs());
     if (!verified.ok)
       throw new ApiError(HttpStatus.UNAUTHORIZED, `${SIGNATURE_INVALID}: ${verified.reason}.`);
     let payload: unknown;
@@ -127,12 +127,7 @@ export class PaymentReceipts {
     }
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
       throw new ApiError(HttpStatus.BAD_REQUEST, BODY_NOT_JSON);
-    const event = readEvent(
-      connector.provider,
-      payload as Record<string, unknown>,
-      body,
-      verified.headerEventId,
-    );
+    const event = adapter.read(payload as Record<string, unknown>, body, verified.headerEventId);
     if (!event || event.id.length > 255) throw new ApiError(HttpStatus.BAD_REQUEST, NO_EVENT_ID);
     // A redelivery of a stored event, answered without a unit of work; racing deliveries are told apart by the unique index.
     if (await this.events.existsBy({ connector_id: connector.id, provider_event_id: event.id }))
@@ -171,8 +166,12 @@ export class PaymentReceipts {
   }
 
   /** The active connector of `provider` whose token this is; one 404 for every other case (no oracle). */
-  private async find(provider: string, token: string): Promise<PaymentConnectorEntity> {
-    if (!(PROVIDERS as readonly string[]).includes(provider) || token.length < 32 || token.length > 128)
+  private async find(
+    provider: string,
+    token: string,
+  ): Promise<{ connector: PaymentConnectorEntity; adapter: PaymentProvider }> {
+    const adapter = providerNamed(provider);
+    if (!adapter || token.length < 32 || token.length > 128)
       throw new ApiError(HttpStatus.NOT_FOUND, CONNECTOR_NOT_FOUND);
     const connector = await this.connectors
       .createQueryBuilder('c')
@@ -181,7 +180,7 @@ export class PaymentReceipts {
       .getOne();
     if (!connector || connector.provider !== provider || !connector.is_active)
       throw new ApiError(HttpStatus.NOT_FOUND, CONNECTOR_NOT_FOUND);
-    return connector;
+    return { connector, adapter };
   }
 
   /** The event row first (it serialises deliveries of one event), then its effects, in one unit. */

@@ -1,16 +1,40 @@
-import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { applyDecorators, Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
 import { PaymentReceiptResponse } from './dto/payment-connector.response.js';
-import { PROVIDER_NAMES } from './dto/payment-connector.dto.js';
+import { PAYMENT_PROVIDERS, PROVIDERS } from './providers/registry.js';
 import {
   CONNECTOR_NOT_FOUND,
+  DeliveryOrigin,
   PaymentReceipts,
   Receipt,
   SIGNATURE_INVALID,
 } from './payment-receipt.service.js';
+
+/** Every provider's signature headers, once each, with the providers that send it (polar, standard: webhook-*). */
+const SignatureHeaders = () => {
+  const senders = new Map<string, { providers: string[]; description: string }>();
+  for (const provider of PAYMENT_PROVIDERS)
+    for (const { name, description } of provider.signatureHeaders) {
+      const entry = senders.get(name) ?? { providers: [], description };
+      entry.providers.push(provider.name);
+      senders.set(name, entry);
+    }
+  return applyDecorators(
+    ...[...senders].map(([name, { providers, description }]) =>
+      ApiHeader({ name, required: false, description: `${providers.join(', ')}: ${description}` }),
+    ),
+  );
+};
+
+/** Where a request comes from, for the audit rows of what its event changes. */
+export const deliveryOrigin = (req: Request & { id?: string }): DeliveryOrigin => ({
+  request_id: req.id ?? null,
+  ip: req.ip ?? null,
+  user_agent: req.headers['user-agent']?.slice(0, 512) ?? null,
+});
 
 /** The largest event accepted (the raw body is read before anything else: app.setup.ts). */
 export const MAX_PAYMENT_EVENT_BYTES = 1024 * 1024;
@@ -33,20 +57,11 @@ export class PaymentWebhooksController {
     operationId: 'receivePaymentEvent',
     summary: "Receive a payment provider's event",
     description:
-      "The connector's endpoint_url. The signature (Stripe-Signature, Paddle-Signature, X-Signature, or Standard Webhooks' webhook-* headers) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.",
+      "The connector's endpoint_url. The signature (the provider's headers below) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.",
     security: [],
   })
-  @ApiHeader({ name: 'Stripe-Signature', required: false, description: 'stripe: t=<unix>,v1=<hex>' })
-  @ApiHeader({ name: 'Paddle-Signature', required: false, description: 'paddle: ts=<unix>;h1=<hex>' })
-  @ApiHeader({
-    name: 'X-Signature',
-    required: false,
-    description: 'lemonsqueezy: hex HMAC-SHA256 of the body',
-  })
-  @ApiHeader({ name: 'webhook-id', required: false, description: 'polar, standard (Standard Webhooks)' })
-  @ApiHeader({ name: 'webhook-timestamp', required: false, description: 'polar, standard: unix seconds' })
-  @ApiHeader({ name: 'webhook-signature', required: false, description: 'polar, standard: v1,<base64>' })
-  @ApiParam({ name: 'provider', enum: PROVIDER_NAMES })
+  @SignatureHeaders()
+  @ApiParam({ name: 'provider', enum: PROVIDERS })
   @ApiParam({ name: 'token', description: "The token of the connector's endpoint_url" })
   @ApiBody({
     required: true,
@@ -86,10 +101,6 @@ export class PaymentWebhooksController {
     @Req() req: Request & { id?: string },
   ): Promise<Receipt> {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    return this.receipts.receive(provider, token, req.headers, body, {
-      request_id: req.id ?? null,
-      ip: req.ip ?? null,
-      user_agent: req.headers['user-agent']?.slice(0, 512) ?? null,
-    });
+    return this.receipts.receive(provider, token, req.headers, body, deliveryOrigin(req));
   }
 }

@@ -296,6 +296,13 @@ describe('typed client generated from openapi.json', () => {
         }),
       );
     expectDocumented(
+      'post',
+      '/api/v1/project/{project}/payment-connectors/{connector}/test-event',
+      await api('post', '/api/v1/project/{project}/payment-connectors/{connector}/test-event', {
+        params: connectorPath,
+      }),
+    );
+    expectDocumented(
       'get',
       '/api/v1/project/{project}/payment-connectors/{connector}/events',
       await api('get', '/api/v1/project/{project}/payment-connectors/{connector}/events', {

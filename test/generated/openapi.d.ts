@@ -259,7 +259,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a payment provider's event
-         * @description The connector's endpoint_url. The signature (Stripe-Signature, Paddle-Signature, X-Signature, or Standard Webhooks' webhook-* headers) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.
+         * @description The connector's endpoint_url. The signature (the provider's headers below) is checked over the raw body before it is parsed; timestamps more than 300 s from now are refused. 200 only once the event and its effects are stored; a redelivery answers `duplicate`.
          */
         post: operations["receivePaymentEvent"];
         delete?: never;
@@ -730,6 +730,26 @@ export interface paths {
         get: operations["listPaymentConnectorEvents"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{project}/payment-connectors/{connector}/test-event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event through a payment connector
+         * @description An example event of the connector's provider, of a type that moves nothing, signed with the connector's signing_secret as the provider signs and received as the connector's endpoint receives a delivery: it is in the event log like any other, outcome `ignored`, and changes no paid state. No body. A refusal of the endpoint (404 while the connector is paused) is in http_status, not this call's status.
+         */
+        post: operations["sendPaymentConnectorTestEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1844,6 +1864,34 @@ export interface components {
              * @example sub_1QdH6sGswQ2Dk9Lm
              */
             reference: string;
+        };
+        PaymentTestEvent: {
+            /**
+             * @description The event log's detail, or why the endpoint refused the event
+             * @example The event type customer.created is not one that moves has_paid.
+             */
+            detail: string;
+            /**
+             * @description The sample event's id, as the provider's own events carry it
+             * @example evt_1TkXb7Qr2mPz9LwD4nVc8HsE
+             */
+            event_id: string;
+            /**
+             * @description A type of the provider that moves nothing
+             * @example customer.created
+             */
+            event_type: string;
+            /**
+             * @description What the connector's endpoint answered: 200 once stored, 404 while the connector is paused (is_active false)
+             * @example 200
+             */
+            http_status: number;
+            /**
+             * @description As in the event log; null when the endpoint refused the event (nothing stored)
+             * @example ignored
+             * @enum {string|null}
+             */
+            outcome: "applied" | "ignored" | "duplicate" | null;
         };
         Project: {
             /**
@@ -4287,18 +4335,18 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description polar, standard: v1,<base64> */
-                "webhook-signature"?: string;
-                /** @description polar, standard: unix seconds */
-                "webhook-timestamp"?: string;
-                /** @description polar, standard (Standard Webhooks) */
-                "webhook-id"?: string;
-                /** @description lemonsqueezy: hex HMAC-SHA256 of the body */
-                "X-Signature"?: string;
-                /** @description paddle: ts=<unix>;h1=<hex> */
-                "Paddle-Signature"?: string;
                 /** @description stripe: t=<unix>,v1=<hex> */
                 "Stripe-Signature"?: string;
+                /** @description paddle: ts=<unix>;h1=<hex> */
+                "Paddle-Signature"?: string;
+                /** @description lemonsqueezy: hex HMAC-SHA256 of the body */
+                "X-Signature"?: string;
+                /** @description polar, standard: the event id (Standard Webhooks) */
+                "webhook-id"?: string;
+                /** @description polar, standard: unix seconds */
+                "webhook-timestamp"?: string;
+                /** @description polar, standard: v1,<base64> */
+                "webhook-signature"?: string;
             };
             path: {
                 provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
@@ -11736,6 +11784,153 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    sendPaymentConnectorTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Payment connector id; anything but a positive integer → 404 */
+                connector: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the connector's endpoint answered, and what the event log says of the event */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["PaymentTestEvent"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project is locked.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or connector not found, or the connector is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Payment connector not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */

@@ -27,14 +27,17 @@ import { PublicUrlWarning } from './public-url';
 type Connector = Schemas['PaymentConnector'];
 type Provider = Connector['provider'];
 
-const PROVIDERS: { value: Provider; label: string }[] = [
-  { value: 'stripe', label: 'Stripe' },
-  { value: 'paddle', label: 'Paddle' },
-  { value: 'lemonsqueezy', label: 'Lemon Squeezy' },
-  { value: 'polar', label: 'Polar' },
-  { value: 'standard', label: 'Standard Webhooks' },
-];
-const providerLabel = (p: Provider) => PROVIDERS.find((x) => x.value === p)?.label ?? p;
+// Keyed by the API's provider enum (the server's provider registry, through openapi.json): a provider
+// added there without a label here fails the console's type check.
+const LABELS: Record<Provider, string> = {
+  stripe: 'Stripe',
+  paddle: 'Paddle',
+  lemonsqueezy: 'Lemon Squeezy',
+  polar: 'Polar',
+  standard: 'Standard Webhooks',
+};
+const PROVIDERS = (Object.keys(LABELS) as Provider[]).map((value) => ({ value, label: LABELS[value] }));
+const providerLabel = (p: Provider) => LABELS[p] ?? p;
 const connectorName = (c: Connector) => c.name ?? `${providerLabel(c.provider)} connector ${c.id}`;
 
 type ConnectorValues = LicenseValues & {

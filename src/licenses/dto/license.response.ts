@@ -1,8 +1,9 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PROVIDERS } from '../../payment-connectors/providers/registry.js';
 
 @ApiSchema({ name: 'PaymentReference' })
 export class PaymentReferenceResponse {
-  @ApiProperty({ enum: ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'standard'] })
+  @ApiProperty({ enum: PROVIDERS })
   provider: string;
 
   @ApiProperty({ example: 'sub_1QdH6sGswQ2Dk9Lm', description: 'The order or subscription id' })

@@ -9,10 +9,9 @@ import {
   OptionalString,
   RequiredString,
 } from '../../common/http/validators.js';
+import { PROVIDERS } from '../providers/registry.js';
 
-export const PROVIDER_NAMES = ['stripe', 'paddle', 'lemonsqueezy', 'polar', 'standard'];
-export const PROVIDER_INVALID =
-  'The selected provider is invalid: it must be one of stripe, paddle, lemonsqueezy, polar, standard.';
+export const PROVIDER_INVALID = `The selected provider is invalid: it must be one of ${PROVIDERS.join(', ')}.`;
 
 /** The fields of a license issued from an order: those of a license create, except the title (made from the order). */
 export class LicenseTemplateDto extends OmitType(CreateLicenseDto, ['title'] as const) {}
@@ -30,8 +29,8 @@ const Template = () =>
 
 /** A payment connector (docs/payments.md). */
 export class CreatePaymentConnectorDto {
-  @ApiProperty({ enum: PROVIDER_NAMES, example: 'stripe' })
-  @IsIn(PROVIDER_NAMES, { message: PROVIDER_INVALID })
+  @ApiProperty({ enum: PROVIDERS, example: 'stripe' })
+  @IsIn(PROVIDERS, { message: PROVIDER_INVALID })
   @RequiredString('provider', 32)
   provider: string;
 

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { LicenseTemplateDto, PROVIDER_NAMES } from './payment-connector.dto.js';
+import { PROVIDERS } from '../providers/registry.js';
+import { LicenseTemplateDto } from './payment-connector.dto.js';
 
 @ApiSchema({ name: 'PaymentConnector' })
 export class PaymentConnectorResponse {
@@ -9,7 +10,7 @@ export class PaymentConnectorResponse {
   @ApiProperty({ type: 'integer' })
   project_id: number;
 
-  @ApiProperty({ enum: PROVIDER_NAMES })
+  @ApiProperty({ enum: PROVIDERS })
   provider: string;
 
   @ApiProperty({ type: 'string', nullable: true })
@@ -88,4 +89,38 @@ export class PaymentReceiptResponse {
 
   @ApiProperty({ example: 'evt_1QdH6sGswQ2Dk9Lm' })
   event_id: string;
+}
+
+@ApiSchema({ name: 'PaymentTestEvent' })
+export class PaymentTestEventResponse {
+  @ApiProperty({
+    example: 'evt_1TkXb7Qr2mPz9LwD4nVc8HsE',
+    description: "The sample event's id, as the provider's own events carry it",
+  })
+  event_id: string;
+
+  @ApiProperty({ example: 'customer.created', description: 'A type of the provider that moves nothing' })
+  event_type: string;
+
+  @ApiProperty({
+    type: 'integer',
+    example: 200,
+    description:
+      "What the connector's endpoint answered: 200 once stored, 404 while the connector is paused (is_active false)",
+  })
+  http_status: number;
+
+  @ApiProperty({
+    enum: ['applied', 'ignored', 'duplicate'],
+    nullable: true,
+    example: 'ignored',
+    description: 'As in the event log; null when the endpoint refused the event (nothing stored)',
+  })
+  outcome: string | null;
+
+  @ApiProperty({
+    example: 'The event type customer.created is not one that moves has_paid.',
+    description: "The event log's detail, or why the endpoint refused the event",
+  })
+  detail: string;
 }

@@ -1,0 +1,209 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** How far a signed timestamp may be from now, either way (docs/payments.md). */
+export const TOLERANCE_SECONDS = 300;
+
+/** A signature that holds, with the event id a header carries (Standard Webhooks' webhook-id). */
+export type Verified = { ok: true; headerEventId?: string } | { ok: false; reason: string };
+
+/** What an event means for the gate: paid, unpaid, or nothing (with the reason). */
+export type Verdict = { kind: 'paid' } | { kind: 'unpaid' } | { kind: 'ignored'; detail: string };
+
+/** An event as the connector reads it (docs/payments.md, "What pays and what does not"). */
+export interface ProviderEvent {
+  id: string;
+  type: string;
+  verdict: Verdict;
+  /** `licensegate_domain` from the provider's metadata, when set. */
+  domain: unknown;
+  /** The order or subscription the event is about, for licenses from orders (null: none). */
+  reference: string | null;
+  email: string | null;
+}
+
+/** A provider's JSON payload: every field is the provider's, none is trusted to have a shape. */
+export type Json = Record<string, unknown>;
+
+/** A header the provider signs with, as the webhook route's OpenAPI operation lists it. */
+export interface SignatureHeader {
+  name: string;
+  description: string;
+}
+
+/**
+ * One payment provider (docs/architecture.md, "Payment providers"): how its deliveries are signed,
+ * how its events read, and which of its event types move has_paid. Every member is pure: the
+ * connector's secret and the time are handed in.
+ */
+export interface PaymentProvider<Name extends string = string> {
+  /** The `provider` of a connector and of its endpoint's path: lower-case letters, at most 16. */
+  readonly name: Name;
+  readonly signatureHeaders: readonly SignatureHeader[];
+  /** Checks the signature over the raw body bytes, before anything is parsed; constant-time. */
+  verify(secret: string, headers: IncomingHttpHeaders, body: Buffer, nowMs: number): Verified;
+  /** Reads a verified, parsed event; null when it carries no event id. */
+  read(payload: Json, body: Buffer, headerEventId: string | undefined): ProviderEvent | null;
+  /**
+   * The headers the provider itself sends with `body` at `nowMs`, signed with `secret`; `eventId` is
+   * the webhook-id of the providers whose header carries one (random when not given).
+   */
+  sign(secret: string, body: string | Buffer, nowMs: number, eventId?: string): Record<string, string>;
+  /**
+   * An example event as the provider sends it, of a type that is verified and stored but moves nothing
+   * (outcome `ignored`); its ids are new on every call, so that it is never a duplicate.
+   */
+  sampleEvent(now: Date): Json;
+}
+
+/** One row of a provider's table: what an event of that type moves, and the order it is about. */
+export interface Move {
+  verdict: Verdict;
+  reference: string | null;
+}
+
+/** A provider's table of the event types it acts on; any other type moves nothing. */
+export type Moves<Context> = Record<string, (context: Context) => Move>;
+
+export const PAID: Verdict = { kind: 'paid' };
+export const UNPAID: Verdict = { kind: 'unpaid' };
+
+export const notActedOn = (type: string): Verdict => ({
+  kind: 'ignored',
+  detail: `The event type ${type} is not one that moves has_paid.`,
+});
+
+export const withStatus = (type: string, status: unknown): Verdict => ({
+  kind: 'ignored',
+  detail: `${type} with status ${shown(status)} neither pays nor stops payment.`,
+});
+
+/** The row of `type` in `table`; own rows only, so that `constructor` or `__proto__` is no event type. */
+export function moveOf<Context>(table: Moves<Context>, type: string, context: Context): Move {
+  return Object.hasOwn(table, type) ? table[type](context) : { verdict: notActedOn(type), reference: null };
+}
+
+/** A field of an object, whatever the input (payloads are the provider's, not ours). */
+export const obj = (value: unknown): Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+
+export const str = (value: unknown): string | null =>
+  typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null;
+
+/**
+ * A value of the provider's payload as a detail quotes it: a string in JSON quotes (cut short), a
+ * number or boolean as is, an array or object by its kind only. Never JSON.stringify on what may be
+ * an array nested a hundred thousand deep: that overflows the stack.
+ */
+export function shown(value: unknown): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 255 ? `${value.slice(0, 255)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (value === null || value === undefined) return 'null';
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+export const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+export const hmac = (key: string | Buffer, ...parts: Array<string | Buffer>): Buffer => {
+  const mac = createHmac('sha256', key);
+  for (const part of parts) mac.update(part);
+  return mac.digest();
+};
+
+/** Constant-time: only buffers of equal length are compared, and every candidate is. */
+export function anyEqual(expected: Buffer, candidates: Buffer[]): boolean {
+  let found = false;
+  for (const candidate of candidates)
+    if (candidate.length === expected.length && timingSafeEqual(candidate, expected)) found = true;
+  return found;
+}
+
+const HEX = /^[0-9a-f]+$/i;
+export const hexes = (values: string[]) =>
+  values.filter((v) => HEX.test(v) && v.length % 2 === 0).map((v) => Buffer.from(v, 'hex'));
+
+/**
+ * Within TOLERANCE_SECONDS of now, in whole seconds as the providers' own libraries count (Stripe's,
+ * standardwebhooks): with a fractional now, an event signed exactly 300 s ago would be refused.
+ */
+export function fresh(seconds: string | undefined, nowMs: number): string | null {
+  if (seconds === undefined || !/^\d{1,12}$/.test(seconds))
+    return 'the signed timestamp is missing or not a number';
+  return Math.abs(Math.floor(nowMs / 1000) - Number(seconds)) > TOLERANCE_SECONDS
+    ? `the signed timestamp is more than ${TOLERANCE_SECONDS} seconds from now`
+    : null;
+}
+
+/** `k=v` pairs split by `separator`: every value of each key. */
+export function pairs(value: string, separator: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const part of value.split(separator)) {
+    const at = part.indexOf('=');
+    if (at < 0) continue;
+    const key = part.slice(0, at).trim();
+    out.set(key, [...(out.get(key) ?? []), part.slice(at + 1).trim()]);
+  }
+  return out;
+}
+
+/** Unix seconds, as providers sign and date their events. */
+export const unixSeconds = (ms: number) => Math.floor(ms / 1000);
+
+/** `prefix` and `length` random characters of `alphabet` (sample ids in the provider's own form). */
+export function randomId(prefix: string, length: number, alphabet = '0123456789abcdefghijklmnopqrstuvwxyz') {
+  const bytes = randomBytes(length);
+  let out = prefix;
+  for (const byte of bytes) out += alphabet[byte % alphabet.length];
+  return out;
+}
+
+/** Stripe's and Paddle's scheme: the header holds `<time>=<unix>` and `<signature>=<hex>` pairs. */
+export interface TimestampedHmac {
+  /** As the provider spells it; matched in lower case, as Node hands headers over. */
+  header: string;
+  separator: string;
+  time: string;
+  signature: string;
+  /** Between the timestamp and the body in what is signed. */
+  joiner: string;
+}
+
+/**
+ * verify and sign of a TimestampedHmac scheme: HMAC-SHA256(secret, unix + joiner + body), several
+ * signatures allowed (while a secret is rolled), the timestamp within TOLERANCE_SECONDS.
+ */
+export function timestampedHmac(
+  scheme: TimestampedHmac,
+): Pick<PaymentProvider, 'signatureHeaders' | 'verify' | 'sign'> {
+  return {
+    signatureHeaders: [
+      {
+        name: scheme.header,
+        description: `${scheme.time}=<unix>${scheme.separator}${scheme.signature}=<hex>`,
+      },
+    ],
+    verify(secret, headers, body, nowMs) {
+      const sent = header(headers, scheme.header.toLowerCase());
+      if (!sent) return { ok: false, reason: `the ${scheme.header} header is missing` };
+      const fields = pairs(sent, scheme.separator);
+      const time = fields.get(scheme.time)?.[0];
+      const stale = fresh(time, nowMs);
+      if (stale) return { ok: false, reason: stale };
+      return anyEqual(
+        hmac(secret, `${time}${scheme.joiner}`, body),
+        hexes(fields.get(scheme.signature) ?? []),
+      )
+        ? { ok: true }
+        : { ok: false, reason: `no ${scheme.signature} signature matches` };
+    },
+    sign(secret, body, nowMs) {
+      const time = unixSeconds(nowMs);
+      const mac = hmac(secret, `${time}${scheme.joiner}`, body).toString('hex');
+      return { [scheme.header]: `${scheme.time}=${time}${scheme.separator}${scheme.signature}=${mac}` };
+    },
+  };
+}
