@@ -809,6 +809,20 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Show more events' }).click();
     await page.getByRole('rowheader', { name: 'msg_console_1', exact: true }).waitFor();
     expect(await events.count()).toBe(51);
+    // A test event: signed with the connector's own secret, through its own endpoint; it moves nothing.
+    await tabTo(page, page.getByRole('button', { name: 'Send a test event to Standard live' }));
+    await page.keyboard.press('Enter');
+    const said = page.locator('.test-event [role="status"]');
+    await page.waitForFunction(() => !!document.querySelector('.test-event [role="status"]')?.textContent);
+    expect(await said.textContent()).toMatch(
+      /^Test event \S+ \(\S+\): the endpoint answered 200, ignored\. /,
+    );
+    const sentId = /^Test event (\S+)/.exec((await said.textContent()) ?? '')?.[1] ?? '';
+    const sentRow = page.getByRole('row', {
+      name: new RegExp(`^${sentId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    });
+    await sentRow.waitFor();
+    expect(await sentRow.getByRole('cell').nth(1).textContent()).toBe('ignored');
     await axe(page, 'payment connectors, event log');
     await shot(page, 'connectors');
 

@@ -21,6 +21,7 @@ import {
 } from '../ui';
 import { LicenseFields, licenseBody, type LicenseValues, licenseValues, useDomains } from './licenses';
 import { CopyField } from '../copy';
+import { TestEventButton } from './test-event';
 import { ResourceName, useNames } from '../names';
 import { PublicUrlWarning } from './public-url';
 
@@ -190,7 +191,9 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
         </table>
       ) : null}
       <MoreButton list={list} what="connectors" />
-      {events ? <EventLog key={events.id} project={project} connector={events} /> : null}
+      {events ? (
+        <EventLog key={events.id} project={project} connector={events} canWrite={access.canWrite} />
+      ) : null}
       {access.canWrite && editing ? (
         <EditConnector
           key={editing.id}
@@ -324,7 +327,15 @@ function EditConnector({
   );
 }
 
-function EventLog({ project, connector: c }: { project: Project; connector: Connector }) {
+function EventLog({
+  project,
+  connector: c,
+  canWrite,
+}: {
+  project: Project;
+  connector: Connector;
+  canWrite: boolean;
+}) {
   const list = useCursorList(
     (cursor) =>
       unwrap(
@@ -344,6 +355,9 @@ function EventLog({ project, connector: c }: { project: Project; connector: Conn
       <button type="button" onClick={list.reload}>
         Refresh events
       </button>
+      {canWrite ? (
+        <TestEventButton project={project.id} connector={c.id} name={connectorName(c)} onSent={list.reload} />
+      ) : null}
       <ErrorMessage error={list.error} />
       {list.loading && !list.data ? <Loading what="events" /> : null}
       {list.data && rows.length === 0 ? <p>No event received yet.</p> : null}
