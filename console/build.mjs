@@ -2,7 +2,8 @@
 // `npm run build` runs it after tsc; esbuild bundles Preact and openapi-fetch in, so nothing is
 // fetched at run time. Type-checking is `npm run typecheck` (console/tsconfig.json), not this.
 import { build } from 'esbuild';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,6 +35,12 @@ const style = outputs.find((name) => /^app-\w+\.css$/.test(name));
 if (!script || !style)
   throw new Error(`console build: app-<hash>.js and .css expected, got ${outputs.join(', ')}`);
 
+// The favicon is a hashed asset like the others: served from memory under the same CSP and caching,
+// and named in index.html, so the browser never asks for /favicon.ico (a 404 on every load).
+const icon = readFileSync(join(root, 'console', 'static', 'favicon.svg'));
+const iconName = `favicon-${createHash('sha256').update(icon).digest('hex').slice(0, 8)}.svg`;
+writeFileSync(join(out, 'assets', iconName), icon);
+
 // No inline script or style: the Content-Security-Policy (src/console/console.ts) allows neither.
 writeFileSync(
   join(out, 'index.html'),
@@ -43,6 +50,7 @@ writeFileSync(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>LicenseGate console</title>
+<link rel="icon" type="image/svg+xml" href="./assets/${iconName}">
 <link rel="stylesheet" href="./assets/${style}">
 <script type="module" src="./assets/${script}"></script>
 </head>

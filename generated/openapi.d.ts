@@ -506,7 +506,7 @@ export interface paths {
         };
         /**
          * List a project's licenses
-         * @description Latest first; cached per API key, invalidated by every write to the project.
+         * @description Latest first, narrowed by `q` (key prefix or title) and `status`; cached per API key, invalidated by every write to the project.
          */
         get: operations["listLicenses"];
         put?: never;
@@ -830,6 +830,26 @@ export interface paths {
          * @description Queues a new attempt right away, whatever the state of the delivery.
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This server’s public address
+         * @description Any valid key: PUBLIC_URL as endpoint URLs use it, whether it is set, and whether it is https.
+         */
+        get: operations["getServerInfo"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2042,6 +2062,18 @@ export interface components {
              * @enum {string}
              */
             status: "ok";
+        };
+        /** @description What a client needs to know about this server to tell whether others can reach it */
+        ServerInfo: {
+            /**
+             * @description The address payment connectors’ endpoint URLs start with: PUBLIC_URL, or http://localhost:PORT when it is not set
+             * @example https://licenses.example.com
+             */
+            public_url: string;
+            /** @description Whether public_url starts with https:// (payment providers require it) */
+            public_url_https: boolean;
+            /** @description Whether PUBLIC_URL is set (false: public_url is the local fallback) */
+            public_url_set: boolean;
         };
         /** @description The Ed25519 public key that verifies the project's injectable signatures */
         SigningKey: {
@@ -8542,6 +8574,10 @@ export interface operations {
     listLicenses: {
         parameters: {
             query?: {
+                /** @description Search: licenses whose key (uuid) starts with q, or whose title contains q; letters in any case. Blank: no search */
+                q?: string;
+                /** @description active: not revoked and not past expires_at; revoked: revoked (whatever expires_at says); expired: not revoked, expires_at passed */
+                status?: "active" | "revoked" | "expired";
                 /** @description Page size, 1..50; outside → 422 */
                 per_page?: number;
                 /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
@@ -12535,6 +12571,129 @@ export interface operations {
                      *       "data": null,
                      *       "errors": null,
                      *       "message": "The delivery is being attempted right now; try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getServerInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["ServerInfo"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
                      *       "status": "error"
                      *     }
                      */

@@ -22,7 +22,11 @@ if (!existsSync(target) || statSync(target).mtimeMs < sources) {
 }
 
 const consoleTarget = 'dist/console/index.html';
-const consoleSources = Math.max(newest('console/src'), statSync('console/build.mjs').mtimeMs);
+const consoleSources = Math.max(
+  newest('console/src'),
+  newest('console/static'),
+  statSync('console/build.mjs').mtimeMs,
+);
 if (!existsSync(consoleTarget) || statSync(consoleTarget).mtimeMs < consoleSources) {
   process.stderr.write('building the console (esbuild)…\n');
   execFileSync(process.execPath, ['console/build.mjs'], { stdio: ['ignore', 2, 2] });

@@ -24,6 +24,7 @@ import { PaymentsModule } from './payments/payments.module.js';
 import { PaymentConnectorsModule } from './payment-connectors/payment-connectors.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
+import { ServerController } from './server/server.controller.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 
 /**
@@ -64,7 +65,7 @@ export class AppModule {
         HealthModule,
         MetricsModule,
       ],
-      controllers: [RootController],
+      controllers: [RootController, ServerController],
       providers: [{ provide: APP_GUARD, useClass: ThrottleGuard }, RuntimeActivityLog, HttpDrain],
     };
   }

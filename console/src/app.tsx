@@ -11,6 +11,7 @@ import { AuditPage } from './pages/audit';
 import { ProjectPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { LicensePage } from './pages/license';
+import { KeyHelp } from './key-help';
 
 /** What the signed-in key may do, as every page reads it. */
 export interface Access {
@@ -205,6 +206,7 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
           Sign in
         </button>
       </form>
+      <KeyHelp />
     </main>
   );
 }

@@ -224,7 +224,14 @@ export function RankChart({
         {bars.map((b, i) => (
           <g key={b.label}>
             <text x="0" y={i * row + 15} class="tick">
-              {b.label.length > 22 ? `${b.label.slice(0, 21)}…` : b.label}
+              {b.label.length > 22 ? (
+                <>
+                  <title>{b.label}</title>
+                  {`${b.label.slice(0, 21)}…`}
+                </>
+              ) : (
+                b.label
+              )}
             </text>
             <rect
               x={labelWidth}
@@ -257,7 +264,15 @@ export function RankChart({
           <tbody>
             {bars.map((b) => (
               <tr key={b.label}>
-                <th scope="row">{b.href ? <a href={b.href}>{b.label}</a> : b.label}</th>
+                <th scope="row">
+                  {b.href ? (
+                    <a href={b.href} title={b.label}>
+                      {b.label}
+                    </a>
+                  ) : (
+                    b.label
+                  )}
+                </th>
                 <td>{b.value}</td>
               </tr>
             ))}

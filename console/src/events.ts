@@ -31,6 +31,7 @@ const EVENTS: Record<EventType, true> = {
   'license.usage_limit_reached': true,
   'license.deactivated': true,
   'license.domain_limit_reached': true,
+  'license.activation_cap_reached': true,
   'license.expiring': true,
   'license.expired': true,
   'injectable.created': true,

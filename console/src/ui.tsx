@@ -234,6 +234,22 @@ export function Field<V extends Values>(props: FieldProps<V>) {
   );
 }
 
+/** A value a form shows but does not send: a read-only input, labelled and reachable by the keyboard. */
+export function ReadOnlyField({ label, value, hint }: { label: string; value: string; hint?: string }) {
+  const id = `f-${useId()}`;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input id={id} type="text" readOnly value={value} aria-describedby={hint ? `${id}-hint` : undefined} />
+      {hint ? (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
 /** A form with its heading, its error message and its submit button. */
 export function FormBox<V extends Values>(props: {
   form: Form<V>;
@@ -261,6 +277,8 @@ export function FormBox<V extends Values>(props: {
  */
 export function ConfirmButton(props: {
   label: string;
+  /** What it acts on, said to screen readers after the label (the row already shows it). */
+  object?: string;
   question: string;
   confirmLabel?: string;
   danger?: boolean;
@@ -289,6 +307,7 @@ export function ConfirmButton(props: {
         onClick={() => setAsking(true)}
       >
         {props.label}
+        {props.object ? <Hidden> {props.object}</Hidden> : null}
       </button>
     );
   const run = async () => {
@@ -318,6 +337,14 @@ export function ConfirmButton(props: {
       </button>
     </span>
   );
+}
+
+/**
+ * Words for screen readers only: a row's buttons say "Mark paid" to the eye, which reads the row's
+ * name beside them, and "Mark shop.example.com paid" to a screen reader, which lists buttons alone.
+ */
+export function Hidden({ children }: { children: ComponentChildren }) {
+  return <span class="visually-hidden">{children}</span>;
 }
 
 /** "yes" / "no" for booleans, a dash for null, else the value. */

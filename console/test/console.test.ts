@@ -13,6 +13,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { DataSource } from 'typeorm';
+import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../../test/factories/index.js';
 import { createTestApp, TestApp } from '../../test/utils/test-app.js';
 import { Activations } from '../../src/payments/activations.js';
@@ -214,7 +216,7 @@ describe('the console in headless Chromium', () => {
     await page.keyboard.press('Enter');
     await heading(page, 'License Walkthrough license');
     await axe(page, 'license');
-    const uuid = (await page.locator('dd code').first().textContent()) ?? '';
+    const uuid = await page.getByLabel('License key').inputValue();
     expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
 
     // The runtime check is made by a customer's site, not by the console.
@@ -341,7 +343,10 @@ describe('the console in headless Chromium', () => {
   /** The write controls a page shows: buttons that change something, and forms but the audit filter. */
   async function writeControls(page: Page): Promise<string[]> {
     const buttons = await page.locator('main button').allTextContents();
-    const forms = await page.locator('main form:not([aria-label="Filter the audit log"])').count();
+    // The audit log's filters and the licenses' search read; they change nothing.
+    const forms = await page
+      .locator('main form:not([aria-label="Filter the audit log"]):not([role="search"])')
+      .count();
     return [
       ...buttons.filter((text) => WRITE_CONTROL.test(text.trim())),
       ...(forms ? [`${forms} form(s)`] : []),
@@ -477,7 +482,8 @@ describe('the console in headless Chromium', () => {
     await page.locator('main table').waitFor();
     const projects = await page.locator('main tbody td:nth-child(4)').allTextContents();
     expect(projects.length).toBeGreaterThan(0);
-    expect(new Set(projects)).toEqual(new Set([String(mine.project.id)]));
+    // By name, linked to the project (docs/console.md): never another project's.
+    expect(new Set(projects)).toEqual(new Set([mine.project.name]));
     await axe(page, 'audit log, scoped');
 
     // A scoped read-only key: its project, and nothing to write.
@@ -728,6 +734,22 @@ describe('the console in headless Chromium', () => {
     await page.goto(`${origin}/console/#/projects/${project.id}/connectors`);
     await heading(page, /Payments · Payment connectors/);
     await page.getByText('No connector yet.').waitFor();
+    // The test app has no PUBLIC_URL: no provider could reach the endpoint URLs, and the tab says so.
+    await page
+      .getByRole('heading', { name: 'No payment provider can reach these endpoint URLs yet' })
+      .waitFor();
+    expect(await page.locator('.warning').textContent()).toMatch(
+      /They start with http:\/\/localhost:\d+, this server’s own address: PUBLIC_URL is not set\./,
+    );
+    // The license template shows only for a connector that issues licenses, and without a pinned domain.
+    const template = page.getByRole('group', { name: /License template/ });
+    expect(await template.count()).toBe(0);
+    await page.getByLabel('Issue licenses').check();
+    await template.waitFor();
+    expect(await template.getByLabel('Max domains').count()).toBe(1);
+    expect(await template.getByLabel('Pinned to domain').count()).toBe(0);
+    await page.getByLabel('Issue licenses').uncheck();
+    expect(await template.count()).toBe(0);
 
     const secret = `whsec_${Buffer.from('console-test-secret-of-32-bytes!').toString('base64')}`;
     await tabTo(page, page.getByLabel('Provider'));
@@ -773,7 +795,11 @@ describe('the console in headless Chromium', () => {
       'payment.succeeded',
       'applied',
     ]);
-    expect(cells[2]).toMatch(/^domain \d+$/);
+    // The target by name, linked to where it is managed.
+    await waitText(event.getByRole('cell').nth(2), 'domain shop.example.com');
+    expect(await event.getByRole('link', { name: 'shop.example.com' }).getAttribute('href')).toBe(
+      `#/projects/${project.id}/domains`,
+    );
     // More events than a page: the log goes on with "Show more".
     for (let i = 2; i <= 51; i++) await sendPayment(made, 'invoice.created', `msg_console_${i}`);
     await page.getByRole('button', { name: 'Refresh events' }).click();
@@ -783,6 +809,20 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Show more events' }).click();
     await page.getByRole('rowheader', { name: 'msg_console_1', exact: true }).waitFor();
     expect(await events.count()).toBe(51);
+    // A test event: signed with the connector's own secret, through its own endpoint; it moves nothing.
+    await tabTo(page, page.getByRole('button', { name: 'Send a test event to Standard live' }));
+    await page.keyboard.press('Enter');
+    const said = page.locator('.test-event [role="status"]');
+    await page.waitForFunction(() => !!document.querySelector('.test-event [role="status"]')?.textContent);
+    expect(await said.textContent()).toMatch(
+      /^Test event \S+ \(\S+\): the endpoint answered 200, ignored\. /,
+    );
+    const sentId = /^Test event (\S+)/.exec((await said.textContent()) ?? '')?.[1] ?? '';
+    const sentRow = page.getByRole('row', {
+      name: new RegExp(`^${sentId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    });
+    await sentRow.waitFor();
+    expect(await sentRow.getByRole('cell').nth(1).textContent()).toBe('ignored');
     await axe(page, 'payment connectors, event log');
     await shot(page, 'connectors');
 
@@ -805,12 +845,17 @@ describe('the console in headless Chromium', () => {
     const edit = page.getByRole('form', { name: 'Edit connector Standard live' });
     // The keyboard is taken to the form that opened below the list.
     await edit.getByLabel('Provider').and(page.locator(':focus')).waitFor({ timeout: 5000 });
+    // The provider is shown, not offered: a connector keeps its own.
+    expect(
+      await edit.getByLabel('Provider').evaluate((el) => [el.tagName, (el as HTMLInputElement).readOnly]),
+    ).toEqual(['INPUT', true]);
+    expect(await edit.getByLabel('Provider').inputValue()).toBe('Standard Webhooks');
     await edit.getByLabel('Grace days').fill('91');
     await edit.getByRole('button', { name: 'Save connector' }).click();
     await waitText(edit.locator('.field-error'), 'The grace days field must not be greater than 90.');
     await edit.getByLabel('Grace days').fill('7');
-    await edit.getByLabel('Max domains').fill('2');
     await edit.getByLabel('Issue licenses').check();
+    await edit.getByLabel('Max domains').fill('2');
     await edit.getByRole('button', { name: 'Save connector' }).click();
     await page.getByText('Connector Standard live saved.').waitFor();
     const row = page.getByRole('row', { name: /^Standard live/ });
@@ -1063,7 +1108,205 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('rowheader', { name: 'd51.many.example' }).waitFor();
     expect(await rows.count()).toBe(52);
     expect(await page.getByRole('button', { name: 'Show more domains' }).count()).toBe(0);
-  });
+    // 52 domains made one by one: more than the default 30 s on two busy cores.
+  }, 60_000);
+
+  it('getting started: how to get a key, then a checklist ticked from what exists, gone after a first check', async () => {
+    const fresh = await makeAccount(t.app);
+    const { page } = await open();
+    await heading(page, 'Sign in to LicenseGate');
+    await page.getByText('No API key yet?').click();
+    await page.getByText(/keys:create --email you@example.com/).waitFor();
+    await axe(page, 'sign-in, key help open');
+    // The favicon is the console's own asset: no request for /favicon.ico, and it is served.
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    expect(icon).toMatch(/^\.\/assets\/favicon-\w+\.svg$/);
+    expect((await fetch(`${origin}/console/${icon?.slice(2)}`)).status).toBe(200);
+    expect(requests).not.toContain(`${origin}/favicon.ico`);
+
+    await signIn(page, fresh.key);
+    await heading(page, 'Projects');
+    const steps = page.getByRole('region', { name: 'Getting started' });
+    await waitText(
+      steps.locator('p').first(),
+      '1 of 5 steps done. Each is ticked from what exists, so this list goes away once a first check has been answered.',
+    );
+    const state = async () =>
+      (await steps.locator('li').allTextContents()).map((text) => /\((done|to do)\)/.exec(text)?.[1]);
+    expect(await state()).toEqual(['done', 'to do', 'to do', 'to do', 'to do']);
+    await axe(page, 'projects, getting started');
+    await shot(page, 'getting-started');
+
+    // Ticked from the API's state: a project, then a license, then a connector.
+    const project = await makeProject(t, fresh.key, { name: 'First product' });
+    await page.reload();
+    await waitText(
+      steps.locator('p').first(),
+      '2 of 5 steps done. Each is ticked from what exists, so this list goes away once a first check has been answered.',
+    );
+    expect(await steps.getByRole('link', { name: 'Licenses' }).getAttribute('href')).toBe(
+      `#/projects/${project.id}/licenses`,
+    );
+    const license = await makeLicense(t, fresh.key, project.id as number, { title: 'First license' });
+    await makeDomain(t, fresh.key, project.id as number, { domain: 'first.example.com' });
+    await makeConnector(t, fresh.key, project.id as number, 'standard');
+    await page.reload();
+    await steps.waitFor();
+    await page.waitForFunction(() =>
+      document.querySelector('.onboarding p')?.textContent?.startsWith('4 of 5'),
+    );
+    expect(await state()).toEqual(['done', 'done', 'done', 'done', 'to do']);
+    expect(await steps.getByRole('link', { name: 'The project’s analytics' }).getAttribute('href')).toBe(
+      `#/projects/${project.id}/analytics`,
+    );
+
+    // A first check answered (unpaid: the project is not paid): the checklist has done its work.
+    const check = await fetch(`${origin}/api/v1/project/has-paid`, {
+      method: 'POST',
+      headers: { 'X-LICENSE-KEY': license.uuid as string, 'X-Service-Domain': 'first.example.com' },
+    });
+    expect(check.status).toBe(200);
+    await t.app.get(AnalyticsCounts).flush();
+    await page.reload();
+    await page.getByRole('link', { name: 'First product' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Getting started' }).count()).toBe(0);
+  }, 120_000);
+
+  it('licenses: search by key prefix or title, filter by status, export the list as CSV (formulas defused)', async () => {
+    const project = await makeProject(t, key, { name: 'Searchable', has_paid: true });
+    const long = await makeDomain(t, key, project.id as number, {
+      domain: 'customer1-shop.example.com',
+      has_paid: true,
+    });
+    const pro = await makeLicense(t, key, project.id as number, { title: 'Alpha pro' });
+    const formula = await makeLicense(t, key, project.id as number, {
+      title: '=HYPERLINK("http://x.test","pro")',
+    });
+    const revoked = await makeLicense(t, key, project.id as number, { title: 'Beta basic' });
+    const expired = await makeLicense(t, key, project.id as number, {
+      title: 'Gamma',
+      expires_at: '2099-01-01T00:00:00Z',
+    });
+    await t.http().post(`/api/v1/project/${project.id}/licenses/${revoked.id}/revoke`).set('X-API-KEY', key);
+    await t.app
+      .get(DataSource)
+      .getRepository(LicenseEntity)
+      .update(expired.id as number, {
+        expires_at: new Date(Date.now() - 60_000),
+      });
+    const check = await fetch(`${origin}/api/v1/project/has-paid`, {
+      method: 'POST',
+      headers: { 'X-LICENSE-KEY': pro.uuid as string, 'X-Service-Domain': long.domain as string },
+    });
+    expect(check.status).toBe(200);
+
+    const { page } = await open(true);
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/licenses`);
+    await heading(page, /Searchable · Licenses/);
+    const table = page.getByRole('table', { name: /Licenses of Searchable/ });
+    const titles = () => table.getByRole('rowheader').allTextContents();
+    await table.waitFor();
+    expect(await titles()).toEqual(['Gamma', 'Beta basic', formula.title, 'Alpha pro']);
+
+    const search = page.getByRole('search', { name: 'Search the licenses' });
+    await search.getByLabel('Search').fill('PRO');
+    await search.getByRole('button', { name: 'Search licenses' }).click();
+    await page.getByRole('table', { name: 'Licenses of Searchable matching the search' }).waitFor();
+    expect(await titles()).toEqual([formula.title, 'Alpha pro']);
+    await axe(page, 'licenses, searched');
+    await shot(page, 'licenses-search');
+
+    await search.getByLabel('Search').fill((revoked.uuid as string).slice(0, 8));
+    await search.getByRole('button', { name: 'Search licenses' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 1);
+    expect(await titles()).toEqual(['Beta basic']);
+    expect(await table.getByRole('row').nth(1).getByRole('cell').nth(1).textContent()).toMatch(/^revoked \(/);
+
+    await search.getByRole('button', { name: 'Clear search' }).click();
+    await search.getByLabel('Status').selectOption('expired');
+    await search.getByRole('button', { name: 'Search licenses' }).click();
+    // The cleared list starts with Gamma too: wait for the filtered one, Gamma alone.
+    await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 1);
+    expect(await titles()).toEqual(['Gamma']);
+    await search.getByLabel('Status').selectOption('revoked');
+    await search.getByLabel('Search').fill('nothing like it');
+    await search.getByRole('button', { name: 'Search licenses' }).click();
+    await page.getByText('No license matches the search.').waitFor();
+
+    // The whole list as CSV: every license, the formula written as text.
+    await search.getByRole('button', { name: 'Clear search' }).click();
+    await table.waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export all licenses as CSV' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe(`licenses-${project.slug}.csv`);
+    const csv = readFileSync(await download.path(), 'utf8');
+    const lines = csv.split('\r\n');
+    expect(lines[0]).toBe(
+      'id,title,key,status,domain_id,expires_at,max_domains,max_subdomains_per_domain,max_usage_per_day,allowed_ips,allowed_countries,is_test_license,allow_configs,revoked_at,payment_provider,payment_reference,grace_until,created_at,updated_at',
+    );
+    expect(lines).toHaveLength(6); // the header, four licenses, the final line break
+    expect(
+      lines[3].startsWith(`${formula.id},"'=HYPERLINK(""http://x.test"",""pro"")",${formula.uuid},active,`),
+    ).toBe(true);
+    expect(lines.slice(1, 5).map((line) => line.split(',')[0])).toEqual(
+      [expired.id, revoked.id, formula.id, pro.id].map(String),
+    );
+    expect(lines[1]).toContain(`,${expired.uuid},expired,`);
+    expect(lines[2]).toContain(`,${revoked.uuid},revoked,`);
+    await page.getByText('Exported 4 licenses as CSV.').waitFor();
+
+    // A license's page keeps the project's tabs and name; its key has a copy button; no usage yet says so.
+    await page.getByRole('link', { name: 'Gamma' }).click();
+    await heading(page, 'License Gamma · Searchable');
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Project' })
+        .getByRole('link', { name: 'Licenses' })
+        .getAttribute('aria-current'),
+    ).toBe('location');
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await waitText(page.locator('dd .copy [role="status"]'), 'Copied');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(expired.uuid);
+    await page.getByText('No check in the last 30 days.', { exact: false }).waitFor();
+    await axe(page, 'license without usage');
+
+    // The audit log names what it shows, linked; the analytics cut long names but keep them whole in a title.
+    await page.goto(`${origin}/console/#/projects/${project.id}/audit`);
+    const revokedRow = page.getByRole('row', { name: /^.*license\.revoked/ });
+    await revokedRow.getByRole('link', { name: 'Beta basic' }).waitFor();
+    expect(await revokedRow.getByRole('link', { name: 'Beta basic' }).getAttribute('href')).toBe(
+      `#/projects/${project.id}/licenses/${revoked.id}`,
+    );
+    expect(await revokedRow.getByRole('link', { name: 'Searchable' }).getAttribute('href')).toBe(
+      `#/projects/${project.id}/settings`,
+    );
+    await axe(page, 'project audit log with names');
+    await t.app.get(AnalyticsCounts).flush();
+    await Promise.all([t.app.get(UsageFlush).flush(), t.app.get(Activations).flush()]);
+    await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);
+    const domains = page.getByRole('img', { name: /^Top domains/ });
+    await domains.waitFor();
+    expect(await domains.locator('text title').allTextContents()).toEqual(['customer1-shop.example.com']);
+    // What is drawn is cut (the text node after the title).
+    expect(
+      await domains
+        .locator('text')
+        .first()
+        .evaluate((el) => el.lastChild?.textContent),
+    ).toBe('customer1-shop.exampl…');
+    expect(await page.getByRole('link', { name: 'customer1-shop.example.com' }).getAttribute('title')).toBe(
+      'customer1-shop.example.com',
+    );
+    await page.getByRole('heading', { name: 'Top licenses: checks answered' }).waitFor();
+    await page
+      .getByText(
+        /Paid and unpaid answers together, by license and UTC day; refused checks are not counted here/,
+      )
+      .waitFor();
+  }, 120_000);
 
   it('the checks can fail: axe finds a missing label, CSP refuses another origin, requests are recorded', async () => {
     const { page } = await open();

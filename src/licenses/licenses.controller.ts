@@ -12,10 +12,11 @@ import {
   DATABASE_AWAY,
   FORBIDDEN,
 } from '../common/openapi/decorators.js';
-import { CursorPage, CursorQueryDto } from '../database/pagination.js';
+import { CursorPage } from '../database/pagination.js';
 import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
+import { LicenseListQueryDto } from './dto/license-list-query.dto.js';
 import { LicenseResponse, LicenseUsageResponse } from './dto/license.response.js';
 import { LicenseEntity } from './license.entity.js';
 import { LicensesService } from './licenses.service.js';
@@ -37,7 +38,8 @@ export class LicensesController {
   @CachedRead()
   @ApiOperation({
     summary: "List a project's licenses",
-    description: 'Latest first; cached per API key, invalidated by every write to the project.',
+    description:
+      'Latest first, narrowed by `q` (key prefix or title) and `status`; cached per API key, invalidated by every write to the project.',
   })
   @ApiCursorQuery(20)
   @ApiEnvelope(LicenseResponse, { cursor: true })
@@ -45,7 +47,7 @@ export class LicensesController {
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
-    @Query() query: CursorQueryDto,
+    @Query() query: LicenseListQueryDto,
   ): Promise<CursorPage<LicenseEntity>> {
     return this.licenses.list(await this.projects.findAccessible(principal, projectId), query);
   }

@@ -1,7 +1,7 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { EntityManager, IsNull, MoreThanOrEqual, Not, Repository } from 'typeorm';
+import { Brackets, EntityManager, IsNull, MoreThanOrEqual, Not, Repository } from 'typeorm';
 import type { ApiPrincipal } from '../auth/principal.js';
 import type { LicenseDefaults, UserEntity } from '../auth/user.entity.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
@@ -9,18 +9,19 @@ import type { FieldErrors } from '../common/http/envelope.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import { ApiError, fieldError, notFound, TITLE_TAKEN, ValidationFailed } from '../common/http/errors.js';
 import { parseCountry, parseIpEntry, parseList } from '../common/net/address-lists.js';
-import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
+import { CursorPage, Cursors } from '../database/pagination.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { AppConfig } from '../config/app-config.js';
 import { assertAccess, ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
+import { LicenseListQueryDto } from './dto/license-list-query.dto.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
 import { LicenseEntity } from './license.entity.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
-import { addDays, utcDay as utcDayOf, utcDaySpan } from '../common/time.js';
+import { addDays, Clock, utcDay as utcDayOf, utcDaySpan } from '../common/time.js';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -129,6 +130,7 @@ export class LicensesService {
     private readonly cursors: Cursors,
     private readonly projectChanges: ProjectChanges,
     private readonly config: AppConfig,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -179,10 +181,27 @@ export class LicensesService {
     return this.licenses.findOneBy({ uuid_hash: hash });
   }
 
-  list(project: ProjectEntity, query: CursorQueryDto): Promise<CursorPage<LicenseEntity>> {
+  /** One page of the project's licenses, narrowed by the search and the status (docs/api.md#searching-licenses). */
+  list(project: ProjectEntity, query: LicenseListQueryDto): Promise<CursorPage<LicenseEntity>> {
     const qb = this.licenses
       .createQueryBuilder('l')
       .where('l.project_id = :project', { project: project.id });
+    if (query.q !== undefined) {
+      // '!' escapes LIKE's wildcards: a backslash would need doubling on MySQL and not on SQLite.
+      const text = query.q.toLowerCase().replace(/[!%_]/g, '!$&');
+      qb.andWhere(
+        new Brackets((w) =>
+          w
+            .where("l.uuid LIKE :keyPrefix ESCAPE '!'", { keyPrefix: `${text}%` })
+            .orWhere("LOWER(l.title) LIKE :titlePart ESCAPE '!'", { titlePart: `%${text}%` }),
+        ),
+      );
+    }
+    const now = this.clock.now();
+    if (query.status === 'revoked') qb.andWhere('l.revoked_at IS NOT NULL');
+    if (query.status === 'expired') qb.andWhere('l.revoked_at IS NULL AND l.expires_at <= :now', { now });
+    if (query.status === 'active')
+      qb.andWhere('l.revoked_at IS NULL AND (l.expires_at IS NULL OR l.expires_at > :now)', { now });
     return this.cursors.page(qb, `licenses:${project.id}`, query, { defaultPerPage: 20, order: 'DESC' });
   }
 

@@ -53,6 +53,18 @@ describe('the console at /console/', () => {
     expect(res.text).not.toMatch(/https?:\/\//);
   });
 
+  it('names a favicon of its own, served like the other assets (no request for /favicon.ico)', async () => {
+    const html = (await t.http().get('/console/')).text;
+    const icon = /<link rel="icon" type="image\/svg\+xml" href="\.\/(assets\/favicon-\w+\.svg)">/.exec(html);
+    expect(icon).not.toBeNull();
+    const res = await t.http().get(`/console/${icon?.[1]}`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('image/svg+xml');
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(res.headers['content-security-policy']).toBe(CSP);
+    expect(String(res.body)).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  });
+
   it('serves the hashed assets for a year, HEAD without a body', async () => {
     const html = (await t.http().get('/console/')).text;
     for (const asset of [/assets\/app-\w+\.js/, /assets\/app-\w+\.css/]) {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import type { Response } from 'supertest';
+import { DataSource } from 'typeorm';
 import { UserEntity } from '../../src/auth/user.entity.js';
+import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import {
   makeAccount,
   makeApiKey,
@@ -915,6 +917,103 @@ describe('licenses', () => {
       expect(
         expectSuccess(await api(key).get(`${base}?per_page=1&cursor=${encodeURIComponent(cursor)}`)).data,
       ).toHaveLength(1);
+    });
+  });
+
+  describe('GET /project/{id}/licenses?q=&status=', () => {
+    /** Three licenses: one active, one revoked, one whose expires_at has passed. */
+    async function three() {
+      const s = await setup();
+      const active = await makeLicense(t, s.key, s.project.id, { title: 'Acme Pro 50%_off' });
+      const revoked = await makeLicense(t, s.key, s.project.id, { title: 'Globex basic' });
+      const expired = await makeLicense(t, s.key, s.project.id, {
+        title: 'Initech pro',
+        expires_at: inDays(10),
+      });
+      expectSuccess(await api(s.key).post(`${s.base}/${revoked.id}/revoke`));
+      await t.app
+        .get(DataSource)
+        .getRepository(LicenseEntity)
+        .update(expired.id, { expires_at: new Date(Date.now() - 60_000) });
+      return { ...s, active, revoked, expired };
+    }
+
+    it('q finds licenses by the start of their key, in any case', async () => {
+      const { user, base, active, revoked } = await three();
+      expect(ids(await freshList(user, base, `?q=${active.uuid.slice(0, 8)}`))).toEqual([active.id]);
+      expect(ids(await freshList(user, base, `?q=${revoked.uuid.slice(0, 13).toUpperCase()}`))).toEqual([
+        revoked.id,
+      ]);
+      // The middle of a key is no prefix.
+      expect(ids(await freshList(user, base, `?q=${active.uuid.slice(9, 23)}`))).toEqual([]);
+    });
+
+    it('q finds licenses by any part of their title, in any case; blank is no search', async () => {
+      const { user, base, active, revoked, expired } = await three();
+      expect(ids(await freshList(user, base, '?q=PRO'))).toEqual([expired.id, active.id]);
+      expect(ids(await freshList(user, base, '?q=%20globex%20'))).toEqual([revoked.id]);
+      expect(ids(await freshList(user, base, '?q=nothing-like-it'))).toEqual([]);
+      expect(ids(await freshList(user, base, '?q=%20%20'))).toEqual([expired.id, revoked.id, active.id]);
+      expect(ids(await freshList(user, base, '?q='))).toEqual([expired.id, revoked.id, active.id]);
+    });
+
+    it("q's % and _ are the characters themselves, not LIKE's wildcards", async () => {
+      const { user, base, active } = await three();
+      expect(ids(await freshList(user, base, '?q=%25'))).toEqual([active.id]);
+      expect(ids(await freshList(user, base, '?q=_'))).toEqual([active.id]);
+      expect(ids(await freshList(user, base, '?q=50%25_'))).toEqual([active.id]);
+      expect(ids(await freshList(user, base, '?q=!'))).toEqual([]);
+    });
+
+    it('status: active, revoked or expired, each license in exactly one', async () => {
+      const { user, base, active, revoked, expired } = await three();
+      expect(ids(await freshList(user, base, '?status=active'))).toEqual([active.id]);
+      expect(ids(await freshList(user, base, '?status=revoked'))).toEqual([revoked.id]);
+      expect(ids(await freshList(user, base, '?status=expired'))).toEqual([expired.id]);
+      // A revoked license whose expires_at has passed too is revoked, not expired.
+      await t.app
+        .get(DataSource)
+        .getRepository(LicenseEntity)
+        .update(revoked.id, { expires_at: new Date(Date.now() - 60_000) });
+      expect(ids(await freshList(user, base, '?status=expired'))).toEqual([expired.id]);
+      expect(ids(await freshList(user, base, '?status=revoked'))).toEqual([revoked.id]);
+    });
+
+    it('q and status together; the filtered list pages with its cursor', async () => {
+      const { user, key, project, base, active } = await three();
+      const more: number[] = [];
+      for (let i = 0; i < 3; i++)
+        more.push((await makeLicense(t, key, project.id, { title: `pro ${i}` })).id);
+      expect(ids(await freshList(user, base, '?q=pro&status=active'))).toEqual(
+        [...more].reverse().concat(active.id),
+      );
+      expect(ids(await freshList(user, base, '?q=pro&status=revoked'))).toEqual([]);
+      const first = await freshList(user, base, '?q=pro&status=active&per_page=3');
+      expect(ids(first)).toEqual([...more].reverse());
+      const rest = await freshList(
+        user,
+        base,
+        `?q=pro&status=active&per_page=3&cursor=${encodeURIComponent(first.next_cursor)}`,
+      );
+      expect(ids(rest)).toEqual([active.id]);
+      expect(rest.next_cursor).toBeNull();
+    });
+
+    it('refuses an unknown status, a q longer than 255 characters or a repeated q, with 422', async () => {
+      const { key, base } = await setup();
+      for (const status of ['paid', 'ACTIVE', '']) {
+        const body = expectError(await api(key).get(`${base}?status=${status}`), 422, ['status']);
+        expect(body.errors.status).toEqual([
+          'The selected status is invalid: use active, revoked or expired.',
+        ]);
+      }
+      expect(expectError(await api(key).get(`${base}?q=${'a'.repeat(256)}`), 422, ['q']).errors.q).toEqual([
+        'The q field must not be greater than 255 characters.',
+      ]);
+      expectSuccess(await api(key).get(`${base}?q=${'a'.repeat(255)}`));
+      expect(expectError(await api(key).get(`${base}?q=a&q=b`), 422, ['q']).errors.q).toEqual([
+        'The q field must be a string.',
+      ]);
     });
   });
 

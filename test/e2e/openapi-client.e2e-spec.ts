@@ -216,6 +216,19 @@ describe('typed client generated from openapi.json', () => {
       '/api/v1/project/{project}/licenses',
       await api('get', '/api/v1/project/{project}/licenses', { params: project }),
     );
+    const found = await api('get', '/api/v1/project/{project}/licenses', {
+      params: { ...project, query: { q: uuid.slice(0, 8), status: 'active' } },
+    });
+    expectDocumented('get', '/api/v1/project/{project}/licenses', found);
+    if (!found.ok) throw new Error(`HTTP ${found.status}`);
+    expect(found.body.data.data.map((l: { uuid: string }) => l.uuid)).toEqual([uuid]);
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/licenses',
+      await api('get', '/api/v1/project/{project}/licenses', {
+        params: { ...project, query: { status: 'paid' as 'active' } },
+      }),
+    );
     expectDocumented(
       'get',
       '/api/v1/project/{project}/licenses/{license}',
@@ -515,6 +528,7 @@ describe('typed client generated from openapi.json', () => {
       params: {},
     });
     expectDocumented('get', '/api/v1/api-keys/current', current);
+    expectDocumented('get', '/api/v1/server', await api('get', '/api/v1/server', { params: {} }));
     if (!current.ok) throw new Error(`HTTP ${current.status}`);
     expect(current.body.data).toMatchObject({ id: scoped.body.data.id, project_id: project.path.project });
     const rolled = await api('post', '/api/v1/api-keys/{id}/roll', {

@@ -334,7 +334,7 @@ describe('runtime payment checks', () => {
         expectRefusal(await check(pinned, 'example.com'), 403, /./);
       });
 
-      it('follows the pinned domain’s has_paid at the very next call; action=check_project still answers the project', async () => {
+      it('follows the pinned domain’s has_paid at the very next call; action=check_project is refused (403)', async () => {
         const { key, project, pinned, domain } = await pinnedSetup();
         expectAnswer(await check(pinned), { has_paid: false });
         expectSuccess(
@@ -342,7 +342,10 @@ describe('runtime payment checks', () => {
         );
         expectAnswer(await check(pinned), { has_paid: true });
         expectSuccess(await api(key).patch(`/project/${project.id}`, { has_paid: false }));
-        expectAnswer(await check(pinned).query({ action: 'check_project' }), { has_paid: false });
+        // The project's flag is not a pinned license's answer: it may only ask about its domain.
+        expect(expectError(await check(pinned).query({ action: 'check_project' }), 403).message).toBe(
+          'This license is pinned to a domain: send the calling domain.',
+        );
         expectAnswer(await check(pinned), { has_paid: true });
       });
     });

@@ -5,6 +5,7 @@ import { api, type Project, type Schemas, unwrap } from '../api';
 import { type Access, PageHeading } from '../app';
 import { type Bar, RankChart, StackedBarChart } from '../chart';
 import { ErrorMessage, Loading, useLoad } from '../ui';
+import { nameOf, type Ref, useNames } from '../names';
 
 type Analytics = Schemas['Analytics'];
 type GroupBy = Analytics['group_by'];
@@ -124,6 +125,24 @@ export function AnalyticsView({ project }: { project?: Project }) {
 
   const id = `range-${project?.id ?? 'all'}`;
   const data = loaded.data;
+  // Ranked ids beyond the lists' first page are asked for one by one.
+  const missing: Ref[] = [];
+  if (data) {
+    const where = project ? 'domain' : 'project';
+    for (const s of data.where.series)
+      if (s.key !== null && !data.names.has(s.key))
+        missing.push({ kind: where, id: Number(s.key), project: project?.id });
+    for (const s of data.licenses?.series ?? [])
+      if (s.key !== null && !data.titles.has(s.key))
+        missing.push({ kind: 'license', id: Number(s.key), project: project?.id });
+  }
+  const known = useNames(missing);
+  const named = (kind: Ref['kind'], key: string, listed: string | undefined) => {
+    if (listed !== undefined) return listed;
+    const n = nameOf(known, { kind, id: Number(key), project: project?.id });
+    // A name found has a page; an id alone ("#7", "#7 (deleted)") says what it is the id of.
+    return n.href ? n.label : `${kind} ${n.label}`;
+  };
   const scope = project ? project.name : 'all projects';
   return (
     <section aria-labelledby="analytics-h">
@@ -183,8 +202,8 @@ export function AnalyticsView({ project }: { project?: Project }) {
                 empty="No answer counted against a domain in this range."
                 scope={scope}
                 bars={ranked(data.where, (k) =>
-                  k === null ? 'no registered domain' : (data.names.get(k) ?? `domain ${k}`),
-                )}
+                  k === null ? 'no registered domain' : named('domain', k, data.names.get(k)),
+                ).map((b) => (b.key === null ? b : { ...b, href: `#/projects/${project.id}/domains` }))}
               />
             ) : (
               <Ranking
@@ -193,8 +212,8 @@ export function AnalyticsView({ project }: { project?: Project }) {
                 empty="No answer in this range."
                 scope={scope}
                 bars={ranked(data.where, (k) =>
-                  k === null ? 'none' : (data.names.get(k) ?? `project ${k}`),
-                )}
+                  k === null ? 'none' : named('project', k, data.names.get(k)),
+                ).map((b) => (b.key === null ? b : { ...b, href: `#/projects/${b.key}/analytics` }))}
               />
             )}
             <Ranking
@@ -206,21 +225,23 @@ export function AnalyticsView({ project }: { project?: Project }) {
             />
             {project ? (
               <Ranking
-                title="Top licenses"
+                title="Top licenses: checks answered"
                 heading="License"
-                note="Checks that passed, by license (counted by day)."
+                note="Paid and unpaid answers together, by license and UTC day; refused checks are not counted here. The totals above split the project's answers into paid and unpaid."
                 empty={
                   data.licenses
-                    ? 'No license passed a check in this range.'
+                    ? 'No license was answered in this range: the first check of a license key shows here.'
                     : 'Licenses are counted by day: choose the last 7 days to see them.'
                 }
                 scope={scope}
                 bars={
                   data.licenses
-                    ? ranked(data.licenses, (k) => data.titles.get(k ?? '') ?? `license ${k}`).map((b) => ({
-                        ...b,
-                        href: `#/projects/${project.id}/licenses/${b.key}`,
-                      }))
+                    ? ranked(data.licenses, (k) => named('license', k ?? '', data.titles.get(k ?? ''))).map(
+                        (b) => ({
+                          ...b,
+                          href: `#/projects/${project.id}/licenses/${b.key}`,
+                        }),
+                      )
                     : []
                 }
               />

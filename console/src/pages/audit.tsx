@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, type AuditEvent, type Page, unwrap } from '../api';
 import { type Access, PageHeading } from '../app';
-import { ErrorMessage, Field, isoFromLocal, Loading, show, useForm, when } from '../ui';
+import { ErrorMessage, Field, isoFromLocal, Loading, useForm, when } from '../ui';
 import type { paths } from '../../../generated/openapi';
 import { AUDIT_ACTIONS, RESOURCE_TYPES } from '../events';
+import { type Ref, ResourceName, useNames } from '../names';
 
 type Query = NonNullable<paths['/api/v1/audit-log']['get']['parameters']['query']>;
 
@@ -49,6 +50,14 @@ export function AuditLog({ project }: { project?: number }) {
   useEffect(() => {
     form.submit((v) => load(v))(new Event('submit'));
   }, [project]);
+  const refOf = (e: AuditEvent): Ref | null =>
+    e.resource_id === null ? null : { kind: e.resource_type, id: e.resource_id, project: e.project_id };
+  const known = useNames(
+    (rows?.data ?? []).flatMap((e) => [
+      ...(refOf(e) ? [refOf(e) as Ref] : []),
+      ...(e.project_id === null ? [] : [{ kind: 'project' as const, id: e.project_id }]),
+    ]),
+  );
   return (
     <section aria-labelledby="audit-h">
       <h2 id="audit-h">
@@ -104,9 +113,16 @@ export function AuditLog({ project }: { project?: number }) {
                 <td>{when(e.created_at)}</td>
                 <th scope="row">{e.action}</th>
                 <td>
-                  {e.resource_type} {e.resource_id}
+                  {e.resource_type.replace('_', ' ')}{' '}
+                  {refOf(e) ? <ResourceName known={known} of={refOf(e) as Ref} /> : null}
                 </td>
-                <td>{show(e.project_id)}</td>
+                <td>
+                  {e.project_id === null ? (
+                    '—'
+                  ) : (
+                    <ResourceName known={known} of={{ kind: 'project', id: e.project_id }} />
+                  )}
+                </td>
                 <td>
                   {e.actor.type}
                   {e.actor.api_key_prefix ? ` ${e.actor.api_key_prefix}…` : ''}

@@ -12,6 +12,7 @@ import {
   Loading,
   MoreButton,
   Notice,
+  ReadOnlyField,
   show,
   textOrNull,
   useCursorList,
@@ -19,6 +20,10 @@ import {
   when,
 } from '../ui';
 import { LicenseFields, licenseBody, type LicenseValues, licenseValues, useDomains } from './licenses';
+import { CopyField } from '../copy';
+import { TestEventButton } from './test-event';
+import { ResourceName, useNames } from '../names';
+import { PublicUrlWarning } from './public-url';
 
 type Connector = Schemas['PaymentConnector'];
 type Provider = Connector['provider'];
@@ -114,6 +119,7 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
         A connector receives a payment provider's signed events at its endpoint URL and marks this project, a
         domain or a license paid or unpaid.
       </p>
+      <PublicUrlWarning />
       <ErrorMessage error={list.error ?? error} />
       {done ? <Notice>{done}</Notice> : null}
       {list.loading && !list.data ? <Loading what="connectors" /> : null}
@@ -143,7 +149,12 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
                 <td>{show(c.issue_licenses)}</td>
                 <td>{when(c.last_event_at)}</td>
                 <td>
-                  <CopyUrl connector={c} />
+                  <CopyField
+                    value={c.endpoint_url}
+                    label={`Endpoint URL of ${connectorName(c)}`}
+                    what="endpoint URL"
+                    of={connectorName(c)}
+                  />
                 </td>
                 <td class="row-actions">
                   <button type="button" onClick={() => setEvents(c)} aria-pressed={events?.id === c.id}>
@@ -180,7 +191,9 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
         </table>
       ) : null}
       <MoreButton list={list} what="connectors" />
-      {events ? <EventLog key={events.id} project={project} connector={events} /> : null}
+      {events ? (
+        <EventLog key={events.id} project={project} connector={events} canWrite={access.canWrite} />
+      ) : null}
       {access.canWrite && editing ? (
         <EditConnector
           key={editing.id}
@@ -214,7 +227,15 @@ function ConnectorFields({
 }) {
   return (
     <>
-      <Field form={form} name="provider" label="Provider" required options={PROVIDERS} />
+      {edit ? (
+        <ReadOnlyField
+          label="Provider"
+          value={providerLabel(form.values.provider as Provider)}
+          hint="A connector keeps its provider: for another one, add a connector."
+        />
+      ) : (
+        <Field form={form} name="provider" label="Provider" required options={PROVIDERS} />
+      )}
       <Field
         form={form}
         name="signing_secret"
@@ -237,11 +258,20 @@ function ConnectorFields({
         hint="Days an unpaid event leaves the gate open (0: it closes at once)."
       />
       {edit ? <Field form={form} name="is_active" label="Active" type="checkbox" /> : null}
-      <Field form={form} name="issue_licenses" label="Issue licenses" type="checkbox" />
-      <fieldset class="template">
-        <legend>License template: the licenses issued on a first paid event</legend>
-        <LicenseFields form={form} domains={domains} template errorPrefix="license_template." />
-      </fieldset>
+      <Field
+        form={form}
+        name="issue_licenses"
+        label="Issue licenses"
+        type="checkbox"
+        hint="A license for each order or subscription, on its first paid event; unticked, events mark this project or its domains paid."
+      />
+      {/* The template applies only to licenses the connector issues: hidden while it issues none. */}
+      {form.values.issue_licenses ? (
+        <fieldset class="template">
+          <legend>License template: the licenses issued on a first paid event</legend>
+          <LicenseFields form={form} domains={domains} template errorPrefix="license_template." />
+        </fieldset>
+      ) : null}
     </>
   );
 }
@@ -264,7 +294,6 @@ function EditConnector({
         api.PATCH('/api/v1/project/{project}/payment-connectors/{connector}', {
           params: { path: { project: project.id, connector: c.id } },
           body: {
-            provider: v.provider as Provider,
             ...(textOrNull(v.signing_secret) ? { signing_secret: v.signing_secret } : {}),
             name: textOrNull(v.name),
             grace_days: intOrNull(v.grace_days) ?? undefined,
@@ -298,45 +327,15 @@ function EditConnector({
   );
 }
 
-/**
- * The endpoint URL, copied with the clipboard API where the browser allows it; otherwise (and always)
- * the URL in a read-only field that selects itself on focus, to copy by hand. "Copied" is announced.
- */
-function CopyUrl({ connector: c }: { connector: Connector }) {
-  const [said, setSaid] = useState('');
-  const [manual, setManual] = useState(false);
-  const copy = async () => {
-    setSaid('');
-    try {
-      if (!navigator.clipboard) throw new Error('no clipboard');
-      await navigator.clipboard.writeText(c.endpoint_url);
-      setSaid('Copied');
-    } catch {
-      setManual(true);
-      setSaid('Copy it from the field: select it and press Ctrl+C (Cmd+C).');
-    }
-  };
-  return (
-    <div class="copy">
-      <input
-        type="text"
-        readOnly
-        value={c.endpoint_url}
-        aria-label={`Endpoint URL of ${connectorName(c)}`}
-        class={manual ? 'manual' : undefined}
-        onFocus={(e) => e.currentTarget.select()}
-      />{' '}
-      <button type="button" onClick={() => void copy()}>
-        Copy endpoint URL<span class="visually-hidden"> of {connectorName(c)}</span>
-      </button>{' '}
-      <span aria-live="polite" role="status" class="said">
-        {said}
-      </span>
-    </div>
-  );
-}
-
-function EventLog({ project, connector: c }: { project: Project; connector: Connector }) {
+function EventLog({
+  project,
+  connector: c,
+  canWrite,
+}: {
+  project: Project;
+  connector: Connector;
+  canWrite: boolean;
+}) {
   const list = useCursorList(
     (cursor) =>
       unwrap(
@@ -347,43 +346,63 @@ function EventLog({ project, connector: c }: { project: Project; connector: Conn
     [project.id, c.id],
   );
   const rows = list.data?.data ?? [];
+  const known = useNames(
+    rows.flatMap((e) => (e.target ? [{ kind: e.target.kind, id: e.target.id, project: project.id }] : [])),
+  );
   return (
     <section aria-labelledby="events-h" class="box">
       <h3 id="events-h">Events of {connectorName(c)}</h3>
       <button type="button" onClick={list.reload}>
         Refresh events
       </button>
+      {canWrite ? (
+        <TestEventButton project={project.id} connector={c.id} name={connectorName(c)} onSent={list.reload} />
+      ) : null}
       <ErrorMessage error={list.error} />
       {list.loading && !list.data ? <Loading what="events" /> : null}
       {list.data && rows.length === 0 ? <p>No event received yet.</p> : null}
       {rows.length > 0 ? (
-        <table>
-          <caption>Events received by {connectorName(c)}, latest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Provider event id</th>
-              <th scope="col">Type</th>
-              <th scope="col">Outcome</th>
-              <th scope="col">Target</th>
-              <th scope="col">Detail</th>
-              <th scope="col">Received</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((e) => (
-              <tr key={e.id}>
-                <th scope="row">
-                  <code>{e.provider_event_id}</code>
-                </th>
-                <td>{e.type}</td>
-                <td>{e.outcome}</td>
-                <td>{e.target ? `${e.target.kind} ${e.target.id}` : '—'}</td>
-                <td>{e.detail}</td>
-                <td>{when(e.received_at)}</td>
+        <div class="table-scroll">
+          <table class="events">
+            <caption>Events received by {connectorName(c)}, latest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Provider event id</th>
+                <th scope="col">Type</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Target</th>
+                <th scope="col">Detail</th>
+                <th scope="col">Received</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rows.map((e) => (
+                <tr key={e.id}>
+                  <th scope="row">
+                    <code class="nowrap">{e.provider_event_id}</code>
+                  </th>
+                  <td class="nowrap">{e.type}</td>
+                  <td>{e.outcome}</td>
+                  <td>
+                    {e.target ? (
+                      <>
+                        {e.target.kind}{' '}
+                        <ResourceName
+                          known={known}
+                          of={{ kind: e.target.kind, id: e.target.id, project: project.id }}
+                        />
+                      </>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
+                  <td class="detail">{e.detail}</td>
+                  <td class="nowrap">{when(e.received_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
       <MoreButton list={list} what="events" />
     </section>

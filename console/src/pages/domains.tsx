@@ -4,6 +4,7 @@ import type { Access } from '../app';
 import {
   ConfirmButton,
   ErrorMessage,
+  Hidden,
   Field,
   type Form,
   FormBox,
@@ -107,23 +108,25 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
                 {access.canWrite ? (
                   <td class="row-actions">
                     <button type="button" onClick={() => setEditing(d)}>
-                      Edit {d.domain}
+                      Edit<Hidden> {d.domain}</Hidden>
                     </button>{' '}
                     <button type="button" onClick={() => void update(d.id, { has_paid: !d.has_paid })}>
-                      {d.has_paid ? `Mark ${d.domain} unpaid` : `Mark ${d.domain} paid`}
+                      Mark<Hidden> {d.domain}</Hidden> {d.has_paid ? 'unpaid' : 'paid'}
                     </button>{' '}
                     <button type="button" onClick={() => void update(d.id, { is_active: !d.is_active })}>
-                      {d.is_active ? `Deactivate ${d.domain}` : `Activate ${d.domain}`}
+                      {d.is_active ? 'Deactivate' : 'Activate'}
+                      <Hidden> {d.domain}</Hidden>
                     </button>{' '}
                     {d.is_primary ? null : (
                       <>
                         <button type="button" onClick={() => void update(d.id, { is_primary: true })}>
-                          Make {d.domain} primary
+                          Make<Hidden> {d.domain}</Hidden> primary
                         </button>{' '}
                       </>
                     )}
                     <ConfirmButton
-                      label={`Delete ${d.domain}`}
+                      label="Delete"
+                      object={d.domain}
                       question={`Delete the domain ${d.domain}?`}
                       confirmLabel="Yes, delete"
                       danger

@@ -16,6 +16,8 @@ import {
   when,
 } from '../ui';
 import { LicenseFields, licenseBody, licenseValues, useDomains } from './licenses';
+import { CopyField } from '../copy';
+import { ProjectTabs } from './project';
 
 /** One license: every field, edit, revoke or reactivate, delete, its usage and its activations. */
 export function LicensePage({
@@ -34,6 +36,10 @@ export function LicensePage({
   );
   const [error, setError] = useState<ApiFailure | null>(null);
   const domains = useDomains(project);
+  const owner = useLoad(
+    () => unwrap(api.GET('/api/v1/project/{project}', { params: { path: { project } } })),
+    [project],
+  );
   /** Bumped by "Refresh usage": the usage and the activations load again. */
   const [round, setRound] = useState(0);
   if (loaded.loading && !loaded.data) return <Loading what="the license" />;
@@ -47,9 +53,15 @@ export function LicensePage({
   const l = loaded.data;
   return (
     <>
-      <PageHeading>License {l.title}</PageHeading>
+      <PageHeading>
+        License {l.title}
+        {owner.data ? <span class="sub"> · {owner.data.name}</span> : null}
+      </PageHeading>
+      <ProjectTabs project={project} tab="licenses" current="location" />
       <p>
-        <a href={`#/projects/${project}/licenses`}>Back to the licenses of the project</a>
+        <a href={`#/projects/${project}/licenses`}>
+          Back to the licenses of {owner.data ? owner.data.name : 'the project'}
+        </a>
       </p>
       {l.revoked_at ? <Notice>This license is revoked since {when(l.revoked_at)}.</Notice> : null}
       {l.grace_until && !l.revoked_at ? (
@@ -63,7 +75,7 @@ export function LicensePage({
         <dl class="facts">
           <dt>Key (X-LICENSE-KEY)</dt>
           <dd>
-            <code>{l.uuid}</code>
+            <CopyField value={l.uuid} label="License key" what="key" />
           </dd>
           <dt>Id</dt>
           <dd>{l.id}</dd>
@@ -222,11 +234,19 @@ function UsageView({ usage }: { usage: Usage }) {
         Checks today ({usage.today.date}): <strong data-testid="usage-today">{usage.today.count}</strong>
         {usage.max_usage_per_day === null ? ' (no daily limit)' : ` of ${usage.max_usage_per_day} a day`}
       </p>
-      <BarChart
-        title="Checks per day, last 30 days"
-        description={`Runtime checks of this license per UTC day; ${days.reduce((n, d) => n + d.count, 0)} in all.`}
-        bars={days.map((d) => ({ label: d.date, value: d.count }))}
-      />
+      {days.some((d) => d.count > 0) ? (
+        <BarChart
+          title="Checks per day, last 30 days"
+          description={`Runtime checks of this license per UTC day; ${days.reduce((n, d) => n + d.count, 0)} in all.`}
+          bars={days.map((d) => ({ label: d.date, value: d.count }))}
+        />
+      ) : (
+        <p class="empty">
+          No check in the last 30 days. Each time a site sends this license&apos;s key (the{' '}
+          <code>X-LICENSE-KEY</code> header, or the SDK&apos;s <code>licenseKey</code>) and is answered paid
+          or unpaid, that day&apos;s bar shows here.
+        </p>
+      )}
       <h3>Domains</h3>
       {usage.domains.length === 0 ? (
         <p>No domain activated yet{usage.max_domains === null ? '' : ` (up to ${usage.max_domains})`}.</p>

@@ -68,17 +68,7 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
           unless it is paid again.
         </Notice>
       ) : null}
-      <nav aria-label="Project" class="tabs">
-        <ul>
-          {(Object.keys(TAB_LABELS) as ProjectTab[]).map((t) => (
-            <li key={t}>
-              <a href={`#/projects/${project}/${t}`} aria-current={t === tab ? 'page' : undefined}>
-                {TAB_LABELS[t]}
-              </a>
-            </li>
-          ))}
-        </ul>
-      </nav>
+      <ProjectTabs project={project} tab={tab} />
       {tab === 'settings' ? <Settings access={access} project={p} reload={loaded.reload} /> : null}
       {tab === 'domains' ? <DomainsTab access={access} project={p} /> : null}
       {tab === 'licenses' ? <LicensesTab access={access} project={p} /> : null}
@@ -88,6 +78,31 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
       {tab === 'analytics' ? <AnalyticsView project={p} /> : null}
       {tab === 'audit' ? <AuditLog project={p.id} /> : null}
     </>
+  );
+}
+
+/** A project's tabs; `current` says which page is one of them (a license is under Licenses). */
+export function ProjectTabs({
+  project,
+  tab,
+  current = 'page',
+}: {
+  project: number;
+  tab: ProjectTab;
+  current?: 'page' | 'location';
+}) {
+  return (
+    <nav aria-label="Project" class="tabs">
+      <ul>
+        {(Object.keys(TAB_LABELS) as ProjectTab[]).map((t) => (
+          <li key={t}>
+            <a href={`#/projects/${project}/${t}`} aria-current={t === tab ? current : undefined}>
+              {TAB_LABELS[t]}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 }
 

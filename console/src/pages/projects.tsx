@@ -1,5 +1,6 @@
 import { api, type Page, type Project, unwrap } from '../api';
 import { type Access, go, PageHeading } from '../app';
+import { Onboarding } from './onboarding';
 import {
   ErrorMessage,
   Field,
@@ -23,6 +24,9 @@ export function ProjectsPage({ access }: { access: Access }) {
       <PageHeading>Projects</PageHeading>
       <ErrorMessage error={list.error} />
       {list.loading && !list.data ? <Loading what="projects" /> : null}
+      {list.data && access.canWrite && access.scope === null ? (
+        <Onboarding access={access} newest={list.data.data[0] ?? null} />
+      ) : null}
       {list.data ? <ProjectTable page={list.data} /> : null}
       <MoreButton list={list} what="projects" />
       {access.canWrite ? <NewProject /> : null}
@@ -31,7 +35,7 @@ export function ProjectsPage({ access }: { access: Access }) {
 }
 
 function ProjectTable({ page }: { page: Page<Project> }) {
-  if (page.data.length === 0) return <p>No project yet.</p>;
+  if (page.data.length === 0) return <p>No project yet: create one with New project below.</p>;
   return (
     <table>
       <caption>Your projects</caption>

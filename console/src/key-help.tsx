@@ -1,0 +1,20 @@
+// Under the sign-in form: where a first API key comes from. The console cannot make one (it needs a
+// key to ask the API anything); the admin CLI on the server can (README "Accounts and API keys").
+export function KeyHelp() {
+  return (
+    <details class="box key-help">
+      <summary>No API key yet?</summary>
+      <p>Keys are made on the server, in the folder LicenseGate runs from. For a first account:</p>
+      <pre>
+        <code>
+          npm run -s cli -- users:create --email you@example.com{'\n'}
+          npm run -s cli -- keys:create --email you@example.com
+        </code>
+      </pre>
+      <p>
+        The second command prints <code>&quot;key&quot;: &quot;lg_…&quot;</code> once: paste that key here.
+        Once signed in, more keys (read-only, or for one project) are made under API keys.
+      </p>
+    </details>
+  );
+}
