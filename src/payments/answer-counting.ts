@@ -5,6 +5,7 @@ import { OVERSIZED_KEY } from '../common/http/license-key.js';
 import { ISO_COUNTRIES } from '../common/net/address-lists.js';
 import type { RuntimeCaller } from './runtime-call.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
+import { runtimeChecks } from '../metrics/metrics.js';
 
 /**
  * The country an answer is counted under: an ISO 3166-1 alpha-2 code as COUNTRY_HEADER sends it
@@ -20,8 +21,8 @@ function countryCode(value: string | undefined): string {
 /**
  * Where the runtime answers are counted for the analytics (docs/analytics.md): `answered` by the
  * handlers that answer (PaymentsService for has-paid on both request paths, the stream and deactivation
- * controllers), `refused` where any error becomes an answer (the exception filter and RuntimeFastPath),
- * which counts the RuntimeRefusals, each thrown once at its refusal point with its reason.
+ * controllers), `refused` where any error becomes an answer (the exception filter and the runtime
+ * route), which counts each RuntimeRefusal by its reason, and by its status in the metrics.
  */
 @Injectable()
 export class RuntimeAnswerCounting {
@@ -43,7 +44,10 @@ export class RuntimeAnswerCounting {
    * Refusals of no known project are not counted: no owner could see them.
    */
   refused(error: unknown, call: RuntimeCaller): void {
-    if (!(error instanceof RuntimeRefusal) || !this.counts.enabled) return;
+    if (!(error instanceof RuntimeRefusal)) return;
+    // A rate-limited call never reached the check: the metric counts the check's refusals.
+    if (error.reason !== 'rate_limited') runtimeChecks.inc({ outcome: `refused_${error.getStatus()}` });
+    if (!this.counts.enabled) return;
     let projectId = error.projectId;
     if (projectId === null && error.reason === 'rate_limited') {
       const hash = call.key?.hash;

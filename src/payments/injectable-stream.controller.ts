@@ -34,7 +34,7 @@ export class InjectableStreamController {
   @ApiEnvelope(InjectableStreamPageResponse)
   @ApiErrors(422)
   async stream(@Req() req: LicensedRequest, @Query() query: CursorQueryDto) {
-    const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
+    const runtime = this.payments.admit(req.runtime as NonNullable<LicensedRequest['runtime']>);
     const caller = this.calls.caller(req);
     // Where the license may be used from holds here as on has-paid (docs/security.md).
     this.payments.assertPlaceAllowed(runtime, caller);

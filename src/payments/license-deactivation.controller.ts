@@ -8,7 +8,7 @@ import { AppConfig } from '../config/app-config.js';
 import { ActivationsService } from '../licenses/activations.service.js';
 import { DeactivationRequest, DeactivationResponse } from '../licenses/dto/activation.response.js';
 import { hostName, namedDomain } from './calling-domain.js';
-import { LicensedRequest, LicenseKeyAuth, runtimeRefusal } from './license-key.guard.js';
+import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
 import { secondsToUtcMidnight } from '../common/time.js';
 import { PaymentsService } from './payments.service.js';
 import { RuntimeCalls } from './runtime-call.js';
@@ -78,32 +78,30 @@ export class LicenseDeactivationController {
     },
   )
   async deactivate(@Req() req: LicensedRequest): Promise<DeactivationResponse> {
-    const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
+    const runtime = this.payments.admit(req.runtime as NonNullable<LicensedRequest['runtime']>);
     const host = deactivationHost(req);
     const caller = this.calls.caller(req);
     this.payments.assertPlaceAllowed(runtime, caller);
     const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
     // Turned off: refused before any transaction or row lock.
     if (max === 0)
-      throw runtimeRefusal(
-        'usage_limit',
-        403,
-        'Self-service deactivation is turned off on this service; ask the vendor to free the slot.',
-        runtime.project,
-      );
+      throw new RuntimeRefusal({
+        reason: 'usage_limit',
+        status: 403,
+        message: 'Self-service deactivation is turned off on this service; ask the vendor to free the slot.',
+        redirectUrl: runtime.project.default_redirect_url,
+        projectId: runtime.project.id,
+      });
     const answer = await this.activations.deactivateHost(runtime.project, runtime.license, host);
     if (answer === 'allowance_used') {
       const message = `This license has used its ${max} self-service deactivation${max === 1 ? '' : 's'} for today; more are possible after midnight UTC.`;
-      throw new RuntimeRefusal(
-        'usage_limit',
-        429,
+      throw new RuntimeRefusal({
+        reason: 'usage_limit',
+        status: 429,
         message,
-        null,
-        {
-          'Retry-After': String(secondsToUtcMidnight(Date.now())),
-        },
-        runtime.project.id,
-      );
+        headers: { 'Retry-After': String(secondsToUtcMidnight(Date.now())) },
+        projectId: runtime.project.id,
+      });
     }
     this.answers.answered(caller, runtime.project.id, runtime.project.has_paid, null);
     return answer;

@@ -121,9 +121,11 @@ export class PaymentsController {
     },
   )
   hasPaid(@Req() req: LicensedRequest): MaybePromise<HasPaidResult> {
-    const runtime = req.runtime as NonNullable<LicensedRequest['runtime']>;
-    // Only allow_configs licenses may steer the check from the body (docs/decisions.md#runtime-checks).
-    return this.payments.checkLicense(runtime, this.calls.hasPaid(req, runtime.license.allow_configs));
+    // The same gate and answer as the runtime route (runtime-fast-path.ts); this route is what the
+    // OpenAPI document is generated from, and what other spellings of the path reach.
+    return this.payments.hasPaid(req.runtime as NonNullable<LicensedRequest['runtime']>, (allowConfigs) =>
+      this.calls.hasPaid(req, allowConfigs),
+    );
   }
 
   /** The same question asked with an API key for one project. */

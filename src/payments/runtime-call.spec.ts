@@ -254,10 +254,13 @@ describe('PaymentsService on a RuntimeCall', () => {
   it('counts a rate-limit refusal under the project of the key the caller sent', () => {
     const { answers, counted } = runtime();
     answers.refused(
-      new RuntimeRefusal('rate_limited', 429, 'Too many requests.', null),
+      new RuntimeRefusal({ reason: 'rate_limited', status: 429, message: 'Too many requests.' }),
       call({ country: 'nl' }),
     );
-    answers.refused(new RuntimeRefusal('rate_limited', 429, 'Too many requests.', null), call({ key: null }));
+    answers.refused(
+      new RuntimeRefusal({ reason: 'rate_limited', status: 429, message: 'Too many requests.' }),
+      call({ key: null }),
+    );
     expect(counted).toEqual([[7, 'refused', 'rate_limited', 0, 'NL']]);
   });
 });

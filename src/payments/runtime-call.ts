@@ -79,7 +79,7 @@ export class RuntimeCalls {
   }
 
   /**
-   * POST has-paid, once LicenseKeyGuard has admitted the license: `action`, `include` and `domain` from
+   * POST has-paid, once the gate has passed the license's refusals: `action`, `include` and `domain` from
    * the query, or all three from the body's `config` when the license has allow_configs
    * (docs/decisions.md#runtime-checks); an unknown action or include is a 422 naming it.
    */

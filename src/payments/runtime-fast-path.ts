@@ -1,23 +1,12 @@
-import { ExecutionContext, INestApplication, Logger } from '@nestjs/common';
-import { then } from '../common/maybe-promise.js';
-import {
-  EXCEPTION_FILTERS_METADATA,
-  GUARDS_METADATA,
-  HEADERS_METADATA,
-  HTTP_CODE_METADATA,
-  INTERCEPTORS_METADATA,
-  PIPES_METADATA,
-  REDIRECT_METADATA,
-  ROUTE_ARGS_METADATA,
-} from '@nestjs/common/constants.js';
-import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
+import { INestApplication, Logger } from '@nestjs/common';
 import { ApplicationConfig } from '@nestjs/core';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import proxyaddr from 'proxy-addr';
-import { LicenseKeyGuard, LicensedRequest } from './license-key.guard.js';
+import { andThen } from '../common/maybe-promise.js';
+import { LicenseKeyGuard } from './license-key.guard.js';
 import { EnvelopeInterceptor, successEnvelope } from '../common/http/envelope.interceptor.js';
-import { type Envelope, RAW_RESPONSE } from '../common/http/envelope.js';
+import type { Envelope } from '../common/http/envelope.js';
 import {
   type AnsweredError,
   EnvelopeExceptionFilter,
@@ -25,6 +14,8 @@ import {
 } from '../common/http/exception.filter.js';
 import { ThrottleGuard } from '../common/throttling/throttle.guard.js';
 import { PaymentsController } from './payments.controller.js';
+import { PaymentsService } from './payments.service.js';
+import { RuntimeCalls } from './runtime-call.js';
 
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
@@ -50,28 +41,32 @@ function hasNoBody(req: IncomingMessage): boolean {
 }
 
 const PATH = '/api/v1/project/has-paid';
-// eslint-disable-next-line @typescript-eslint/unbound-method -- only read as a metadata key, never called
-const handler = PaymentsController.prototype.hasPaid;
-const noop = () => undefined;
+/**
+ * The Nest route this one answers for: its ThrottleAs class counts the call (ThrottleGuard plans by
+ * handler), so both are counted by one allowance.
+ */
+// eslint-disable-next-line @typescript-eslint/unbound-method -- only a key for the throttler's plan, never called
+const ROUTE = PaymentsController.prototype.hasPaid;
 
 /** What the route's code reads of a request: Express defines these as getters, this path sets them. */
 type RuntimeRequest = IncomingMessage & { ip?: string; query?: unknown; body?: unknown };
 
 /**
- * `POST /api/v1/project/has-paid`, the call SDKs make thousands of times a second, answered on the
- * HTTP server's own request event instead of through Express.
+ * `POST /api/v1/project/has-paid`, the call SDKs make thousands of times a second, as a plain
+ * `node:http` handler ahead of Express (docs/architecture.md#how-the-runtime-check-is-served).
  *
  * Measured here, Express's per-request work (swapping in its request and response prototypes, the
  * router walking every layer, res.json) costs more than the whole check: a one-route Express app
- * does under half the requests of the same handler on node:http. This path runs the same code as the
- * routed call, minus that: the app's middlewares in their order (CORS, request id, content type,
- * JSON body, object body), the global ThrottleGuard, LicenseKeyGuard, PaymentsController.hasPaid,
- * the success envelope, and the exception filter's envelope for every error. Express's `req.ip` and
- * `req.query` are computed once with Express's own trust and query-parser settings.
+ * does under half the requests of the same handler on node:http. This handler runs the app's
+ * middlewares in their order (CORS, request id, content type, JSON body, object body), counts the call
+ * (ThrottleGuard), finds the license (LicenseKeyGuard.find), asks the gate and answers its verdict
+ * (PaymentsService.hasPaid, as PaymentsController.hasPaid does), and writes the success envelope or
+ * the exception filter's envelope for every error. Express's `req.ip` and `req.query` are computed
+ * once with Express's own trust and query-parser settings.
  *
  * Every other request, and this one under another spelling of its path (trailing slash, other case),
- * goes to Express. `install` refuses to start when the route has a guard, interceptor, pipe or
- * filter this path does not run, so the two cannot drift apart unnoticed.
+ * goes to Express. `install` refuses to start when the app has a global guard, interceptor, filter or
+ * hook this handler does not run, so the two cannot drift apart unnoticed.
  */
 export class RuntimeFastPath {
   private readonly logger = new Logger('Exceptions');
@@ -81,10 +76,10 @@ export class RuntimeFastPath {
   private constructor(
     express: Express,
     private readonly middlewares: RuntimeMiddlewares,
-    /** The global guard, then the route's: Nest's order. */
     private readonly throttle: ThrottleGuard,
-    private readonly license: LicenseKeyGuard,
-    private readonly controller: PaymentsController,
+    private readonly licenses: LicenseKeyGuard,
+    private readonly payments: PaymentsService,
+    private readonly calls: RuntimeCalls,
     private readonly answered: AnsweredError,
   ) {
     this.trust = express.get('trust proxy fn') as typeof this.trust;
@@ -94,13 +89,14 @@ export class RuntimeFastPath {
 
   /** Serves the runtime check ahead of Express on `app`'s HTTP server. */
   static install(app: INestApplication, middlewares: RuntimeMiddlewares, answered: AnsweredError): void {
-    const throttle = assertRouteEnhancers(app);
-    const fast = new RuntimeFastPath(
+    const throttle = assertGlobalEnhancers(app);
+    const route = new RuntimeFastPath(
       app.getHttpAdapter().getInstance() as Express,
       middlewares,
       throttle,
       app.get(LicenseKeyGuard),
-      app.get(PaymentsController),
+      app.get(PaymentsService),
+      app.get(RuntimeCalls),
       answered,
     );
     const server = app.getHttpServer() as Server;
@@ -110,7 +106,7 @@ export class RuntimeFastPath {
     const [routed] = listeners;
     server.removeListener('request', routed);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      if (req.method === 'POST' && isRuntimePath(req.url)) fast.serve(req, res);
+      if (req.method === 'POST' && isRuntimePath(req.url)) route.serve(req, res);
       else routed(req, res);
     });
   }
@@ -142,22 +138,23 @@ export class RuntimeFastPath {
   }
 
   /**
-   * ThrottleGuard, LicenseKeyGuard, then PaymentsController.hasPaid, as Nest runs them: each step's
-   * answer is used at once when it gives one (a warm license: no promise at all), awaited when it
-   * gives a promise (common/maybe-promise.ts). A guard answers true or throws.
+   * Counts the call, finds the license, answers the gate's verdict, in Nest's order (the global guard,
+   * the route's guard, the handler): each step's answer is used at once when it gives one (a warm
+   * license: no promise at all), awaited when it gives a promise (common/maybe-promise.ts).
    */
   private handle(req: RuntimeRequest, res: ServerResponse): void {
     try {
-      const context = new HttpContext(req, res);
-      const answered = then(this.throttle.count(context), () =>
-        then(this.license.canActivate(context), () => this.controller.hasPaid(req as LicensedRequest)),
+      const answer = andThen(this.throttle.count(req, res, ROUTE, PaymentsController), () =>
+        andThen(this.licenses.find(req, res), (entry) =>
+          this.payments.hasPaid(entry, (allowConfigs) => this.calls.hasPaid(req as Request, allowConfigs)),
+        ),
       );
-      if (answered instanceof Promise)
-        answered.then(
+      if (answer instanceof Promise)
+        answer.then(
           (result) => this.respond(req, res, result),
           (error: unknown) => this.fail(error, req, res),
         );
-      else this.respond(req, res, answered);
+      else this.respond(req, res, answer);
     } catch (error) {
       this.fail(error, req, res);
     }
@@ -172,9 +169,9 @@ export class RuntimeFastPath {
   }
 
   /**
-   * The error envelope. Nothing sits above this path to catch what writing it throws (Express's final
-   * handler does so for routed calls), so a failure here answers a plain 500 instead of leaving the
-   * call hanging and the rejection unhandled.
+   * The error envelope. Nothing sits above this handler to catch what writing it throws (Express's
+   * final handler does so for routed calls), so a failure here answers a plain 500 instead of leaving
+   * the call hanging and the rejection unhandled.
    */
   private fail(error: unknown, req: RuntimeRequest, res: ServerResponse): void {
     if (res.headersSent) return;
@@ -189,61 +186,6 @@ export class RuntimeFastPath {
         if (name !== 'x-request-id' && !name.startsWith('access-control-')) res.removeHeader(name);
       send(res, 500, { status: 'error', message: 'Internal server error.', data: null, errors: null });
     }
-  }
-}
-
-/**
- * The ExecutionContext guards read, as Nest builds it for this route, on its public interface only.
- * A class (its methods shared on the prototype): one small object per call.
- */
-class HttpContext implements ExecutionContext {
-  constructor(
-    private readonly req: RuntimeRequest,
-    private readonly res: ServerResponse,
-  ) {}
-
-  getClass<T>(): T {
-    return PaymentsController as T;
-  }
-
-  getHandler(): typeof handler {
-    return handler;
-  }
-
-  getArgs<T extends unknown[]>(): T {
-    return [this.req, this.res, noop] as T;
-  }
-
-  getArgByIndex<T>(index: number): T {
-    return this.getArgs()[index] as T;
-  }
-
-  getType<T extends string>(): T {
-    return 'http' as T;
-  }
-
-  switchToHttp(): ReturnType<ExecutionContext['switchToHttp']> {
-    return this;
-  }
-
-  getRequest<T>(): T {
-    return this.req as T;
-  }
-
-  getResponse<T>(): T {
-    return this.res as T;
-  }
-
-  getNext<T>(): T {
-    return noop as T;
-  }
-
-  switchToRpc(): never {
-    throw new Error('The runtime check is an HTTP route.');
-  }
-
-  switchToWs(): never {
-    throw new Error('The runtime check is an HTTP route.');
   }
 }
 
@@ -263,32 +205,16 @@ function isRuntimePath(url: string | undefined): boolean {
 }
 
 /**
- * The route's enhancers must be exactly the ones RuntimeFastPath runs; returns the global ThrottleGuard.
- * Reads Nest's metadata keys (@nestjs/common/constants, not public API) and ApplicationConfig's global
- * enhancers: test/e2e/runtime-fast-path.e2e-spec.ts pins that setupApp refuses to start when the route
- * gains what this path does not run, so an upgrade that moves them fails loudly, at start.
+ * The app's global enhancers must be the ones this handler stands in for (the throttle guard, the
+ * envelope, the envelope filter); returns the global ThrottleGuard. Reads ApplicationConfig's getters
+ * (exported by @nestjs/core, not documented): test/e2e/runtime-fast-path.e2e-spec.ts pins that setupApp
+ * refuses to start when the app gains what this handler does not run, so an upgrade that moves them
+ * fails loudly, at start. The route's own decorators are PaymentsController's, read by nothing here:
+ * the parity suite compares every answer of both routes.
  */
-function assertRouteEnhancers(app: INestApplication): ThrottleGuard {
+function assertGlobalEnhancers(app: INestApplication): ThrottleGuard {
   const config = app.get(ApplicationConfig);
   const problems: string[] = [];
-  const own = (key: string): unknown[] => [
-    ...((Reflect.getMetadata(key, PaymentsController) as unknown[] | undefined) ?? []),
-    ...((Reflect.getMetadata(key, handler) as unknown[] | undefined) ?? []),
-  ];
-  const guards = own(GUARDS_METADATA);
-  if (guards.length !== 1 || guards[0] !== LicenseKeyGuard)
-    problems.push('route guards other than LicenseKeyGuard');
-  if (own(INTERCEPTORS_METADATA).length > 0) problems.push('route interceptors');
-  if (own(PIPES_METADATA).length > 0) problems.push('route pipes');
-  if (own(EXCEPTION_FILTERS_METADATA).length > 0) problems.push('route filters');
-  if (Reflect.getMetadata(HTTP_CODE_METADATA, handler) !== 200) problems.push('a status other than 200');
-  for (const [key, what] of [
-    [HEADERS_METADATA, 'response headers'],
-    [REDIRECT_METADATA, 'a redirect'],
-    [RAW_RESPONSE, 'a raw response'],
-  ]) {
-    if (Reflect.getMetadata(key, handler) !== undefined) problems.push(what);
-  }
   // A singleton APP_GUARD is held as an instance among the global guards.
   const globalGuards = config.getGlobalGuards();
   if (globalGuards.length !== 1 || !(globalGuards[0] instanceof ThrottleGuard))
@@ -299,12 +225,6 @@ function assertRouteEnhancers(app: INestApplication): ThrottleGuard {
   const filters = config.getGlobalFilters();
   if (filters.length !== 1 || !(filters[0] instanceof EnvelopeExceptionFilter))
     problems.push('global filters other than the envelope filter');
-  // Global pipes (validation) do not apply to @Req(), the handler's one argument.
-  const args = Object.keys(
-    (Reflect.getMetadata(ROUTE_ARGS_METADATA, PaymentsController, 'hasPaid') as object | undefined) ?? {},
-  );
-  if (args.length !== 1 || args[0] !== `${RouteParamtypes.REQUEST}:0`)
-    problems.push('handler arguments other than @Req()');
   for (const kind of ['Guards', 'Interceptors', 'Pipes', 'Filters'] as const) {
     if (config[`getGlobalRequest${kind}`]().length > 0)
       problems.push(`request-scoped global ${kind.toLowerCase()}`);

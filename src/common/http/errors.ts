@@ -34,21 +34,35 @@ export const REFUSAL_REASONS = [
 ] as const;
 export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
+/** A runtime refusal as a value: why (as the analytics count it), what the caller is told, what it is filed under. */
+export interface RefusalOptions {
+  reason: RefusalReason;
+  status: number;
+  message: string;
+  /** The project's default_redirect_url, sent as `data.redirect_url`; absent: `data` is null. */
+  redirectUrl?: string | null;
+  /** Retry-After and the like. */
+  headers?: Record<string, string>;
+  /** The project and registered domain the refusal is counted under (docs/analytics.md). */
+  projectId?: number | null;
+  domainId?: number | null;
+}
+
 /**
  * A runtime call refused: answered like any ApiError, and counted once by its reason where errors
- * become answers (payments/answer-counting.ts). `projectId`/`domainId`: what the refusal is filed under.
+ * become answers (payments/answer-counting.ts).
  */
 export class RuntimeRefusal extends ApiError {
-  constructor(
-    readonly reason: RefusalReason,
-    status: number,
-    message: string,
-    data: Record<string, unknown> | null,
-    headers: Record<string, string> = {},
-    readonly projectId: number | null = null,
-    readonly domainId: number | null = null,
-  ) {
-    super(status, message, null, data, headers);
+  readonly reason: RefusalReason;
+  readonly projectId: number | null;
+  readonly domainId: number | null;
+
+  constructor(refusal: RefusalOptions) {
+    const data = refusal.redirectUrl === undefined ? null : { redirect_url: refusal.redirectUrl };
+    super(refusal.status, refusal.message, null, data, refusal.headers);
+    this.reason = refusal.reason;
+    this.projectId = refusal.projectId ?? null;
+    this.domainId = refusal.domainId ?? null;
   }
 }
 

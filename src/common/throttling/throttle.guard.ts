@@ -1,6 +1,6 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerRequest } from '@nestjs/throttler';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, RuntimeRefusal } from '../http/errors.js';
 import { ROUTE_CLASS, RouteClass } from './throttling.js';
 import type { CountingStorage, Record_ } from './throttler-storage.js';
@@ -19,31 +19,47 @@ type Plan = Omit<ThrottlerRequest, 'context'> & { suffix: string };
  *
  * The count itself is the library's handleRequest (same headers, same 429), written here so that it
  * answers at once when the storage does: the runtime check's count needs no round trip, and its
- * fast path (payments/runtime-fast-path.ts) runs this guard without a promise per call.
+ * route (payments/runtime-fast-path.ts) counts through it without a promise per call.
  */
 @Injectable()
 export class ThrottleGuard extends ThrottlerGuard {
   private readonly plans = new WeakMap<object, Plan | null>();
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    return this.count(context);
+    const http = context.switchToHttp();
+    return this.count(
+      http.getRequest(),
+      http.getResponse(),
+      context.getHandler(),
+      context.getClass(),
+      context,
+    );
   }
 
-  /** Counts the call (canActivate): true at once when the storage answers at once, else a promise of it. */
-  count(context: ExecutionContext): true | Promise<true> {
-    const handler = context.getHandler();
+  /**
+   * Counts a call to the route `handler` of `classRef` (canActivate; the runtime route calls it
+   * directly): true at once when the storage answers at once, else a promise of it. `context` only
+   * goes to the trackers and key of throttling.ts, which read none: the runtime route has no context.
+   */
+  count(
+    req: IncomingMessage,
+    res: ServerResponse,
+    handler: object,
+    classRef: object,
+    context?: ExecutionContext,
+  ): true | Promise<true> {
     let plan = this.plans.get(handler);
     if (plan === undefined) {
-      plan = this.planFor(handler, context.getClass());
+      plan = this.planFor(handler, classRef);
       this.plans.set(handler, plan);
     }
     if (plan === null) return true;
-    const tracker = plan.getTracker(context.switchToHttp().getRequest(), context) as string;
-    const key = plan.generateKey(context, tracker, plan.throttler.name as string);
+    const tracker = plan.getTracker(req as never, context as ExecutionContext) as string;
+    const key = plan.generateKey(context as ExecutionContext, tracker, plan.throttler.name as string);
     const storage = this.storageService as CountingStorage;
     const record = storage.hit(key, plan.ttl, plan.limit, plan.blockDuration, plan.throttler.name as string);
-    if (record instanceof Promise) return record.then((counted) => this.counted(context, plan, key, counted));
-    return this.counted(context, plan, key, record);
+    if (record instanceof Promise) return record.then((counted) => this.counted(res, plan, key, counted));
+    return this.counted(res, plan, key, record);
   }
 
   private planFor(handler: object, classRef: object): Plan | null {
@@ -67,15 +83,15 @@ export class ThrottleGuard extends ThrottlerGuard {
   }
 
   /** The library's headers (X-RateLimit-*-{class}; Retry-After-{class} when refused), and the 429. */
-  private counted(context: ExecutionContext, plan: Plan, key: string, record: Record_): true {
-    const res = context.switchToHttp().getResponse<ServerResponse>();
+  private counted(res: ServerResponse, plan: Plan, key: string, record: Record_): true {
     if (record.isBlocked) {
       res.setHeader(`Retry-After${plan.suffix}`, record.timeToBlockExpire);
       const seconds = Math.max(1, Math.ceil(record.timeToBlockExpire));
       res.setHeader('Retry-After', String(seconds));
       const message = `Too many requests. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`;
       // A runtime call (its key is the class and tracker, as perClass makes it) is one the analytics count.
-      if (key.startsWith('runtime:')) throw new RuntimeRefusal('rate_limited', 429, message, null);
+      if (key.startsWith('runtime:'))
+        throw new RuntimeRefusal({ reason: 'rate_limited', status: 429, message });
       throw new ApiError(429, message);
     }
     res.setHeader(`X-RateLimit-Limit${plan.suffix}`, plan.limit);
