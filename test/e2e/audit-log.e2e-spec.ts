@@ -40,6 +40,10 @@ const WRITES = Object.entries(DOC.paths as Json)
 /** Writes that change nothing a user manages, and why they leave no audit row. */
 const NOT_AUDITED: Record<string, string> = {
   'POST /api/v1/project/has-paid': 'the runtime check: it only counts usage and activations',
+  'POST /api/v1/auth/login': "signing in: a person's own session, no managed resource (sessions.e2e-spec.ts)",
+  'POST /api/v1/auth/logout':
+    "signing out: a person's own session, no managed resource (sessions.e2e-spec.ts)",
+  'POST /api/v1/auth/password': "a person's own password, no managed resource (sessions.e2e-spec.ts)",
 };
 
 /** Writes made with a license key, not an API key: audited with the actor "license", checked where their feature is tested. */

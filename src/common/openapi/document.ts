@@ -11,6 +11,7 @@ import type { Request, Response } from 'express';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE, CORS_METHODS } from '../http/cors.js';
 import { defaultErrorExample, errorEnvelope } from './error-examples.js';
 import { API_KEY_SCHEME, BODIES_EXTENSION, LICENSE_KEY_SCHEME } from './decorators.js';
+import { SESSION_SCHEME } from '../../auth/session.guard.js';
 import { DERIVE, deriveOperationIds } from './operation-ids.js';
 import { REQUEST_ID_HEADER } from './envelopes.js';
 
@@ -55,6 +56,17 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addApiKey(
       { type: 'apiKey', in: 'header', name: 'X-LICENSE-KEY', description: 'License key (the license uuid)' },
       LICENSE_KEY_SCHEME,
+    )
+    .addCookieAuth(
+      'lg_session',
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'lg_session',
+        description:
+          'A signed-in session (POST /api/v1/auth/login); every POST, PUT, PATCH and DELETE made with it also sends X-CSRF-Token (the csrf_token of GET /api/v1/auth/me)',
+      },
+      SESSION_SCHEME,
     )
     .build();
   const generated = SwaggerModule.createDocument(app, config, {
