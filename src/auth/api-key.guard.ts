@@ -15,6 +15,7 @@ import { ThrottleAs } from '../common/throttling/throttling.js';
 import { AuthService, INVALID_API_KEY } from './auth.service.js';
 import { AuthFailures } from '../common/throttling/auth-failures.js';
 import { AuthedRequest } from './principal.js';
+import { operationOf, reaches, requiredRole, roleRefusal } from './roles.js';
 import { SESSION_COOKIE } from './sessions.service.js';
 import { readCookie, SESSION_SCHEME, SessionGuard } from './session.guard.js';
 
@@ -37,7 +38,10 @@ export class ApiKeyGuard implements CanActivate {
     // The API key decides when both are sent: a script's key is not overruled by a browser's cookie.
     if (!key) {
       const token = readCookie(req.headers.cookie, SESSION_COOKIE);
-      if (token) return this.sessions.admit(req, token);
+      if (token) {
+        await this.sessions.admit(req, token);
+        return assertRole(req);
+      }
     }
     if (!key)
       throw new ApiError(
@@ -56,8 +60,20 @@ export class ApiKeyGuard implements CanActivate {
     req.principal = principal;
     // Every management write is a POST, PUT, PATCH or DELETE, and no read is.
     if (req.principal.key?.read_only && !READS.has(req.method)) throw forbidden(READ_ONLY);
-    return true;
+    return assertRole(req);
   }
+}
+
+/**
+ * A member (signed in, or through a key they made) may call the route if their role reaches the
+ * route's least role in ROUTE_ROLES; other keys act as the account's owner.
+ */
+function assertRole(req: AuthedRequest & { method: string; route?: { path?: string } }): boolean {
+  const member = req.principal?.member;
+  if (!member) return true;
+  const least = requiredRole(operationOf(req.method, String(req.route?.path ?? '')));
+  if (!reaches(member.membership.role, least)) throw forbidden(roleRefusal(least, member.membership.role));
+  return true;
 }
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);

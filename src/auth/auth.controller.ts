@@ -81,7 +81,8 @@ export class AuthController {
   })
   @ApiEnvelope(SessionResponse)
   async me(@CurrentPrincipal() principal: ApiPrincipal): Promise<SessionResponse> {
-    const { user, session } = principal.member!;
+    const { user } = principal.member!;
+    const session = principal.member!.session!;
     return answer(
       user,
       await this.sessions.membershipsOf(user.id),
@@ -99,7 +100,7 @@ export class AuthController {
     @CurrentPrincipal() principal: ApiPrincipal,
     @Res({ passthrough: true }) res: Response,
   ): Promise<null> {
-    await this.sessions.logout(principal.member!.session);
+    await this.sessions.logout(principal.member!.session!);
     res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'strict', secure: this.secure, path: '/' });
     return null;
   }

@@ -12,7 +12,8 @@ import { AccountEntity, MembershipEntity } from './account.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
 import { assertPasswordShape, hashPassword } from './passwords.js';
 import { SessionEntity } from './session.entity.js';
-import { ApiPrincipal } from './principal.js';
+import { ApiPrincipal, Member } from './principal.js';
+import type { Role } from './roles.js';
 import { UserEntity } from './user.entity.js';
 
 export interface NewUser {
@@ -23,6 +24,8 @@ export interface NewUser {
   webhooks_enabled?: boolean;
   /** At least 12 characters; omitted: the user signs in with no password (API keys, SSO). */
   password?: string;
+  /** Join this account with this role (an accepted invitation) instead of holding an account of their own. */
+  joins?: { account_id: number; role: Role; project_ids: number[] | null };
 }
 
 export interface NewApiKey {
@@ -102,14 +105,15 @@ export class AuthService {
         password_hash,
       });
       const userId = result.identifiers[0].id as number;
-      const account = await manager.insert(AccountEntity, { holder_user_id: userId });
-      await manager.insert(MembershipEntity, {
-        account_id: account.identifiers[0].id as number,
-        user_id: userId,
-        role: 'owner',
-        project_ids: null,
-        version: 1,
-      });
+      const joins =
+        input.joins ??
+        ({
+          account_id: (await manager.insert(AccountEntity, { holder_user_id: userId })).identifiers[0]
+            .id as number,
+          role: 'owner',
+          project_ids: null,
+        } as const);
+      await manager.insert(MembershipEntity, { ...joins, user_id: userId, version: 1 });
       return userId;
     });
     return this.users.findOneByOrFail({ id });
@@ -298,8 +302,33 @@ export class AuthService {
     }
     const user = await this.users.findOneBy({ id: key.user_id });
     if (!user) throw forbidden(INVALID_API_KEY);
+    const member = key.created_by_user_id === null ? null : await this.maker(key, user);
     this.touch(key);
-    return { key, user, projectId: key.project_id, member: null };
+    return {
+      key,
+      user,
+      projectId: key.project_id,
+      projectIds: member?.membership.project_ids ?? null,
+      member,
+    };
+  }
+
+  /**
+   * The member who made a key through a session, as their membership stands now: the key acts with
+   * at most their role and projects (docs/security.md#roles). A member who left takes their keys along.
+   */
+  private async maker(key: ApiKeyEntity, holder: UserEntity): Promise<Member> {
+    const manager = this.keys.manager;
+    const account = await manager.findOneBy(AccountEntity, { holder_user_id: holder.id });
+    const membership = account
+      ? await manager.findOneBy(MembershipEntity, {
+          account_id: account.id,
+          user_id: key.created_by_user_id!,
+        })
+      : null;
+    const user = membership ? await this.users.findOneBy({ id: membership.user_id }) : null;
+    if (!membership || !user) throw forbidden('This API key has been revoked.');
+    return { user, membership, session: null };
   }
 
   private touch(key: ApiKeyEntity): void {
@@ -343,4 +372,9 @@ async function insertKey(
 
 export const requireGlobalKey = (principal: ApiPrincipal): void => {
   if (principal.projectId !== null) throw new ApiError(HttpStatus.FORBIDDEN, GLOBAL_KEY_REQUIRED);
+  // A member limited to some projects is to the account what a scoped key is.
+  if (principal.projectIds !== null) throw new ApiError(HttpStatus.FORBIDDEN, WHOLE_ACCOUNT_REQUIRED);
 };
+
+export const WHOLE_ACCOUNT_REQUIRED =
+  'Your membership is limited to some projects: this action needs access to the whole account.';

@@ -9,7 +9,8 @@ export interface Member {
   /** The person signed in (not the account's holder). */
   user: UserEntity;
   membership: MembershipEntity;
-  session: SessionEntity;
+  /** null when the member's API key made the call. */
+  session: SessionEntity | null;
 }
 
 /** The caller behind a valid API key or session. */
@@ -20,7 +21,9 @@ export interface ApiPrincipal {
   user: UserEntity;
   /** null for a global key */
   projectId: number | null;
-  /** Set when a session made the call. */
+  /** The projects a member's membership is limited to; null: every project of the account. */
+  projectIds: number[] | null;
+  /** Set when a session, or an API key a member made, made the call: it acts with the member's role. */
   member: Member | null;
 }
 

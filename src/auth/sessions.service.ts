@@ -93,8 +93,8 @@ export class SessionsService implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /** Whether `sent` is the CSRF token of the session, compared in constant time. */
-  csrfMatches(session: SessionEntity, sent: string | undefined): boolean {
-    if (!sent || sent.length > 128) return false;
+  csrfMatches(session: SessionEntity | null, sent: string | undefined): boolean {
+    if (!session || !sent || sent.length > 128) return false;
     return safeEqual(Buffer.from(this.csrfToken(session.token_hash)), Buffer.from(sent));
   }
 
@@ -176,7 +176,13 @@ export class SessionsService implements OnApplicationBootstrap, OnApplicationShu
       session.last_seen_at = new Date(now);
       await this.sessions.update({ id: session.id }, { last_seen_at: session.last_seen_at });
     }
-    return { key: null, user: holder, projectId: null, member: { user, membership, session } };
+    return {
+      key: null,
+      user: holder,
+      projectId: null,
+      projectIds: membership.project_ids,
+      member: { user, membership, session },
+    };
   }
 
   async logout(session: SessionEntity): Promise<void> {
@@ -189,7 +195,7 @@ export class SessionsService implements OnApplicationBootstrap, OnApplicationShu
 
   /** A signed-in user's own change of password: the other sessions of the user end, this one stays. */
   async changePassword(
-    member: { user: UserEntity; session: SessionEntity },
+    member: { user: UserEntity; session: SessionEntity | null },
     current: string,
     next: string,
     ip: string | null,
@@ -204,7 +210,7 @@ export class SessionsService implements OnApplicationBootstrap, OnApplicationShu
     }
     await this.auth.setPassword(member.user.id, next, {
       field: 'new_password',
-      keepSession: member.session.id,
+      keepSession: member.session?.id,
     });
   }
 

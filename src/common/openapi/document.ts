@@ -11,6 +11,7 @@ import type { Request, Response } from 'express';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE, CORS_METHODS } from '../http/cors.js';
 import { defaultErrorExample, errorEnvelope } from './error-examples.js';
 import { API_KEY_SCHEME, BODIES_EXTENSION, LICENSE_KEY_SCHEME } from './decorators.js';
+import { requiredRole } from '../../auth/roles.js';
 import { SESSION_SCHEME } from '../../auth/session.guard.js';
 import { DERIVE, deriveOperationIds } from './operation-ids.js';
 import { REQUEST_ID_HEADER } from './envelopes.js';
@@ -77,6 +78,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = JSON.parse(JSON.stringify(generated)) as OpenAPIObject;
   document.paths[DOCUMENT_PATH] = documentPath();
   complete(document);
+  requiredRoles(document);
   return document;
 }
 
@@ -130,6 +132,22 @@ function documentPath(): PathItemObject {
       },
     },
   };
+}
+
+/**
+ * `x-required-role` on every operation a member may call: the least role, read from the same table
+ * the guard reads (auth/roles.ts), so that the document cannot say one thing and the guard do another.
+ */
+function requiredRoles(document: OpenAPIObject): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (op?.security?.some((requirement) => API_KEY_SCHEME in requirement))
+        (op as unknown as Record<string, unknown>)['x-required-role'] = requiredRole(
+          `${method.toUpperCase()} ${path}`,
+        );
+    }
+  }
 }
 
 /** What every operation shares, filled in where the controllers left it out. */
