@@ -28,6 +28,8 @@ type Values = Record<string, string | boolean | undefined>;
 
 interface Services {
   auth: AuthService;
+  /** Everything written to the command's standard input (a password, never an argument: ps shows those). */
+  stdin: () => Promise<string>;
   audit: AuditService;
   dataSource: DataSource;
 }
@@ -73,17 +75,26 @@ async function userByEmail(values: Values, { auth }: Services): Promise<UserEnti
   return user;
 }
 
+/** The first line of standard input: `echo "$PW" | …` and a typed password both end with a newline. */
+async function passwordFrom(stdin: () => Promise<string>): Promise<string> {
+  const password = (await stdin()).split(/\r?\n/)[0];
+  if (!password) throw new UsageError('the password is read from standard input, which was empty');
+  return password;
+}
+
 const COMMANDS: Record<string, Command> = {
   'users:create': {
-    usage: 'users:create --email E [--name N] [--max-projects N] [--no-license-creation] [--no-webhooks]',
+    usage:
+      'users:create --email E [--name N] [--max-projects N] [--no-license-creation] [--no-webhooks] [--password-stdin]',
     options: {
+      'password-stdin': flag,
       email: text,
       name: text,
       'max-projects': text,
       'no-license-creation': flag,
       'no-webhooks': flag,
     },
-    async run(values, { auth }) {
+    async run(values, { auth, stdin }) {
       const email = required(values, 'email');
       const existing = await auth.findUserByEmail(email);
       // Running a walkthrough twice is common: say what to do next instead of only "taken".
@@ -97,7 +108,17 @@ const COMMANDS: Record<string, Command> = {
         max_projects: integer(values, 'max-projects') ?? null,
         can_create_licenses: values['no-license-creation'] !== true,
         webhooks_enabled: values['no-webhooks'] !== true,
+        password: values['password-stdin'] === true ? await passwordFrom(stdin) : undefined,
       });
+    },
+  },
+  'users:set-password': {
+    usage: 'users:set-password --email E   (the password is read from standard input)',
+    options: { email: text },
+    async run(values, services) {
+      const user = await userByEmail(values, services);
+      await services.auth.setPassword(user.id, await passwordFrom(services.stdin));
+      return { id: user.id, email: user.email, sessions_ended: true };
     },
   },
   'users:list': {
@@ -196,6 +217,8 @@ function parse(command: Command, args: string[]): Values {
 /** Where a run reads its settings and writes its answer: the process's own, or a test's. */
 export interface CliIo {
   env: Record<string, string | undefined>;
+  /** Standard input, read whole; the process's own when omitted. */
+  stdin?: () => Promise<string>;
   out: (text: string) => void;
   err: (text: string) => void;
 }
@@ -205,6 +228,18 @@ const PROCESS_IO: CliIo = {
   out: (text) => process.stdout.write(text),
   err: (text) => process.stderr.write(text),
 };
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    // A password is short: whatever is piped in beyond this is not one.
+    if (size > 64 * 1024) break;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** Runs one command (`argv` without node and the script); resolves with the exit code. */
 export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<number> {
@@ -237,6 +272,7 @@ export async function runCli(argv: string[], io: CliIo = PROCESS_IO): Promise<nu
         dataSource.getRepository(ApiKeyEntity),
         new AuditLog(unit),
       ),
+      stdin: io.stdin ?? readStdin,
       audit: new AuditService(dataSource.getRepository(AuditEventEntity), new Cursors(config.appKey), config),
       dataSource,
     };

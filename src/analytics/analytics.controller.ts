@@ -46,7 +46,7 @@ export class AnalyticsController {
       'A bad date, from after to, a range too long for its granularity, an unknown granularity or group_by',
     field: 'to',
     message:
-      'The range from 2026-01-01T00:00:00Z to 2026-02-01T00:00:00Z spans 745 hours; at most 31 days (744 hours) by hour: narrow it or use granularity=day.',
+      'The range from 2026-01-01T00:00:00Z to 2026-02-01T01:00:00Z spans 745 hours; at most 31 days (744 hours) by hour: narrow it or use granularity=day.',
   })
   account(
     @CurrentPrincipal() principal: ApiPrincipal,

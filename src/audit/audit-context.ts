@@ -6,7 +6,7 @@ import type { AuthedRequest } from '../auth/principal.js';
 
 /** Who made a management write, as its audit row names them. */
 export interface Actor {
-  type: 'api_key' | 'cli' | 'license' | 'payment';
+  type: 'api_key' | 'cli' | 'license' | 'payment' | 'user';
   api_key_id: number | null;
   api_key_prefix: string | null;
   user_id: number | null;
@@ -54,8 +54,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const MAX_USER_AGENT = 512;
 
 /**
- * Runs a write route's handler in the audit context of its request: the API key that ApiKeyGuard
- * admitted, or else the license that LicenseKeyGuard admitted (`req.runtime`). Reads write nothing
+ * Runs a write route's handler in the audit context of its request: the API key or session that
+ * ApiKeyGuard admitted, or else the license that LicenseKeyGuard admitted (`req.runtime`). Reads write nothing
  * and pass straight through.
  */
 @Injectable()
@@ -66,9 +66,12 @@ export class AuditContextInterceptor implements NestInterceptor {
       .getRequest<Request & AuthedRequest & { id?: string; runtime?: unknown }>();
     if (SAFE_METHODS.has(req.method)) return next.handle();
     const key = req.principal?.key;
+    const member = req.principal?.member;
     const actor: Actor = key
       ? { type: 'api_key', api_key_id: key.id, api_key_prefix: key.prefix, user_id: key.user_id }
-      : { type: 'license', api_key_id: null, api_key_prefix: null, user_id: null };
+      : member
+        ? { type: 'user', api_key_id: null, api_key_prefix: null, user_id: member.user.id }
+        : { type: 'license', api_key_id: null, api_key_prefix: null, user_id: null };
     const audit: AuditContext = {
       actor,
       request_id: req.id ?? null,

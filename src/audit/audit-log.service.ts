@@ -143,6 +143,11 @@ export class AuditLog {
     });
   }
 
+  /** Runs writes the audit log does not cover (a user and their account, made by the CLI) in one unit of work. */
+  unaudited<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.unit.run(work);
+  }
+
   /**
    * Appends the audit rows of a write, in its unit of work. The actor and the request come from the
    * audit context. A write made in one (a management request, the CLI) must say what it did, and an

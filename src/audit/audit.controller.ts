@@ -1,6 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { WHOLE_ACCOUNT_REQUIRED } from '../auth/auth.service.js';
+import { ApiError } from '../common/http/errors.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
@@ -41,6 +43,8 @@ export class AuditController {
     @CurrentPrincipal() principal: ApiPrincipal,
     @Query() query: AuditQueryDto,
   ): Promise<CursorPage<AuditItem>> {
+    // A member limited to some projects reads those projects' logs, not the account's.
+    if (principal.projectIds !== null) throw new ApiError(403, WHOLE_ACCOUNT_REQUIRED);
     return this.audit.list({ owner_id: principal.user.id, project_id: principal.projectId }, query);
   }
 

@@ -28,6 +28,11 @@ export class ApiKeyEntity {
   @Column({ type: 'varchar', length: 64, unique: true, select: false })
   key_hash: string;
 
+  /** The member who made the key through a session; null: made by the account's holder or the CLI. */
+  @Exclude()
+  @Column({ type: 'integer', nullable: true })
+  created_by_user_id: number | null;
+
   /** A read-only key reads everything its scope allows and may write nothing. */
   @Column({ type: 'boolean', default: false })
   read_only: boolean;

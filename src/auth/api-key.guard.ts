@@ -6,7 +6,7 @@ import {
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
-import { ApiSecurity } from '@nestjs/swagger';
+import { ApiCookieAuth, ApiSecurity } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { AuditContextInterceptor } from '../audit/audit-context.js';
 import { ApiError, forbidden } from '../common/http/errors.js';
@@ -16,12 +16,16 @@ import { AuthService, INVALID_API_KEY } from './auth.service.js';
 import { AuthFailures } from '../common/throttling/auth-failures.js';
 import { AuthedRequest } from './principal.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
+import { operationOf, reaches, requiredRole, roleRefusal } from './roles.js';
+import { SESSION_COOKIE } from './sessions.service.js';
+import { readCookie, SESSION_SCHEME, SessionGuard } from './session.guard.js';
 
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly auth: AuthService,
     private readonly failures: AuthFailures,
+    private readonly sessions: SessionGuard,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -32,6 +36,14 @@ export class ApiKeyGuard implements CanActivate {
       >();
     const sent = req.headers['x-api-key'];
     const key = Array.isArray(sent) ? sent[0] : sent;
+    // The API key decides when both are sent: a script's key is not overruled by a browser's cookie.
+    if (!key) {
+      const token = readCookie(req.headers.cookie, SESSION_COOKIE);
+      if (token) {
+        await this.sessions.admit(req, token);
+        return assertRole(req);
+      }
+    }
     if (!key)
       throw new ApiError(
         401,
@@ -48,9 +60,21 @@ export class ApiKeyGuard implements CanActivate {
     }
     req.principal = principal;
     // Every management write is a POST, PUT, PATCH or DELETE, and no read is.
-    if (req.principal.key.read_only && !READS.has(req.method)) throw forbidden(READ_ONLY);
-    return true;
+    if (req.principal.key?.read_only && !READS.has(req.method)) throw forbidden(READ_ONLY);
+    return assertRole(req);
   }
+}
+
+/**
+ * A member (signed in, or through a key they made) may call the route if their role reaches the
+ * route's least role in ROUTE_ROLES; other keys act as the account's owner.
+ */
+function assertRole(req: AuthedRequest & { method: string; route?: { path?: string } }): boolean {
+  const member = req.principal?.member;
+  if (!member) return true;
+  const least = requiredRole(operationOf(req.method, String(req.route?.path ?? '')));
+  if (!reaches(member.membership.role, least)) throw forbidden(roleRefusal(least, member.membership.role));
+  return true;
 }
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -60,13 +84,14 @@ export const LICENSE_KEY_AS_API_KEY =
   'This is a license key, not an API key: license keys go in the X-LICENSE-KEY header of the runtime endpoints; X-API-KEY takes API keys (lg_…).';
 export const READ_ONLY = 'This API key is read-only.';
 
-/** Guards a route with an API key, runs its writes in their audit context, and documents it. */
+/** Guards a route with an API key or a session (the key decides when both are sent), runs its writes in their audit context, and documents it. */
 export const ApiKeyAuth = () =>
   applyDecorators(
     ThrottleAs('api'),
     UseGuards(ApiKeyGuard),
     UseInterceptors(AuditContextInterceptor),
     ApiSecurity(API_KEY_SCHEME),
+    ApiCookieAuth(SESSION_SCHEME),
     ApiErrors(
       { status: 401, description: 'Missing API key' },
       {

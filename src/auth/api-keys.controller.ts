@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { instanceToPlain } from 'class-transformer';
 import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { fieldError, forbidden, notFound } from '../common/http/errors.js';
+import { ApiError, fieldError, forbidden, notFound } from '../common/http/errors.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
@@ -50,6 +50,7 @@ export class ApiKeysController {
   })
   @ApiEnvelope(ApiKeyResponse)
   current(@CurrentPrincipal() principal: ApiPrincipal): ApiKeyEntity {
+    if (!principal.key) throw new ApiError(404, NO_KEY_IN_SESSION);
     return principal.key;
   }
 
@@ -69,7 +70,7 @@ export class ApiKeysController {
   async create(@CurrentPrincipal() principal: ApiPrincipal, @Body() body: CreateApiKeyDto) {
     requireKeyManager(principal);
     // A key makes no key that outlives it (docs/security.md): without expires_at, the creator's.
-    const limit = principal.key.expires_at;
+    const limit = principal.key?.expires_at ?? null;
     if (limit && body.expires_at === undefined) body.expires_at = limit;
     if (limit && (body.expires_at === null || (body.expires_at as Date).getTime() > limit.getTime())) {
       throw fieldError(
@@ -77,7 +78,10 @@ export class ApiKeysController {
         `The expires at field must be a date no later than ${toIsoTimestamp(limit)}, when this API key expires.`,
       );
     }
-    const { key, plaintext } = await this.auth.createKey(principal.user, body);
+    const { key, plaintext } = await this.auth.createKey(principal.user, {
+      ...body,
+      created_by_user_id: principal.member?.user.id ?? null,
+    });
     key.key = plaintext;
     return key;
   }
@@ -126,7 +130,7 @@ export class ApiKeysController {
   ) {
     requireKeyManager(principal);
     const rolled = await this.auth.rollKey(id, principal.user.id, body.grace_seconds ?? undefined, {
-      notAfter: principal.key.expires_at,
+      notAfter: principal.key?.expires_at ?? null,
     });
     if (!rolled) throw notFound('API key');
     return {
@@ -137,10 +141,12 @@ export class ApiKeysController {
   }
 }
 
+export const NO_KEY_IN_SESSION =
+  'This call was made with a session, not an API key: see GET /api/v1/auth/me.';
 export const ROLLED_KEY_MANAGES_NO_KEYS = 'This API key has been rolled: it may no longer manage API keys.';
 
 /** Creating, rolling and revoking keys: a global key, and not one in its rolled grace period. */
 function requireKeyManager(principal: ApiPrincipal): void {
   requireGlobalKey(principal);
-  if (principal.key.rolled_at) throw forbidden(ROLLED_KEY_MANAGES_NO_KEYS);
+  if (principal.key?.rolled_at) throw forbidden(ROLLED_KEY_MANAGES_NO_KEYS);
 }

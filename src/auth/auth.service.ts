@@ -2,14 +2,18 @@ import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { growingLru } from '../common/cache/growing-lru.js';
 import { randomBytes } from 'node:crypto';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager, Not, Repository } from 'typeorm';
 import { AuditLog, REDACTED } from '../audit/audit-log.service.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
 import { ApiError, EMAIL_TAKEN, fieldError, forbidden, GLOBAL_KEY_REQUIRED } from '../common/http/errors.js';
 import { lockedRow } from '../database/unit-of-work.js';
 import { ProjectEntity } from '../projects/project.entity.js';
+import { AccountEntity, MembershipEntity } from './account.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
-import { ApiPrincipal } from './principal.js';
+import { assertPasswordShape, hashPassword } from './passwords.js';
+import { SessionEntity } from './session.entity.js';
+import { ApiPrincipal, Member } from './principal.js';
+import type { Role } from './roles.js';
 import { UserEntity } from './user.entity.js';
 
 export interface NewUser {
@@ -18,6 +22,10 @@ export interface NewUser {
   max_projects?: number | null;
   can_create_licenses?: boolean;
   webhooks_enabled?: boolean;
+  /** At least 12 characters; omitted: the user signs in with no password (API keys, SSO). */
+  password?: string;
+  /** Join this account with this role (an accepted invitation) instead of holding an account of their own. */
+  joins?: { account_id: number; role: Role; project_ids: number[] | null };
 }
 
 export interface NewApiKey {
@@ -25,6 +33,8 @@ export interface NewApiKey {
   project_id?: number | null;
   expires_at?: Date | null;
   read_only?: boolean;
+  /** The member who made the key through a session (docs/security.md#roles). */
+  created_by_user_id?: number | null;
 }
 
 /** How long a rolled key keeps working when the roll names no grace (docs/decisions.md#accounts-and-api-keys). */
@@ -80,16 +90,55 @@ export class AuthService {
       throw fieldError('max_projects', `The max projects field must not be greater than ${MAX_INT}.`);
     }
     if (await this.users.existsBy({ email })) throw fieldError('email', EMAIL_TAKEN);
+    if (input.password !== undefined) assertPasswordShape(input.password);
+    const password_hash = input.password === undefined ? null : await hashPassword(input.password);
+    // A user made here holds an account of their own, which they own (docs/security.md#accounts).
     // insert(), not save(): save() opens a transaction of its own (see database/unit-of-work.ts).
-    const result = await this.users.insert({
-      email,
-      name: input.name ?? null,
-      max_projects: input.max_projects ?? null,
-      can_create_licenses: input.can_create_licenses ?? true,
-      webhooks_enabled: input.webhooks_enabled ?? true,
-      license_defaults: null,
+    const id = await this.audits.unaudited(async (manager) => {
+      const result = await manager.insert(UserEntity, {
+        email,
+        name: input.name ?? null,
+        max_projects: input.max_projects ?? null,
+        can_create_licenses: input.can_create_licenses ?? true,
+        webhooks_enabled: input.webhooks_enabled ?? true,
+        license_defaults: null,
+        password_hash,
+      });
+      const userId = result.identifiers[0].id as number;
+      const joins =
+        input.joins ??
+        ({
+          account_id: (await manager.insert(AccountEntity, { holder_user_id: userId })).identifiers[0]
+            .id as number,
+          role: 'owner',
+          project_ids: null,
+        } as const);
+      await manager.insert(MembershipEntity, { ...joins, user_id: userId, version: 1 });
+      return userId;
     });
-    return this.users.findOneByOrFail({ id: result.identifiers[0].id as number });
+    return this.users.findOneByOrFail({ id });
+  }
+
+  /**
+   * Sets a user's password (at least 12 characters) and ends their sessions, all but `keepSession`
+   * (the caller's own when they change it themselves): whoever knew the old one is signed out.
+   */
+  async setPassword(
+    userId: number,
+    password: string,
+    options: { field?: string; keepSession?: number } = {},
+  ): Promise<void> {
+    assertPasswordShape(password, options.field);
+    const password_hash = await hashPassword(password);
+    await this.audits.unaudited(async (manager) => {
+      await manager.update(UserEntity, { id: userId }, { password_hash });
+      await manager.delete(
+        SessionEntity,
+        options.keepSession === undefined
+          ? { user_id: userId }
+          : { user_id: userId, id: Not(options.keepSession) },
+      );
+    });
   }
 
   async findUserByEmail(email: string): Promise<UserEntity | null> {
@@ -125,6 +174,7 @@ export class AuthService {
           name: input.name?.trim() || 'default',
           read_only: input.read_only ?? false,
           expires_at: input.expires_at ?? null,
+          created_by_user_id: input.created_by_user_id ?? null,
         });
         return {
           result: key,
@@ -203,6 +253,7 @@ export class AuthService {
           name: before.name,
           read_only: before.read_only,
           expires_at: before.expires_at,
+          created_by_user_id: before.created_by_user_id,
         });
         return {
           result: { key: replacement, plaintext, previous },
@@ -251,8 +302,33 @@ export class AuthService {
     }
     const user = await this.users.findOneBy({ id: key.user_id });
     if (!user) throw forbidden(INVALID_API_KEY);
+    const member = key.created_by_user_id === null ? null : await this.maker(key, user);
     this.touch(key);
-    return { key, user, projectId: key.project_id };
+    return {
+      key,
+      user,
+      projectId: key.project_id,
+      projectIds: member?.membership.project_ids ?? null,
+      member,
+    };
+  }
+
+  /**
+   * The member who made a key through a session, as their membership stands now: the key acts with
+   * at most their role and projects (docs/security.md#roles). A member who left takes their keys along.
+   */
+  private async maker(key: ApiKeyEntity, holder: UserEntity): Promise<Member> {
+    const manager = this.keys.manager;
+    const account = await manager.findOneBy(AccountEntity, { holder_user_id: holder.id });
+    const membership = account
+      ? await manager.findOneBy(MembershipEntity, {
+          account_id: account.id,
+          user_id: key.created_by_user_id!,
+        })
+      : null;
+    const user = membership ? await this.users.findOneBy({ id: membership.user_id }) : null;
+    if (!membership || !user) throw forbidden('This API key has been revoked.');
+    return { user, membership, session: null };
   }
 
   private touch(key: ApiKeyEntity): void {
@@ -280,7 +356,8 @@ const newPlaintextKey = () => `lg_${randomBytes(32).toString('base64url')}`;
 async function insertKey(
   manager: EntityManager,
   plaintext: string,
-  fields: Pick<ApiKeyEntity, 'user_id' | 'project_id' | 'name' | 'read_only' | 'expires_at'>,
+  fields: Pick<ApiKeyEntity, 'user_id' | 'project_id' | 'name' | 'read_only' | 'expires_at'> &
+    Partial<Pick<ApiKeyEntity, 'created_by_user_id'>>,
 ): Promise<ApiKeyEntity> {
   const result = await manager.insert(ApiKeyEntity, {
     ...fields,
@@ -295,4 +372,9 @@ async function insertKey(
 
 export const requireGlobalKey = (principal: ApiPrincipal): void => {
   if (principal.projectId !== null) throw new ApiError(HttpStatus.FORBIDDEN, GLOBAL_KEY_REQUIRED);
+  // A member limited to some projects is to the account what a scoped key is.
+  if (principal.projectIds !== null) throw new ApiError(HttpStatus.FORBIDDEN, WHOLE_ACCOUNT_REQUIRED);
 };
+
+export const WHOLE_ACCOUNT_REQUIRED =
+  'Your membership is limited to some projects: this action needs access to the whole account.';

@@ -1,3 +1,4 @@
+import { Exclude } from 'class-transformer';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
@@ -33,6 +34,11 @@ export class UserEntity {
 
   @Column({ type: 'boolean', default: true })
   webhooks_enabled: boolean;
+
+  /** Argon2id (PHC string); null: this user signs in with no password (API keys, SSO). */
+  @Exclude()
+  @Column({ type: 'varchar', length: 255, nullable: true, select: false })
+  password_hash?: string | null;
 
   @Column({ type: 'simple-json', nullable: true })
   license_defaults: LicenseDefaults | null;

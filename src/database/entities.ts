@@ -1,4 +1,6 @@
+import { AccountEntity, MembershipEntity } from '../auth/account.entity.js';
 import { ApiKeyEntity } from '../auth/api-key.entity.js';
+import { SessionEntity } from '../auth/session.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
@@ -19,6 +21,7 @@ import { RuntimeAnswers1764200000000 } from './migrations/1764200000000-RuntimeA
 import { PaymentConnectors1764100000000 } from './migrations/1764100000000-PaymentConnectors.js';
 import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-ProjectChangeCounter.js';
 import { BinaryPaymentIds1764350000000 } from './migrations/1764350000000-BinaryPaymentIds.js';
+import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
 import { PaymentConnectorEntity } from '../payment-connectors/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payment-connectors/payment-event.entity.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
@@ -38,6 +41,9 @@ export const entities = [
   AuditEventEntity,
   PaymentConnectorEntity,
   PaymentEventEntity,
+  AccountEntity,
+  MembershipEntity,
+  SessionEntity,
 ];
 export const migrations = [
   Initial1732000000000,
@@ -53,4 +59,5 @@ export const migrations = [
   RuntimeAnswers1764200000000,
   ProjectChangeCounter1764300000000,
   BinaryPaymentIds1764350000000,
+  Teams1764400000000,
 ];

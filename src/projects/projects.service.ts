@@ -191,7 +191,10 @@ export class ProjectsService {
   list(principal: ApiPrincipal, query: CursorQueryDto): Promise<CursorPage<ProjectEntity>> {
     const qb = this.projects.createQueryBuilder('p').where('p.user_id = :user', { user: principal.user.id });
     if (principal.projectId !== null) qb.andWhere('p.id = :id', { id: principal.projectId });
-    const scope = `projects:${principal.user.id}:${principal.projectId ?? '*'}`;
+    // A member limited to some projects lists those (0 matches no row: IN () is not SQL).
+    if (principal.projectIds !== null)
+      qb.andWhere('p.id IN (:...ids)', { ids: principal.projectIds.length ? principal.projectIds : [0] });
+    const scope = `projects:${principal.user.id}:${principal.projectId ?? '*'}:${principal.projectIds?.join(',') ?? '*'}`;
     return this.cursors.page(qb, scope, query, { defaultPerPage: 20, order: 'DESC' });
   }
 
@@ -346,6 +349,8 @@ const projectLimitReached = (max: number) =>
     `Project limit reached: your plan allows ${max} project${max === 1 ? '' : 's'}.`,
   );
 
+export const NOT_YOUR_PROJECT = 'Your membership does not include this project.';
+
 /** A scoped key acts only on its project; a global key only on its owner's projects (docs/decisions.md#accounts-and-api-keys). */
 export function assertAccess(
   principal: ApiPrincipal,
@@ -355,6 +360,8 @@ export function assertAccess(
   if (principal.projectId !== null && principal.projectId !== project.id) {
     throw forbidden('This API key is scoped to another project.');
   }
+  if (principal.projectIds !== null && !principal.projectIds.includes(project.id))
+    throw forbidden(NOT_YOUR_PROJECT);
   if (project.user_id !== principal.user.id)
     throw forbidden('This API key does not belong to the owner of this project.');
   if (options.write && project.locked_at) throw forbidden(PROJECT_LOCKED);

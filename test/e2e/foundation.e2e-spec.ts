@@ -302,7 +302,11 @@ describe('foundation: root, envelope, errors, API keys', () => {
     it('serves the OpenAPI document with both security schemes', async () => {
       const res = await t.http().get('/api/docs-json');
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual(['api-key', 'license-key']);
+      expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual([
+        'api-key',
+        'license-key',
+        'session',
+      ]);
       expect(res.body.components.securitySchemes['api-key']).toMatchObject({
         type: 'apiKey',
         in: 'header',

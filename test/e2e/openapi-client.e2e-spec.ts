@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
 import type { components } from '../../generated/openapi.js';
-import { makeAccount, makeApiKey, makeProject, uniqueToken } from '../factories/index.js';
+import { makeAccount, makeApiKey, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { createApiClient, schemaProblems } from '../utils/openapi-client.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -112,6 +112,45 @@ describe('typed client generated from openapi.json', () => {
         },
       });
     expect(typeof typeOnly).toBe('function');
+  });
+
+  it('signs in, reads itself, changes its password and signs out with the typed client', async () => {
+    const email = `typed-${uniqueToken()}@example.test`;
+    await makeUser(t.app, { email, password: 'correct horse battery' });
+    const anonymous = createApiClient(t.url);
+    const wrong = await anonymous('post', '/api/v1/auth/login', {
+      params: {},
+      body: { email, password: 'not the password' },
+    });
+    expectDocumented('post', '/api/v1/auth/login', wrong);
+    const login = await anonymous('post', '/api/v1/auth/login', {
+      params: {},
+      body: { email, password: 'correct horse battery' },
+    });
+    expectDocumented('post', '/api/v1/auth/login', login);
+    if (!login.ok) throw new Error(`HTTP ${login.status}`);
+    const csrf: string = login.body.data.csrf_token;
+    const cookie = String(login.headers.get('set-cookie')).split(';')[0];
+    const session = createApiClient(t.url, { session: { cookie, csrf } });
+    const me = await session('get', '/api/v1/auth/me', { params: {} });
+    expectDocumented('get', '/api/v1/auth/me', me);
+    if (!me.ok) throw new Error(`HTTP ${me.status}`);
+    const role: 'owner' | 'admin' | 'developer' | 'support' | 'viewer' = me.body.data.memberships[0].role;
+    expect(role).toBe('owner');
+    expectDocumented(
+      'post',
+      '/api/v1/auth/password',
+      await session('post', '/api/v1/auth/password', {
+        params: {},
+        body: { current_password: 'correct horse battery', new_password: 'a new and longer passphrase' },
+      }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/logout',
+      await session('post', '/api/v1/auth/logout', { params: {} }),
+    );
+    expectDocumented('get', '/api/v1/auth/me', await session('get', '/api/v1/auth/me', { params: {} }));
   });
 
   it('every answer of a full walk through the API matches its documented schema', async () => {
@@ -559,7 +598,7 @@ describe('typed client generated from openapi.json', () => {
     });
     expectDocumented('get', '/api/v1/project/{project}/audit-log', projectLog);
     if (!projectLog.ok) throw new Error(`HTTP ${projectLog.status}`);
-    const actor: 'api_key' | 'cli' | 'license' | 'payment' = projectLog.body.data.data[0].actor.type;
+    const actor: 'api_key' | 'cli' | 'license' | 'payment' | 'user' = projectLog.body.data.data[0].actor.type;
     expect({ actor, action: projectLog.body.data.data[0].action }).toEqual({
       actor: 'api_key',
       action: 'license.reactivated',

@@ -3,7 +3,16 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../factories/index.js';
+import { KEY_IS_NO_SESSION } from '../../src/auth/session.guard.js';
+import { CSRF_REFUSED } from '../../src/auth/sessions.service.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+} from '../factories/index.js';
 import { exampleBody, resolveSchema } from '../utils/openapi-client.js';
 import { endpointPath } from '../utils/payments.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
@@ -69,12 +78,13 @@ describe('error examples of openapi.json, provoked against the app', () => {
   /** Path parameter → id, in a project that works and in one that is locked. */
   let open: Record<string, number | string>;
   let locked: Record<string, number | string>;
+  let session: { cookie: string; csrf: string };
   let licenseKey: string;
   /** A domain two licenses are pinned to. */
   let pinned: number;
 
   /** The signing secret of the fixtures' payment connectors (Stripe). */
-  const PAYMENT_SECRET = 'whsec_examples';
+  const PAYMENT_SECRET = 'whsec_examples_of_enough_length';
 
   async function fixtures(
     projectOverrides: Record<string, unknown>,
@@ -131,6 +141,15 @@ describe('error examples of openapi.json, provoked against the app', () => {
     });
     const account = await makeAccount(t.app);
     key = account.key;
+    const person = await makeUser(t.app, { password: 'correct horse battery' });
+    const signedIn = await t
+      .http()
+      .post('/api/v1/auth/login')
+      .send({ email: person.email, password: 'correct horse battery' });
+    session = {
+      cookie: (signedIn.headers['set-cookie'] as unknown as string[])[0].split(';')[0],
+      csrf: signedIn.body.data.csrf_token,
+    };
     locked = await fixtures({});
     expect(
       (await t.http().post(`/api/v1/project/${locked.project}/lock`).set('X-API-KEY', key).send({})).status,
@@ -153,7 +172,9 @@ describe('error examples of openapi.json, provoked against the app', () => {
         ? { 'X-API-KEY': key }
         : scheme(c.op) === 'license-key'
           ? { 'X-LICENSE-KEY': licenseKey }
-          : {};
+          : scheme(c.op) === 'session'
+            ? { Cookie: session.cookie, 'X-CSRF-Token': session.csrf }
+            : {};
     let body: unknown = jsonBody(c.op);
     let raw: { type: string; text: string } | undefined;
     let query: Record<string, string> = {};
@@ -169,6 +190,8 @@ describe('error examples of openapi.json, provoked against the app', () => {
       message === 'This action requires a global API key; project-scoped keys cannot perform it.'
     )
       headers = { 'X-API-KEY': scoped };
+    else if (c.status === 403 && message === CSRF_REFUSED) headers = { Cookie: session.cookie };
+    else if (c.status === 403 && message === KEY_IS_NO_SESSION) headers = { 'X-API-KEY': key };
     else if (c.status === 403 && message === 'Project is locked.') ids = locked;
     else if (c.status === 403 && message === 'Domain is not registered under this project.')
       query = { domain: 'elsewhere.example.org' };
@@ -197,7 +220,7 @@ describe('error examples of openapi.json, provoked against the app', () => {
     else if (c.status === 422 && field === 'per_page') query = { per_page: '0' };
     else if (c.status === 422 && field === 'action') query = { action: 'nope' };
     else if (c.status === 422 && field === 'to' && message.startsWith('The range from '))
-      query = { from: '2026-01-01T00:00:00Z', to: '2026-02-01T00:00:00Z', granularity: 'hour' };
+      query = { from: '2026-01-01T00:00:00Z', to: '2026-02-01T01:00:00Z', granularity: 'hour' };
     else if (
       c.status === 422 &&
       field === 'granularity' &&

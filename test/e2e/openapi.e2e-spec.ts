@@ -157,7 +157,7 @@ describe('OpenAPI contract', () => {
 
   it('lists 401 and 403 on every secured operation, with its scheme', () => {
     const schemes = Object.keys(COMMITTED.components.securitySchemes).sort();
-    expect(schemes).toEqual(['api-key', 'license-key']);
+    expect(schemes).toEqual(['api-key', 'license-key', 'session']);
     const secured = operations(COMMITTED).filter(({ op }) => op.security?.length);
     expect(secured.length).toBeGreaterThan(30);
     for (const { path, method, op } of secured) {
@@ -184,6 +184,8 @@ describe('OpenAPI contract', () => {
       'GET /api/v1/health',
       'GET /api/v1/health/live',
       'GET /metrics',
+      // Signing in: the email and password are the credential.
+      'POST /api/v1/auth/login',
       // A payment provider's event: its signature is the credential (docs/payments.md).
       'POST /api/v1/payments/{provider}/{token}',
     ]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { makeAccount, makeDomain, makeLicense, makeProject } from '../factories/index.js';
+import { makeAccount, makeDomain, makeLicense, makeProject, makeUser } from '../factories/index.js';
 import { exampleBody as exampleBodyOf } from '../utils/openapi-client.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -152,6 +152,9 @@ describe('request bodies as openapi.json documents them', () => {
       ['POST', '/api/v1/api-keys', 'json', 201, 'id'],
       ['POST', '/api/v1/api-keys/{id}/roll', 'json', 201, null],
       ['POST', '/api/v1/project/{project}/lock', 'json', 200, null],
+      // As the person the examples name (made below): signed in, then a new password with the session.
+      ['POST', '/api/v1/auth/login', 'json', 200, null],
+      ['POST', '/api/v1/auth/password', 'json', 200, null],
     ];
     // On a fresh install: the project example's slug is taken once the walk above has run.
     const multipart: Step[] = [
@@ -180,7 +183,9 @@ describe('request bodies as openapi.json documents them', () => {
         beforeAll(async () => {
           t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
           key = (await makeAccount(t.app)).key;
+          await makeUser(t.app, { email: 'ada@example.com', password: 'correct horse battery' });
         });
+        let session: { cookie: string; csrf: string } | undefined;
         afterAll(async () => t.close());
 
         // Each row has five cells: jest would take a sixth parameter the row lacks for a done callback.
@@ -188,7 +193,9 @@ describe('request bodies as openapi.json documents them', () => {
           const body = bodies.find((b) => b.key === `${method} ${path} ${MEDIA[media]}`)!;
           const url = path.replace(/\{(\w+)\}/g, (_, name: string) => String(ids[name]));
           let req = t.http()[method.toLowerCase() as 'post'](url);
-          req = body.licenseKey ? req.set('X-LICENSE-KEY', licenseKey) : req.set('X-API-KEY', key);
+          if (session && path.startsWith('/api/v1/auth/'))
+            req = req.set('Cookie', session.cookie).set('X-CSRF-Token', session.csrf);
+          else req = body.licenseKey ? req.set('X-LICENSE-KEY', licenseKey) : req.set('X-API-KEY', key);
           const fields = exampleBody(body.schema);
           if (media === 'multipart') {
             // As a form sends them: text fields, objects as JSON; a form has no null.
@@ -204,6 +211,11 @@ describe('request bodies as openapi.json documents them', () => {
             errors: null,
           });
           if (names) ids[names] = res.body.data.id;
+          if (path === '/api/v1/auth/login')
+            session = {
+              cookie: (res.headers['set-cookie'] as unknown as string[])[0].split(';')[0],
+              csrf: res.body.data.csrf_token,
+            };
           if (names === 'license') licenseKey = res.body.data.uuid;
           if (path === '/api/v1/project/has-paid') expect(res.body.data.has_paid).toBe(true);
           if (path === '/api/v1/license/deactivate') expect(res.body.data.deactivated).toBe(1);

@@ -34,6 +34,8 @@ export interface CallInit<O> {
 export interface Credentials {
   apiKey?: string;
   licenseKey?: string;
+  /** A session: its lg_session cookie, and the CSRF token its writes send. */
+  session?: { cookie: string; csrf: string };
 }
 
 export function createApiClient(baseUrl: string, credentials: Credentials = {}) {
@@ -62,6 +64,10 @@ export function createApiClient(baseUrl: string, credentials: Credentials = {}) 
       if (value !== undefined) headers[name] = asText(value);
     if (credentials.apiKey) headers['x-api-key'] = credentials.apiKey;
     if (credentials.licenseKey) headers['x-license-key'] = credentials.licenseKey;
+    if (credentials.session) {
+      headers.cookie = credentials.session.cookie;
+      if (method !== 'get') headers['x-csrf-token'] = credentials.session.csrf;
+    }
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(url, {
       method: method.toUpperCase(),

@@ -3,11 +3,11 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 @ApiSchema({
   name: 'AuditActor',
   description:
-    "Who made the write: an API key (with its owner), the admin CLI, a license holder, or a payment provider's event (a payment connector)",
+    "Who made the write: an API key (with its owner), a person signed in (user), the admin CLI, a license holder, or a payment provider's event (a payment connector)",
 })
 export class AuditActorResponse {
-  @ApiProperty({ enum: ['api_key', 'cli', 'license', 'payment'] })
-  type: 'api_key' | 'cli' | 'license' | 'payment';
+  @ApiProperty({ enum: ['api_key', 'cli', 'license', 'payment', 'user'] })
+  type: 'api_key' | 'cli' | 'license' | 'payment' | 'user';
 
   @ApiProperty({
     type: 'integer',
@@ -27,7 +27,7 @@ export class AuditActorResponse {
   @ApiProperty({
     type: 'integer',
     nullable: true,
-    description: "The API key's owner; null for the CLI and a license",
+    description: "The API key's owner, or the person signed in; null for the CLI and a license",
   })
   user_id: number | null;
 

@@ -12,7 +12,7 @@ import { Reflector } from '@nestjs/core';
 import { instanceToPlain } from 'class-transformer';
 import type { Request } from 'express';
 import { from, Observable, of, switchMap, tap } from 'rxjs';
-import type { AuthedRequest } from '../../auth/principal.js';
+import type { ApiPrincipal, AuthedRequest } from '../../auth/principal.js';
 import { AppConfig } from '../../config/app-config.js';
 import { ProjectGenerations } from './generations.js';
 
@@ -49,7 +49,7 @@ export class ReadCacheInterceptor implements NestInterceptor {
     return from(this.generations.shared(projectId)).pipe(
       switchMap((generation) => {
         if (generation === null) return next.handle();
-        const key = `read:${projectId}:${generation}:${principal.key.id}:${req.originalUrl}`;
+        const key = `read:${projectId}:${generation}:${principalKey(principal)}:${req.originalUrl}`;
         return from(this.cache.get(key).catch(() => undefined)).pipe(
           switchMap((hit) => {
             if (hit !== undefined && hit !== null) return of(hit);
@@ -63,6 +63,16 @@ export class ReadCacheInterceptor implements NestInterceptor {
       }),
     );
   }
+}
+
+/**
+ * Whose reads a cached answer may be served to: one API key, or one membership as it stands (its
+ * version rises with every change of role or projects, so an answer cached before is never served after).
+ */
+function principalKey(principal: ApiPrincipal): string {
+  if (principal.key) return `k${principal.key.id}`;
+  const membership = principal.member!.membership;
+  return `m${membership.id}.${membership.version}`;
 }
 
 /**

@@ -11,6 +11,8 @@ import type { Request, Response } from 'express';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE, CORS_METHODS } from '../http/cors.js';
 import { defaultErrorExample, errorEnvelope } from './error-examples.js';
 import { API_KEY_SCHEME, BODIES_EXTENSION, LICENSE_KEY_SCHEME } from './decorators.js';
+import { requiredRole } from '../../auth/roles.js';
+import { SESSION_SCHEME } from '../../auth/session.guard.js';
 import { DERIVE, deriveOperationIds } from './operation-ids.js';
 import { REQUEST_ID_HEADER } from './envelopes.js';
 
@@ -68,6 +70,17 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       { type: 'apiKey', in: 'header', name: 'X-LICENSE-KEY', description: 'License key (the license uuid)' },
       LICENSE_KEY_SCHEME,
     )
+    .addCookieAuth(
+      'lg_session',
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'lg_session',
+        description:
+          'A signed-in session (POST /api/v1/auth/login); every POST, PUT, PATCH and DELETE made with it also sends X-CSRF-Token (the csrf_token of GET /api/v1/auth/me)',
+      },
+      SESSION_SCHEME,
+    )
     .build();
   const generated = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controller, method) => `${DERIVE}${controller}.${method}`,
@@ -77,6 +90,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const document = JSON.parse(JSON.stringify(generated)) as OpenAPIObject;
   document.paths[DOCUMENT_PATH] = documentPath();
   complete(document);
+  requiredRoles(document);
   return document;
 }
 
@@ -137,6 +151,22 @@ function documentPath(): PathItemObject {
       },
     },
   };
+}
+
+/**
+ * `x-required-role` on every operation a member may call: the least role, read from the same table
+ * the guard reads (auth/roles.ts), so that the document cannot say one thing and the guard do another.
+ */
+function requiredRoles(document: OpenAPIObject): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (op?.security?.some((requirement) => API_KEY_SCHEME in requirement))
+        (op as unknown as Record<string, unknown>)['x-required-role'] = requiredRole(
+          `${method.toUpperCase()} ${path}`,
+        );
+    }
+  }
 }
 
 /** What every operation shares, filled in where the controllers left it out. */

@@ -27,7 +27,7 @@ const header = (req: Request, name: string) => {
 const perClass = (_context: unknown, tracker: string, name: string) => `${name}:${tracker}`;
 
 /**
- * Root per IP, management per API key, runtime per license (falling back to the address when no key
+ * Root per IP, management per API key or session, runtime per license (falling back to the address when no key
  * is sent), payment providers' events per address with the runtime's limits. Keys are hashed:
  * counters never hold credentials.
  */
@@ -46,7 +46,12 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
       ttl: env.THROTTLE_API_TTL_SECONDS * 1000,
       getTracker: (req) => {
         const key = header(req as Request, 'x-api-key');
-        return key ? `key:${sha256Hex(key).slice(0, 32)}` : ip(req as Request);
+        if (key) return `key:${sha256Hex(key).slice(0, 32)}`;
+        // A signed-in browser is counted per session, as a key is: colleagues behind one NAT share no allowance.
+        const session = /(?:^|;\s*)lg_session=([A-Za-z0-9_-]{43})(?:;|$)/.exec(
+          header(req as Request, 'cookie') ?? '',
+        );
+        return session ? `session:${sha256Hex(session[1]).slice(0, 32)}` : ip(req as Request);
       },
     },
     {
