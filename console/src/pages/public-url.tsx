@@ -15,10 +15,10 @@ export function PublicUrlWarning() {
         {s.public_url_set
           ? ', which is not https: payment providers deliver to https addresses only.'
           : ', this server’s own address: PUBLIC_URL is not set.'}{' '}
-        Set <code>PUBLIC_URL</code> to the https address this server is reached at from the internet (for
-        example <code>PUBLIC_URL=https://licenses.example.com</code> in its environment or <code>.env</code>),
-        restart it, and copy the endpoint URL again. Signed events sent from this machine, such as a
-        provider&apos;s command-line tool forwarding to it, are received meanwhile.
+        Set <code>PUBLIC_URL</code> to the https address this server is reached at from the internet (scheme,
+        host and port: https and <code>licenses.example.com</code>, say) in its environment or{' '}
+        <code>.env</code>, restart it, and copy the endpoint URL again. Signed events sent from this machine,
+        such as a provider&apos;s command-line tool forwarding to it, are received meanwhile.
       </p>
     </div>
   );
