@@ -45,6 +45,8 @@ const SEEN_EVERY_MS = 30_000;
 const SEEN_CHUNK = 200;
 const PRUNE_EVERY_MS = 600_000;
 const TOTAL_SQL = 'SELECT COUNT(*) FROM license_activations WHERE license_id = ?';
+/** Below LICENSE_MAX_ACTIVATIONS by more than this, no insert counts the license's activations. */
+const CAP_MARGIN = 100;
 
 /**
  * Domain activations (docs/architecture.md#counters-usage-and-activations): the conditional insert
@@ -369,21 +371,34 @@ export class Activations implements OnModuleInit, OnApplicationShutdown {
       ).length > 0;
     if (await exists()) return 'existed';
     const dual = this.mysql ? ' FROM DUAL' : '';
+    // Far below the cap (a plain read says so) the insert is the one it always was: a count in the
+    // insert locks the license's rows on MySQL, and racing first calls from new hosts would deadlock.
+    // Near it, the count goes into the insert, so racing calls cannot pass the cap.
+    const nearCap = (await this.count(TOTAL_SQL, [licenseId])) >= this.maxActivations - CAP_MARGIN;
     return retrying(async () => {
       try {
-        const limit = countSql === null ? '' : ` AND (${countSql}) < ?`;
-        const inserted = await affectedRows(
-          this.dataSource,
-          `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE (${TOTAL_SQL}) < ?${limit}`,
-          [
-            licenseId,
-            domain,
-            host,
-            licenseId,
-            this.maxActivations,
-            ...(countSql === null ? [] : [...countParams, max]),
-          ],
-        );
+        const conditions = [
+          ...(nearCap ? [`(${TOTAL_SQL}) < ?`] : []),
+          ...(countSql === null ? [] : [`(${countSql}) < ?`]),
+        ];
+        const inserted =
+          conditions.length === 0
+            ? await affectedRows(
+                this.dataSource,
+                'INSERT INTO license_activations (license_id, domain, host) VALUES (?, ?, ?)',
+                [licenseId, domain, host],
+              )
+            : await affectedRows(
+                this.dataSource,
+                `INSERT INTO license_activations (license_id, domain, host) SELECT ?, ?, ?${dual} WHERE ${conditions.join(' AND ')}`,
+                [
+                  licenseId,
+                  domain,
+                  host,
+                  ...(nearCap ? [licenseId, this.maxActivations] : []),
+                  ...(countSql === null ? [] : [...countParams, max]),
+                ],
+              );
         if (inserted > 0) return 'inserted';
         // Nothing inserted: over a limit — unless a racing call for this very activation took the
         // slot first, in which case the slot is ours too.

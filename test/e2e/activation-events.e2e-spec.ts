@@ -241,10 +241,8 @@ describe('activation and lifecycle webhooks', () => {
     const { rx, key, project, domain, license, uuid } = await setup();
     // The domain row and 999 hosts fill the cap; 50 more hosts are answered, none recorded.
     const hosts = Array.from({ length: 1049 }, (_, i) => `h${i}.${domain}`);
-    for (let i = 0; i < hosts.length; i += 25) {
-      const answers = await Promise.all(hosts.slice(i, i + 25).map((host) => check(uuid, host)));
-      for (const answer of answers) expect(expectSuccess(answer)).toMatchObject({ has_paid: true });
-    }
+    for (const host of hosts)
+      expect(expectSuccess(await check(uuid, host))).toMatchObject({ has_paid: true });
     const report = expectSuccess(await api(key).get(`/project/${project.id}/licenses/${license.id}/usage`));
     expect(report).toMatchObject({
       activations_total: 1000,
