@@ -24,7 +24,7 @@ import {
 } from './dto/payment-connector.dto.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { PaymentEventEntity } from './payment-event.entity.js';
-import type { Provider } from './providers/registry.js';
+import { providerNamed, type Provider } from './providers/registry.js';
 
 /** An accepted event as the API answers it. */
 export interface PaymentEventItem {
@@ -51,45 +51,6 @@ export function toPaymentEventItem(row: PaymentEventEntity): PaymentEventItem {
 
 /** Bytes of randomness in an endpoint token: 256 bits, 43 URL-safe characters. */
 const TOKEN_BYTES = 32;
-
-export const STANDARD_SECRET_INVALID =
-  'The signing secret field must be a Standard Webhooks secret: whsec_ followed by base64 (24 to 64 bytes).';
-
-export const SECRET_TOO_WEAK =
-  'The signing secret field must be at least 16 characters and not only white space: paste the secret the provider shows.';
-/** The prefix each provider's signing secrets carry, and where the provider shows the secret. */
-const SECRET_PREFIXES: Partial<Record<Provider, [prefix: string, where: string]>> = {
-  stripe: ['whsec_', "the webhook endpoint in Stripe's dashboard, or what stripe listen prints"],
-  paddle: ['pdl_ntfset_', 'the notification destination in Paddle'],
-};
-
-/**
- * Why a signing secret cannot be a provider's (null when it can be): a short or blank one would let
- * anyone who guesses it pay a project (docs/security.md#payment-connectors).
- */
-function signingSecretProblem(provider: Provider, secret: string): string | null {
-  if (provider === 'standard') return isStandardSecret(secret) ? null : STANDARD_SECRET_INVALID;
-  if (secret.length < 16 || secret.trim() === '') return SECRET_TOO_WEAK;
-  const expected = SECRET_PREFIXES[provider];
-  if (expected && !secret.startsWith(expected[0]))
-    return `The signing secret field must be a ${PROVIDER_TITLES[provider]} signing secret: it starts with ${expected[0]} (copy it from ${expected[1]}).`;
-  return null;
-}
-
-const PROVIDER_TITLES: Record<Provider, string> = {
-  stripe: 'Stripe',
-  paddle: 'Paddle',
-  lemonsqueezy: 'Lemon Squeezy',
-  polar: 'Polar',
-  standard: 'Standard Webhooks',
-};
-
-/** A Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes. */
-function isStandardSecret(secret: string): boolean {
-  if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) return false;
-  const bytes = Buffer.from(secret.slice(6), 'base64').length;
-  return bytes >= 24 && bytes <= 64;
-}
 
 /** The connector resource (docs/payments.md): create, read, change and delete, and its event log. */
 @Injectable()
@@ -242,7 +203,7 @@ export class PaymentConnectorsService {
     return copy;
   }
 
-  /** What the DTO cannot check: a Standard Webhooks secret's form, and the template's domain and date. */
+  /** What the DTO cannot check: the secret's form (its provider's rule), and the template's domain. */
   private async check(
     project: ProjectEntity,
     provider: Provider,
@@ -250,7 +211,9 @@ export class PaymentConnectorsService {
   ): Promise<void> {
     const errors: FieldErrors = {};
     const secretProblem =
-      typeof dto.signing_secret === 'string' ? signingSecretProblem(provider, dto.signing_secret) : null;
+      typeof dto.signing_secret === 'string'
+        ? (providerNamed(provider)?.secretProblem(dto.signing_secret) ?? null)
+        : null;
     if (secretProblem) errors.signing_secret = [secretProblem];
     const template = dto.license_template;
     if (template) {

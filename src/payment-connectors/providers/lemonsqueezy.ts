@@ -2,7 +2,19 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { sha256Hex } from '../../common/crypto/crypto.js';
 import type { Json, Moves, PaymentProvider, ProviderEvent, Verified } from './provider.js';
-import { anyEqual, header, hexes, hmac, moveOf, obj, PAID, str, UNPAID, withStatus } from './provider.js';
+import {
+  anyEqual,
+  header,
+  hexes,
+  hmac,
+  moveOf,
+  obj,
+  PAID,
+  str,
+  UNPAID,
+  withStatus,
+  secretRule,
+} from './provider.js';
 
 const ACTIVE = new Set(['active', 'on_trial']);
 const LAPSED = new Set(['past_due', 'unpaid', 'expired', 'paused']);
@@ -51,6 +63,7 @@ const MOVES: Moves<Subject> = {
  */
 export const lemonSqueezy: PaymentProvider<'lemonsqueezy'> = {
   name: 'lemonsqueezy',
+  secretProblem: secretRule('Lemon Squeezy'),
   signatureHeaders: [{ name: 'X-Signature', description: 'hex HMAC-SHA256 of the body' }],
 
   verify(secret: string, headers: IncomingHttpHeaders, body: Buffer): Verified {

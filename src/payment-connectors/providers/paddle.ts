@@ -1,5 +1,15 @@
 import type { Json, Moves, PaymentProvider, ProviderEvent, Verdict } from './provider.js';
-import { moveOf, obj, PAID, randomId, str, timestampedHmac, UNPAID, withStatus } from './provider.js';
+import {
+  moveOf,
+  obj,
+  PAID,
+  randomId,
+  str,
+  timestampedHmac,
+  UNPAID,
+  withStatus,
+  secretRule,
+} from './provider.js';
 
 const ACTIVE = new Set(['active', 'trialing']);
 
@@ -31,6 +41,7 @@ const paddleId = (prefix: string) => randomId(prefix, 26, '0123456789abcdefghjkm
 /** Paddle (docs/payments.md#paddle): `Paddle-Signature: ts=<unix>;h1=<hex>`, the event id in `event_id`. */
 export const paddle: PaymentProvider<'paddle'> = {
   name: 'paddle',
+  secretProblem: secretRule('Paddle', 'pdl_ntfset_', 'the notification destination in Paddle'),
 
   ...timestampedHmac({
     header: 'Paddle-Signature',

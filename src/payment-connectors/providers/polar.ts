@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Json, Moves, PaymentProvider, Verdict } from './provider.js';
-import { obj, PAID, str, UNPAID } from './provider.js';
+import { obj, PAID, str, UNPAID, secretRule } from './provider.js';
 import {
   readStandardEvent,
   signStandardWebhook,
@@ -32,6 +32,7 @@ const MOVES: Moves<Json> = {
  */
 export const polar: PaymentProvider<'polar'> = {
   name: 'polar',
+  secretProblem: secretRule('Polar'),
   signatureHeaders: STANDARD_WEBHOOK_HEADERS,
   verify: verifyStandardWebhook,
 

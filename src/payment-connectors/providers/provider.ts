@@ -54,6 +54,28 @@ export interface PaymentProvider<Name extends string = string> {
    * (outcome `ignored`); its ids are new on every call, so that it is never a duplicate.
    */
   sampleEvent(now: Date): Json;
+  /**
+   * Why `secret` cannot be this provider's signing secret (422 on signing_secret), or null: a short,
+   * blank or misplaced one would let whoever guesses it pay a project (docs/security.md#payment-connectors).
+   */
+  secretProblem(secret: string): string | null;
+}
+
+export const SECRET_TOO_WEAK =
+  'The signing secret field must be at least 16 characters and not only white space: paste the secret the provider shows.';
+
+/** The common rule, and the prefix a provider's secrets carry with where the provider shows them. */
+export function secretRule(
+  title: string,
+  prefix?: string,
+  where?: string,
+): (secret: string) => string | null {
+  return (secret) => {
+    if (secret.length < 16 || secret.trim() === '') return SECRET_TOO_WEAK;
+    if (prefix && !secret.startsWith(prefix))
+      return `The signing secret field must be a ${title} signing secret: it starts with ${prefix} (copy it from ${where}).`;
+    return null;
+  };
 }
 
 /** One row of a provider's table: what an event of that type moves, and the order it is about. */

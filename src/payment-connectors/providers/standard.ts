@@ -92,8 +92,19 @@ const MOVES: Moves<Json> = {
  * `{type, data: {metadata}}`; `data.reference` and `data.customer_email`, when sent, play the part
  * of an order for licenses from orders.
  */
+export const STANDARD_SECRET_INVALID =
+  'The signing secret field must be a Standard Webhooks secret: whsec_ followed by base64 (24 to 64 bytes).';
+
+/** A Standard Webhooks secret: whsec_ and the base64 of 24 to 64 random bytes. */
+function isStandardSecret(secret: string): boolean {
+  if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) return false;
+  const bytes = Buffer.from(secret.slice(6), 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}
+
 export const standard: PaymentProvider<'standard'> = {
   name: 'standard',
+  secretProblem: (secret) => (isStandardSecret(secret) ? null : STANDARD_SECRET_INVALID),
   signatureHeaders: STANDARD_WEBHOOK_HEADERS,
   verify: verifyStandardWebhook,
   read: (payload, _body, headerEventId) =>

@@ -10,6 +10,7 @@ import {
   unixSeconds,
   UNPAID,
   withStatus,
+  secretRule,
 } from './provider.js';
 
 const ACTIVE = new Set(['active', 'trialing']);
@@ -76,6 +77,11 @@ const MOVES: Moves<Json> = {
 /** Stripe (docs/payments.md#stripe): `Stripe-Signature: t=<unix>,v1=<hex>`, the event id in `id`. */
 export const stripe: PaymentProvider<'stripe'> = {
   name: 'stripe',
+  secretProblem: secretRule(
+    'Stripe',
+    'whsec_',
+    "the webhook endpoint in Stripe's dashboard, or what stripe listen prints",
+  ),
 
   // Several v1 signatures while a secret is rolled; other schemes (v0) are not checked.
   ...timestampedHmac({ header: 'Stripe-Signature', separator: ',', time: 't', signature: 'v1', joiner: '.' }),
