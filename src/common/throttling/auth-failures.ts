@@ -3,7 +3,7 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { growingLru } from '../cache/growing-lru.js';
 import { AppConfig } from '../../config/app-config.js';
-import { RedisService } from '../cache/redis.js';
+import { RedisService, within } from '../cache/redis.js';
 import { ApiError } from '../http/errors.js';
 import { clientGroup } from '../net/address-lists.js';
 import { MemoryThrottlerStorage, SharedThrottlerStorage } from './throttler-storage.js';
@@ -12,6 +12,8 @@ import { MemoryThrottlerStorage, SharedThrottlerStorage } from './throttler-stor
 const MAX_BLOCKED = 100_000;
 /** (address, key) pairs already counted in this window, in process: bounded likewise. */
 const MAX_COUNTED = 200_000;
+/** How long the shared first-sighting mark may take before the failure goes uncounted. */
+const REDIS_DEADLINE_MS = 500;
 
 export const tooManyFailures = (seconds: number) =>
   `Too many requests with unknown or malformed keys from this address. Retry after ${seconds} second${seconds === 1 ? '' : 's'}.`;
@@ -88,7 +90,11 @@ export class AuthFailures implements OnApplicationShutdown {
     this.counted.set(id, now + this.ttlMs);
     const client = this.redis.client;
     if (!client) return true;
-    const set = await client.set(`${this.redis.prefix}authfail:seen:${id}`, '1', 'PX', this.ttlMs, 'NX');
+    // A Redis that hangs must not hang the refusal: past the deadline the caller's catch counts nothing.
+    const set = await within(
+      REDIS_DEADLINE_MS,
+      client.set(`${this.redis.prefix}authfail:seen:${id}`, '1', 'PX', this.ttlMs, 'NX'),
+    );
     return set === 'OK';
   }
 }
