@@ -16,13 +16,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const target = join(root, 'sdk/vectors/vectors.json');
 const check = process.argv.includes('--check');
 
-if (!existsSync(join(root, 'dist/src/payments/answer-signing.js'))) {
+if (!existsSync(join(root, 'dist/src/gate/answer-signing.js'))) {
   process.stderr.write('dist/ is missing: run `npm run build` first.\n');
   process.exit(1);
 }
-const { AnswerSigning } = await import('../dist/src/payments/answer-signing.js');
-const { AnswerSigner } = await import('../dist/src/payments/answer-signer.js');
-const { offlineToken } = await import('../dist/src/payments/offline-token.js');
+const { AnswerSigning } = await import('../dist/src/gate/answer-signing.js');
+const { AnswerSigner } = await import('../dist/src/gate/answer-signer.js');
+const { offlineToken } = await import('../dist/src/gate/offline-token.js');
 const { sealSecret } = await import('../dist/src/common/crypto/crypto.js');
 
 const sha256 = (text) => createHash('sha256').update(text, 'utf8').digest('hex');

@@ -20,8 +20,8 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { InjectablesModule } from './injectables/injectables.module.js';
 import { LicensesModule } from './licenses/licenses.module.js';
-import { PaymentsModule } from './payments/payments.module.js';
-import { PaymentConnectorsModule } from './payment-connectors/payment-connectors.module.js';
+import { GateModule } from './gate/gate.module.js';
+import { PaymentConnectorsModule } from './payments/payment-connectors.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 import { ServerController } from './server/server.controller.js';
@@ -52,7 +52,7 @@ export class AppModule {
         // Express tries routes in registration order, and Nest registers them module by module as it
         // meets them: the runtime routes (the injectable stream, and has-paid spelled otherwise than
         // the fast path serves it) come first.
-        PaymentsModule,
+        GateModule,
         AuthModule,
         ProjectsModule,
         DomainsModule,

@@ -22,11 +22,11 @@ import { serveConsole } from './console/console.js';
 import { PinoNestLogger } from './common/logging/pino-nest.js';
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
-import { type Middleware, RuntimeFastPath } from './payments/runtime-fast-path.js';
-import { RuntimeAnswerCounting } from './payments/answer-counting.js';
-import { RuntimeCalls } from './payments/runtime-call.js';
+import { type Middleware, RuntimeFastPath } from './gate/runtime-fast-path.js';
+import { RuntimeAnswerCounting } from './gate/answer-counting.js';
+import { RuntimeCalls } from './gate/runtime-call.js';
 import { RuntimeRefusal } from './common/http/errors.js';
-import { MAX_PAYMENT_EVENT_BYTES } from './payment-connectors/payment-webhooks.controller.js';
+import { MAX_PAYMENT_EVENT_BYTES } from './payments/payment-webhooks.controller.js';
 
 /**
  * Everything main.ts and the e2e tests share: prefix, parsers, pipes, the envelope pair, docs.

@@ -17,8 +17,8 @@ import { DataSource } from 'typeorm';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../../test/factories/index.js';
 import { createTestApp, TestApp } from '../../test/utils/test-app.js';
-import { Activations } from '../../src/payments/activations.js';
-import { UsageFlush } from '../../src/payments/usage-flush.js';
+import { Activations } from '../../src/licenses/activations.js';
+import { UsageFlush } from '../../src/gate/usage-flush.js';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
 import { fixture, makeConnector, signatureHeaders } from '../../test/utils/payments.js';
 

@@ -43,10 +43,7 @@ export const JOBS = {
     everyMs: env.LICENSE_EXPIRY_POLL_MS,
     firstAfterMs: 0,
   }),
-  /**
-   * payment-connectors/payment-grace.service.ts PaymentGrace (WEBHOOK_DISPATCHER): graces that ended.
-   * That file still spells this entry out itself, pending the connectors' reshaping beside this one.
-   */
+  /** payments/payment-grace.service.ts PaymentGrace (WEBHOOK_DISPATCHER): graces that ended. */
   paymentGraces: (env: Env): Job => ({
     name: 'close ended payment graces',
     everyMs: env.PAYMENT_GRACE_POLL_MS,

@@ -22,8 +22,9 @@ import { PaymentConnectors1764100000000 } from './migrations/1764100000000-Payme
 import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-ProjectChangeCounter.js';
 import { BinaryPaymentIds1764350000000 } from './migrations/1764350000000-BinaryPaymentIds.js';
 import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
-import { PaymentConnectorEntity } from '../payment-connectors/payment-connector.entity.js';
-import { PaymentEventEntity } from '../payment-connectors/payment-event.entity.js';
+import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseBilling.js';
+import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
+import { PaymentEventEntity } from '../payments/payment-event.entity.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
@@ -60,4 +61,5 @@ export const migrations = [
   ProjectChangeCounter1764300000000,
   BinaryPaymentIds1764350000000,
   Teams1764400000000,
+  LicenseBilling1764450000000,
 ];

@@ -11,6 +11,8 @@ import {
 import { IsoTimestamp } from '../common/http/serialization.js';
 
 export type ExpiryNotice = 'expiring' | 'expired';
+export type LicenseBilling = 'project' | 'license';
+export type RevokedBy = 'vendor' | 'payment';
 
 @Entity('licenses')
 @Unique('uq_licenses_project_title', ['project_id', 'title'])
@@ -111,6 +113,39 @@ export class LicenseEntity {
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   grace_until: Date | null;
+
+  /**
+   * `project` (the default: the project or its domains are paid) or `license` (the license carries its
+   * own payment in has_paid). Not returned until the billing feature exposes it.
+   */
+  @Exclude()
+  @Column({ type: 'varchar', length: 16, default: 'project' })
+  billing: LicenseBilling;
+
+  /** A `billing: license` license's own paid flag. */
+  @Exclude()
+  @Column({ type: 'boolean', default: false })
+  has_paid: boolean;
+
+  /** The customer of the same project this license was sold to, or null. */
+  @Exclude()
+  @Column({ type: 'integer', nullable: true })
+  customer_id: number | null;
+
+  /** Who revoked it: `vendor` (sticky) or `payment` (a paid event may reactivate it); null when not revoked. */
+  @Exclude()
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  revoked_by: RevokedBy | null;
+
+  /** The plan of the same project whose entitlements and limits apply, or null. */
+  @Exclude()
+  @Column({ type: 'integer', nullable: true })
+  plan_id: number | null;
+
+  /** Entitlement overrides over the plan's, key by key (JSON text), or null. */
+  @Exclude()
+  @Column({ type: 'simple-json', nullable: true })
+  entitlements: Record<string, boolean | number | string> | null;
 
   @IsoTimestamp()
   @CreateDateColumn({ type: 'datetime' })

@@ -7,6 +7,7 @@ import { DomainsModule } from '../domains/domains.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { ActivationsController } from './activations.controller.js';
+import { Activations } from './activations.js';
 import { ActivationsService } from './activations.service.js';
 import { LicenseLifecycle } from './license-lifecycle.service.js';
 import { LicenseActivationEntity, LicenseUsageEntity } from './license-usage.entity.js';
@@ -26,7 +27,7 @@ import { LicensesService } from './licenses.service.js';
     ProjectChangesModule,
   ],
   controllers: [LicensesController, ActivationsController],
-  providers: [LicensesService, ActivationsService, LicenseLifecycle],
-  exports: [LicensesService, ActivationsService],
+  providers: [LicensesService, ActivationsService, Activations, LicenseLifecycle],
+  exports: [LicensesService, ActivationsService, Activations],
 })
 export class LicensesModule {}

@@ -4,8 +4,8 @@ import type { Response } from 'supertest';
 import { AnalyticsCounts, hourKey } from '../../src/analytics/analytics-counts.service.js';
 import { REFUSAL_REASONS } from '../../src/common/http/errors.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
-import { Activations } from '../../src/payments/activations.js';
-import { UsageFlush } from '../../src/payments/usage-flush.js';
+import { Activations } from '../../src/licenses/activations.js';
+import { UsageFlush } from '../../src/gate/usage-flush.js';
 import {
   makeAccount,
   makeApiKey,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
 import { READ_ONLY } from '../../src/auth/api-key.guard.js';
-import { PaymentGrace } from '../../src/payment-connectors/payment-grace.service.js';
+import { PaymentGrace } from '../../src/payments/payment-grace.service.js';
 import { registry } from '../../src/metrics/metrics.js';
 import { makeAccount, makeApiKey, makeDomain, makeProject } from '../factories/index.js';
 import { ManualClock } from '../utils/clock.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { READ_ONLY } from '../../src/auth/api-key.guard.js';
 import { PROJECT_LOCKED } from '../../src/common/http/errors.js';
-import { CONNECTOR_PAUSED } from '../../src/payment-connectors/payment-test-events.service.js';
+import { CONNECTOR_PAUSED } from '../../src/payments/payment-test-events.service.js';
 import { makeAccount, makeApiKey, makeProject } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';

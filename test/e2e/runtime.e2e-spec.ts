@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'node:http';
 import type { Response } from 'supertest';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
-import { UsageFlush } from '../../src/payments/usage-flush.js';
+import { UsageFlush } from '../../src/gate/usage-flush.js';
 import {
   makeAccount,
   makeApiKey,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
-import { PaymentGrace } from '../../src/payment-connectors/payment-grace.service.js';
+import { PaymentGrace } from '../../src/payments/payment-grace.service.js';
 import { makeAccount, makeDomain, makeProject } from '../factories/index.js';
 import { ManualClock } from '../utils/clock.js';
 import { DbProxy } from '../utils/db-proxy.js';

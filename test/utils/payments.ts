@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Provider, providerNamed, PROVIDERS } from '../../src/payment-connectors/providers/registry.js';
+import { Provider, providerNamed, PROVIDERS } from '../../src/payments/providers/registry.js';
 import type { TestApp } from './test-app.js';
 
 export type ProviderName = Provider;

@@ -44,7 +44,7 @@ function hostCount(raw: string[]): number {
 const TAKES_FILES = /^\/api\/v1\/project\/[^/?#]+\/injectables(\/[^/?#]+)?\/?(\?|#|$)/i;
 
 /**
- * The endpoint payment providers post their events to (payment-connectors/): its body is read raw,
+ * The endpoint payment providers post their events to (src/payments/): its body is read raw,
  * whatever its content type, by rawPaymentEvents, before this list's parsers, so that the provider's
  * signature is checked over the bytes it signed; the JSON checks below leave that body alone.
  */

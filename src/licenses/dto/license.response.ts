@@ -1,6 +1,6 @@
 import { ActivationResponse } from './activation.response.js';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PROVIDERS } from '../../payment-connectors/providers/registry.js';
+import { PROVIDERS } from '../../payments/providers/registry.js';
 
 @ApiSchema({ name: 'PaymentReference' })
 export class PaymentReferenceResponse {

@@ -13,8 +13,8 @@ import {
   errorEnvelope,
 } from '../common/http/exception.filter.js';
 import { ThrottleGuard } from '../common/throttling/throttle.guard.js';
-import { PaymentsController } from './payments.controller.js';
-import { PaymentsService } from './payments.service.js';
+import { HasPaidController } from './has-paid.controller.js';
+import { RuntimeAnswers } from './runtime-answers.service.js';
 import { RuntimeCalls } from './runtime-call.js';
 
 export type Middleware = (req: Request, res: Response, next: NextFunction) => void;
@@ -46,7 +46,7 @@ const PATH = '/api/v1/project/has-paid';
  * handler), so both are counted by one allowance.
  */
 // eslint-disable-next-line @typescript-eslint/unbound-method -- only a key for the throttler's plan, never called
-const ROUTE = PaymentsController.prototype.hasPaid;
+const ROUTE = HasPaidController.prototype.hasPaid;
 
 /** What the route's code reads of a request: Express defines these as getters, this path sets them. */
 type RuntimeRequest = IncomingMessage & { ip?: string; query?: unknown; body?: unknown };
@@ -60,7 +60,7 @@ type RuntimeRequest = IncomingMessage & { ip?: string; query?: unknown; body?: u
  * does under half the requests of the same handler on node:http. This handler runs the app's
  * middlewares in their order (CORS, request id, content type, JSON body, object body), counts the call
  * (ThrottleGuard), finds the license (LicenseKeyGuard.find), asks the gate and answers its verdict
- * (PaymentsService.hasPaid, as PaymentsController.hasPaid does), and writes the success envelope or
+ * (RuntimeAnswers.hasPaid, as HasPaidController.hasPaid does), and writes the success envelope or
  * the exception filter's envelope for every error. Express's `req.ip` and `req.query` are computed
  * once with Express's own trust and query-parser settings.
  *
@@ -78,7 +78,7 @@ export class RuntimeFastPath {
     private readonly middlewares: RuntimeMiddlewares,
     private readonly throttle: ThrottleGuard,
     private readonly licenses: LicenseKeyGuard,
-    private readonly payments: PaymentsService,
+    private readonly payments: RuntimeAnswers,
     private readonly calls: RuntimeCalls,
     private readonly answered: AnsweredError,
   ) {
@@ -95,7 +95,7 @@ export class RuntimeFastPath {
       middlewares,
       throttle,
       app.get(LicenseKeyGuard),
-      app.get(PaymentsService),
+      app.get(RuntimeAnswers),
       app.get(RuntimeCalls),
       answered,
     );
@@ -144,7 +144,7 @@ export class RuntimeFastPath {
    */
   private handle(req: RuntimeRequest, res: ServerResponse): void {
     try {
-      const answer = andThen(this.throttle.count(req, res, ROUTE, PaymentsController), () =>
+      const answer = andThen(this.throttle.count(req, res, ROUTE, HasPaidController), () =>
         andThen(this.licenses.find(req, res), (entry) =>
           this.payments.hasPaid(entry, (allowConfigs) => this.calls.hasPaid(req as Request, allowConfigs)),
         ),
@@ -209,7 +209,7 @@ function isRuntimePath(url: string | undefined): boolean {
  * envelope, the envelope filter); returns the global ThrottleGuard. Reads ApplicationConfig's getters
  * (exported by @nestjs/core, not documented): test/e2e/runtime-fast-path.e2e-spec.ts pins that setupApp
  * refuses to start when the app gains what this handler does not run, so an upgrade that moves them
- * fails loudly, at start. The route's own decorators are PaymentsController's, read by nothing here:
+ * fails loudly, at start. The route's own decorators are HasPaidController's, read by nothing here:
  * the parity suite compares every answer of both routes.
  */
 function assertGlobalEnhancers(app: INestApplication): ThrottleGuard {

@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { Actor, inAuditContext } from '../audit/audit-context.js';
+import { JOBS } from '../common/jobs.js';
 import { PeriodicTask } from '../common/periodic-task.js';
 import { Clock, wholeSecond } from '../common/time.js';
 import { AppConfig } from '../config/app-config.js';
@@ -43,10 +44,8 @@ export class PaymentGrace implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly config: AppConfig,
   ) {
     this.task = new PeriodicTask({
-      name: 'close ended payment graces',
+      ...JOBS.paymentGraces(config.env),
       logger: new Logger('PaymentGrace'),
-      everyMs: config.env.PAYMENT_GRACE_POLL_MS,
-      firstAfterMs: 0,
       run: async () => {
         await this.tick();
       },

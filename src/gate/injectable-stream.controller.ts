@@ -6,7 +6,7 @@ import { InjectableStreamPageResponse } from '../injectables/dto/injectable.resp
 import { InjectablesService } from '../injectables/injectables.service.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
-import { PaymentsService } from './payments.service.js';
+import { RuntimeAnswers } from './runtime-answers.service.js';
 import { RuntimeCalls } from './runtime-call.js';
 
 /** Runtime clients stream their project's injectables by license key. */
@@ -17,7 +17,7 @@ export class InjectableStreamController {
   constructor(
     private readonly injectables: InjectablesService,
     private readonly answers: RuntimeAnswerCounting,
-    private readonly payments: PaymentsService,
+    private readonly payments: RuntimeAnswers,
     private readonly calls: RuntimeCalls,
   ) {}
 

@@ -12,9 +12,9 @@ import type { ProjectEntity } from '../projects/project.entity.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import type { AnswerSigning } from './answer-signing.js';
 import { HEADER_NOT_A_HOST, NO_DOMAIN, PARAMETER_NOT_A_HOST } from './calling-domain.js';
-import type { Activations } from './activations.js';
+import type { Activations } from '../licenses/activations.js';
 import type { UsageCounter } from './usage-counter.js';
-import { PaymentsService } from './payments.service.js';
+import { RuntimeAnswers } from './runtime-answers.service.js';
 import { ACTION_INVALID, INVALID_INCLUDE, type RuntimeCall, RuntimeCalls } from './runtime-call.js';
 import type { RuntimeLookupService } from './runtime-lookup.service.js';
 
@@ -129,7 +129,7 @@ describe('RuntimeCalls', () => {
   });
 });
 
-/** PaymentsService and RuntimeAnswerCounting over one license and project, answering from plain calls. */
+/** RuntimeAnswers and RuntimeAnswerCounting over one license and project, answering from plain calls. */
 function runtime(license: Partial<LicenseEntity> = {}) {
   const counted: unknown[][] = [];
   const activated: string[][] = [];
@@ -147,7 +147,7 @@ function runtime(license: Partial<LicenseEntity> = {}) {
       return 'ok';
     },
   } as unknown as Activations;
-  const payments = new PaymentsService(
+  const payments = new RuntimeAnswers(
     usage,
     activations,
     {} as InjectablesService,
@@ -204,7 +204,7 @@ function thrown(run: () => unknown): RuntimeRefusal {
   throw new Error('not refused');
 }
 
-describe('PaymentsService on a RuntimeCall', () => {
+describe('RuntimeAnswers on a RuntimeCall', () => {
   it("answers the calling domain's has_paid, counted under it with the country sent", () => {
     const { payments, entry, counted, activated } = runtime();
     expect(payments.checkLicense(entry, call({ country: ' de ' }))).toEqual({

@@ -17,7 +17,12 @@ import {
 import { ProjectsService } from '../projects/projects.service.js';
 import type { MaybePromise } from '../common/maybe-promise.js';
 import { HasPaidRequest, HasPaidResponse } from './dto/has-paid.response.js';
-import { DOMAIN_NOT_REGISTERED, HasPaidResult, NO_DOMAIN, PaymentsService } from './payments.service.js';
+import {
+  DOMAIN_NOT_REGISTERED,
+  HasPaidResult,
+  NO_DOMAIN,
+  RuntimeAnswers,
+} from './runtime-answers.service.js';
 import { ACTION_INVALID, RuntimeCalls } from './runtime-call.js';
 
 const ActionQuery = ApiQuery({
@@ -63,9 +68,9 @@ const REDIRECT = { redirect_url: 'https://acme.example/pricing' };
 @ApiTags('payments')
 @ApiErrors(500, DATABASE_AWAY)
 @Controller('project')
-export class PaymentsController {
+export class HasPaidController {
   constructor(
-    private readonly payments: PaymentsService,
+    private readonly payments: RuntimeAnswers,
     private readonly projects: ProjectsService,
     private readonly lookup: RuntimeLookupService,
     private readonly calls: RuntimeCalls,

@@ -11,20 +11,20 @@ import { ProjectChangesModule } from '../project-changes/project-changes.module.
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { AnswerSigner } from './answer-signer.js';
 import { AnswerSigning } from './answer-signing.js';
-import { Activations } from './activations.js';
 import { InjectableStreamController } from './injectable-stream.controller.js';
 import { LicenseDeactivationController } from './license-deactivation.controller.js';
 import { LicenseKeyGuard } from './license-key.guard.js';
-import { PaymentsController } from './payments.controller.js';
-import { PaymentsService } from './payments.service.js';
+import { HasPaidController } from './has-paid.controller.js';
+import { RuntimeAnswers } from './runtime-answers.service.js';
 import { RuntimeCalls } from './runtime-call.js';
 import { RuntimeLookupService } from './runtime-lookup.service.js';
 import { UsageCounter } from './usage-counter.js';
 import { UsageFlush } from './usage-flush.js';
 
 /**
- * The runtime calls a license key makes: "has it been paid" (not a payment processor), the
- * injectable stream, self-service deactivation, and what they rest on (the license lookups, usage counters and activations).
+ * The runtime gate: the calls a license key makes ("has it been paid", the injectable stream,
+ * self-service deactivation) and what they rest on (the license lookups, usage counters, signing);
+ * activations are recorded by LicensesModule.
  */
 @Module({
   imports: [
@@ -38,12 +38,11 @@ import { UsageFlush } from './usage-flush.js';
     InjectablesModule,
     ProjectChangesModule,
   ],
-  controllers: [PaymentsController, InjectableStreamController, LicenseDeactivationController],
+  controllers: [HasPaidController, InjectableStreamController, LicenseDeactivationController],
   providers: [
-    PaymentsService,
+    RuntimeAnswers,
     UsageCounter,
     UsageFlush,
-    Activations,
     RuntimeLookupService,
     LicenseKeyGuard,
     AnswerSigning,
@@ -53,4 +52,4 @@ import { UsageFlush } from './usage-flush.js';
   ],
   exports: [LicenseKeyGuard, AnswerSigning, RuntimeAnswerCounting, RuntimeCalls],
 })
-export class PaymentsModule {}
+export class GateModule {}

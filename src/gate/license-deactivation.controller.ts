@@ -10,7 +10,7 @@ import { DeactivationRequest, DeactivationResponse } from '../licenses/dto/activ
 import { hostName, namedDomain } from './calling-domain.js';
 import { LicensedRequest, LicenseKeyAuth } from './license-key.guard.js';
 import { secondsToUtcMidnight } from '../common/time.js';
-import { PaymentsService } from './payments.service.js';
+import { RuntimeAnswers } from './runtime-answers.service.js';
 import { RuntimeCalls } from './runtime-call.js';
 
 const DOMAIN_REQUIRED =
@@ -35,7 +35,7 @@ function deactivationHost(req: LicensedRequest): string {
 export class LicenseDeactivationController {
   constructor(
     private readonly activations: ActivationsService,
-    private readonly payments: PaymentsService,
+    private readonly payments: RuntimeAnswers,
     private readonly config: AppConfig,
     private readonly answers: RuntimeAnswerCounting,
     private readonly calls: RuntimeCalls,

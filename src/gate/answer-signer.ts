@@ -77,7 +77,7 @@ function threadFile(entry = process.argv[1] ?? ''): string {
   const dir = dirname(resolve(entry));
   return basename(dir) === 'src' && basename(dirname(dir)) === 'dist'
     ? join(dir, 'payments', THREAD_FILE)
-    : resolve('dist/src/payments', THREAD_FILE);
+    : resolve('dist/src/gate', THREAD_FILE);
 }
 
 function signNow(job: Job, logger: Logger): void {

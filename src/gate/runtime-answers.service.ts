@@ -6,7 +6,7 @@ import type { SentLicenseKey } from '../common/http/license-key.js';
 import type { DomainEntity } from '../domains/domain.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { findRegistered } from './calling-domain.js';
-import { Activations } from './activations.js';
+import { Activations } from '../licenses/activations.js';
 import { UsageCounter } from './usage-counter.js';
 import { countAnswer } from '../metrics/metrics.js';
 import { InjectablesService } from '../injectables/injectables.service.js';
@@ -43,7 +43,7 @@ export { DOMAIN_NOT_REGISTERED, PAYLOADS_NEED_DOMAIN, PINNED_CHECK_PROJECT } fro
  * answer, the one place that does (docs/architecture.md#the-runtime-gate).
  */
 @Injectable()
-export class PaymentsService {
+export class RuntimeAnswers {
   /** The runtime check's rules, in order. */
   readonly gate: RuntimeGate;
 

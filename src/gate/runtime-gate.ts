@@ -4,7 +4,7 @@ import { andThen, type MaybePromise } from '../common/maybe-promise.js';
 import { ipMatcher } from '../common/net/address-lists.js';
 import { secondsToUtcMidnight } from '../common/time.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
-import type { Activations } from './activations.js';
+import type { Activations } from '../licenses/activations.js';
 import { findRegistered, isSameOrSubdomain, localPlace, NO_DOMAIN } from './calling-domain.js';
 import type { RuntimeCall, RuntimeCaller } from './runtime-call.js';
 import type { RuntimeEntry } from './runtime-lookup.service.js';
@@ -70,7 +70,7 @@ const plural = (n: number | null, word: string) => `${n} ${word}${n === 1 ? '' :
 /**
  * The runtime check of one license, as a value: the rules in the contract's order, top to bottom
  * (docs/architecture.md#the-runtime-gate). Nothing here throws a refusal, counts or writes an answer;
- * PaymentsService turns the verdict into one. Each step answers at once when what it needs is in
+ * RuntimeAnswers turns the verdict into one. Each step answers at once when what it needs is in
  * memory and a promise only when it must wait (common/maybe-promise.ts), so a warm license is decided
  * without a promise.
  */
@@ -141,7 +141,7 @@ export class RuntimeGate {
     return null;
   }
 
-  /** The rules after the license refusals, on the call as read for this license (PaymentsService.checkLicense). */
+  /** The rules after the license refusals, on the call as read for this license (RuntimeAnswers.checkLicense). */
   checkCall(entry: Admitted, call: RuntimeCall, now: number): MaybePromise<Verdict> {
     const { license, project } = entry;
     const placeRefused = this.place(entry, call);

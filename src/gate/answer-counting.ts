@@ -20,7 +20,7 @@ function countryCode(value: string | undefined): string {
 
 /**
  * Where the runtime answers are counted for the analytics (docs/analytics.md): `answered` by the
- * handlers that answer (PaymentsService for has-paid on both request paths, the stream and deactivation
+ * handlers that answer (RuntimeAnswers for has-paid on both request paths, the stream and deactivation
  * controllers), `refused` where any error becomes an answer (the exception filter and the runtime
  * route), which counts each RuntimeRefusal by its reason, and by its status in the metrics.
  */
