@@ -25,6 +25,8 @@ import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
 import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseBilling.js';
 import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payments/payment-event.entity.js';
+import { SubscriptionEntity, SubscriptionPaymentEntity } from '../payments/subscription.entity.js';
+import { CustomerEntity, CustomerExternalIdEntity } from '../customers/customer.entity.js';
 import { WebhookAttemptEntity, WebhookDeliveryEntity } from '../webhooks/webhook-delivery.entity.js';
 
 // Listed by hand: glob loading does not work for ESM under jest, and a list shows what exists.
@@ -45,6 +47,10 @@ export const entities = [
   AccountEntity,
   MembershipEntity,
   SessionEntity,
+  CustomerEntity,
+  CustomerExternalIdEntity,
+  SubscriptionEntity,
+  SubscriptionPaymentEntity,
 ];
 export const migrations = [
   Initial1732000000000,

@@ -98,6 +98,11 @@ export class LicenseEntity {
   @Column({ type: 'varchar', length: 255, nullable: true })
   payment_reference_id: string | null;
 
+  /** `subscription` or `order`: with the connector, which purchase row the reference names. */
+  @Exclude()
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  payment_reference_kind: 'subscription' | 'order' | null;
+
   /** `{provider, reference}` of the order or subscription the license was issued for, or null. */
   @Expose()
   get payment_reference(): { provider: string; reference: string } | null {

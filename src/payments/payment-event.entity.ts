@@ -39,6 +39,10 @@ export class PaymentEventEntity {
   @Column({ type: 'varchar', length: 1000 })
   detail: string;
 
+  /** The purchase (subscriptions row) the event recorded, or null. */
+  @Column({ type: 'integer', nullable: true })
+  subscription_id: number | null;
+
   @Column({ type: 'datetime' })
   received_at: Date;
 }
