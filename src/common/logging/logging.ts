@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { destination, type DestinationStream } from 'pino';
 import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
-import { httpLogger, inRequestLog } from './pino-nest.js';
+import { httpLogger, inRequestLog, requestLevel } from './pino-nest.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { logLinesDropped, runtimeChecks } from '../../metrics/metrics.js';
 import { PeriodicTask } from '../periodic-task.js';
@@ -19,8 +19,6 @@ export const logsRequests = (env: Env): boolean => ['trace', 'debug', 'info'].in
  * counts are written once a minute (RuntimeActivityLog). See docs/operations.md, "Logs".
  */
 export const logsRuntimeRequests = (env: Env): boolean => ['trace', 'debug'].includes(env.LOG_LEVEL);
-
-const RUNTIME_CHECK = /^\/api\/v1\/project\/has-paid\/?(\?|$)/i;
 
 /**
  * Log lines waiting for stdout, at most. A destination that cannot keep up (a slow pipe, a stalled
@@ -132,10 +130,7 @@ export function requestLogOptions(env: Env): Options {
     // req.log carries only the request id; the "request completed" line keeps method and url.
     quietReqLogger: true,
     autoLogging: logsRequests(env),
-    customLogLevel: (req, res, err) => {
-      if (err || res.statusCode >= 500) return 'error';
-      return RUNTIME_CHECK.test(req.url ?? '') ? 'debug' : 'info';
-    },
+    customLogLevel: (req, res, err) => requestLevel(req, res, err ?? undefined),
     serializers: { req: safeRequest, err: safeError },
     // And the payment providers' signatures: no business of whoever reads the logs.
     redact: [

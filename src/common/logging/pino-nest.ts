@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DestinationStream, Logger as Pino } from 'pino';
 import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
 
@@ -18,7 +19,13 @@ import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
  * which carries its request id (`reqId`).
  */
 let http: HttpLogger | undefined;
-const requestLogger = new AsyncLocalStorage<Pino>();
+
+/** A request's log context: its id, and the child logger bound to it once a line needs it. */
+interface RequestLog {
+  reqId: unknown;
+  log?: Pino;
+}
+const requestLogger = new AsyncLocalStorage<RequestLog>();
 
 /** The process's pino-http instance; the first call's options and destination win. */
 export function httpLogger(options?: Options, destination?: DestinationStream): HttpLogger {
@@ -26,17 +33,66 @@ export function httpLogger(options?: Options, destination?: DestinationStream): 
   return http;
 }
 
-/** The logger every line goes through: the request's while one runs, else the root. */
-export const currentLogger = (): Pino => requestLogger.getStore() ?? httpLogger().logger;
-
-/** Runs `next` with the root's child bound to `reqId` as the request's logger. */
-export function inRequestLog(reqId: unknown, next: () => void): void {
-  requestLogger.run(httpLogger().logger.child({ reqId }), next);
+/**
+ * The logger every line goes through: the request's while one runs (made on its first line: most
+ * requests write none but their request line), else the root.
+ */
+export function currentLogger(): Pino {
+  const store = requestLogger.getStore();
+  if (!store) return httpLogger().logger;
+  return (store.log ??= httpLogger().logger.child({ reqId: store.reqId }));
 }
 
-/** The request line (pino-http's "request completed"), then the rest of the request in its log context. */
+/** Runs `next` with the request's id as its log context. */
+export function inRequestLog(reqId: unknown, next: () => void): void {
+  requestLogger.run({ reqId }, next);
+}
+
+const RUNTIME_CHECK = /^\/api\/v1\/project\/has-paid\/?(\?|$)/i;
+
+/** A request line's level: error for a failure or a 5xx, debug for the runtime check, else info. */
+export function requestLevel(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+): 'error' | 'debug' | 'info' {
+  if (err !== undefined || res.statusCode >= 500) return 'error';
+  return RUNTIME_CHECK.test(req.url ?? '') ? 'debug' : 'info';
+}
+
+/**
+ * The request line, as pino-http writes it ("request completed", "request aborted", or "request
+ * errored" with `err` at error for a 5xx), with pino-http's serializers and redactions (the root
+ * logger's), written through the root logger once the answer is done. pino-http itself would make two
+ * child loggers per request and serialise the request into one of them before knowing whether the
+ * line is written: as much CPU as the rest of a management call (docs/benchmarks.md).
+ */
 function requestLine(req: Request, res: Response, next: NextFunction): void {
-  httpLogger()(req, res, () => requestLogger.run(req.log, next));
+  const started = Date.now();
+  const done = (err?: unknown): void => {
+    res.removeListener('close', done);
+    res.removeListener('finish', done);
+    res.removeListener('error', done);
+    writeRequestLine(req, res, started, err);
+  };
+  res.on('close', done);
+  res.on('finish', done);
+  res.on('error', done);
+  inRequestLog(req.id, next);
+}
+
+function writeRequestLine(req: Request, res: Response, started: number, err: unknown): void {
+  const root = httpLogger().logger;
+  const level = requestLevel(req, res, err);
+  if (!root.isLevelEnabled(level)) return;
+  const responseTime = Date.now() - started;
+  if (level === 'error') {
+    const error = err ?? new Error(`failed with status code ${res.statusCode}`);
+    root.error({ reqId: req.id, req, res, err: error, responseTime }, 'request errored');
+    return;
+  }
+  const message = !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted';
+  root[level]({ reqId: req.id, req, res, responseTime }, message);
 }
 
 /** Mounts the request line on every route when `mounted` (at levels that write it). */
