@@ -1463,6 +1463,25 @@ describe('the console in headless Chromium', () => {
       .waitFor();
     await axe(page, 'subscription');
     await shot(page, 'subscription');
+
+    // A read-only key reads every one of these pages and is offered no write.
+    const readOnly = await makeApiKey(t.app, user, { read_only: true, name: 'customers viewer' });
+    const viewer = (await open()).page;
+    await signIn(viewer, readOnly);
+    const seen: Record<string, string[]> = {};
+    for (const [hash, ready] of [
+      [`#/projects/${project.id}/customers`, 'table'],
+      [`#/projects/${project.id}/customers/${ada.id}`, 'dl.facts'],
+      [`#/projects/${project.id}/subscriptions`, 'table'],
+      [`#/projects/${project.id}/subscriptions/${activeId}`, 'table.events'],
+    ]) {
+      await viewer.goto(`${origin}/console/${hash}`);
+      await viewer.locator(`main ${ready}`).first().waitFor();
+      seen[hash] = await writeControls(viewer);
+      await axe(viewer, `${hash}, read-only`);
+    }
+    for (const [hash, controls] of Object.entries(seen))
+      expect({ hash, controls }).toEqual({ hash, controls: [] });
   }, 120_000);
 
   it('the checks can fail: axe finds a missing label, CSP refuses another origin, requests are recorded', async () => {
