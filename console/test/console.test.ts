@@ -1471,7 +1471,7 @@ describe('the console in headless Chromium', () => {
     const seen: Record<string, string[]> = {};
     for (const [hash, ready] of [
       [`#/projects/${project.id}/customers`, 'table'],
-      [`#/projects/${project.id}/customers/${ada.id}`, 'dl.facts'],
+      [`#/projects/${project.id}/customers/${ada.id as number}`, 'dl.facts'],
       [`#/projects/${project.id}/subscriptions`, 'table'],
       [`#/projects/${project.id}/subscriptions/${activeId}`, 'table.events'],
     ]) {

@@ -33,7 +33,11 @@ export const CUSTOMER_ITEMS = 50;
 export const customerHasLicenses = (count: number) =>
   `This customer has ${count} license${count === 1 ? '' : 's'}: delete ${count === 1 ? 'it' : 'them'} or give ${count === 1 ? 'it' : 'them'} another customer first.`;
 
-function view(row: CustomerEntity, externalIds: CustomerExternalIdEntity[]): CustomerView {
+/**
+ * The customer as the API answers it, with the providers' ids among `externalIds` that are theirs: also
+ * the `data` of `customer.*` events and the rows of their audit, whoever writes them (a connector too).
+ */
+export function customerView(row: CustomerEntity, externalIds: CustomerExternalIdEntity[]): CustomerView {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -100,7 +104,7 @@ export class CustomersService {
     });
     const ids = page.data.map((c) => c.id);
     const external = ids.length > 0 ? await this.externalIds.findBy({ customer_id: In(ids) }) : [];
-    return { data: page.data.map((c) => view(c, external)), next_cursor: page.next_cursor };
+    return { data: page.data.map((c) => customerView(c, external)), next_cursor: page.next_cursor };
   }
 
   /** The customer with their newest licenses (as the license API answers them) and purchases. */
@@ -121,7 +125,7 @@ export class CustomersService {
       }),
     ]);
     return {
-      ...view(customer, external),
+      ...customerView(customer, external),
       licenses,
       subscriptions: subscriptions.map(toSubscriptionItem),
     };
@@ -191,6 +195,6 @@ export class CustomersService {
 
   private async viewIn(manager: EntityManager, id: number): Promise<CustomerView> {
     const row = await manager.findOneByOrFail(CustomerEntity, { id });
-    return view(row, await manager.findBy(CustomerExternalIdEntity, { customer_id: id }));
+    return customerView(row, await manager.findBy(CustomerExternalIdEntity, { customer_id: id }));
   }
 }
