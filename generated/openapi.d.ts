@@ -461,6 +461,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/project/{project}/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's customers
+         * @description Newest first, narrowed by `email` (exact, any case) and `q` (prefix of the email or the name); cached per API key, invalidated by every write to the project.
+         */
+        get: operations["listCustomers"];
+        put?: never;
+        /**
+         * Create a customer
+         * @description The payment connectors also create customers from their events.
+         */
+        post: operations["createCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{project}/customers/{customer}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a customer with their licenses and subscriptions
+         * @description With their newest licenses and subscriptions, at most 50 of each.
+         */
+        get: operations["getCustomer"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a customer
+         * @description Refused (409) while licenses name the customer. Their subscriptions stay, with customer_id null.
+         */
+        delete: operations["deleteCustomer"];
+        options?: never;
+        head?: never;
+        /** Update a customer (only the fields sent) */
+        patch: operations["updateCustomer"];
+        trace?: never;
+    };
     "/api/v1/project/{project}/domains": {
         parameters: {
             query?: never;
@@ -856,6 +905,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/project/{project}/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a project's subscriptions
+         * @description One row per purchase, newest first, narrowed by `status`, `customer_id` and `connector_id`; written by the payment connectors only (other methods → 405).
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/project/{project}/subscriptions/{subscription}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a subscription with its event history
+         * @description With the connector's events of this purchase, latest first, at most 50.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/project/{project}/unlock": {
         parameters: {
             query?: never;
@@ -1239,6 +1328,15 @@ export interface components {
              */
             read_only?: boolean;
         };
+        CreateCustomerDto: {
+            /**
+             * @description Stored lower-case; not unique (two buyers may type one address)
+             * @example ada@example.com
+             */
+            email: string;
+            /** @example Ada Lovelace */
+            name?: string | null;
+        };
         CreateDomainDto: {
             /**
              * @description A host name: no scheme, port, path, IP literal or wildcard
@@ -1506,7 +1604,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -1518,6 +1616,53 @@ export interface components {
              * @example null
              */
             webhook_url?: string | null;
+        };
+        Customer: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description Lower-case; not unique
+             * @example ada@example.com
+             */
+            email: string;
+            /** @description The payment providers' ids for this customer, set by the payment connectors */
+            external_ids: components["schemas"]["CustomerExternalId"][];
+            id: number;
+            /** @example Ada Lovelace */
+            name: string | null;
+            project_id: number;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        CustomerExternalId: {
+            /**
+             * @description The provider's id for this customer
+             * @example cus_QdH6sGswQ2Dk9L
+             */
+            id: string;
+            /** @enum {string} */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+        };
+        CustomerWithPurchases: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description Lower-case; not unique
+             * @example ada@example.com
+             */
+            email: string;
+            /** @description The payment providers' ids for this customer, set by the payment connectors */
+            external_ids: components["schemas"]["CustomerExternalId"][];
+            id: number;
+            /** @description Their licenses, newest first, at most 50 */
+            licenses: components["schemas"]["License"][];
+            /** @example Ada Lovelace */
+            name: string | null;
+            project_id: number;
+            /** @description Their purchases, newest first, at most 50 */
+            subscriptions: components["schemas"]["Subscription"][];
+            /** Format: date-time */
+            updated_at: string;
         };
         Deactivation: {
             /**
@@ -1961,6 +2106,11 @@ export interface components {
             provider_event_id: string;
             /** Format: date-time */
             received_at: string;
+            /**
+             * @description The purchase the event recorded (GET …/subscriptions/{subscription}), or null
+             * @example 7
+             */
+            subscription_id: number | null;
             target: components["schemas"]["PaymentEventTarget"] | null;
             /** @example invoice.paid */
             type: string;
@@ -2232,6 +2382,120 @@ export interface components {
             /** @enum {string} */
             type: "snippet" | "html" | "script" | "style" | "file";
         };
+        Subscription: {
+            /** @description Cancelled at the end of the paid period: still paid until then */
+            cancel_at_period_end: boolean;
+            /** @description The payment connector whose events made the row */
+            connector_id: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            current_period_end: string | null;
+            /** @description The buyer (GET …/customers/{customer}) */
+            customer_id: number | null;
+            id: number;
+            /**
+             * @description With connector_id and reference, which purchase this is (providers reuse one number for both)
+             * @enum {string}
+             */
+            kind: "subscription" | "order";
+            /**
+             * Format: date-time
+             * @description The provider's own time of its latest event: an older event changes nothing (`stale`)
+             */
+            last_event_at: string | null;
+            /** @example invoice.paid */
+            last_event_type: string | null;
+            /**
+             * Format: date-time
+             * @description When its license was deleted; the row stays
+             */
+            license_deleted_at: string | null;
+            /** @description The license issued for it, or null */
+            license_id: number | null;
+            /**
+             * @description The provider's product (and price or variant) ids the purchase named
+             * @example [
+             *       "price_1QdH6sGswQ2Dk9Lm",
+             *       "prod_Q2Dk9LmH6s"
+             *     ]
+             */
+            product_ids: string[];
+            /** @enum {string} */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+            /**
+             * @description The provider's id of the purchase: its subscription id, else the one-time order's (Checkout Session, transaction, order)
+             * @example sub_1QdH6sGswQ2Dk9Lm
+             */
+            reference: string;
+            /**
+             * @description `paid`: a one-time order that was paid
+             * @enum {string}
+             */
+            status: "active" | "trialing" | "past_due" | "paused" | "canceled" | "expired" | "refunded" | "disputed" | "paid";
+            /** @description What its events move: a license, a domain or the project; null while none */
+            target: components["schemas"]["PaymentEventTarget"] | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        SubscriptionWithEvents: {
+            /** @description Cancelled at the end of the paid period: still paid until then */
+            cancel_at_period_end: boolean;
+            /** @description The payment connector whose events made the row */
+            connector_id: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            current_period_end: string | null;
+            /** @description The buyer (GET …/customers/{customer}) */
+            customer_id: number | null;
+            /** @description The connector's events of this purchase, latest first, at most 50 */
+            events: components["schemas"]["PaymentEvent"][];
+            id: number;
+            /**
+             * @description With connector_id and reference, which purchase this is (providers reuse one number for both)
+             * @enum {string}
+             */
+            kind: "subscription" | "order";
+            /**
+             * Format: date-time
+             * @description The provider's own time of its latest event: an older event changes nothing (`stale`)
+             */
+            last_event_at: string | null;
+            /** @example invoice.paid */
+            last_event_type: string | null;
+            /**
+             * Format: date-time
+             * @description When its license was deleted; the row stays
+             */
+            license_deleted_at: string | null;
+            /** @description The license issued for it, or null */
+            license_id: number | null;
+            /**
+             * @description The provider's product (and price or variant) ids the purchase named
+             * @example [
+             *       "price_1QdH6sGswQ2Dk9Lm",
+             *       "prod_Q2Dk9LmH6s"
+             *     ]
+             */
+            product_ids: string[];
+            /** @enum {string} */
+            provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
+            /**
+             * @description The provider's id of the purchase: its subscription id, else the one-time order's (Checkout Session, transaction, order)
+             * @example sub_1QdH6sGswQ2Dk9Lm
+             */
+            reference: string;
+            /**
+             * @description `paid`: a one-time order that was paid
+             * @enum {string}
+             */
+            status: "active" | "trialing" | "past_due" | "paused" | "canceled" | "expired" | "refunded" | "disputed" | "paid";
+            /** @description What its events move: a license, a domain or the project; null while none */
+            target: components["schemas"]["PaymentEventTarget"] | null;
+            /** Format: date-time */
+            updated_at: string;
+        };
         /** @description Every successful answer; each operation describes `data`. */
         SuccessEnvelope: {
             /**
@@ -2247,6 +2511,15 @@ export interface components {
              * @enum {string}
              */
             status: "success";
+        };
+        UpdateCustomerDto: {
+            /**
+             * @description Stored lower-case; not unique (two buyers may type one address)
+             * @example ada@example.com
+             */
+            email?: string;
+            /** @example Ada Lovelace */
+            name?: string | null;
         };
         UpdateDomainDto: {
             /**
@@ -2521,7 +2794,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -2605,7 +2878,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -2640,7 +2913,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -3765,9 +4038,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
-                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
+                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector" | "customer";
                 /** @description Only this resource (with resource_type, one resource) */
                 resource_id?: number;
                 /** @description Only rows created at or after this ISO-8601 time (UTC unless it names an offset) */
@@ -6835,9 +7108,9 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
-                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
+                resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector" | "customer";
                 /** @description Only this resource (with resource_type, one resource) */
                 resource_id?: number;
                 /** @description Only rows created at or after this ISO-8601 time (UTC unless it names an offset) */
@@ -6949,6 +7222,965 @@ export interface operations {
                      *         ]
                      *       },
                      *       "message": "The per page field must be between 1 and 50.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCustomers: {
+        parameters: {
+            query?: {
+                /** @description Exactly this email, in any case */
+                email?: string;
+                /** @description Search: customers whose email or name starts with q, in any case. Blank: no search */
+                q?: string;
+                /** @description Page size, 1..50; outside → 422 */
+                per_page?: number;
+                /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: {
+                            data: components["schemas"]["Customer"][];
+                            /** @description Pass it back as `cursor` for the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "per_page": [
+                     *           "The per page field must be between 1 and 50."
+                     *         ]
+                     *       },
+                     *       "message": "The per page field must be between 1 and 50.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCustomerDto"];
+            };
+        };
+        responses: {
+            /** @description The new customer */
+            201: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["Customer"];
+                    };
+                };
+            };
+            /** @description Malformed JSON, or a JSON body that is not an object */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Malformed JSON in request body.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project is locked.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than MAX_UPLOAD_BYTES */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Request body is too large.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type: send application/json */
+            415: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "email": [
+                     *           "The email field is required."
+                     *         ]
+                     *       },
+                     *       "message": "The email field is required.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Customer id; anything but a positive integer → 404 */
+                customer: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["CustomerWithPurchases"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or customer not found, or the customer is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Customer not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Customer id; anything but a positive integer → 404 */
+                customer: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; data is null */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        /**
+                         * @description Always null
+                         * @example null
+                         * @enum {object|null}
+                         */
+                        data: never | null;
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project is locked.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or customer not found, or the customer is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Customer not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Licenses name the customer */
+            409: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "This customer has 2 licenses: delete them or give them another customer first.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Customer id; anything but a positive integer → 404 */
+                customer: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateCustomerDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["Customer"];
+                    };
+                };
+            };
+            /** @description Malformed JSON, or a JSON body that is not an object */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Malformed JSON in request body.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key; no access to the project; or the project is locked */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project is locked.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or customer not found, or the customer is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Customer not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than MAX_UPLOAD_BYTES */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Request body is too large.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type: send application/json */
+            415: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "email": [
+                     *           "The email field must be a string."
+                     *         ]
+                     *       },
+                     *       "message": "The email field must be a string.",
                      *       "status": "error"
                      *     }
                      */
@@ -12861,6 +14093,335 @@ export interface operations {
                      *       "data": null,
                      *       "errors": null,
                      *       "message": "Project not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                status?: "active" | "trialing" | "past_due" | "paused" | "canceled" | "expired" | "refunded" | "disputed" | "paid";
+                /** @description Only this customer's purchases */
+                customer_id?: number;
+                /** @description Only this payment connector's purchases */
+                connector_id?: number;
+                /** @description Page size, 1..50; outside → 422 */
+                per_page?: number;
+                /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: {
+                            data: components["schemas"]["Subscription"][];
+                            /** @description Pass it back as `cursor` for the next page; null on the last page */
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found, or a path id that is not a positive integer */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Project not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "per_page": [
+                     *           "The per page field must be between 1 and 50."
+                     *         ]
+                     *       },
+                     *       "message": "The per page field must be between 1 and 50.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Subscription id; anything but a positive integer → 404 */
+                subscription: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["SubscriptionWithEvents"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or subscription not found, or the subscription is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Subscription not found.",
                      *       "status": "error"
                      *     }
                      */

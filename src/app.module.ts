@@ -14,6 +14,7 @@ import { RedisModule } from './common/cache/redis.module.js';
 import { HttpDrain } from './common/http/http-server.js';
 import { ThrottleGuard } from './common/throttling/throttle.guard.js';
 import { throttlerOptions } from './common/throttling/throttling.js';
+import { CustomersModule } from './customers/customers.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -60,6 +61,7 @@ export class AppModule {
         InjectablesModule,
         WebhooksModule,
         PaymentConnectorsModule,
+        CustomersModule,
         AuditModule,
         AnalyticsModule,
         HealthModule,

@@ -13,6 +13,8 @@ export type AuditEvent = Schemas['AuditEvent'];
 export type Delivery = Schemas['WebhookDelivery'];
 export type Activation = Schemas['Activation'];
 export type Usage = Schemas['LicenseUsage'];
+export type Customer = Schemas['Customer'];
+export type Subscription = Schemas['Subscription'];
 
 /** 422 field errors: each invalid field with its messages. */
 export type FieldErrors = Record<string, string[]>;

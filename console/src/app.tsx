@@ -11,6 +11,8 @@ import { AuditPage } from './pages/audit';
 import { ProjectPage } from './pages/project';
 import { ProjectsPage } from './pages/projects';
 import { LicensePage } from './pages/license';
+import { CustomerPage } from './pages/customers';
+import { SubscriptionPage } from './pages/subscriptions';
 import { KeyHelp } from './key-help';
 
 /** What the signed-in key may do, as every page reads it. */
@@ -28,6 +30,8 @@ export type Route =
   | { page: 'projects' }
   | { page: 'project'; project: number; tab: ProjectTab }
   | { page: 'license'; project: number; license: number }
+  | { page: 'customer'; project: number; customer: number }
+  | { page: 'subscription'; project: number; subscription: number }
   | { page: 'top'; path: string }
   | { page: 'not-found' };
 
@@ -35,6 +39,8 @@ export const PROJECT_TABS = [
   'settings',
   'domains',
   'licenses',
+  'customers',
+  'subscriptions',
   'injectables',
   'connectors',
   'webhooks',
@@ -51,6 +57,10 @@ export function parseRoute(hash: string): Route {
     const project = id(parts[1]);
     if (parts[2] === 'licenses' && !Number.isNaN(id(parts[3])) && parts.length === 4)
       return { page: 'license', project, license: id(parts[3]) };
+    if (parts[2] === 'customers' && !Number.isNaN(id(parts[3])) && parts.length === 4)
+      return { page: 'customer', project, customer: id(parts[3]) };
+    if (parts[2] === 'subscriptions' && !Number.isNaN(id(parts[3])) && parts.length === 4)
+      return { page: 'subscription', project, subscription: id(parts[3]) };
     const tab = (parts[2] ?? 'settings') as ProjectTab;
     if (PROJECT_TABS.includes(tab) && parts.length <= 3) return { page: 'project', project, tab };
   }
@@ -118,14 +128,15 @@ function nav(access: Access): { href: string; label: string; match: (r: Route) =
         {
           href: `#/projects/${access.scope}`,
           label: 'My project',
-          match: (r: Route) => r.page === 'project' || r.page === 'license',
+          match: (r: Route) => ['project', 'license', 'customer', 'subscription'].includes(r.page),
         },
       ]
     : [
         {
           href: '#/projects',
           label: 'Projects',
-          match: (r: Route) => r.page === 'projects' || r.page === 'project' || r.page === 'license',
+          match: (r: Route) =>
+            ['projects', 'project', 'license', 'customer', 'subscription'].includes(r.page),
         },
       ];
   for (const top of TOP_PAGES)
@@ -150,6 +161,24 @@ function Page({ route, access }: { route: Route; access: Access }) {
     case 'license':
       return (
         <LicensePage key={route.license} access={access} project={route.project} license={route.license} />
+      );
+    case 'customer':
+      return (
+        <CustomerPage
+          key={route.customer}
+          access={access}
+          project={route.project}
+          customer={route.customer}
+        />
+      );
+    case 'subscription':
+      return (
+        <SubscriptionPage
+          key={route.subscription}
+          access={access}
+          project={route.project}
+          subscription={route.subscription}
+        />
       );
     case 'top': {
       const top = TOP_PAGES.find((p) => p.path === route.path);

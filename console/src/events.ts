@@ -40,6 +40,9 @@ const EVENTS: Record<EventType, true> = {
   'payment_connector.created': true,
   'payment_connector.updated': true,
   'payment_connector.deleted': true,
+  'customer.created': true,
+  'customer.updated': true,
+  'customer.deleted': true,
 };
 export const EVENT_TYPES = Object.keys(EVENTS) as EventType[];
 
@@ -61,6 +64,7 @@ const RESOURCES: Record<ResourceType, true> = {
   license: true,
   injectable: true,
   payment_connector: true,
+  customer: true,
   api_key: true,
   webhook_delivery: true,
 };

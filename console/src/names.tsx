@@ -72,6 +72,15 @@ async function lookUp(r: Ref): Promise<Named> {
         );
         return { label: x.name ?? `${x.provider} connector ${x.id}`, href: tab('connectors') };
       }
+      case 'customer': {
+        if (p === null) break;
+        const x = await unwrap(
+          api.GET('/api/v1/project/{project}/customers/{customer}', {
+            params: { path: { project: p, customer: r.id } },
+          }),
+        );
+        return { label: x.email, href: `#/projects/${p}/customers/${r.id}` };
+      }
       case 'webhook_delivery':
         return { label: `#${r.id}`, href: tab('webhooks') };
       default:

@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
+import { PaymentEventEntity } from '../../src/payments/payment-event.entity.js';
+import { SubscriptionEntity } from '../../src/payments/subscription.entity.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../../test/factories/index.js';
 import { createTestApp, TestApp } from '../../test/utils/test-app.js';
 import { Activations } from '../../src/licenses/activations.js';
@@ -163,6 +165,12 @@ describe('the console in headless Chromium', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     expect({ locator: locator.toString(), text: seen }).toEqual({ locator: locator.toString(), text });
+  }
+
+  /** The `data` of a 201 answer. */
+  function expectCreated(res: { status: number; body: { data: Record<string, unknown> } }) {
+    expect(res.status).toBe(201);
+    return res.body.data;
   }
 
   async function heading(page: Page, name: string | RegExp): Promise<void> {
@@ -1306,6 +1314,174 @@ describe('the console in headless Chromium', () => {
         /Paid and unpaid answers together, by license and UTC day; refused checks are not counted here/,
       )
       .waitFor();
+  }, 120_000);
+
+  it('customers and subscriptions: search by email, one customer with their licenses and purchases, edit, create; purchases by status, one with its events', async () => {
+    const project = await makeProject(t, key, { name: 'Many buyers' });
+    const ada = expectCreated(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/customers`)
+        .set('X-API-KEY', key)
+        .send({ email: 'Ada@Example.com', name: 'Ada' }),
+    );
+    expectCreated(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/customers`)
+        .set('X-API-KEY', key)
+        .send({ email: 'bob@example.com' }),
+    );
+    const license = await makeLicense(t, key, project.id as number, { title: 'Ada theme license' });
+    const ds = t.app.get(DataSource);
+    await ds.getRepository(LicenseEntity).update(license.id as number, { customer_id: ada.id as number });
+    const connector = await makeConnector(t, key, project.id as number, 'stripe', { name: 'Stripe live' });
+    const subscriptions = ds.getRepository(SubscriptionEntity);
+    const base = { project_id: project.id as number, connector_id: connector.id, provider: 'stripe' };
+    const active = await subscriptions.insert({
+      ...base,
+      kind: 'subscription',
+      reference: 'sub_ada_theme',
+      status: 'active',
+      customer_id: ada.id as number,
+      license_id: license.id as number,
+      target_kind: 'license',
+      target_id: license.id as number,
+      product_ids: ['price_theme'],
+      last_event_at: new Date('2026-11-27T08:00:00Z'),
+      last_event_type: 'invoice.paid',
+    });
+    const activeId = active.identifiers[0].id as number;
+    await subscriptions.insert({
+      ...base,
+      kind: 'order',
+      reference: 'cs_test_sticker',
+      status: 'canceled',
+      customer_id: null,
+    });
+    await ds.getRepository(PaymentEventEntity).insert(
+      ['checkout.session.completed', 'invoice.paid'].map((type, i) => ({
+        connector_id: connector.id,
+        project_id: project.id as number,
+        provider_event_id: `evt_ada_${i}`,
+        type,
+        outcome: 'applied' as const,
+        target_kind: 'license' as const,
+        target_id: license.id as number,
+        detail: 'The license is paid.',
+        subscription_id: activeId,
+        received_at: new Date('2026-11-27T08:00:00Z'),
+      })),
+    );
+
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/customers`);
+    await heading(page, /Many buyers · Customers/);
+    const table = page.getByRole('table', { name: /Customers of Many buyers/ });
+    await table.waitFor();
+    expect(await table.getByRole('rowheader').allTextContents()).toEqual([
+      'bob@example.com',
+      'ada@example.com',
+    ]);
+    await axe(page, 'customers');
+
+    const search = page.getByRole('search', { name: 'Search the customers' });
+    await search.getByLabel('Email').fill('ADA@example.COM');
+    await search.getByRole('button', { name: 'Search customers' }).click();
+    await page.getByRole('table', { name: 'Customers of Many buyers matching the search' }).waitFor();
+    expect(await page.locator('main tbody th').allTextContents()).toEqual(['ada@example.com']);
+    await axe(page, 'customers, searched');
+
+    await page.getByRole('link', { name: 'ada@example.com' }).click();
+    await heading(page, 'Customer Ada <ada@example.com> · Many buyers');
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Project' })
+        .getByRole('link', { name: 'Customers' })
+        .getAttribute('aria-current'),
+    ).toBe('location');
+    const theirLicenses = page.getByRole('table', { name: /Licenses of ada@example.com/ });
+    expect(await theirLicenses.getByRole('link', { name: 'Ada theme license' }).getAttribute('href')).toBe(
+      `#/projects/${project.id}/licenses/${license.id}`,
+    );
+    const theirPurchases = page.getByRole('table', { name: /Subscriptions of ada@example.com/ });
+    await theirPurchases.getByRole('link', { name: 'Stripe live' }).waitFor();
+    expect(await theirPurchases.getByRole('rowheader').allTextContents()).toEqual([
+      'sub_ada_theme (subscription)',
+    ]);
+    await axe(page, 'customer');
+    await shot(page, 'customer');
+
+    // Edit: a bad email's 422 beside its field, then a name saved.
+    const edit = page.getByRole('form', { name: 'Edit customer' });
+    await edit.getByLabel('Email').fill('not an email');
+    await edit.getByRole('button', { name: 'Save customer' }).click();
+    await edit.locator('.field-error').getByText('The email field must be a valid email address.').waitFor();
+    await edit.getByLabel('Email').fill('ada@example.com');
+    await edit.getByLabel('Name').fill('Ada Lovelace');
+    await edit.getByRole('button', { name: 'Save customer' }).click();
+    await heading(page, 'Customer Ada Lovelace <ada@example.com> · Many buyers');
+    // Their license still names them: deleting is refused, and the page says why.
+    await page.getByRole('button', { name: 'Delete customer' }).click();
+    await page.getByRole('button', { name: 'Yes, delete customer' }).click();
+    await page
+      .getByText('This customer has 1 license: delete it or give it another customer first.')
+      .waitFor();
+
+    // Create one from the list.
+    await page.goto(`${origin}/console/#/projects/${project.id}/customers`);
+    const create = page.getByRole('form', { name: 'New customer' });
+    await create.getByLabel('Email').fill('carol@example.com');
+    await create.getByRole('button', { name: 'Create customer' }).click();
+    await heading(page, 'Customer carol@example.com · Many buyers');
+    await page.getByText('No license of this customer.').waitFor();
+
+    // Subscriptions: by status, then one with its events.
+    await page.goto(`${origin}/console/#/projects/${project.id}/subscriptions`);
+    await heading(page, /Many buyers · Subscriptions/);
+    const purchases = page.getByRole('table', { name: /Subscriptions of Many buyers/ });
+    await purchases.getByRole('link', { name: 'ada@example.com' }).waitFor();
+    expect(await purchases.getByRole('rowheader').allTextContents()).toEqual([
+      'cs_test_sticker (order)',
+      'sub_ada_theme (subscription)',
+    ]);
+    await axe(page, 'subscriptions');
+    await page.getByLabel('Status').selectOption('canceled');
+    await page.getByRole('button', { name: 'Filter subscriptions' }).click();
+    await page.getByRole('table', { name: 'Subscriptions of Many buyers, canceled, newest first' }).waitFor();
+    expect(await page.locator('main tbody th').allTextContents()).toEqual(['cs_test_sticker (order)']);
+    await page.getByLabel('Status').selectOption('active');
+    await page.getByRole('button', { name: 'Filter subscriptions' }).click();
+    await page.getByRole('link', { name: 'sub_ada_theme' }).click();
+    await heading(page, 'Subscription sub_ada_theme · Many buyers');
+    const history = page.getByRole('table', { name: /Events of sub_ada_theme/ });
+    expect(await history.getByRole('rowheader').allTextContents()).toEqual(['evt_ada_1', 'evt_ada_0']);
+    await page
+      .locator('dt:text-is("License") + dd')
+      .getByRole('link', { name: 'Ada theme license' })
+      .waitFor();
+    await axe(page, 'subscription');
+    await shot(page, 'subscription');
+
+    // A read-only key reads every one of these pages and is offered no write.
+    const readOnly = await makeApiKey(t.app, user, { read_only: true, name: 'customers viewer' });
+    const viewer = (await open()).page;
+    await signIn(viewer, readOnly);
+    const seen: Record<string, string[]> = {};
+    for (const [hash, ready] of [
+      [`#/projects/${project.id}/customers`, 'table'],
+      [`#/projects/${project.id}/customers/${ada.id as number}`, 'dl.facts'],
+      [`#/projects/${project.id}/subscriptions`, 'table'],
+      [`#/projects/${project.id}/subscriptions/${activeId}`, 'table.events'],
+    ]) {
+      await viewer.goto(`${origin}/console/${hash}`);
+      await viewer.locator(`main ${ready}`).first().waitFor();
+      seen[hash] = await writeControls(viewer);
+      await axe(viewer, `${hash}, read-only`);
+    }
+    for (const [hash, controls] of Object.entries(seen))
+      expect({ hash, controls }).toEqual({ hash, controls: [] });
   }, 120_000);
 
   it('the checks can fail: axe finds a missing label, CSP refuses another origin, requests are recorded', async () => {

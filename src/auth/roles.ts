@@ -68,6 +68,15 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   'DELETE /api/v1/project/{project}/payment-connectors/{connector}': 'developer',
   'GET /api/v1/project/{project}/payment-connectors/{connector}/events': 'viewer',
   'POST /api/v1/project/{project}/payment-connectors/{connector}/test-event': 'developer',
+  'GET /api/v1/project/{project}/subscriptions': 'viewer',
+  'GET /api/v1/project/{project}/subscriptions/{subscription}': 'viewer',
+
+  'GET /api/v1/project/{project}/customers': 'viewer',
+  'POST /api/v1/project/{project}/customers': 'developer',
+  'GET /api/v1/project/{project}/customers/{customer}': 'viewer',
+  // Support answers buyers: correcting an email or a name is theirs.
+  'PATCH /api/v1/project/{project}/customers/{customer}': 'support',
+  'DELETE /api/v1/project/{project}/customers/{customer}': 'developer',
 
   'GET /api/v1/project/{project}/webhook-deliveries': 'viewer',
   'POST /api/v1/project/{project}/webhook-deliveries/{delivery}/retry': 'developer',

@@ -15,20 +15,32 @@ import { PaymentGrace } from './payment-grace.service.js';
 import { PaymentReceipts } from './payment-receipt.service.js';
 import { PaymentTestEvents } from './payment-test-events.service.js';
 import { PaymentWebhooksController } from './payment-webhooks.controller.js';
+import { SubscriptionEntity } from './subscription.entity.js';
+import { SubscriptionsController } from './subscriptions.controller.js';
+import { SubscriptionsService } from './subscriptions.service.js';
 
-/** Payment connectors: the resource, the endpoint providers send events to, and the grace scheduler. */
+/**
+ * Payment connectors: the resource, the endpoint providers send events to, the grace scheduler, and
+ * the purchases (subscriptions) their events record.
+ */
 @Module({
   imports: [
     CacheModule,
     DatabaseModule,
-    TypeOrmModule.forFeature([PaymentConnectorEntity, PaymentEventEntity, ProjectEntity]),
+    TypeOrmModule.forFeature([PaymentConnectorEntity, PaymentEventEntity, ProjectEntity, SubscriptionEntity]),
     AuthModule,
     ProjectsModule,
     DomainsModule,
     ProjectChangesModule,
   ],
-  controllers: [PaymentConnectorsController, PaymentWebhooksController],
-  providers: [PaymentConnectorsService, PaymentReceipts, PaymentTestEvents, PaymentGrace],
+  controllers: [PaymentConnectorsController, PaymentWebhooksController, SubscriptionsController],
+  providers: [
+    PaymentConnectorsService,
+    PaymentReceipts,
+    PaymentTestEvents,
+    PaymentGrace,
+    SubscriptionsService,
+  ],
   exports: [PaymentGrace],
 })
 export class PaymentConnectorsModule {}

@@ -34,6 +34,8 @@ export interface PaymentEventItem {
   outcome: string;
   target: { kind: string; id: number } | null;
   detail: string;
+  /** The purchase (GET …/subscriptions/{id}) the event recorded, or null. */
+  subscription_id: number | null;
   received_at: string | null;
 }
 
@@ -45,6 +47,7 @@ export function toPaymentEventItem(row: PaymentEventEntity): PaymentEventItem {
     outcome: row.outcome,
     target: row.target_kind && row.target_id !== null ? { kind: row.target_kind, id: row.target_id } : null,
     detail: row.detail,
+    subscription_id: row.subscription_id ?? null,
     received_at: toIsoTimestamp(row.received_at),
   };
 }

@@ -29,6 +29,9 @@ export const WEBHOOK_EVENTS = [
   'payment_connector.created',
   'payment_connector.updated',
   'payment_connector.deleted',
+  'customer.created',
+  'customer.updated',
+  'customer.deleted',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -386,6 +386,73 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
       ],
     };
   },
+  'POST /api/v1/project/{project}/customers': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const sent = await send('POST', `/project/${project.id}/customers`, { email: 'Walk@Example.com' });
+    const id = expectSuccess(sent.res, 201).id;
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'customer.created',
+          resource_type: 'customer',
+          resource_id: id,
+          project_id: project.id,
+          changed: { email: [null, 'walk@example.com'] },
+        },
+      ],
+    };
+  },
+  'PATCH /api/v1/project/{project}/customers/{customer}': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const customer = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/customers`)
+        .set('X-API-KEY', key)
+        .send({ email: 'walk@example.com' }),
+      201,
+    );
+    const sent = await send('PATCH', `/project/${project.id}/customers/${customer.id}`, { name: 'Walker' });
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'customer.updated',
+          resource_type: 'customer',
+          resource_id: customer.id,
+          project_id: project.id,
+          changed: { name: [null, 'Walker'] },
+        },
+      ],
+    };
+  },
+  'DELETE /api/v1/project/{project}/customers/{customer}': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const customer = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/customers`)
+        .set('X-API-KEY', key)
+        .send({ email: 'walk@example.com' }),
+      201,
+    );
+    const sent = await send('DELETE', `/project/${project.id}/customers/${customer.id}`);
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'customer.deleted',
+          resource_type: 'customer',
+          resource_id: customer.id,
+          project_id: project.id,
+          changed: { email: ['walk@example.com', null] },
+        },
+      ],
+    };
+  },
   'DELETE /api/v1/project/{project}/domains/{domain}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
     const domain = await makeDomain(t, key, project.id);
@@ -1194,7 +1261,7 @@ describe('audit log', () => {
       await bad(
         '?resource_type=user',
         'resource_type',
-        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery, payment_connector.',
+        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery, payment_connector, customer.',
       );
       await bad('?resource_id=abc', 'resource_id', 'The resource id field must be an integer.');
       await bad('?per_page=51', 'per_page', 'The per page field must be between 1 and 50.');

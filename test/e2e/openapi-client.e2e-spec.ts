@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SubscriptionEntity } from '../../src/payments/subscription.entity.js';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -356,6 +357,78 @@ describe('typed client generated from openapi.json', () => {
       'get',
       '/api/v1/project/{project}/payment-connectors/{connector}',
       await api('get', '/api/v1/project/{project}/payment-connectors/{connector}', { params: connectorPath }),
+    );
+
+    // Customers, and a purchase as the connector's events leave it (the API only reads purchases).
+    const customer = await api('post', '/api/v1/project/{project}/customers', {
+      params: project,
+      body: { email: 'Buyer@Example.com', name: 'Buyer' },
+    });
+    expectDocumented('post', '/api/v1/project/{project}/customers', customer);
+    if (!customer.ok) throw new Error(`HTTP ${customer.status}`);
+    const customerPath = { path: { ...project.path, customer: customer.body.data.id } };
+    const inserted = await t.dataSource.getRepository(SubscriptionEntity).insert({
+      project_id: project.path.project,
+      connector_id: connector.body.data.id,
+      provider: 'stripe',
+      kind: 'subscription',
+      reference: 'sub_walk',
+      status: 'active',
+      customer_id: customer.body.data.id,
+      license_id: license.body.data.id,
+      target_kind: 'license',
+      target_id: license.body.data.id,
+      product_ids: ['price_walk'],
+      current_period_end: new Date('2027-01-01T00:00:00Z'),
+    });
+    const subscriptionPath = {
+      path: { ...project.path, subscription: inserted.identifiers[0].id as number },
+    };
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/customers',
+      await api('get', '/api/v1/project/{project}/customers', {
+        params: { ...project, query: { email: 'buyer@example.com' } },
+      }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/customers',
+      await api('get', '/api/v1/project/{project}/customers', {
+        params: { ...project, query: { per_page: 51 } },
+      }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/customers/{customer}',
+      await api('get', '/api/v1/project/{project}/customers/{customer}', { params: customerPath }),
+    );
+    expectDocumented(
+      'patch',
+      '/api/v1/project/{project}/customers/{customer}',
+      await api('patch', '/api/v1/project/{project}/customers/{customer}', {
+        params: customerPath,
+        body: { name: null },
+      }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/subscriptions',
+      await api('get', '/api/v1/project/{project}/subscriptions', {
+        params: { ...project, query: { status: 'active', customer_id: customer.body.data.id } },
+      }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/subscriptions/{subscription}',
+      await api('get', '/api/v1/project/{project}/subscriptions/{subscription}', {
+        params: subscriptionPath,
+      }),
+    );
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/customers/{customer}',
+      await api('delete', '/api/v1/project/{project}/customers/{customer}', { params: customerPath }),
     );
     expectDocumented(
       'delete',

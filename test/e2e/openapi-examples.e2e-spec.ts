@@ -120,6 +120,12 @@ describe('error examples of openapi.json, provoked against the app', () => {
       .set('X-API-KEY', key)
       .send({ provider: 'stripe', signing_secret: PAYMENT_SECRET });
     expect(connector.status).toBe(201);
+    const customer = await t
+      .http()
+      .post(`/api/v1/project/${project.id}/customers`)
+      .set('X-API-KEY', key)
+      .send({ email: 'buyer@example.com' });
+    expect(customer.status).toBe(201);
     const [, , , , provider, token] = endpointPath(connector.body.data).split('/');
     return {
       connector: connector.body.data.id,
@@ -130,6 +136,7 @@ describe('error examples of openapi.json, provoked against the app', () => {
       license: license.id,
       injectable: injectable.body.data.id,
       activation: activations.body.data.data[0].id,
+      customer: customer.body.data.id,
     };
   }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
+import { SubscriptionEntity } from '../../src/payments/subscription.entity.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
@@ -75,6 +76,23 @@ describe('read-only API keys', () => {
         .send({ provider: 'stripe', signing_secret: 'whsec_fixture_of_enough_length' }),
       201,
     );
+    const customer = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/customers`)
+        .set('X-API-KEY', key)
+        .send({ email: 'buyer@example.com' }),
+      201,
+    );
+    // Purchases are written by connectors' events only: one as an event leaves it.
+    const subscription = await t.dataSource.getRepository(SubscriptionEntity).insert({
+      project_id: project.id,
+      connector_id: connector.id,
+      provider: 'stripe',
+      kind: 'subscription',
+      reference: 'sub_fixture',
+      status: 'active',
+    });
     readOnly = created.key;
     readOnlyScoped = await makeApiKey(t.app, account.user, { project_id: project.id, read_only: true });
     ids = {
@@ -85,6 +103,8 @@ describe('read-only API keys', () => {
       delivery: delivery.id,
       id: created.id,
       connector: connector.id,
+      customer: customer.id,
+      subscription: subscription.identifiers[0].id as number,
     };
   });
   afterAll(async () => t.close());

@@ -95,6 +95,8 @@ describe('request bodies as openapi.json documents them', () => {
         'PUT /api/v1/project/{project}/injectables/{injectable}',
         'POST /api/v1/project/{project}/payment-connectors',
         'PATCH /api/v1/project/{project}/payment-connectors/{connector}',
+        'POST /api/v1/project/{project}/customers',
+        'PATCH /api/v1/project/{project}/customers/{customer}',
       ].sort(),
     );
     for (const op of operations) {
@@ -145,6 +147,8 @@ describe('request bodies as openapi.json documents them', () => {
       ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 'json', 200, null],
       ['POST', '/api/v1/project/{project}/payment-connectors', 'json', 201, 'connector'],
       ['PATCH', '/api/v1/project/{project}/payment-connectors/{connector}', 'json', 200, null],
+      ['POST', '/api/v1/project/{project}/customers', 'json', 201, 'customer'],
+      ['PATCH', '/api/v1/project/{project}/customers/{customer}', 'json', 200, null],
       // The license just made, from the domain just registered: paid, as the examples set them.
       ['POST', '/api/v1/project/has-paid', 'json', 200, null],
       // The slot that check took, freed by the license holder.
@@ -251,6 +255,13 @@ describe('request bodies as openapi.json documents them', () => {
           .post(`/api/v1/project/${project.id}/payment-connectors`)
           .set('X-API-KEY', key)
           .send({ provider: 'stripe', signing_secret: 'whsec_fixture_of_enough_length' })
+      ).body.data.id;
+      ids.customer = (
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/customers`)
+          .set('X-API-KEY', key)
+          .send({ email: 'buyer@example.com' })
       ).body.data.id;
     });
     afterAll(async () => t.close());

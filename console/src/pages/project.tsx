@@ -23,12 +23,16 @@ import { ConnectorsTab } from './connectors';
 import { DomainsTab } from './domains';
 import { InjectablesTab } from './injectables';
 import { LicensesTab } from './licenses';
+import { CustomersTab } from './customers';
+import { SubscriptionsTab } from './subscriptions';
 import { WebhooksTab } from './webhooks';
 
 const TAB_LABELS: Record<ProjectTab, string> = {
   settings: 'Settings',
   domains: 'Domains',
   licenses: 'Licenses',
+  customers: 'Customers',
+  subscriptions: 'Subscriptions',
   injectables: 'Injectables',
   connectors: 'Payment connectors',
   webhooks: 'Webhook deliveries',
@@ -72,6 +76,8 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
       {tab === 'settings' ? <Settings access={access} project={p} reload={loaded.reload} /> : null}
       {tab === 'domains' ? <DomainsTab access={access} project={p} /> : null}
       {tab === 'licenses' ? <LicensesTab access={access} project={p} /> : null}
+      {tab === 'customers' ? <CustomersTab access={access} project={p} /> : null}
+      {tab === 'subscriptions' ? <SubscriptionsTab access={access} project={p} /> : null}
       {tab === 'injectables' ? <InjectablesTab access={access} project={p} /> : null}
       {tab === 'connectors' ? <ConnectorsTab access={access} project={p} /> : null}
       {tab === 'webhooks' ? <WebhooksTab access={access} project={p} /> : null}

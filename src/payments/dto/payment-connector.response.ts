@@ -78,6 +78,14 @@ export class PaymentEventResponse {
   @ApiProperty({ example: 'The project is paid (has_paid was false).' })
   detail: string;
 
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 7,
+    description: 'The purchase the event recorded (GET …/subscriptions/{subscription}), or null',
+  })
+  subscription_id: number | null;
+
   @ApiProperty({ type: 'string', format: 'date-time' })
   received_at: string;
 }
