@@ -297,7 +297,7 @@ export interface paths {
         };
         /**
          * Stream the license's project injectables
-         * @description Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more. The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).
+         * @description Active injectables in id order; paid-only ones only while the license answers paid (the project's flag, or a billing: license license's own). Pass next_cursor back as cursor while has_more. The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).
          */
         get: operations["streamInjectables"];
         put?: never;
@@ -586,7 +586,7 @@ export interface paths {
         };
         /**
          * List a project's licenses
-         * @description Latest first, narrowed by `q` (key prefix or title) and `status`; cached per API key, invalidated by every write to the project.
+         * @description Latest first, narrowed by `q` (key prefix or title), `status` and `customer_id`; cached per API key, invalidated by every write to the project.
          */
         get: operations["listLicenses"];
         put?: never;
@@ -1384,6 +1384,18 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/licenses.md#licenses-that-carry-their-own-payment)
+             * @default project
+             * @example project
+             * @enum {string}
+             */
+            billing?: "project" | "license";
+            /**
+             * @description The customer of this project the license was sold to (its id); null: none
+             * @example null
+             */
+            customer_id?: number | null;
+            /**
              * @description Pins the license to a domain of this project (its id)
              * @example null
              */
@@ -1394,6 +1406,12 @@ export interface components {
              * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
+            /**
+             * @description The license's own paid flag, what a billing: license license answers; setting it ends a payment grace (grace_until)
+             * @default false
+             * @example false
+             */
+            has_paid?: boolean;
             /**
              * @default false
              * @example false
@@ -1506,7 +1524,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -1759,17 +1777,26 @@ export interface components {
              * @example 203.0.113.7,10.0.0.0/8
              */
             allowed_ips: string | null;
+            /**
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid)
+             * @enum {string}
+             */
+            billing: "project" | "license";
             /** Format: date-time */
             created_at: string;
+            /** @description The customer of this project the license was sold to */
+            customer_id: number | null;
             /** @description The domain the license is pinned to */
             domain_id: number | null;
             /** Format: date-time */
             expires_at: string | null;
             /**
              * Format: date-time
-             * @description A license from an order whose payment stopped: it is revoked at this time unless paid again (docs/payments.md)
+             * @description A payment grace: a billing: project license from an order whose payment stopped is revoked at this time unless paid again; a billing: license license answers paid until then, unpaid after (docs/payments.md)
              */
             grace_until: string | null;
+            /** @description The license's own paid flag: what a billing: license license answers (paid while grace_until is in the future) */
+            has_paid: boolean;
             id: number;
             is_test_license: boolean;
             max_domains: number | null;
@@ -1780,6 +1807,11 @@ export interface components {
             project_id: number;
             /** Format: date-time */
             revoked_at: string | null;
+            /**
+             * @description Who revoked the license: `vendor` (through the API or the console; payment never reactivates it) or `payment` (a payment connector); null while not revoked
+             * @enum {string|null}
+             */
+            readonly revoked_by: "vendor" | "payment" | null;
             title: string;
             /** Format: date-time */
             updated_at: string;
@@ -1806,6 +1838,18 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/licenses.md#licenses-that-carry-their-own-payment)
+             * @default project
+             * @example project
+             * @enum {string}
+             */
+            billing?: "project" | "license";
+            /**
+             * @description The customer of this project the license was sold to (its id); null: none
+             * @example null
+             */
+            customer_id?: number | null;
+            /**
              * @description Pins the license to a domain of this project (its id)
              * @example null
              */
@@ -1816,6 +1860,12 @@ export interface components {
              * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
+            /**
+             * @description The license's own paid flag, what a billing: license license answers; setting it ends a payment grace (grace_until)
+             * @default false
+             * @example false
+             */
+            has_paid?: boolean;
             /**
              * @default false
              * @example false
@@ -2393,6 +2443,18 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/licenses.md#licenses-that-carry-their-own-payment)
+             * @default project
+             * @example project
+             * @enum {string}
+             */
+            billing?: "project" | "license";
+            /**
+             * @description The customer of this project the license was sold to (its id); null: none
+             * @example null
+             */
+            customer_id?: number | null;
+            /**
              * @description Pins the license to a domain of this project (its id)
              * @example null
              */
@@ -2403,6 +2465,12 @@ export interface components {
              * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
+            /**
+             * @description The license's own paid flag, what a billing: license license answers; setting it ends a payment grace (grace_until)
+             * @default false
+             * @example false
+             */
+            has_paid?: boolean;
             /**
              * @default false
              * @example false
@@ -2521,7 +2589,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -2605,7 +2673,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -2640,7 +2708,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -3765,7 +3833,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
                 /** @description Only this resource (with resource_type, one resource) */
@@ -6835,7 +6903,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector";
                 /** @description Only this resource (with resource_type, one resource) */
@@ -9356,6 +9424,8 @@ export interface operations {
                 q?: string;
                 /** @description active: not revoked and not past expires_at; revoked: revoked (whatever expires_at says); expired: not revoked, expires_at passed */
                 status?: "active" | "revoked" | "expired";
+                /** @description Only the licenses of this customer (customer_id) */
+                customer_id?: number;
                 /** @description Page size, 1..50; outside → 422 */
                 per_page?: number;
                 /** @description The `next_cursor` of the previous page; one not made for this list → 422 */
