@@ -1384,7 +1384,7 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
-             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/licenses.md#licenses-that-carry-their-own-payment)
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/api.md#licenses-that-carry-their-own-payment)
              * @default project
              * @example project
              * @enum {string}
@@ -1838,18 +1838,6 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
-             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/licenses.md#licenses-that-carry-their-own-payment)
-             * @default project
-             * @example project
-             * @enum {string}
-             */
-            billing?: "project" | "license";
-            /**
-             * @description The customer of this project the license was sold to (its id); null: none
-             * @example null
-             */
-            customer_id?: number | null;
-            /**
              * @description Pins the license to a domain of this project (its id)
              * @example null
              */
@@ -1860,12 +1848,6 @@ export interface components {
              * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
-            /**
-             * @description The license's own paid flag, what a billing: license license answers; setting it ends a payment grace (grace_until)
-             * @default false
-             * @example false
-             */
-            has_paid?: boolean;
             /**
              * @default false
              * @example false
@@ -2443,7 +2425,7 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
-             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/licenses.md#licenses-that-carry-their-own-payment)
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/api.md#licenses-that-carry-their-own-payment)
              * @default project
              * @example project
              * @enum {string}

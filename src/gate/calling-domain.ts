@@ -67,7 +67,7 @@ function resolve(raw: string): CallingDomain {
 
 /**
  * The place a `billing: license` license is called from: the host name, else the IP literal sent
- * (docs/licenses.md#licenses-that-carry-their-own-payment); null when neither was named.
+ * (docs/api.md#licenses-that-carry-their-own-payment); null when neither was named.
  */
 export function placeName(calling: CallingDomain): string | null {
   return calling.host ?? (calling.ip ? (ipLiterals.get(calling) ?? null) : null);

@@ -239,7 +239,7 @@ export class RuntimeGate {
       };
     } else if (ownFlag) {
       // Used from anywhere: the first call from a host activates it, counted under its registrable
-      // domain (docs/licenses.md#licenses-that-carry-their-own-payment).
+      // domain (docs/api.md#licenses-that-carry-their-own-payment).
       const name = placeName(calling);
       if (name === null) return refuse(project, 'domain_missing', 400, call.noDomain as string);
       const domain = registrableDomain(name);

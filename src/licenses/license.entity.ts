@@ -122,7 +122,7 @@ export class LicenseEntity {
 
   /**
    * `project` (the default: the project or its domains are paid) or `license` (the license carries its
-   * own payment in has_paid, docs/licenses.md#licenses-that-carry-their-own-payment).
+   * own payment in has_paid, docs/api.md#licenses-that-carry-their-own-payment).
    */
   @Column({ type: 'varchar', length: 16, default: 'project' })
   billing: LicenseBilling;

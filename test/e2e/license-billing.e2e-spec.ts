@@ -10,7 +10,7 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
 import { startReceiver, type Receiver } from '../utils/webhook-receiver.js';
 
 /*
- * Licenses that carry their own payment (docs/licenses.md#licenses-that-carry-their-own-payment):
+ * Licenses that carry their own payment (docs/api.md#licenses-that-carry-their-own-payment):
  * `billing: license` answers the license's own has_paid from any site, counted by registrable domain.
  */
 

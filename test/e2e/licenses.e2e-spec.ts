@@ -39,7 +39,7 @@ const LICENSE_KEYS = [
   'revoked_at',
   'payment_reference',
   'grace_until',
-  // License billing (docs/licenses.md#licenses-that-carry-their-own-payment).
+  // License billing (docs/api.md#licenses-that-carry-their-own-payment).
   'billing',
   'has_paid',
   'customer_id',
@@ -1250,7 +1250,7 @@ describe('licenses', () => {
       expect(revoked.revoked_at).toMatch(TIMESTAMP);
       expect(Date.parse(revoked.revoked_at)).toBeGreaterThanOrEqual(before);
       expect(Date.parse(revoked.revoked_at)).toBeLessThanOrEqual(Date.now() + 2000);
-      // Besides revoked_at, only who revoked it: the vendor (docs/licenses.md#licenses-that-carry-their-own-payment).
+      // Besides revoked_at, only who revoked it: the vendor (docs/api.md#licenses-that-carry-their-own-payment).
       expect(revoked.revoked_by).toBe('vendor');
       expect({ ...revoked, revoked_at: null, revoked_by: null, updated_at: null }).toEqual({
         ...l,

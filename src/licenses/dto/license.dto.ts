@@ -117,7 +117,7 @@ export class CreateLicenseDto {
     default: 'project',
     example: 'project',
     description:
-      "Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/licenses.md#licenses-that-carry-their-own-payment)",
+      "Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/api.md#licenses-that-carry-their-own-payment)",
   })
   @IsOptional()
   @IsIn(LICENSE_BILLINGS, { message: 'The selected billing is invalid: use project or license.' })
