@@ -279,7 +279,8 @@ export class LicensesService {
       const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice' | 'grace_until'> =
         newDate ? { ...fields, expiry_notice: null } : { ...fields };
       // A manual change of has_paid ends a payment grace, as for projects and domains (docs/payments.md).
-      if (fields.has_paid !== undefined) write.grace_until = null;
+      // Sent, not merely replaced by PUT: a PUT that leaves has_paid out keeps a running grace.
+      if (dto.has_paid !== undefined && dto.has_paid !== null) write.grace_until = null;
       await manager.update(LicenseEntity, { id: license.id }, write);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
       const events: Array<['license.updated' | 'license.paid' | 'license.unpaid', LicenseEntity]> = [

@@ -176,6 +176,19 @@ describe('license billing', () => {
       expect(expectSuccess(await api().get(`/project/${p.id}`)).has_paid).toBe(false);
     });
 
+    it('a PUT that leaves has_paid out keeps a running grace; one that sends it ends it', async () => {
+      const p = await project();
+      const l = await makeLicense(t, key, p.id);
+      const graceUntil = new Date(clock.nowMs() + HOUR);
+      await setGrace(l.id, graceUntil);
+      const put = expectSuccess(await api().put(`/project/${p.id}/licenses/${l.id}`, { title: l.title }));
+      expect(put).toMatchObject({ billing: 'project', has_paid: false, grace_until: expect.any(String) });
+      const paid = expectSuccess(
+        await api().put(`/project/${p.id}/licenses/${l.id}`, { title: l.title, has_paid: true }),
+      );
+      expect(paid).toMatchObject({ has_paid: true, grace_until: null });
+    });
+
     it('customer_id: a customer of the same project, else 422; null clears; the list filters by it', async () => {
       const p = await project();
       const other = await project();
@@ -384,7 +397,7 @@ describe('license billing', () => {
       const signed = await check(unpaid.uuid, {}, site, { 'X-Service-Nonce': nonce });
       expect(signed.body.data.has_paid).toBe(false);
       const date = signed.headers['x-service-date'];
-      const [version, signature] = (signed.headers['x-service-signature']).split(',');
+      const [version, signature] = signed.headers['x-service-signature'].split(',');
       expect(version).toBe('v1');
       const covered = `LG1-ANSWER\n${date}\n${nonce}\nPOST ${RUNTIME}\n${sha256(unpaid.uuid)}\n${site}\n${sha256(Buffer.from(signed.text))}`;
       expect(verify(null, Buffer.from(covered), publicKey, Buffer.from(signature, 'base64'))).toBe(true);

@@ -74,10 +74,6 @@ const CSV_COLUMNS = [
   'payment_provider',
   'payment_reference',
   'grace_until',
-  'billing',
-  'has_paid',
-  'customer_id',
-  'revoked_by',
   'created_at',
   'updated_at',
 ];
@@ -99,10 +95,6 @@ const csvRow = (l: License) => [
   l.payment_reference?.provider,
   l.payment_reference?.reference,
   l.grace_until,
-  l.billing,
-  l.has_paid,
-  l.customer_id,
-  l.revoked_by,
   l.created_at,
   l.updated_at,
 ];
