@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Runtime check: has the project (or the calling domain) been paid?
-         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.
+         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body. A license with billing: license answers its own has_paid (with or without action=check_project) from any calling domain, registered or not, counted by registrable domain (Public Suffix List); without a calling domain it needs action=check_project.
          */
         post: operations["checkHasPaid"];
         delete?: never;
@@ -1596,7 +1596,7 @@ export interface components {
         HasPaid: {
             /**
              * Format: date-time
-             * @description Only while a payment grace runs for the project or domain that answered: has_paid stays true until then (docs/payments.md)
+             * @description Only while a payment grace runs for the project, domain or billing: license license that answered: has_paid stays true until then (docs/payments.md)
              */
             grace_until?: string;
             has_paid: boolean;
@@ -1610,7 +1610,7 @@ export interface components {
              */
             redirect_url?: string | null;
             /**
-             * @description POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0: LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\n" + the payload part)>, payload {project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}
+             * @description POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0 (exp: the earliest of iat + offline_grace_hours × 3600, the answering grace_until, the license's grace_until and expires_at): LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\n" + the payload part)>, payload {project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}
              * @example LG1.eyJwcm9qZWN0X2lkIjoxfQ.c2lnbmF0dXJl
              */
             token?: string;
@@ -5723,7 +5723,7 @@ export interface operations {
                 domain?: string;
                 /** @description Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project's offline_grace_hours), both only when has_paid is true */
                 include?: string;
-                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
+                /** @description Answer with the project's has_paid instead of the domain's (a billing: license license answers its own either way); on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
                 /** @description The license key, when X-LICENSE-KEY is not sent */
                 license?: string;
@@ -8265,7 +8265,7 @@ export interface operations {
                 domain?: string;
                 /** @description Include paid-only injectables when has_paid is true */
                 include?: "injectables";
-                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
+                /** @description Answer with the project's has_paid instead of the domain's (a billing: license license answers its own either way); on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
             };
             header?: {
