@@ -297,7 +297,7 @@ export interface paths {
         };
         /**
          * Stream the license's project injectables
-         * @description Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more. The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).
+         * @description Active injectables in id order; paid-only ones only while the license answers paid (the project's flag, or a billing: license license's own). Pass next_cursor back as cursor while has_more. The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).
          */
         get: operations["streamInjectables"];
         put?: never;
@@ -383,7 +383,7 @@ export interface paths {
         put?: never;
         /**
          * Runtime check: has the project (or the calling domain) been paid?
-         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.
+         * @description License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body. A license with billing: license answers its own has_paid (with or without action=check_project) from any calling domain, registered or not, counted by registrable domain (Public Suffix List); without a calling domain it needs action=check_project.
          */
         post: operations["checkHasPaid"];
         delete?: never;
@@ -635,7 +635,7 @@ export interface paths {
         };
         /**
          * List a project's licenses
-         * @description Latest first, narrowed by `q` (key prefix or title) and `status`; cached per API key, invalidated by every write to the project.
+         * @description Latest first, narrowed by `q` (key prefix or title), `status` and `customer_id`; cached per API key, invalidated by every write to the project.
          */
         get: operations["listLicenses"];
         put?: never;
@@ -1482,6 +1482,18 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/api.md#licenses-that-carry-their-own-payment)
+             * @default project
+             * @example project
+             * @enum {string}
+             */
+            billing?: "project" | "license";
+            /**
+             * @description The customer of this project the license was sold to (its id); null: none
+             * @example null
+             */
+            customer_id?: number | null;
+            /**
              * @description Pins the license to a domain of this project (its id)
              * @example null
              */
@@ -1492,6 +1504,12 @@ export interface components {
              * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
+            /**
+             * @description The license's own paid flag, what a billing: license license answers; setting it ends a payment grace (grace_until)
+             * @default false
+             * @example false
+             */
+            has_paid?: boolean;
             /**
              * @default false
              * @example false
@@ -1604,7 +1622,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -1723,7 +1741,7 @@ export interface components {
         HasPaid: {
             /**
              * Format: date-time
-             * @description Only while a payment grace runs for the project or domain that answered: has_paid stays true until then (docs/payments.md)
+             * @description Only while a payment grace runs for the project, domain or billing: license license that answered: has_paid stays true until then (docs/payments.md)
              */
             grace_until?: string;
             has_paid: boolean;
@@ -1737,7 +1755,7 @@ export interface components {
              */
             redirect_url?: string | null;
             /**
-             * @description POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0: LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\n" + the payload part)>, payload {project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}
+             * @description POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0 (exp: the earliest of iat + offline_grace_hours × 3600, the answering grace_until, the license's grace_until and expires_at): LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\n" + the payload part)>, payload {project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}
              * @example LG1.eyJwcm9qZWN0X2lkIjoxfQ.c2lnbmF0dXJl
              */
             token?: string;
@@ -1904,17 +1922,26 @@ export interface components {
              * @example 203.0.113.7,10.0.0.0/8
              */
             allowed_ips: string | null;
+            /**
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid)
+             * @enum {string}
+             */
+            billing: "project" | "license";
             /** Format: date-time */
             created_at: string;
+            /** @description The customer of this project the license was sold to */
+            customer_id: number | null;
             /** @description The domain the license is pinned to */
             domain_id: number | null;
             /** Format: date-time */
             expires_at: string | null;
             /**
              * Format: date-time
-             * @description A license from an order whose payment stopped: it is revoked at this time unless paid again (docs/payments.md)
+             * @description A payment grace: a billing: project license from an order whose payment stopped is revoked at this time unless paid again; a billing: license license answers paid until then, unpaid after (docs/payments.md)
              */
             grace_until: string | null;
+            /** @description The license's own paid flag: what a billing: license license answers (paid while grace_until is in the future) */
+            has_paid: boolean;
             id: number;
             is_test_license: boolean;
             max_domains: number | null;
@@ -1925,6 +1952,11 @@ export interface components {
             project_id: number;
             /** Format: date-time */
             revoked_at: string | null;
+            /**
+             * @description Who revoked the license: `vendor` (through the API or the console; payment never reactivates it) or `payment` (a payment connector); null while not revoked
+             * @enum {string|null}
+             */
+            readonly revoked_by: "vendor" | "payment" | null;
             title: string;
             /** Format: date-time */
             updated_at: string;
@@ -2666,6 +2698,18 @@ export interface components {
              */
             allowed_ips?: string | null;
             /**
+             * @description Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/api.md#licenses-that-carry-their-own-payment)
+             * @default project
+             * @example project
+             * @enum {string}
+             */
+            billing?: "project" | "license";
+            /**
+             * @description The customer of this project the license was sold to (its id); null: none
+             * @example null
+             */
+            customer_id?: number | null;
+            /**
              * @description Pins the license to a domain of this project (its id)
              * @example null
              */
@@ -2676,6 +2720,12 @@ export interface components {
              * @example 2099-12-31T23:59:59Z
              */
             expires_at?: string | null;
+            /**
+             * @description The license's own paid flag, what a billing: license license answers; setting it ends a payment grace (grace_until)
+             * @default false
+             * @example false
+             */
+            has_paid?: boolean;
             /**
              * @default false
              * @example false
@@ -2794,7 +2844,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -2878,7 +2928,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -2913,7 +2963,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -4038,7 +4088,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector" | "customer";
                 /** @description Only this resource (with resource_type, one resource) */
@@ -5946,7 +5996,7 @@ export interface operations {
                 domain?: string;
                 /** @description Comma-separated: `injectables` adds the paid-only injectables, `token` an offline token (data.token, valid for the project's offline_grace_hours), both only when has_paid is true */
                 include?: string;
-                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
+                /** @description Answer with the project's has_paid instead of the domain's (a billing: license license answers its own either way); on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
                 /** @description The license key, when X-LICENSE-KEY is not sent */
                 license?: string;
@@ -7108,7 +7158,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector" | "customer";
                 /** @description Only this resource (with resource_type, one resource) */
@@ -9447,7 +9497,7 @@ export interface operations {
                 domain?: string;
                 /** @description Include paid-only injectables when has_paid is true */
                 include?: "injectables";
-                /** @description Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked */
+                /** @description Answer with the project's has_paid instead of the domain's (a billing: license license answers its own either way); on the license-key check a calling domain, when sent, is still checked */
                 action?: "check_project";
             };
             header?: {
@@ -10588,6 +10638,8 @@ export interface operations {
                 q?: string;
                 /** @description active: not revoked and not past expires_at; revoked: revoked (whatever expires_at says); expired: not revoked, expires_at passed */
                 status?: "active" | "revoked" | "expired";
+                /** @description Only the licenses of this customer (customer_id) */
+                customer_id?: number;
                 /** @description Page size, 1..50; outside → 422 */
                 per_page?: number;
                 /** @description The `next_cursor` of the previous page; one not made for this list → 422 */

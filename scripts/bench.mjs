@@ -2,13 +2,15 @@
 // npm run bench [-- --db sqlite|mysql --licenses 100000 --projects 1000 --domains 10000
 //                  --injectables 1000 --duration 10 --connections 50 --no-growth --workers N
 //                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair --no-analytics-pair
-//                  --no-bare-pair --no-nest-pair --pairs-only]
+//                  --no-bare-pair --no-nest-pair --no-billing-pair --pairs-only]
 // npm run bench -- --only 'GET / nest' --no-growth --no-redis-pair --pair-rounds 5: only GET / against a stock
 //                  NestJS app answering the same bytes (at least 0.7 × at the defaults), and the list scenarios.
 // npm run bench -- --only 'has-paid bare' --no-growth --no-redis-pair --pair-rounds 5: only has-paid against a
 //                  bare node:http server answering the same bytes (issue 31: at least 0.5 ×).
 // npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
 //                  analytics pair (SPEC 19: with analytics at least 0.95 × without).
+// npm run bench -- --only 'has-paid billing' --no-growth --no-redis-pair --pair-rounds 5: only has-paid for
+//                  billing: project licenses against billing: license ones (SPEC 21: within 5 %).
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
 //                  (see soak() below).
 // npm run bench -- --baseline DIR [--rounds 3] [--only has-paid]: the runtime scenarios of this build and of
@@ -52,6 +54,7 @@ const opts = {
   analyticsPair: !args.includes('--no-analytics-pair'),
   barePair: !args.includes('--no-bare-pair'),
   nestPair: !args.includes('--no-nest-pair'),
+  billingPair: !args.includes('--no-billing-pair'),
   pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
   pairsOnly: args.includes('--pairs-only'),
@@ -249,10 +252,40 @@ async function seed(url, counts, extra = {}) {
     });
     // The pool the load generator cycles through: licenses of projects that have domains.
     if (pool.length < 1000 && p < Math.min(projectIds.length, counts.domains))
-      pool.push({ uuid, domain: `www.shop${p}.example.com` });
+      pool.push({ uuid, domain: `www.shop${p}.example.com`, p });
     if (batch.length === 1000) await insertChunked(ds, LicenseEntity, batch.splice(0), 1000);
   }
   await insertChunked(ds, LicenseEntity, batch, 1000);
+
+  // One `billing: license` license beside each license of the pool, of the same project, called from
+  // a buyer's site the project never registered; paid as often as the pool's calling domains are (the
+  // domain shop{p} of project p is paid unless p % 3 is 0), so both pools answer the same mix.
+  const billingPool = [];
+  const billed = pool.map(({ p }, i) => {
+    const uuid = randomUUID();
+    billingPool.push({ uuid, domain: `www.buyer${i}.example.org` });
+    return {
+      project_id: projectIds[p],
+      user_id: user.id,
+      uuid,
+      uuid_hash: sha256Hex(uuid),
+      title: `Billed license ${i}`,
+      domain_id: null,
+      expires_at: null,
+      max_domains: null,
+      max_subdomains_per_domain: null,
+      max_usage_per_day: null,
+      allowed_ips: null,
+      allowed_countries: null,
+      is_test_license: false,
+      allow_configs: false,
+      validate_against: 'project_domains',
+      revoked_at: null,
+      billing: 'license',
+      has_paid: p % 3 !== 0,
+    };
+  });
+  await insertChunked(ds, LicenseEntity, billed, 1000);
 
   // One encrypted payload reused (scrypt is deliberately slow), signed per injectable like the service does.
   const blob = await encryptPayload('bench-secret', Buffer.from('console.log("paid")'));
@@ -294,7 +327,7 @@ async function seed(url, counts, extra = {}) {
   log(
     `seeded ${counts.licenses} licenses, ${counts.projects} projects, ${counts.domains} domains, ${counts.injectables} injectables in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
-  return { apiKey, apiKeys, pool, projectId, projectIds, writable };
+  return { apiKey, apiKeys, pool, billingPool, projectId, projectIds, writable };
 }
 
 /** The server starts exactly as `npm start` starts it (same node flags), unless --node-args says otherwise. */
@@ -730,6 +763,37 @@ async function signedPair(url, info, port) {
 }
 
 /**
+ * has-paid for `billing: project` licenses (the project's registered domains answer) and for
+ * `billing: license` licenses (the license's own flag, called from unregistered buyers' sites counted
+ * by registrable domain) on one server, in alternating rounds: the cost of a license that carries its
+ * own payment, as the second's req/s over the first's (docs/benchmarks.md).
+ */
+async function billingPair(url, info, port) {
+  const server = startServer(url, port);
+  try {
+    await waitReady(port);
+    const title = `has-paid billing: project and billing: license: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, one server`;
+    await alternating(title, [
+      {
+        name: 'billing: project',
+        port,
+        pid: server.pid,
+        scenario: { name: 'has-paid (license + domain)', ...runtime(info, '') },
+      },
+      {
+        name: 'billing: license',
+        port,
+        pid: server.pid,
+        scenario: { name: 'has-paid billing: license', ...runtime({ ...info, pool: info.billingPool }, '') },
+      },
+    ]);
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+  }
+}
+
+/**
  * Each entry's scenario against its port, opts.pairRounds times, in alternating order (first, second;
  * then second, first; …) so that the drift of a shared machine falls on both alike. Prints each
  * round, then a table with the mean req/s and each one's ratio to the first entry.
@@ -1109,6 +1173,8 @@ try {
   }
   if (opts.signedPair && opts.workers === 1 && (!opts.only || 'has-paid signed'.includes(opts.only)))
     await signedPair(main.url, info, port + 4);
+  if (opts.billingPair && opts.workers === 1 && (!opts.only || 'has-paid billing'.includes(opts.only)))
+    await billingPair(main.url, info, port + 11);
   if (opts.barePair && opts.workers === 1 && (!opts.only || 'has-paid bare'.includes(opts.only)))
     await barePair(main.url, info, port + 6);
   if (opts.nestPair && opts.workers === 1 && (!opts.only || 'GET / nest'.includes(opts.only)))

@@ -28,6 +28,8 @@ const EVENTS: Record<EventType, true> = {
   'license.deleted': true,
   'license.revoked': true,
   'license.reactivated': true,
+  'license.paid': true,
+  'license.unpaid': true,
   'license.usage_limit_reached': true,
   'license.deactivated': true,
   'license.domain_limit_reached': true,

@@ -638,9 +638,19 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Revoke license', exact: true }).click();
     await page.getByRole('button', { name: 'Yes, revoke license' }).click();
     await page.getByText(/This license is revoked since/).waitFor();
+    await waitText(fact('Revoked by'), 'the vendor (no payment reactivates it)');
     await page.getByRole('button', { name: 'Reactivate license', exact: true }).click();
     await page.getByRole('button', { name: 'Yes, reactivate license' }).click();
     await page.getByRole('button', { name: 'Revoke license', exact: true }).waitFor();
+
+    // A license that carries its own payment: billing, then its own flag marked paid.
+    await page.getByLabel('Billing').selectOption('license');
+    await page.getByRole('button', { name: 'Save license' }).click();
+    await waitText(fact('Billing'), 'license: it carries its own payment, used from any site');
+    await page.getByRole('button', { name: 'Mark paid', exact: true }).click();
+    await page.getByRole('button', { name: 'Yes, mark paid' }).click();
+    await waitText(fact('Paid (its own flag)'), 'yes');
+    await page.getByRole('button', { name: 'Mark unpaid', exact: true }).waitFor();
 
     // Retry a webhook delivery (the receiver is down: the dispatcher is off in this app).
     await page.goto(`${base}/webhooks`);

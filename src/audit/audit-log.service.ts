@@ -61,6 +61,8 @@ const LEFT_OUT = new Set([
   'encrypted_content',
   'file_path',
   'payload',
+  // Who revoked a license: the row's actor says so (an API key or the console: the vendor; a payment).
+  'revoked_by',
 ]);
 // Credentials: shown as "[redacted]" when set. A license's `uuid` is its key.
 const SECRET = new Set(['uuid', 'key', 'secret', 'webhook_secret', 'signing_secret']);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Request } from 'express';
 import { utcDay } from '../licenses/licenses.service.js';
-import { callingDomain } from './calling-domain.js';
+import { callingDomain, placeName, registrableDomain } from './calling-domain.js';
 
 const request = (headers: Record<string, string>, query: Record<string, unknown> = {}, body?: unknown) =>
   ({ headers, query, body }) as unknown as Request;
@@ -79,6 +79,28 @@ describe('callingDomain', () => {
         `s${i}.example.com`,
       );
     expect(callingDomain(request({ 'x-service-domain': 's7.example.com' })).host).toBe('s7.example.com');
+  });
+});
+
+describe('placeName and registrableDomain', () => {
+  it('names the host, else the IP literal sent; nothing when neither was', () => {
+    expect(placeName(callingDomain(request({ 'x-service-domain': 'Shop.Example.com' })))).toBe(
+      'shop.example.com',
+    );
+    expect(placeName(callingDomain(request({ 'x-service-domain': '[2001:DB8::1]' })))).toBe('2001:db8::1');
+    expect(placeName(callingDomain(request({ 'x-service-domain': '::ffff:127.0.0.1' })))).toBe('127.0.0.1');
+    expect(placeName(callingDomain(request({ 'x-service-domain': 'not a host' })))).toBeNull();
+    expect(placeName(callingDomain(request({})))).toBeNull();
+  });
+
+  it('counts by the Public Suffix List with private suffixes; a name without one is its own', () => {
+    expect(registrableDomain('a.shop.example.co.uk')).toBe('example.co.uk');
+    expect(registrableDomain('example.co.uk')).toBe('example.co.uk');
+    expect(registrableDomain('me.github.io')).toBe('me.github.io');
+    expect(registrableDomain('www.me.github.io')).toBe('me.github.io');
+    expect(registrableDomain('you.github.io')).toBe('you.github.io');
+    for (const own of ['203.0.113.7', '2001:db8::1', 'localhost', 'intranet', 'co.uk', 'github.io'])
+      expect(registrableDomain(own)).toBe(own);
   });
 });
 

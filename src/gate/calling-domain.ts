@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { growingLru } from '../common/cache/growing-lru.js';
 import { isIP } from 'node:net';
+import { getDomain } from 'tldts';
 import { hostOfUrl, normalizeDomain } from '../common/net/domain-name.js';
 
 export interface CallingDomain {
@@ -45,13 +46,48 @@ function rawCallingDomain(req: Request, configDomain: unknown): string | undefin
   return usable(referer) ? referer : undefined;
 }
 
+/** The IP literal a calling domain named (the calling domain itself carries only `ip: true`). */
+const ipLiterals = new WeakMap<CallingDomain, string>();
+
 function resolve(raw: string): CallingDomain {
   const host = hostPart(raw).toLowerCase().replace(/\.$/, '');
   const local =
     LOCAL_IPS.has(host) ||
     (isIP(host) === 0 && (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test')));
-  const ip = isIP(host.replace(/^\[(.*)\]$/, '$1')) !== 0;
-  return Object.freeze({ host: normalizeDomain(host), local, ...(ip ? { ip } : {}) });
+  const literal = host.replace(/^\[(.*)\]$/, '$1');
+  const ip = isIP(literal) !== 0;
+  const resolved: CallingDomain = Object.freeze({
+    host: normalizeDomain(host),
+    local,
+    ...(ip ? { ip } : {}),
+  });
+  if (ip) ipLiterals.set(resolved, literal.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1'));
+  return resolved;
+}
+
+/**
+ * The place a `billing: license` license is called from: the host name, else the IP literal sent
+ * (docs/api.md#licenses-that-carry-their-own-payment); null when neither was named.
+ */
+export function placeName(calling: CallingDomain): string | null {
+  return calling.host ?? (calling.ip ? (ipLiterals.get(calling) ?? null) : null);
+}
+
+// Each name is looked up in the Public Suffix List once; bounded like `resolved`.
+const registrable = growingLru<string, string>(10_000);
+
+/**
+ * The registrable domain of `name` by the Public Suffix List, private suffixes included
+ * (`a.shop.example.co.uk` → `example.co.uk`; `me.github.io` and `you.github.io` are two); a name
+ * without one (an IP literal, `localhost`, a single label, a public suffix) is its own domain.
+ */
+export function registrableDomain(name: string): string {
+  let found = registrable.get(name);
+  if (found === undefined) {
+    found = (isIP(name) === 0 ? getDomain(name, { allowPrivateDomains: true }) : null) ?? name;
+    registrable.set(name, found);
+  }
+  return found;
 }
 
 // A site sends the same few names over and over: each is normalised once. Bounded and only for

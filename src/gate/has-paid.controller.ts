@@ -30,7 +30,7 @@ const ActionQuery = ApiQuery({
   required: false,
   enum: ['check_project'],
   description:
-    "Answer with the project's has_paid instead of the domain's; on the license-key check a calling domain, when sent, is still checked",
+    "Answer with the project's has_paid instead of the domain's (a billing: license license answers its own either way); on the license-key check a calling domain, when sent, is still checked",
 });
 const IncludeQuery = ApiQuery({
   name: 'include',
@@ -90,7 +90,9 @@ export class HasPaidController {
     description:
       'License key from X-LICENSE-KEY, else the `license` query or body parameter. Checked in order: the license, allowed_ips, ' +
       'allowed_countries (CF-IPCountry, or COUNTRY_HEADER), the calling domain (also with action=check_project, when one is sent) with max_domains and ' +
-      'max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body.',
+      'max_subdomains_per_domain, then max_usage_per_day. Licenses with allow_configs may send `config` {action, include, domain} in the body. ' +
+      'A license with billing: license answers its own has_paid (with or without action=check_project) from any calling domain, registered or not, ' +
+      'counted by registrable domain (Public Suffix List); without a calling domain it needs action=check_project.',
   })
   @ApiBody({ type: HasPaidRequest, required: false })
   @ApiEnvelope(HasPaidResponse, { description: '{has_paid, is_test_license, redirect_url?, injectables?}' })

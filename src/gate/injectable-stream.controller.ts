@@ -27,7 +27,7 @@ export class InjectableStreamController {
     operationId: 'streamInjectables',
     summary: "Stream the license's project injectables",
     description:
-      'Active injectables in id order; paid-only ones only once the project is paid. Pass next_cursor back as cursor while has_more. ' +
+      "Active injectables in id order; paid-only ones only while the license answers paid (the project's flag, or a billing: license license's own). Pass next_cursor back as cursor while has_more. " +
       "The license's allowed_ips and allowed_countries apply, as on has-paid (403 saying which).",
   })
   @ApiCursorQuery(50)
@@ -39,7 +39,7 @@ export class InjectableStreamController {
     // Where the license may be used from holds here as on has-paid (docs/security.md).
     this.payments.assertPlaceAllowed(runtime, caller);
     const { project } = runtime;
-    const paid = this.payments.paidNow(project.has_paid, project.grace_until);
+    const paid = this.payments.paidFor(runtime);
     const page = await this.injectables.stream(project, paid, query);
     // Paid or unpaid: whether the paid-only injectables were in it (docs/analytics.md).
     this.answers.answered(caller, project.id, paid, null);

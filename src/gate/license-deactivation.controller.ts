@@ -103,7 +103,9 @@ export class LicenseDeactivationController {
         projectId: runtime.project.id,
       });
     }
-    this.answers.answered(caller, runtime.project.id, runtime.project.has_paid, null);
+    const paid =
+      runtime.license.billing === 'license' ? this.payments.paidFor(runtime) : runtime.project.has_paid;
+    this.answers.answered(caller, runtime.project.id, paid, null);
     return answer;
   }
 }

@@ -33,6 +33,8 @@ interface TokenGrant {
   license: LicenseEntity;
   keySha256: string;
   domain: string | null;
+  /** The grace of the flag that answered paid, when one runs: the token ends with it. */
+  graceUntil: Date | null;
 }
 
 export { NO_DOMAIN } from './calling-domain.js';
@@ -89,7 +91,12 @@ export class RuntimeAnswers {
     countAnswer(hasPaid);
     this.answers.answered(call, project.id, hasPaid, verdict.domainId);
     const grant = call.include?.token
-      ? { license, keySha256: (call.key as SentLicenseKey).hash, domain: verdict.host }
+      ? {
+          license,
+          keySha256: (call.key as SentLicenseKey).hash,
+          domain: verdict.host,
+          graceUntil: verdict.graceUntil,
+        }
       : undefined;
     return andThen(this.answer(project, hasPaid, verdict.graceUntil, call.include, grant), (result) => {
       result.is_test_license = license.is_test_license;
@@ -137,6 +144,16 @@ export class RuntimeAnswers {
     );
   }
 
+  /**
+   * Whether the license's answer is paid now, as the stream and its counting ask: a `billing: license`
+   * license's own flag, else the project's.
+   */
+  paidFor({ license, project }: Admitted): boolean {
+    return license.billing === 'license'
+      ? this.paidNow(license.has_paid, license.grace_until)
+      : this.paidNow(project.has_paid, project.grace_until);
+  }
+
   /** Whether a flag answers paid now (runtime-gate.ts `paidNow`), by the service's clock. */
   paidNow(hasPaid: boolean, graceUntil: Date | null): boolean {
     return paidNow(hasPaid, graceUntil, this.clock.nowMs());
@@ -170,9 +187,16 @@ export class RuntimeAnswers {
     return result;
   }
 
-  /** An offline token for a paid answer, valid for the project's offline_grace_hours. */
+  /**
+   * An offline token for a paid answer, valid for the project's offline_grace_hours, and never past
+   * the grace of the flag that answered, the license's own grace or its expires_at: a token must not
+   * outlive the answer it stands for.
+   */
   private async token(project: ProjectEntity, grant: TokenGrant): Promise<string> {
-    const iat = Math.floor(Date.now() / 1000);
+    const iat = Math.floor(this.clock.nowMs() / 1000);
+    let exp = iat + project.offline_grace_hours * 3600;
+    for (const end of [grant.graceUntil, grant.license.grace_until, grant.license.expires_at])
+      if (end !== null) exp = Math.min(exp, Math.floor(end.getTime() / 1000));
     return offlineToken(await this.signing.keyOf(project), {
       project_id: project.id,
       license_id: grant.license.id,
@@ -181,7 +205,7 @@ export class RuntimeAnswers {
       has_paid: true,
       is_test_license: grant.license.is_test_license,
       iat,
-      exp: iat + project.offline_grace_hours * 3600,
+      exp,
     });
   }
 }

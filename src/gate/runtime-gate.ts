@@ -5,7 +5,14 @@ import { ipMatcher } from '../common/net/address-lists.js';
 import { secondsToUtcMidnight } from '../common/time.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import type { Activations } from '../licenses/activations.js';
-import { findRegistered, isSameOrSubdomain, localPlace, NO_DOMAIN } from './calling-domain.js';
+import {
+  findRegistered,
+  isSameOrSubdomain,
+  localPlace,
+  NO_DOMAIN,
+  placeName,
+  registrableDomain,
+} from './calling-domain.js';
 import type { RuntimeCall, RuntimeCaller } from './runtime-call.js';
 import type { RuntimeEntry } from './runtime-lookup.service.js';
 import type { UsageCounter } from './usage-counter.js';
@@ -101,8 +108,12 @@ export class RuntimeGate {
   /** The license refusals: revoked (or its grace ended), expired, its project deleted, inactive or locked. */
   license({ license, project, redirectUrl }: RuntimeEntry, now: number): Refused | null {
     // A license from an order whose payment grace has ended is revoked before the scheduler writes it
-    // (docs/payments.md): one comparison, only when a grace is set.
-    if (license.revoked_at || (license.grace_until && license.grace_until.getTime() <= now))
+    // (docs/payments.md): one comparison, only when a grace is set. A `billing: license` license's
+    // grace is that of its own flag: once it ends the license answers unpaid, never revoked.
+    if (
+      license.revoked_at ||
+      (license.grace_until && license.billing !== 'license' && license.grace_until.getTime() <= now)
+    )
       return refuse(project, 'revoked', 403, 'This license has been revoked.');
     // expires_at is read against the wall clock, as it always was: the injected Clock moves the
     // payment graces and the counts, not the expiries set by date.
@@ -170,9 +181,19 @@ export class RuntimeGate {
   private domain(entry: Admitted, call: RuntimeCall): MaybePromise<Refused | (Place & { verdict: 'place' })> {
     const { license, project } = entry;
     const calling = call.domain;
+    const ownFlag = license.billing === 'license';
     let place: Place;
-    let counted: { domain: string; host: string };
-    if (license.is_test_license && calling.local) {
+    let counted: { domain: string; host: string } | null;
+    if (ownFlag && license.is_test_license && calling.local) {
+      // A test license carrying its own payment answers its flag on a local host and takes no slot.
+      place = {
+        hasPaid: license.has_paid,
+        graceUntil: license.grace_until,
+        host: calling.host,
+        domainId: null,
+      };
+      counted = null;
+    } else if (license.is_test_license && calling.local) {
       // A local host counts as a place of its own: a test license is bounded by its limits too.
       place = {
         hasPaid: project.has_paid,
@@ -194,6 +215,9 @@ export class RuntimeGate {
       // place, and not the pinned domain.
       if (!calling.host && call.noDomain !== NO_DOMAIN && !calling.ip)
         return refuse(project, 'domain_missing', 400, call.noDomain as string);
+      // One carrying its own payment answers only a call from its domain: it is used from anywhere.
+      if (ownFlag && !calling.host && !calling.ip)
+        return refuse(project, 'domain_missing', 400, call.noDomain as string);
       if (calling.ip || (calling.host && !isSameOrSubdomain(calling.host, pinned.domain)))
         return refuse(project, 'domain_unregistered', 403, 'This license is pinned to another domain.');
       if (!pinned.is_active)
@@ -204,8 +228,8 @@ export class RuntimeGate {
           'The domain this license is pinned to is inactive.',
         );
       place = {
-        hasPaid: pinned.has_paid,
-        graceUntil: pinned.grace_until,
+        hasPaid: ownFlag ? license.has_paid : pinned.has_paid,
+        graceUntil: ownFlag ? license.grace_until : pinned.grace_until,
         host: calling.host ?? pinned.domain,
         domainId: pinned.id,
       };
@@ -213,6 +237,14 @@ export class RuntimeGate {
         domain: pinned.domain,
         host: calling.host && calling.host !== pinned.domain ? calling.host : '',
       };
+    } else if (ownFlag) {
+      // Used from anywhere: the first call from a host activates it, counted under its registrable
+      // domain (docs/api.md#licenses-that-carry-their-own-payment).
+      const name = placeName(calling);
+      if (name === null) return refuse(project, 'domain_missing', 400, call.noDomain as string);
+      const domain = registrableDomain(name);
+      place = { hasPaid: license.has_paid, graceUntil: license.grace_until, host: name, domainId: null };
+      counted = { domain, host: name === domain ? '' : name };
     } else {
       if (!calling.host) return refuse(project, 'domain_missing', 400, call.noDomain as string);
       const registered = findRegistered(entry.domains, calling.host);
@@ -225,7 +257,9 @@ export class RuntimeGate {
       };
       counted = { domain: registered.domain, host: calling.host === registered.domain ? '' : calling.host };
     }
-    return andThen(this.activations.activate(entry, counted.domain, counted.host), (outcome) => {
+    if (counted === null) return { verdict: 'place' as const, ...place };
+    const slot = counted;
+    return andThen(this.activations.activate(entry, slot.domain, slot.host), (outcome) => {
       if (outcome === 'max_domains')
         return refuse(
           project,
@@ -239,7 +273,7 @@ export class RuntimeGate {
           project,
           'domain_limit',
           403,
-          `This license has reached its limit of ${plural(license.max_subdomains_per_domain, 'subdomain')} for ${counted.domain}.`,
+          `This license has reached its limit of ${plural(license.max_subdomains_per_domain, 'subdomain')} for ${slot.domain}.`,
           place.domainId,
         );
       return { verdict: 'place' as const, ...place };
@@ -265,10 +299,27 @@ export class RuntimeGate {
   }
 
   /**
-   * Paid or unpaid: the project's flag and grace with check_project (or when no domain was checked),
-   * else the calling domain's (docs/payments.md). A grace that has passed is unpaid.
+   * Paid or unpaid: a `billing: license` license's own flag; else the project's flag and grace with
+   * check_project (or when no domain was checked), else the calling domain's (docs/payments.md). A
+   * grace that has passed is unpaid.
    */
-  private answer({ project }: Admitted, call: RuntimeCall, place: Place | null, now: number): Answered {
+  private answer(
+    { license, project }: Admitted,
+    call: RuntimeCall,
+    place: Place | null,
+    now: number,
+  ): Answered {
+    // A `billing: license` license answers its own flag, with or without check_project.
+    if (license.billing === 'license') {
+      const paid = paidNow(license.has_paid, license.grace_until, now);
+      return {
+        verdict: paid ? 'paid' : 'unpaid',
+        call,
+        graceUntil: license.grace_until,
+        host: place === null || call.action === 'check_project' ? null : place.host,
+        domainId: place?.domainId ?? null,
+      };
+    }
     const answering = place === null || call.action === 'check_project' ? null : place;
     const graceUntil = answering ? answering.graceUntil : project.grace_until;
     const paid = paidNow(answering ? answering.hasPaid : project.has_paid, graceUntil, now);

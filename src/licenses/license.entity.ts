@@ -11,7 +11,8 @@ import {
 import { IsoTimestamp } from '../common/http/serialization.js';
 
 export type ExpiryNotice = 'expiring' | 'expired';
-export type LicenseBilling = 'project' | 'license';
+export const LICENSE_BILLINGS = ['project', 'license'] as const;
+export type LicenseBilling = (typeof LICENSE_BILLINGS)[number];
 export type RevokedBy = 'vendor' | 'payment';
 
 @Entity('licenses')
@@ -121,24 +122,20 @@ export class LicenseEntity {
 
   /**
    * `project` (the default: the project or its domains are paid) or `license` (the license carries its
-   * own payment in has_paid). Not returned until the billing feature exposes it.
+   * own payment in has_paid, docs/api.md#licenses-that-carry-their-own-payment).
    */
-  @Exclude()
   @Column({ type: 'varchar', length: 16, default: 'project' })
   billing: LicenseBilling;
 
   /** A `billing: license` license's own paid flag. */
-  @Exclude()
   @Column({ type: 'boolean', default: false })
   has_paid: boolean;
 
   /** The customer of the same project this license was sold to, or null. */
-  @Exclude()
   @Column({ type: 'integer', nullable: true })
   customer_id: number | null;
 
   /** Who revoked it: `vendor` (sticky) or `payment` (a paid event may reactivate it); null when not revoked. */
-  @Exclude()
   @Column({ type: 'varchar', length: 16, nullable: true })
   revoked_by: RevokedBy | null;
 

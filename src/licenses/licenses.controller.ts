@@ -39,7 +39,7 @@ export class LicensesController {
   @ApiOperation({
     summary: "List a project's licenses",
     description:
-      'Latest first, narrowed by `q` (key prefix or title) and `status`; cached per API key, invalidated by every write to the project.',
+      'Latest first, narrowed by `q` (key prefix or title), `status` and `customer_id`; cached per API key, invalidated by every write to the project.',
   })
   @ApiCursorQuery(20)
   @ApiEnvelope(LicenseResponse, { cursor: true })

@@ -10,6 +10,7 @@ import { toIsoTimestamp } from '../common/http/serialization.js';
 import { ApiError, fieldError, notFound, TITLE_TAKEN, ValidationFailed } from '../common/http/errors.js';
 import { parseCountry, parseIpEntry, parseList } from '../common/net/address-lists.js';
 import { CursorPage, Cursors } from '../database/pagination.js';
+import { CustomerEntity } from '../customers/customer.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { DomainsService } from '../domains/domains.service.js';
 import { ProjectEntity } from '../projects/project.entity.js';
@@ -36,6 +37,9 @@ type LicenseFields = Pick<
   | 'allowed_countries'
   | 'is_test_license'
   | 'allow_configs'
+  | 'billing'
+  | 'has_paid'
+  | 'customer_id'
 >;
 type OptionalField = Exclude<keyof LicenseFields, 'title'>;
 /** Activations listed in the usage report: the most recently seen. */
@@ -51,7 +55,12 @@ const OPTIONAL_FIELDS: OptionalField[] = [
   'allowed_countries',
   'is_test_license',
   'allow_configs',
+  'billing',
+  'has_paid',
+  'customer_id',
 ];
+/** Fields that a null leaves alone (they have no null): the booleans and billing. */
+const NOT_NULL_FIELDS = new Set<OptionalField>(['is_test_license', 'allow_configs', 'has_paid', 'billing']);
 
 let today = { day: '', from: 0, until: 0 };
 
@@ -80,15 +89,16 @@ export function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
     allowed_countries: d.allowed_countries ?? null,
     is_test_license: d.is_test_license ?? false,
     allow_configs: d.allow_configs ?? false,
+    billing: 'project',
+    has_paid: false,
+    customer_id: null,
   };
 }
 
-/** The optional fields the body sets: those it names, except the booleans sent as null (left alone). */
+/** The optional fields the body sets: those it names, except the booleans and billing sent as null (left alone). */
 function sentOptionalFields(dto: UpdateLicenseDto): OptionalField[] {
   return OPTIONAL_FIELDS.filter(
-    (field) =>
-      dto[field] !== undefined &&
-      !((field === 'is_test_license' || field === 'allow_configs') && dto[field] === null),
+    (field) => dto[field] !== undefined && !(NOT_NULL_FIELDS.has(field) && dto[field] === null),
   );
 }
 
@@ -197,6 +207,8 @@ export class LicensesService {
         ),
       );
     }
+    if (query.customer_id !== undefined)
+      qb.andWhere('l.customer_id = :customer', { customer: query.customer_id });
     const now = this.clock.now();
     if (query.status === 'revoked') qb.andWhere('l.revoked_at IS NOT NULL');
     if (query.status === 'expired') qb.andWhere('l.revoked_at IS NULL AND l.expires_at <= :now', { now });
@@ -264,14 +276,21 @@ export class LicensesService {
       // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
       const newDate =
         fields.expires_at !== undefined && fields.expires_at?.getTime() !== before.expires_at?.getTime();
-      const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice'> = newDate
-        ? { ...fields, expiry_notice: null }
-        : fields;
+      const write: Partial<LicenseFields> & Pick<Partial<LicenseEntity>, 'expiry_notice' | 'grace_until'> =
+        newDate ? { ...fields, expiry_notice: null } : { ...fields };
+      // A manual change of has_paid ends a payment grace, as for projects and domains (docs/payments.md).
+      // Sent, not merely replaced by PUT: a PUT that leaves has_paid out keeps a running grace.
+      if (dto.has_paid !== undefined && dto.has_paid !== null) write.grace_until = null;
       await manager.update(LicenseEntity, { id: license.id }, write);
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
+      const events: Array<['license.updated' | 'license.paid' | 'license.unpaid', LicenseEntity]> = [
+        ['license.updated', after],
+      ];
+      if (after.has_paid !== before.has_paid)
+        events.push([after.has_paid ? 'license.paid' : 'license.unpaid', after]);
       return {
         result: after,
-        events: [['license.updated', after]],
+        events,
         audit: { action: 'license.updated', before, after },
       };
     });
@@ -288,8 +307,12 @@ export class LicensesService {
       const result = await manager.update(
         LicenseEntity,
         { id: license.id, revoked_at: revoked ? IsNull() : Not(IsNull()) },
-        { revoked_at: revoked ? new Date() : null },
+        revoked ? { revoked_at: new Date(), revoked_by: 'vendor' } : { revoked_at: null, revoked_by: null },
       );
+      // The vendor revoking a license payment revoked makes the revocation the vendor's: no paid event
+      // reactivates it (docs/payments.md). It stays revoked since then: no event.
+      if (revoked && (result.affected ?? 0) === 0 && before.revoked_by !== 'vendor')
+        await manager.update(LicenseEntity, { id: license.id }, { revoked_by: 'vendor' });
       const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
       const changed = (result.affected ?? 0) > 0;
       const action = revoked ? 'license.revoked' : 'license.reactivated';
@@ -384,6 +407,13 @@ export class LicensesService {
       !(await this.domains.exists(project.id, out.domain_id))
     ) {
       errors.domain_id = ['The selected domain id is invalid.'];
+    }
+    if (
+      dto.customer_id !== undefined &&
+      out.customer_id !== null &&
+      !(await this.licenses.manager.existsBy(CustomerEntity, { id: out.customer_id, project_id: project.id }))
+    ) {
+      errors.customer_id = ['The selected customer id is invalid.'];
     }
     if (dto.expires_at !== undefined && out.expires_at && out.expires_at.getTime() <= Date.now()) {
       errors.expires_at = ['The expires at field must be a date after now.'];

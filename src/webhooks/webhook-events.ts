@@ -17,6 +17,8 @@ export const WEBHOOK_EVENTS = [
   'license.deleted',
   'license.revoked',
   'license.reactivated',
+  'license.paid',
+  'license.unpaid',
   'license.usage_limit_reached',
   'license.deactivated',
   'license.domain_limit_reached',

@@ -39,6 +39,11 @@ const LICENSE_KEYS = [
   'revoked_at',
   'payment_reference',
   'grace_until',
+  // License billing (docs/api.md#licenses-that-carry-their-own-payment).
+  'billing',
+  'has_paid',
+  'customer_id',
+  'revoked_by',
   'created_at',
   'updated_at',
 ].sort();
@@ -1245,7 +1250,12 @@ describe('licenses', () => {
       expect(revoked.revoked_at).toMatch(TIMESTAMP);
       expect(Date.parse(revoked.revoked_at)).toBeGreaterThanOrEqual(before);
       expect(Date.parse(revoked.revoked_at)).toBeLessThanOrEqual(Date.now() + 2000);
-      expect({ ...revoked, revoked_at: null, updated_at: null }).toEqual({ ...l, updated_at: null });
+      // Besides revoked_at, only who revoked it: the vendor (docs/api.md#licenses-that-carry-their-own-payment).
+      expect(revoked.revoked_by).toBe('vendor');
+      expect({ ...revoked, revoked_at: null, revoked_by: null, updated_at: null }).toEqual({
+        ...l,
+        updated_at: null,
+      });
       expect(expectSuccess(await api(key).get(`${base}/${l.id}`)).revoked_at).toBe(revoked.revoked_at);
 
       // Revoking again keeps the first time.

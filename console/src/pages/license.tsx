@@ -15,7 +15,7 @@ import {
   useLoad,
   when,
 } from '../ui';
-import { LicenseFields, licenseBody, licenseValues, useDomains } from './licenses';
+import { LicenseFields, licenseValues, licenseWriteBody, useDomains } from './licenses';
 import { CopyField } from '../copy';
 import { ProjectTabs } from './project';
 
@@ -66,7 +66,9 @@ export function LicensePage({
       {l.revoked_at ? <Notice>This license is revoked since {when(l.revoked_at)}.</Notice> : null}
       {l.grace_until && !l.revoked_at ? (
         <Notice>
-          The payment of this license stopped: it is revoked at {when(l.grace_until)} unless paid again.
+          {l.billing === 'license'
+            ? `The payment of this license stopped: it answers paid until ${when(l.grace_until)}, then unpaid unless paid again.`
+            : `The payment of this license stopped: it is revoked at ${when(l.grace_until)} unless paid again.`}
         </Notice>
       ) : null}
       <ErrorMessage error={error} />
@@ -101,8 +103,35 @@ export function LicensePage({
           <dd>{show(l.is_test_license)}</dd>
           <dt>Allow runtime configuration</dt>
           <dd>{show(l.allow_configs)}</dd>
+          <dt>Billing</dt>
+          <dd>
+            {l.billing === 'license'
+              ? 'license: it carries its own payment, used from any site'
+              : 'project: the project or its domains are paid'}
+          </dd>
+          <dt>Paid (its own flag)</dt>
+          <dd>
+            {l.has_paid ? 'yes' : 'no'}
+            {l.billing === 'license' ? '' : ' (not what it answers: the project or its domains are)'}
+          </dd>
+          <dt>Customer</dt>
+          <dd>
+            {l.customer_id === null ? (
+              'none'
+            ) : (
+              <a href={`#/projects/${project}/customers/${l.customer_id}`}>Customer {l.customer_id}</a>
+            )}
+          </dd>
           <dt>Revoked</dt>
           <dd>{l.revoked_at ? when(l.revoked_at) : 'no'}</dd>
+          <dt>Revoked by</dt>
+          <dd>
+            {l.revoked_by === 'vendor'
+              ? 'the vendor (no payment reactivates it)'
+              : l.revoked_by === 'payment'
+                ? 'a payment (a paid event reactivates it)'
+                : 'nobody'}
+          </dd>
           <dt>From a payment</dt>
           <dd>
             {l.payment_reference
@@ -110,7 +139,13 @@ export function LicensePage({
               : 'no'}
           </dd>
           <dt>Payment grace</dt>
-          <dd>{l.grace_until ? `unpaid: revoked at ${when(l.grace_until)} unless paid again` : 'none'}</dd>
+          <dd>
+            {!l.grace_until
+              ? 'none'
+              : l.billing === 'license'
+                ? `paid until ${when(l.grace_until)}, then unpaid unless paid again`
+                : `unpaid: revoked at ${when(l.grace_until)} unless paid again`}
+          </dd>
           <dt>Created</dt>
           <dd>{when(l.created_at)}</dd>
           <dt>Updated</dt>
@@ -144,6 +179,29 @@ export function LicensePage({
                 }}
               />
             )}{' '}
+            {l.billing === 'license' ? (
+              <>
+                <ConfirmButton
+                  label={l.has_paid ? 'Mark unpaid' : 'Mark paid'}
+                  question={
+                    l.has_paid
+                      ? 'Mark this license unpaid? Its checks will answer has_paid false.'
+                      : 'Mark this license paid? Its checks will answer has_paid true.'
+                  }
+                  danger={l.has_paid}
+                  onError={setError}
+                  onConfirm={async () => {
+                    await unwrap(
+                      api.PATCH('/api/v1/project/{project}/licenses/{license}', {
+                        params: { path },
+                        body: { has_paid: !l.has_paid },
+                      }),
+                    );
+                    loaded.reload();
+                  }}
+                />{' '}
+              </>
+            ) : null}
             <ConfirmButton
               label="Delete license"
               question={`Delete the license ${l.title}?`}
@@ -190,7 +248,7 @@ function EditLicense({
           await unwrap(
             api.PATCH('/api/v1/project/{project}/licenses/{license}', {
               params: { path: { project, license: license.id } },
-              body: licenseBody(v),
+              body: licenseWriteBody(v),
             }),
           );
           setSaved(true);

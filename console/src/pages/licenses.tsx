@@ -225,6 +225,7 @@ export type LicenseValues = {
   allowed_countries: string;
   is_test_license: boolean;
   allow_configs: boolean;
+  billing: string;
 };
 
 export const licenseValues = (l?: Partial<License>): LicenseValues => ({
@@ -242,6 +243,7 @@ export const licenseValues = (l?: Partial<License>): LicenseValues => ({
   allowed_countries: l?.allowed_countries ?? '',
   is_test_license: l?.is_test_license ?? false,
   allow_configs: l?.allow_configs ?? false,
+  billing: l?.billing ?? 'project',
 });
 
 /** The form's values as the API takes them: empty fields are null (no limit). */
@@ -256,6 +258,12 @@ export const licenseBody = (v: LicenseValues) => ({
   allowed_countries: textOrNull(v.allowed_countries),
   is_test_license: v.is_test_license,
   allow_configs: v.allow_configs,
+});
+
+/** A license create or edit: its fields and its billing (a connector's template has no billing). */
+export const licenseWriteBody = (v: LicenseValues) => ({
+  ...licenseBody(v),
+  billing: v.billing === 'license' ? ('license' as const) : ('project' as const),
 });
 
 /** Every field of a license, for the create and the edit form. */
@@ -276,6 +284,18 @@ export function LicenseFields<V extends LicenseValues>({
   return (
     <>
       {template ? null : <Field form={form} name="title" label="Title" required />}
+      {template ? null : (
+        <Field
+          form={form}
+          name="billing"
+          label="Billing"
+          options={[
+            { value: 'project', label: 'Project: the project or its domains are paid' },
+            { value: 'license', label: 'License: the license carries its own payment' },
+          ]}
+          hint="License: one product sold to many buyers, used from any site; its own paid flag answers."
+        />
+      )}
       {/* A connector issues one license per order, for a buyer's sites: not pinned to one of the vendor's domains. */}
       {template ? null : (
         <Field
@@ -375,7 +395,7 @@ function NewLicense({ project }: { project: Project }) {
     const license = await unwrap(
       api.POST('/api/v1/project/{project}/licenses', {
         params: { path: { project: project.id } },
-        body: licenseBody(v),
+        body: licenseWriteBody(v),
       }),
     );
     go(`#/projects/${project.id}/licenses/${license.id}`);

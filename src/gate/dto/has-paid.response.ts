@@ -47,7 +47,7 @@ export class HasPaidResponse {
     type: 'string',
     format: 'date-time',
     description:
-      'Only while a payment grace runs for the project or domain that answered: has_paid stays true until then (docs/payments.md)',
+      'Only while a payment grace runs for the project, domain or billing: license license that answered: has_paid stays true until then (docs/payments.md)',
   })
   grace_until?: string;
 
@@ -72,7 +72,8 @@ export class HasPaidResponse {
   @ApiPropertyOptional({
     example: 'LG1.eyJwcm9qZWN0X2lkIjoxfQ.c2lnbmF0dXJl',
     description:
-      "POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0: " +
+      "POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0 " +
+      "(exp: the earliest of iat + offline_grace_hours × 3600, the answering grace_until, the license's grace_until and expires_at): " +
       'LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\\n" + the payload part)>, payload ' +
       '{project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}',
   })

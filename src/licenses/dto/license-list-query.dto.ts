@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsOptional, IsString } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Min } from 'class-validator';
 import { MaxChars } from '../../common/http/validators.js';
 import { CursorQueryDto } from '../../database/pagination.js';
 
@@ -36,4 +36,17 @@ export class LicenseListQueryDto extends CursorQueryDto {
   @IsOptional()
   @IsIn(LICENSE_STATUSES, { message: 'The selected status is invalid: use active, revoked or expired.' })
   status?: LicenseStatus;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    description: 'Only the licenses of this customer (customer_id)',
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value,
+  )
+  @IsInt({ message: 'The customer id field must be an integer.' })
+  @Min(1, { message: 'The customer id field must be at least 1.' })
+  customer_id?: number;
 }

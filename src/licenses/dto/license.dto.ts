@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString, ValidateBy } from 'class-validator';
+import { IsIn, IsOptional, IsString, ValidateBy } from 'class-validator';
 import { parseCountry, parseIpEntry, parseList } from '../../common/net/address-lists.js';
 import {
   label,
@@ -11,6 +11,7 @@ import {
   RequiredString,
 } from '../../common/http/validators.js';
 import { applyDecorators } from '@nestjs/common';
+import { LICENSE_BILLINGS, type LicenseBilling } from '../license.entity.js';
 
 const Limit = (field: string, example: number) =>
   applyDecorators(
@@ -110,6 +111,35 @@ export class CreateLicenseDto {
   @ApiPropertyOptional({ default: false, example: false })
   @OptionalBoolean('allow_configs')
   allow_configs?: boolean;
+
+  @ApiPropertyOptional({
+    enum: LICENSE_BILLINGS,
+    default: 'project',
+    example: 'project',
+    description:
+      "Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid; used from any site, docs/api.md#licenses-that-carry-their-own-payment)",
+  })
+  @IsOptional()
+  @IsIn(LICENSE_BILLINGS, { message: 'The selected billing is invalid: use project or license.' })
+  billing?: LicenseBilling;
+
+  @ApiPropertyOptional({
+    default: false,
+    example: false,
+    description:
+      "The license's own paid flag, what a billing: license license answers; setting it ends a payment grace (grace_until)",
+  })
+  @OptionalBoolean('has_paid')
+  has_paid?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: 'The customer of this project the license was sold to (its id); null: none',
+  })
+  @OptionalInt('customer_id', 1)
+  customer_id?: number | null;
 }
 
 export class UpdateLicenseDto extends PartialType(CreateLicenseDto) {}

@@ -1,3 +1,4 @@
+import { LICENSE_BILLINGS, type LicenseBilling, type RevokedBy } from '../license.entity.js';
 import { ActivationResponse } from './activation.response.js';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PROVIDERS } from '../../payments/providers/registry.js';
@@ -77,9 +78,38 @@ export class LicenseResponse {
     format: 'date-time',
     nullable: true,
     description:
-      'A license from an order whose payment stopped: it is revoked at this time unless paid again (docs/payments.md)',
+      'A payment grace: a billing: project license from an order whose payment stopped is revoked at this time unless paid again; a billing: license license answers paid until then, unpaid after (docs/payments.md)',
   })
   grace_until: string | null;
+
+  @ApiProperty({
+    enum: LICENSE_BILLINGS,
+    description:
+      "Whose payment the runtime answer reports: `project` (the project's or the calling domain's has_paid) or `license` (the license's own has_paid)",
+  })
+  billing: LicenseBilling;
+
+  @ApiProperty({
+    description:
+      "The license's own paid flag: what a billing: license license answers (paid while grace_until is in the future)",
+  })
+  has_paid: boolean;
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'The customer of this project the license was sold to',
+  })
+  customer_id: number | null;
+
+  @ApiProperty({
+    enum: ['vendor', 'payment'],
+    nullable: true,
+    readOnly: true,
+    description:
+      'Who revoked the license: `vendor` (through the API or the console; payment never reactivates it) or `payment` (a payment connector); null while not revoked',
+  })
+  revoked_by: RevokedBy | null;
 
   @ApiProperty({ type: 'string', format: 'date-time' })
   created_at: string;

@@ -14,7 +14,13 @@ import { PROVIDERS } from '../providers/registry.js';
 export const PROVIDER_INVALID = `The selected provider is invalid: it must be one of ${PROVIDERS.join(', ')}.`;
 
 /** The fields of a license issued from an order: those of a license create, except the title (made from the order). */
-export class LicenseTemplateDto extends OmitType(CreateLicenseDto, ['title'] as const) {}
+// Billing, the license's own flag and its customer are the connector's to set on the licenses it issues.
+export class LicenseTemplateDto extends OmitType(CreateLicenseDto, [
+  'title',
+  'billing',
+  'has_paid',
+  'customer_id',
+] as const) {}
 
 /** What a license template is stored as: the license fields, dates as ISO-8601 strings. */
 export type LicenseTemplate = Omit<LicenseTemplateDto, 'expires_at'> & { expires_at?: string | null };
