@@ -49,6 +49,8 @@ const AUDIT_ONLY: Record<Exclude<AuditAction, EventType>, true> = {
   'api_key.revoked': true,
   'api_key.rolled': true,
   'webhook_delivery.retried': true,
+  'portal_session.created': true,
+  'portal_session.opened': true,
 };
 export const AUDIT_ACTIONS: AuditAction[] = [
   ...EVENT_TYPES,
@@ -63,5 +65,6 @@ const RESOURCES: Record<ResourceType, true> = {
   payment_connector: true,
   api_key: true,
   webhook_delivery: true,
+  portal_session: true,
 };
 export const RESOURCE_TYPES = Object.keys(RESOURCES) as ResourceType[];

@@ -69,6 +69,9 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   'GET /api/v1/project/{project}/payment-connectors/{connector}/events': 'viewer',
   'POST /api/v1/project/{project}/payment-connectors/{connector}/test-event': 'developer',
 
+  // Support opens a customer's portal for them.
+  'POST /api/v1/project/{project}/portal-sessions': 'support',
+
   'GET /api/v1/project/{project}/webhook-deliveries': 'viewer',
   'POST /api/v1/project/{project}/webhook-deliveries/{delivery}/retry': 'developer',
 };
