@@ -1567,10 +1567,16 @@ export interface components {
             signing_secret: string;
         };
         CreatePortalSessionDto: {
-            /** @description A customer of this project: the portal shows all their licenses of it. Exactly one of customer_id and license_id */
-            customer_id?: number;
-            /** @description A license of this project: the portal shows that license only. Exactly one of customer_id and license_id */
-            license_id?: number;
+            /**
+             * @description A customer of this project: the portal shows all their licenses of it. Exactly one of customer_id and license_id
+             * @example null
+             */
+            customer_id?: number | null;
+            /**
+             * @description A license of this project: the portal shows that license only. Exactly one of customer_id and license_id
+             * @example 1
+             */
+            license_id?: number | null;
             /**
              * @description Where "Back to <host>" leads: an https URL (any scheme with a host outside production)
              * @example https://app.example.com/account

@@ -6,6 +6,8 @@ export class CreatePortalSessionDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
+    nullable: true,
+    example: null,
     description:
       'A customer of this project: the portal shows all their licenses of it. Exactly one of customer_id and license_id',
   })
@@ -15,6 +17,8 @@ export class CreatePortalSessionDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
+    nullable: true,
+    example: 1,
     description:
       'A license of this project: the portal shows that license only. Exactly one of customer_id and license_id',
   })
