@@ -117,7 +117,10 @@ function LicenseCard({ license, reload }: { license: PortalLicense; reload: () =
           {license.status === 'revoked' && license.revoked_at ? ` on ${when(license.revoked_at)}` : ''}
           {license.status === 'expired' && license.expires_at ? ` on ${when(license.expires_at)}` : ''}
         </span>{' '}
-        <span class={`state state-${license.payment.state}`}>{paymentText(license.payment)}</span>
+        {/* A revoked or expired license unlocks nothing, paid or not. */}
+        {license.status === 'active' ? (
+          <span class={`state state-${license.payment.state}`}>{paymentText(license.payment)}</span>
+        ) : null}
         {license.is_test_license ? <span class="state"> Test license</span> : null}
       </p>
       {license.status === 'revoked' ? (
@@ -141,7 +144,7 @@ function LicenseCard({ license, reload }: { license: PortalLicense; reload: () =
         <dt>Sites</dt>
         <dd>
           {license.activations_total}
-          {license.max_domains !== null ? ` of ${license.max_domains} domains` : ''}
+          {license.max_domains !== null ? ` (at most ${license.max_domains} domains)` : ''}
         </dd>
       </dl>
       <Entitlements entitlements={license.entitlements} title={license.title} />
