@@ -222,7 +222,7 @@ describe('the customer portal in headless Chromium', () => {
       card.getByRole('button', { name: /^Download offline token/ }).click(),
     ]);
     expect(download.suggestedFilename()).toBe(`license-${license.id}.lg1`);
-    const token = readFileSync((await download.path()) as string, 'utf8').trim();
+    const token = readFileSync(await download.path(), 'utf8').trim();
     const signingKey = await t.http().get(`/api/v1/project/${project.id}/signing-key`).set('X-API-KEY', key);
     const payload = await openOfflineToken(token, await importPublicKey(signingKey.body.data.public_key_pem));
     expect(payload).toMatchObject({
