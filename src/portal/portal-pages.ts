@@ -18,6 +18,8 @@ import { LINK_UNKNOWN, PORTAL_SESSION_MS, PortalLinkRefused, type PortalService 
  */
 
 export const PORTAL_PATH = '/portal';
+export const CROSS_SITE_OPEN =
+  "This portal link was sent from another site's page: open the link itself, then press Continue.";
 const TOKEN_PATH = /^\/portal\/([A-Za-z0-9_-]{1,200})$/;
 
 interface File {
@@ -122,6 +124,9 @@ export function servePortal(
   };
 
   const open = async (req: Request, res: Response, next: NextFunction, token: string) => {
+    // Another site's form posting a link it made would sign this browser in to that site's portal.
+    if (req.headers['sec-fetch-site'] === 'cross-site')
+      return refuse(req, res, next, new ApiError(403, CROSS_SITE_OPEN));
     try {
       const { token: sessionToken } = await portal.openLink(token, {
         request_id: (req as { id?: string }).id ?? null,

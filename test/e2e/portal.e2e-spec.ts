@@ -22,6 +22,7 @@ import {
   RETURN_URL_HTTPS,
   RETURN_URL_INVALID,
 } from '../../src/portal/portal.service.js';
+import { CROSS_SITE_OPEN } from '../../src/portal/portal-pages.js';
 import { makeAccount, makeApiKey, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
@@ -204,9 +205,17 @@ describe('customer portal', () => {
         expect(page.headers['set-cookie']).toBeUndefined();
       }
 
+      // Another site's form cannot open it (the browser says where the form was).
+      const crossSite = await t
+        .http()
+        .post(path)
+        .set('Sec-Fetch-Site', 'cross-site')
+        .set('Accept', 'application/json');
+      expect(expectError(crossSite, 403).message).toBe(CROSS_SITE_OPEN);
       const opened = await t
         .http()
         .post(path)
+        .set('Sec-Fetch-Site', 'same-origin')
         .set('Content-Type', 'application/x-www-form-urlencoded')
         .send('');
       expect(opened.status).toBe(303);
