@@ -19,10 +19,12 @@ import {
   NOT_IN_PORTAL,
   PORTAL_CSRF_REFUSED,
   PORTAL_SESSION_ENDED,
+  PortalService,
   RETURN_URL_HTTPS,
   RETURN_URL_INVALID,
 } from '../../src/portal/portal.service.js';
 import { CROSS_SITE_OPEN } from '../../src/portal/portal-pages.js';
+import { PortalLinkEntity } from '../../src/portal/portal.entity.js';
 import { makeAccount, makeApiKey, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
@@ -272,6 +274,12 @@ describe('customer portal', () => {
       expect(page.status).toBe(410);
       expect(page.text).toContain('This portal link has expired');
       expect(page.headers['set-cookie']).toBeUndefined();
+      // Pruning deletes it (and every other expired link and session); then it is unknown.
+      const links = t.dataSource.getRepository(PortalLinkEntity);
+      expect(await links.countBy({ token_hash: sha256(path.slice('/portal/'.length)) })).toBe(1);
+      expect(await t.app.get(PortalService).prune()).toBeGreaterThan(0);
+      expect(await links.countBy({ token_hash: sha256(path.slice('/portal/'.length)) })).toBe(0);
+      expect((await t.http().get(path)).status).toBe(404);
     });
 
     it('names the cookie __Host-lg_portal, Secure, when PUBLIC_URL is https; in production return_url is https', async () => {
