@@ -1,4 +1,5 @@
-// Builds the console (docs/console.md) into dist/console/: index.html and assets/app-<hash>.{js,css}.
+// Builds the console (docs/console.md) into dist/console/: index.html and assets/app-<hash>.{js,css};
+// and beside it the customer portal (docs/portal.md): portal.html and assets/portal-<hash>.{js,css}.
 // `npm run build` runs it after tsc; esbuild bundles Preact and openapi-fetch in, so nothing is
 // fetched at run time. Type-checking is `npm run typecheck` (console/tsconfig.json), not this.
 import { build } from 'esbuild';
@@ -13,7 +14,10 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(join(out, 'assets'), { recursive: true });
 
 const result = await build({
-  entryPoints: { app: join(root, 'console', 'src', 'main.tsx') },
+  entryPoints: {
+    app: join(root, 'console', 'src', 'main.tsx'),
+    portal: join(root, 'console', 'src', 'portal', 'main.tsx'),
+  },
   bundle: true,
   format: 'esm',
   target: 'es2022',
@@ -30,10 +34,13 @@ const result = await build({
 });
 
 const outputs = Object.keys(result.metafile.outputs).map((file) => basename(file));
-const script = outputs.find((name) => /^app-\w+\.js$/.test(name));
-const style = outputs.find((name) => /^app-\w+\.css$/.test(name));
-if (!script || !style)
-  throw new Error(`console build: app-<hash>.js and .css expected, got ${outputs.join(', ')}`);
+const asset = (entry, ext) => {
+  const name = outputs.find((file) => new RegExp(`^${entry}-\\w+\\.${ext}$`).test(file));
+  if (!name) throw new Error(`console build: ${entry}-<hash>.${ext} expected, got ${outputs.join(', ')}`);
+  return name;
+};
+const script = asset('app', 'js');
+const style = asset('app', 'css');
 
 // The favicon is a hashed asset like the others: served from memory under the same CSP and caching,
 // and named in index.html, so the browser never asks for /favicon.ico (a 404 on every load).
@@ -56,6 +63,27 @@ writeFileSync(
 </head>
 <body>
 <div id="app"><noscript>The LicenseGate console needs JavaScript.</noscript></div>
+</body>
+</html>
+`,
+);
+
+// The portal's page, served at /portal/ with its assets under /portal/assets/ (src/portal/portal-pages.ts).
+writeFileSync(
+  join(out, 'portal.html'),
+  `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Your licenses</title>
+<link rel="icon" type="image/svg+xml" href="./assets/${iconName}">
+<link rel="stylesheet" href="./assets/${asset('portal', 'css')}">
+<script type="module" src="./assets/${asset('portal', 'js')}"></script>
+</head>
+<body>
+<div id="app"><noscript>Your licenses page needs JavaScript.</noscript></div>
 </body>
 </html>
 `,

@@ -23,6 +23,7 @@ import { InjectablesModule } from './injectables/injectables.module.js';
 import { LicensesModule } from './licenses/licenses.module.js';
 import { GateModule } from './gate/gate.module.js';
 import { PaymentConnectorsModule } from './payments/payment-connectors.module.js';
+import { PortalModule } from './portal/portal.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 import { ServerController } from './server/server.controller.js';
@@ -62,6 +63,7 @@ export class AppModule {
         WebhooksModule,
         PaymentConnectorsModule,
         CustomersModule,
+        PortalModule,
         AuditModule,
         AnalyticsModule,
         HealthModule,

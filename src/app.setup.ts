@@ -19,6 +19,9 @@ import {
 } from './common/http/middlewares.js';
 import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
 import { serveConsole } from './console/console.js';
+import { servePortal } from './portal/portal-pages.js';
+import { PortalService } from './portal/portal.service.js';
+import { AuthFailures } from './common/throttling/auth-failures.js';
 import { PinoNestLogger } from './common/logging/pino-nest.js';
 import { createValidationPipe } from './common/http/validation.js';
 import { setupSwagger } from './common/openapi/document.js';
@@ -56,6 +59,8 @@ export function setupApp(
   // (common/http/middlewares.ts). The console answers its own paths before outsideApi refuses them,
   // and before Nest's guards: its files are not throttled (docs/console.md).
   const consoleFiles = config.env.CONSOLE_ENABLED ? serveConsole(new Logger('Console')) : null;
+  // The customer portal's pages and links (/portal/…), likewise before outsideApi and the body parsers.
+  const portalPages = servePortal(app.get(PortalService), app.get(AuthFailures), new Logger('Portal'));
   // What reads request bodies: skipped by RuntimeFastPath for a call that sends none.
   const bodyParsers = [
     // Before any parser: a payment provider's event is read as bytes, whatever its type (its signature covers them).
@@ -76,6 +81,7 @@ export function setupApp(
     boundLargeAnswers(config.env.MAX_PENDING_ANSWER_BYTES, logger) as Middleware,
     hostHeader,
     ...(consoleFiles ? [consoleFiles] : []),
+    portalPages,
     outsideApi,
     ...bodyParsers,
   ];
@@ -100,7 +106,7 @@ export function setupApp(
   // these, the request line.
   if (options.runtimeFastPath !== false) {
     const served = middlewares.filter(
-      (middleware) => middleware !== outsideApi && middleware !== consoleFiles,
+      (middleware) => middleware !== outsideApi && middleware !== consoleFiles && middleware !== portalPages,
     );
     if (logsRuntimeRequests(config.env)) served.push(runtimeRequestLog(config.env));
     const withoutBody = served.filter((middleware) => !bodyParsers.includes(middleware));

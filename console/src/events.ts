@@ -54,6 +54,8 @@ const AUDIT_ONLY: Record<Exclude<AuditAction, EventType>, true> = {
   'api_key.revoked': true,
   'api_key.rolled': true,
   'webhook_delivery.retried': true,
+  'portal_session.created': true,
+  'portal_session.opened': true,
 };
 export const AUDIT_ACTIONS: AuditAction[] = [
   ...EVENT_TYPES,
@@ -69,5 +71,6 @@ const RESOURCES: Record<ResourceType, true> = {
   customer: true,
   api_key: true,
   webhook_delivery: true,
+  portal_session: true,
 };
 export const RESOURCE_TYPES = Object.keys(RESOURCES) as ResourceType[];

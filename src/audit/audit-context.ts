@@ -6,13 +6,15 @@ import type { AuthedRequest } from '../auth/principal.js';
 
 /** Who made a management write, as its audit row names them. */
 export interface Actor {
-  type: 'api_key' | 'cli' | 'license' | 'payment' | 'user';
+  type: 'api_key' | 'cli' | 'license' | 'payment' | 'user' | 'portal';
   api_key_id: number | null;
   api_key_prefix: string | null;
   user_id: number | null;
   /** A payment provider's event (type `payment`): the provider and the connector that received it. */
   provider?: string | null;
   connector_id?: number | null;
+  /** A buyer in the customer portal (type `portal`): their customer, or null for a portal opened on one license. */
+  customer_id?: number | null;
 }
 
 /** The actor and the request a write is made in: what its audit row records besides the change. */

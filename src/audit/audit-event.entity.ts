@@ -26,7 +26,7 @@ export class AuditEventEntity {
   resource_id: number | null;
 
   @Column({ type: 'varchar', length: 16 })
-  actor_type: 'api_key' | 'cli' | 'license' | 'payment';
+  actor_type: 'api_key' | 'cli' | 'license' | 'payment' | 'user' | 'portal';
 
   @Column({ type: 'integer', nullable: true })
   actor_api_key_id: number | null;
@@ -43,6 +43,10 @@ export class AuditEventEntity {
 
   @Column({ type: 'integer', nullable: true })
   actor_connector_id: number | null;
+
+  /** A `portal` actor's customer (docs/portal.md). */
+  @Column({ type: 'integer', nullable: true })
+  actor_customer_id: number | null;
 
   @Column({ type: 'simple-json' })
   changes: Changes;

@@ -14,6 +14,8 @@ export const AUDIT_ACTIONS = [
   'api_key.revoked',
   'api_key.rolled',
   'webhook_delivery.retried',
+  'portal_session.created',
+  'portal_session.opened',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -27,6 +29,7 @@ export const RESOURCE_TYPES = [
   'webhook_delivery',
   'payment_connector',
   'customer',
+  'portal_session',
 ] as const;
 
 export const REDACTED = '[redacted]';
@@ -180,6 +183,7 @@ export class AuditLog {
       actor_user_id: context.actor.user_id,
       actor_provider: context.actor.provider ?? null,
       actor_connector_id: context.actor.connector_id ?? null,
+      actor_customer_id: context.actor.customer_id ?? null,
       changes: withinBound(changesOf(entry.before, entry.after, entry.also)),
       request_id: context.request_id,
       ip: context.ip,

@@ -24,6 +24,7 @@ export interface AuditItem {
     user_id: number | null;
     provider?: string | null;
     connector_id?: number | null;
+    customer_id?: number | null;
   };
   changes: Changes;
   request_id: string | null;
@@ -47,6 +48,7 @@ export function toAuditItem(row: AuditEventEntity): AuditItem {
       ...(row.actor_type === 'payment'
         ? { provider: row.actor_provider, connector_id: row.actor_connector_id }
         : {}),
+      ...(row.actor_type === 'portal' ? { customer_id: row.actor_customer_id } : {}),
     },
     changes: row.changes,
     request_id: row.request_id,

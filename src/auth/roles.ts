@@ -78,6 +78,9 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   'PATCH /api/v1/project/{project}/customers/{customer}': 'support',
   'DELETE /api/v1/project/{project}/customers/{customer}': 'developer',
 
+  // Support opens a customer's portal for them.
+  'POST /api/v1/project/{project}/portal-sessions': 'support',
+
   'GET /api/v1/project/{project}/webhook-deliveries': 'viewer',
   'POST /api/v1/project/{project}/webhook-deliveries/{delivery}/retry': 'developer',
 };

@@ -16,8 +16,8 @@ import { LicenseActivationEntity } from './license-usage.entity.js';
 import type { LicenseEntity } from './license.entity.js';
 import { LicensesService, utcDay } from './licenses.service.js';
 
-/** Who freed a slot: the vendor through the management API, or the license holder (self-service). */
-export type DeactivatedBy = 'api_key' | 'license';
+/** Who freed a slot: the vendor through the management API, or the license holder (self-service, or in the portal). */
+export type DeactivatedBy = 'api_key' | 'license' | 'portal';
 
 /** The answer of a self-service deactivation: how many activations went, or the day's allowance is used up. */
 export type SelfDeactivation = { deactivated: number } | 'allowance_used';
@@ -138,6 +138,43 @@ export class ActivationsService {
       };
     });
     return answer;
+  }
+
+  /**
+   * The customer portal's "free this site": deletes one activation of the license, taking one of the
+   * day's SELF_DEACTIVATIONS_PER_DAY in the same unit, as deactivateHost does. Null when the activation
+   * is gone (404 for the caller); 'allowance_used' when none is left today.
+   */
+  async freeInPortal(
+    project: ProjectEntity,
+    license: LicenseEntity,
+    activationId: number,
+  ): Promise<SelfDeactivation | null> {
+    return this.projectChanges.run<SelfDeactivation | null>(project, async (manager) => {
+      const row = await lockedRowWhere(manager, LicenseActivationEntity, {
+        id: activationId,
+        license_id: license.id,
+      });
+      if (!row) return { result: null, audit: [], unchanged: true };
+      if (!(await this.takeSelfDeactivation(manager, license.id)))
+        return { result: 'allowance_used', audit: [], unchanged: true };
+      await manager.delete(LicenseActivationEntity, { id: row.id });
+      return {
+        result: { deactivated: 1 },
+        events: [deactivated(license, row, 'portal')],
+        audit: audited(license, row),
+      };
+    });
+  }
+
+  /** How many self-service deactivations the license has left today (UTC). */
+  async selfDeactivationsLeft(licenseId: number): Promise<number> {
+    const max = this.config.env.SELF_DEACTIVATIONS_PER_DAY;
+    const rows: Array<{ count: number | string }> = await this.activations.manager.query(
+      'SELECT count FROM license_deactivations WHERE license_id = ? AND day = ?',
+      [licenseId, utcDay()],
+    );
+    return Math.max(0, max - (rows.length > 0 ? Number(rows[0].count) : 0));
   }
 
   /** One of today's self-service deactivations, by conditional statements (exact under races); false when none is left. */

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Response } from 'supertest';
 import { AuditService } from '../../src/audit/audit.service.js';
+import { CustomerEntity } from '../../src/customers/customer.entity.js';
+import { PortalLinkEntity } from '../../src/portal/portal.entity.js';
 import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.service.js';
 import {
@@ -50,6 +52,8 @@ const NOT_AUDITED: Record<string, string> = {
 
 /** Writes made with a license key, not an API key: audited with the actor "license", checked where their feature is tested. */
 const BY_LICENSE_HOLDER: Record<string, string> = {
+  'DELETE /api/v1/portal/licenses/{license}/activations/{activation}':
+    'a buyer in the customer portal: its rows (actor "portal") are checked in portal.e2e-spec.ts',
   'POST /api/v1/license/deactivate':
     'self-service deactivation: its rows are checked in activations.e2e-spec.ts',
 };
@@ -580,6 +584,32 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
           resource_id: license.id,
           project_id: project.id,
           changed: { activation: [{ id: activation.id, domain: domain.domain, host: '' }, null] },
+        },
+      ],
+    };
+  },
+  'POST /api/v1/project/{project}/portal-sessions': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const customer = await t.dataSource
+      .getRepository(CustomerEntity)
+      .save({ project_id: project.id, email: 'walk@example.test', name: null });
+    const sent = await send('POST', `/project/${project.id}/portal-sessions`, {
+      customer_id: customer.id,
+      return_url: 'https://app.example.com/',
+    });
+    expectSuccess(sent.res, 201);
+    const link = await t.dataSource
+      .getRepository(PortalLinkEntity)
+      .findOneByOrFail({ project_id: project.id });
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'portal_session.created',
+          resource_type: 'portal_session',
+          resource_id: link.id,
+          project_id: project.id,
+          changed: { customer_id: [null, customer.id], return_url: [null, 'https://app.example.com/'] },
         },
       ],
     };
@@ -1261,7 +1291,7 @@ describe('audit log', () => {
       await bad(
         '?resource_type=user',
         'resource_type',
-        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery, payment_connector, customer.',
+        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery, payment_connector, customer, portal_session.',
       );
       await bad('?resource_id=abc', 'resource_id', 'The resource id field must be an integer.');
       await bad('?per_page=51', 'per_page', 'The per page field must be between 1 and 50.');

@@ -305,6 +305,7 @@ describe('foundation: root, envelope, errors, API keys', () => {
       expect(Object.keys(res.body.components.securitySchemes).sort()).toEqual([
         'api-key',
         'license-key',
+        'portal',
         'session',
       ]);
       expect(res.body.components.securitySchemes['api-key']).toMatchObject({

@@ -5,7 +5,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
 import type { components } from '../../generated/openapi.js';
-import { makeAccount, makeApiKey, makeProject, makeUser, uniqueToken } from '../factories/index.js';
+import { CustomerEntity } from '../../src/customers/customer.entity.js';
+import { LicenseEntity } from '../../src/licenses/license.entity.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../factories/index.js';
 import { createApiClient, schemaProblems } from '../utils/openapi-client.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
@@ -152,6 +162,67 @@ describe('typed client generated from openapi.json', () => {
       await session('post', '/api/v1/auth/logout', { params: {} }),
     );
     expectDocumented('get', '/api/v1/auth/me', await session('get', '/api/v1/auth/me', { params: {} }));
+  });
+
+  it('opens the customer portal and walks it with the typed client', async () => {
+    const project = await makeProject(t, key, { has_paid: true });
+    const domain = await makeDomain(t, key, project.id);
+    const license = await makeLicense(t, key, project.id);
+    const customer = await t.dataSource
+      .getRepository(CustomerEntity)
+      .save({ project_id: project.id, email: 'typed@example.test', name: 'Typed' });
+    await t.dataSource.getRepository(LicenseEntity).update({ id: license.id }, { customer_id: customer.id });
+    const used = await t
+      .http()
+      .post('/api/v1/project/has-paid')
+      .set('X-LICENSE-KEY', license.uuid)
+      .set('X-Service-Domain', domain.domain);
+    expect(used.status).toBe(200);
+    const link = await api('post', '/api/v1/project/{project}/portal-sessions', {
+      params: { path: { project: project.id } },
+      body: { customer_id: customer.id, return_url: 'https://app.example.com/' },
+    });
+    expectDocumented('post', '/api/v1/project/{project}/portal-sessions', link);
+    if (!link.ok) throw new Error(`HTTP ${link.status}`);
+    const url: string = link.body.data.url;
+    const opened = await t.http().post(new URL(url).pathname);
+    expect(opened.status).toBe(303);
+    const cookie = (opened.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const reader = createApiClient(t.url, { session: { cookie, csrf: '' } });
+    const session = await reader('get', '/api/v1/portal/session', { params: {} });
+    expectDocumented('get', '/api/v1/portal/session', session);
+    if (!session.ok) throw new Error(`HTTP ${session.status}`);
+    const state: 'paid' | 'grace' | 'unpaid' = session.body.data.licenses[0].payment.state;
+    expect(state).toBe('paid');
+    const portal = createApiClient(t.url, { session: { cookie, csrf: session.body.data.csrf_token } });
+    const licensePath = { path: { license: license.id } };
+    expectDocumented(
+      'get',
+      '/api/v1/portal/licenses',
+      await portal('get', '/api/v1/portal/licenses', { params: {} }),
+    );
+    const one = await portal('get', '/api/v1/portal/licenses/{license}', { params: licensePath });
+    expectDocumented('get', '/api/v1/portal/licenses/{license}', one);
+    if (!one.ok) throw new Error(`HTTP ${one.status}`);
+    expectDocumented(
+      'get',
+      '/api/v1/portal/licenses/{license}/token',
+      await portal('get', '/api/v1/portal/licenses/{license}/token', { params: licensePath }),
+    );
+    const freed = await portal('delete', '/api/v1/portal/licenses/{license}/activations/{activation}', {
+      params: { path: { license: license.id, activation: one.body.data.activations[0].id } },
+    });
+    expectDocumented('delete', '/api/v1/portal/licenses/{license}/activations/{activation}', freed);
+    if (!freed.ok) throw new Error(`HTTP ${freed.status}`);
+    const left: number = freed.body.data.left_today;
+    expect(left).toBe(2);
+    expectDocumented(
+      'get',
+      '/api/v1/portal/licenses/{license}',
+      await portal('get', '/api/v1/portal/licenses/{license}', {
+        params: { path: { license: 2_147_000_000 } },
+      }),
+    );
   });
 
   it('every answer of a full walk through the API matches its documented schema', async () => {
@@ -671,7 +742,8 @@ describe('typed client generated from openapi.json', () => {
     });
     expectDocumented('get', '/api/v1/project/{project}/audit-log', projectLog);
     if (!projectLog.ok) throw new Error(`HTTP ${projectLog.status}`);
-    const actor: 'api_key' | 'cli' | 'license' | 'payment' | 'user' = projectLog.body.data.data[0].actor.type;
+    const actor: 'api_key' | 'cli' | 'license' | 'payment' | 'user' | 'portal' =
+      projectLog.body.data.data[0].actor.type;
     expect({ actor, action: projectLog.body.data.data[0].action }).toEqual({
       actor: 'api_key',
       action: 'license.reactivated',

@@ -5,6 +5,13 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { KEY_IS_NO_SESSION } from '../../src/auth/session.guard.js';
 import { CSRF_REFUSED } from '../../src/auth/sessions.service.js';
+import { CustomerEntity } from '../../src/customers/customer.entity.js';
+import { LicenseEntity } from '../../src/licenses/license.entity.js';
+import {
+  NOT_A_PORTAL_CREDENTIAL,
+  PORTAL_CSRF_REFUSED,
+  TOKEN_NOT_PAID,
+} from '../../src/portal/portal.service.js';
 import {
   makeAccount,
   makeApiKey,
@@ -79,6 +86,8 @@ describe('error examples of openapi.json, provoked against the app', () => {
   let open: Record<string, number | string>;
   let locked: Record<string, number | string>;
   let session: { cookie: string; csrf: string };
+  /** A customer portal opened on the customer of the working fixtures' license (an unpaid project). */
+  let portal: { cookie: string; csrf: string };
   let licenseKey: string;
   /** A domain two licenses are pinned to. */
   let pinned: number;
@@ -166,6 +175,21 @@ describe('error examples of openapi.json, provoked against the app', () => {
     scoped = await makeApiKey(t.app, account.user, { project_id: projectId });
     pinned = (await makeDomain(t, key, projectId)).id;
     for (let i = 0; i < 2; i++) await makeLicense(t, key, projectId, { domain_id: pinned });
+    const customer = await t.dataSource
+      .getRepository(CustomerEntity)
+      .save({ project_id: projectId, email: 'examples@example.test', name: null });
+    await t.dataSource
+      .getRepository(LicenseEntity)
+      .update({ id: Number(open.license) }, { customer_id: customer.id });
+    const link = await t
+      .http()
+      .post(`/api/v1/project/${projectId}/portal-sessions`)
+      .set('X-API-KEY', key)
+      .send({ customer_id: customer.id });
+    const opened = await t.http().post(new URL(link.body.data.url as string).pathname);
+    const cookie = (opened.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const answer = await t.http().get('/api/v1/portal/session').set('Cookie', cookie);
+    portal = { cookie, csrf: answer.body.data.csrf_token };
   });
   afterAll(async () => t.close());
 
@@ -181,7 +205,9 @@ describe('error examples of openapi.json, provoked against the app', () => {
           ? { 'X-LICENSE-KEY': licenseKey }
           : scheme(c.op) === 'session'
             ? { Cookie: session.cookie, 'X-CSRF-Token': session.csrf }
-            : {};
+            : scheme(c.op) === 'portal'
+              ? { Cookie: portal.cookie, 'X-CSRF-Token': portal.csrf }
+              : {};
     let body: unknown = jsonBody(c.op);
     let raw: { type: string; text: string } | undefined;
     let query: Record<string, string> = {};
@@ -199,6 +225,10 @@ describe('error examples of openapi.json, provoked against the app', () => {
       headers = { 'X-API-KEY': scoped };
     else if (c.status === 403 && message === CSRF_REFUSED) headers = { Cookie: session.cookie };
     else if (c.status === 403 && message === KEY_IS_NO_SESSION) headers = { 'X-API-KEY': key };
+    else if (c.status === 403 && message === PORTAL_CSRF_REFUSED) headers = { Cookie: portal.cookie };
+    else if (c.status === 403 && message === NOT_A_PORTAL_CREDENTIAL) headers = { 'X-API-KEY': key };
+    // The portal's license is of an unpaid project.
+    else if (c.status === 403 && message === TOKEN_NOT_PAID) ids = open;
     else if (c.status === 403 && message === 'Project is locked.') ids = locked;
     else if (c.status === 403 && message === 'Domain is not registered under this project.')
       query = { domain: 'elsewhere.example.org' };

@@ -157,7 +157,7 @@ describe('OpenAPI contract', () => {
 
   it('lists 401 and 403 on every secured operation, with its scheme', () => {
     const schemes = Object.keys(COMMITTED.components.securitySchemes).sort();
-    expect(schemes).toEqual(['api-key', 'license-key', 'session']);
+    expect(schemes).toEqual(['api-key', 'license-key', 'portal', 'session']);
     const secured = operations(COMMITTED).filter(({ op }) => op.security?.length);
     expect(secured.length).toBeGreaterThan(30);
     for (const { path, method, op } of secured) {

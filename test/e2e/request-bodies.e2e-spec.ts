@@ -97,6 +97,7 @@ describe('request bodies as openapi.json documents them', () => {
         'PATCH /api/v1/project/{project}/payment-connectors/{connector}',
         'POST /api/v1/project/{project}/customers',
         'PATCH /api/v1/project/{project}/customers/{customer}',
+        'POST /api/v1/project/{project}/portal-sessions',
       ].sort(),
     );
     for (const op of operations) {
@@ -149,6 +150,8 @@ describe('request bodies as openapi.json documents them', () => {
       ['PATCH', '/api/v1/project/{project}/payment-connectors/{connector}', 'json', 200, null],
       ['POST', '/api/v1/project/{project}/customers', 'json', 201, 'customer'],
       ['PATCH', '/api/v1/project/{project}/customers/{customer}', 'json', 200, null],
+      // The customer portal opened on the license just made.
+      ['POST', '/api/v1/project/{project}/portal-sessions', 'json', 201, null],
       // The license just made, from the domain just registered: paid, as the examples set them.
       ['POST', '/api/v1/project/has-paid', 'json', 200, null],
       // The slot that check took, freed by the license holder.

@@ -126,6 +126,7 @@ export function AuditLog({ project }: { project?: number }) {
                 <td>
                   {e.actor.type}
                   {e.actor.api_key_prefix ? ` ${e.actor.api_key_prefix}…` : ''}
+                  {e.actor.customer_id ? ` (customer ${e.actor.customer_id})` : ''}
                 </td>
                 <td class="changes">
                   {e.changes && Object.keys(e.changes).length ? (

@@ -3,11 +3,11 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 @ApiSchema({
   name: 'AuditActor',
   description:
-    "Who made the write: an API key (with its owner), a person signed in (user), the admin CLI, a license holder, or a payment provider's event (a payment connector)",
+    "Who made the write: an API key (with its owner), a person signed in (user), the admin CLI, a license holder, a payment provider's event (a payment connector), or a buyer in the customer portal",
 })
 export class AuditActorResponse {
-  @ApiProperty({ enum: ['api_key', 'cli', 'license', 'payment', 'user'] })
-  type: 'api_key' | 'cli' | 'license' | 'payment' | 'user';
+  @ApiProperty({ enum: ['api_key', 'cli', 'license', 'payment', 'user', 'portal'] })
+  type: 'api_key' | 'cli' | 'license' | 'payment' | 'user' | 'portal';
 
   @ApiProperty({
     type: 'integer',
@@ -45,6 +45,14 @@ export class AuditActorResponse {
     description: 'Type payment only: the payment connector that received it (null once deleted)',
   })
   connector_id?: number | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    description:
+      'Type portal only: the customer whose portal made the write (null for a portal opened on one license without a customer)',
+  })
+  customer_id?: number | null;
 }
 
 @ApiSchema({
@@ -57,13 +65,23 @@ export class AuditEventResponse {
 
   @ApiProperty({
     example: 'license.revoked',
-    description: 'A webhook event name, or api_key.created|revoked|rolled, webhook_delivery.retried',
+    description:
+      'A webhook event name, or api_key.created|revoked|rolled, webhook_delivery.retried, portal_session.created|opened',
   })
   action: string;
 
   @ApiProperty({
     example: 'license',
-    enum: ['project', 'domain', 'license', 'injectable', 'api_key', 'webhook_delivery', 'payment_connector'],
+    enum: [
+      'project',
+      'domain',
+      'license',
+      'injectable',
+      'api_key',
+      'webhook_delivery',
+      'payment_connector',
+      'portal_session',
+    ],
   })
   resource_type: string;
 

@@ -30,6 +30,7 @@ import {
 /** The security schemes (document.ts declares them; ApiKeyAuth and LicenseKeyAuth use them). */
 export const API_KEY_SCHEME = 'api-key';
 export const LICENSE_KEY_SCHEME = 'license-key';
+export const PORTAL_SCHEME = 'portal';
 
 export interface EnvelopeOptions {
   /** HTTP status of the answer; 200 unless given. */

@@ -10,7 +10,7 @@ import {
 import type { Request, Response } from 'express';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE, CORS_METHODS } from '../http/cors.js';
 import { defaultErrorExample, errorEnvelope } from './error-examples.js';
-import { API_KEY_SCHEME, BODIES_EXTENSION, LICENSE_KEY_SCHEME } from './decorators.js';
+import { API_KEY_SCHEME, BODIES_EXTENSION, LICENSE_KEY_SCHEME, PORTAL_SCHEME } from './decorators.js';
 import { requiredRole } from '../../auth/roles.js';
 import { SESSION_SCHEME } from '../../auth/session.guard.js';
 import { DERIVE, deriveOperationIds } from './operation-ids.js';
@@ -80,6 +80,17 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
           'A signed-in session (POST /api/v1/auth/login); every POST, PUT, PATCH and DELETE made with it also sends X-CSRF-Token (the csrf_token of GET /api/v1/auth/me)',
       },
       SESSION_SCHEME,
+    )
+    .addCookieAuth(
+      'lg_portal',
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'lg_portal',
+        description:
+          'The customer portal (docs/portal.md): set by opening a link of POST /api/v1/project/{project}/portal-sessions, for an hour; named __Host-lg_portal when PUBLIC_URL is https. Every write made with it also sends X-CSRF-Token (the csrf_token of GET /api/v1/portal/session). API keys and console sessions open nothing under /api/v1/portal',
+      },
+      PORTAL_SCHEME,
     )
     .build();
   const generated = SwaggerModule.createDocument(app, config, {

@@ -51,7 +51,12 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
         const session = /(?:^|;\s*)lg_session=([A-Za-z0-9_-]{43})(?:;|$)/.exec(
           header(req as Request, 'cookie') ?? '',
         );
-        return session ? `session:${sha256Hex(session[1]).slice(0, 32)}` : ip(req as Request);
+        if (session) return `session:${sha256Hex(session[1]).slice(0, 32)}`;
+        // A buyer in the customer portal likewise, per portal session.
+        const portal = /(?:^|;\s*)(?:__Host-)?lg_portal=([A-Za-z0-9_-]{43})(?:;|$)/.exec(
+          header(req as Request, 'cookie') ?? '',
+        );
+        return portal ? `portal:${sha256Hex(portal[1]).slice(0, 32)}` : ip(req as Request);
       },
     },
     {

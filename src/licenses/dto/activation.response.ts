@@ -78,10 +78,11 @@ export class LicenseDeactivatedEvent {
   host: string;
 
   @ApiProperty({
-    enum: ['api_key', 'license'],
-    description: 'api_key: DELETE …/activations/{activation}; license: POST /license/deactivate',
+    enum: ['api_key', 'license', 'portal'],
+    description:
+      'api_key: DELETE …/activations/{activation}; license: POST /license/deactivate; portal: the buyer in the customer portal',
   })
-  by: 'api_key' | 'license';
+  by: 'api_key' | 'license' | 'portal';
 }
 
 @ApiSchema({
