@@ -34,12 +34,15 @@ const EVENTS: Record<EventType, true> = {
   'license.activation_cap_reached': true,
   'license.expiring': true,
   'license.expired': true,
+  'license.paid': true,
+  'license.unpaid': true,
   'injectable.created': true,
   'injectable.updated': true,
   'injectable.deleted': true,
   'payment_connector.created': true,
   'payment_connector.updated': true,
   'payment_connector.deleted': true,
+  'customer.created': true,
 };
 export const EVENT_TYPES = Object.keys(EVENTS) as EventType[];
 
@@ -63,5 +66,6 @@ const RESOURCES: Record<ResourceType, true> = {
   payment_connector: true,
   api_key: true,
   webhook_delivery: true,
+  customer: true,
 };
 export const RESOURCE_TYPES = Object.keys(RESOURCES) as ResourceType[];

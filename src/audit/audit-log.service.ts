@@ -26,6 +26,7 @@ export const RESOURCE_TYPES = [
   'api_key',
   'webhook_delivery',
   'payment_connector',
+  'customer',
 ] as const;
 
 export const REDACTED = '[redacted]';

@@ -23,6 +23,7 @@ import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-Pr
 import { BinaryPaymentIds1764350000000 } from './migrations/1764350000000-BinaryPaymentIds.js';
 import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
 import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseBilling.js';
+import { PaymentEngine1764500000000 } from './migrations/1764500000000-PaymentEngine.js';
 import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payments/payment-event.entity.js';
 import { SubscriptionEntity, SubscriptionPaymentEntity } from '../payments/subscription.entity.js';
@@ -68,4 +69,5 @@ export const migrations = [
   BinaryPaymentIds1764350000000,
   Teams1764400000000,
   LicenseBilling1764450000000,
+  PaymentEngine1764500000000,
 ];

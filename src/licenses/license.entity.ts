@@ -105,9 +105,17 @@ export class LicenseEntity {
 
   /** `{provider, reference}` of the order or subscription the license was issued for, or null. */
   @Expose()
-  get payment_reference(): { provider: string; reference: string } | null {
+  get payment_reference(): {
+    provider: string;
+    reference: string;
+    kind: 'subscription' | 'order' | null;
+  } | null {
     return this.payment_provider && this.payment_reference_id
-      ? { provider: this.payment_provider, reference: this.payment_reference_id }
+      ? {
+          provider: this.payment_provider,
+          reference: this.payment_reference_id,
+          kind: this.payment_reference_kind ?? null,
+        }
       : null;
   }
 

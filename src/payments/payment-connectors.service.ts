@@ -34,6 +34,7 @@ export interface PaymentEventItem {
   outcome: string;
   target: { kind: string; id: number } | null;
   detail: string;
+  subscription_id: number | null;
   received_at: string | null;
 }
 
@@ -45,6 +46,7 @@ export function toPaymentEventItem(row: PaymentEventEntity): PaymentEventItem {
     outcome: row.outcome,
     target: row.target_kind && row.target_id !== null ? { kind: row.target_kind, id: row.target_id } : null,
     detail: row.detail,
+    subscription_id: row.subscription_id ?? null,
     received_at: toIsoTimestamp(row.received_at),
   };
 }
@@ -119,6 +121,8 @@ export class PaymentConnectorsService {
         grace_days: dto.grace_days ?? 3,
         issue_licenses: dto.issue_licenses ?? false,
         license_template: storedTemplate(dto.license_template),
+        products: dto.products ?? [],
+        match_customers_by_email: dto.match_customers_by_email ?? false,
         is_active: true,
         last_event_at: null,
       });
@@ -156,6 +160,9 @@ export class PaymentConnectorsService {
       changes.issue_licenses = dto.issue_licenses;
     if (dto.is_active !== undefined && dto.is_active !== null) changes.is_active = dto.is_active;
     if (dto.license_template !== undefined) changes.license_template = storedTemplate(dto.license_template);
+    if (dto.products !== undefined) changes.products = dto.products ?? [];
+    if (dto.match_customers_by_email !== undefined)
+      changes.match_customers_by_email = dto.match_customers_by_email;
     const secret = typeof dto.signing_secret === 'string';
     if (secret) changes.signing_secret = sealSecret(this.config.appKey, dto.signing_secret as string);
     return await this.projectChanges.run(project, async (manager) => {
@@ -199,6 +206,7 @@ export class PaymentConnectorsService {
   withEndpoint(connector: PaymentConnectorEntity): PaymentConnectorEntity {
     const token = openSecret(this.config.appKey, connector.token_sealed);
     const copy = Object.assign(new PaymentConnectorEntity(), connector);
+    copy.products = connector.products ?? [];
     copy.endpoint_url = `${this.config.publicUrl}/api/v1/payments/${connector.provider}/${token}`;
     return copy;
   }

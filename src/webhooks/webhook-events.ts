@@ -23,12 +23,15 @@ export const WEBHOOK_EVENTS = [
   'license.activation_cap_reached',
   'license.expiring',
   'license.expired',
+  'license.paid',
+  'license.unpaid',
   'injectable.created',
   'injectable.updated',
   'injectable.deleted',
   'payment_connector.created',
   'payment_connector.updated',
   'payment_connector.deleted',
+  'customer.created',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

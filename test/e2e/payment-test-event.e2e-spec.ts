@@ -71,6 +71,7 @@ describe('a payment connector test event', () => {
             outcome: 'ignored',
             target: { kind: 'project', id: project.id },
             detail,
+            subscription_id: null,
             received_at: at,
           },
         ]);
