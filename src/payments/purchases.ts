@@ -70,14 +70,17 @@ const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
 export function staleness(row: SubscriptionEntity, event: ProviderEvent): string | null {
   const paid = event.verdict.kind === 'paid';
   const name = `${row.kind} ${shown(row.reference)}`;
-  if (row.ended && paid && !event.revives)
-    return `The ${name} was ended by ${row.last_event_type ?? 'the provider'}: a later paid event does not revive it (only the provider's own revival does). Nothing changed.`;
-  if (!event.occurredAt || !row.last_event_at) return null;
+  const ended =
+    row.ended && paid && !event.revives
+      ? `The ${name} was ended by ${row.last_event_type ?? 'the provider'}: a later paid event does not revive it (only the provider's own revival does). Nothing changed.`
+      : null;
+  if (!event.occurredAt || !row.last_event_at) return ended;
   const at = seconds(event.occurredAt);
   const last = seconds(row.last_event_at);
   const newer = `${row.last_event_type ?? 'an event'} of ${toIsoTimestamp(row.last_event_at)}`;
   if (at < last)
     return `The ${name} already took ${newer}, newer than this event (${toIsoTimestamp(wholeSecond(event.occurredAt))}): nothing changed.`;
+  if (ended) return ended;
   if (at === last && paid && UNPAID_STATUSES.has(row.status))
     return `The ${name} already took ${newer}, an unpaid event of the same second: a paid one does not undo it. Nothing changed.`;
   return null;
