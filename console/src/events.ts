@@ -66,6 +66,5 @@ const RESOURCES: Record<ResourceType, true> = {
   payment_connector: true,
   api_key: true,
   webhook_delivery: true,
-  customer: true,
 };
 export const RESOURCE_TYPES = Object.keys(RESOURCES) as ResourceType[];

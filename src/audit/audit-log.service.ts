@@ -26,7 +26,6 @@ export const RESOURCE_TYPES = [
   'api_key',
   'webhook_delivery',
   'payment_connector',
-  'customer',
 ] as const;
 
 export const REDACTED = '[redacted]';
