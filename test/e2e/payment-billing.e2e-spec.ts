@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { migrations } from '../../src/database/entities.js';
+import { PaymentEngine1764500000000 } from '../../src/database/migrations/1764500000000-PaymentEngine.js';
 import { PaymentGrace } from '../../src/payments/payment-grace.service.js';
 import { makeAccount, makeDomain, makeProject } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { Connector, deliver, fixture, makeConnector, Payload, ProviderName } from '../utils/payments.js';
-import { createTestApp, TestApp } from '../utils/test-app.js';
+import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 
 const DAY_MS = 86_400_000;
 /** The fixtures' own time: 2026-01-15T12:00:00Z. */
@@ -708,5 +711,107 @@ describe('licenses that carry their own payment, purchases and the order of even
       // A license exists only where the purchase came first, and then it is unpaid.
       for (const license of await licensesOf(project.id)) expect(license.has_paid).toBe(false);
     });
+  });
+});
+
+describe('upgrading to purchases', () => {
+  it('makes purchase rows from existing payment references and tells who revoked each license', async () => {
+    const db = await createTestDatabase();
+    const before = new DataSource({
+      ...dataSourceOptions(db.url),
+      migrations: migrations.filter((m) => m !== PaymentEngine1764500000000),
+    });
+    await before.initialize();
+    let t: TestApp | undefined;
+    try {
+      await before.runMigrations();
+      await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
+      const [user] = await before.query('SELECT id FROM users');
+      await before.query(
+        "INSERT INTO projects (user_id, name, slug, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', '{}', 'k', 'k')",
+        [user.id],
+      );
+      const [project] = await before.query('SELECT id FROM projects');
+      for (const provider of ['stripe', 'lemonsqueezy'])
+        await before.query(
+          "INSERT INTO payment_connectors (project_id, provider, signing_secret, token_hash, token_sealed, issue_licenses, is_active, created_at, updated_at) VALUES (?, ?, 's', ?, 't', 1, 1, '2026-01-01 00:00:00', '2026-01-01 00:00:00')",
+          [project.id, provider, `hash-${provider}`],
+        );
+      const license = (title: string, provider: string | null, reference: string | null, revoked: boolean) =>
+        before.query(
+          'INSERT INTO licenses (project_id, user_id, uuid, uuid_hash, title, payment_provider, payment_reference_id, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          [
+            project.id,
+            user.id,
+            `uuid-${title}`,
+            `hash-${title}`,
+            title,
+            provider,
+            reference,
+            revoked ? '2026-01-02 00:00:00' : null,
+          ],
+        );
+      await license('sub', 'stripe', 'sub_1', true);
+      await license('session', 'stripe', 'cs_1', false);
+      await license('order', 'lemonsqueezy', '1001', false);
+      await license('vendor', null, null, true);
+      const id = async (title: string) =>
+        ((await before.query('SELECT id FROM licenses WHERE title = ?', [title])) as Array<{ id: number }>)[0]
+          .id;
+      const audit = async (licenseId: number, actor: string) =>
+        before.query(
+          "INSERT INTO audit_events (owner_id, project_id, action, resource_type, resource_id, actor_type, changes, created_at) VALUES (?, ?, 'license.revoked', 'license', ?, ?, '{}', '2026-01-02 00:00:00')",
+          [user.id, project.id, licenseId, actor],
+        );
+      await audit(await id('sub'), 'payment');
+      await audit(await id('vendor'), 'api_key');
+    } finally {
+      await before.destroy();
+    }
+    try {
+      t = await createTestApp({}, { databaseUrl: db.url });
+      const licenses = await t.dataSource.query<
+        Array<{
+          title: string;
+          revoked_by: string | null;
+          payment_reference_kind: string | null;
+          billing: string;
+        }>
+      >('SELECT title, revoked_by, payment_reference_kind, billing FROM licenses ORDER BY title');
+      expect(licenses).toEqual([
+        { title: 'order', revoked_by: null, payment_reference_kind: 'order', billing: 'project' },
+        { title: 'session', revoked_by: null, payment_reference_kind: 'order', billing: 'project' },
+        { title: 'sub', revoked_by: 'payment', payment_reference_kind: 'subscription', billing: 'project' },
+        { title: 'vendor', revoked_by: 'vendor', payment_reference_kind: null, billing: 'project' },
+      ]);
+      const rows = await t.dataSource.query<
+        Array<{ provider: string; kind: string; reference: string; status: string; target_kind: string }>
+      >('SELECT provider, kind, reference, status, target_kind FROM subscriptions ORDER BY reference');
+      expect(rows).toEqual([
+        {
+          provider: 'lemonsqueezy',
+          kind: 'order',
+          reference: '1001',
+          status: 'paid',
+          target_kind: 'license',
+        },
+        { provider: 'stripe', kind: 'order', reference: 'cs_1', status: 'paid', target_kind: 'license' },
+        {
+          provider: 'stripe',
+          kind: 'subscription',
+          reference: 'sub_1',
+          status: 'canceled',
+          target_kind: 'license',
+        },
+      ]);
+      // The Lemon Squeezy order's id is kept: its subscription, when it arrives, names the same purchase.
+      const kept = await t.dataSource.query<Array<{ payment_id: string }>>(
+        'SELECT payment_id FROM subscription_payments',
+      );
+      expect(kept).toEqual([{ payment_id: '1001' }]);
+    } finally {
+      await t?.close();
+      await db.drop();
+    }
   });
 });

@@ -102,6 +102,21 @@ export class PaymentEngine1764500000000 implements MigrationInterface {
           now,
         ],
       );
+      // An order's own id is a payment id of it: a Lemon Squeezy subscription naming its order_id finds it.
+      if (
+        kind === 'order' &&
+        license.payment_provider !== 'stripe' &&
+        license.payment_provider !== 'standard'
+      ) {
+        const [row] = (await q.query(
+          'SELECT id FROM subscriptions WHERE connector_id = ? AND kind = ? AND reference = ?',
+          [connector.id, kind, license.payment_reference_id],
+        )) as Array<{ id: number }>;
+        await q.query(
+          'INSERT INTO subscription_payments (subscription_id, connector_id, payment_id) VALUES (?, ?, ?)',
+          [row.id, connector.id, license.payment_reference_id],
+        );
+      }
     }
   }
 
