@@ -756,8 +756,7 @@ describe('upgrading to purchases', () => {
       await license('order', 'lemonsqueezy', '1001', false);
       await license('vendor', null, null, true);
       const id = async (title: string) =>
-        ((await before.query('SELECT id FROM licenses WHERE title = ?', [title])) as Array<{ id: number }>)[0]
-          .id;
+        (await before.query<Array<{ id: number }>>('SELECT id FROM licenses WHERE title = ?', [title]))[0].id;
       const audit = async (licenseId: number, actor: string) =>
         before.query(
           "INSERT INTO audit_events (owner_id, project_id, action, resource_type, resource_id, actor_type, changes, created_at) VALUES (?, ?, 'license.revoked', 'license', ?, ?, '{}', '2026-01-02 00:00:00')",
