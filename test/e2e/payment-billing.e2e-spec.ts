@@ -491,6 +491,43 @@ describe('licenses that carry their own payment, purchases and the order of even
     });
   });
 
+  describe("the providers' own refund and dispute payloads", () => {
+    it('paddle: a partial refund pending, then approved, moves nothing', async () => {
+      const { project, connector } = await setup('paddle', { issue_licenses: true });
+      await send(connector, fixture('paddle', 'transaction.completed'));
+      expect((await send(connector, fixture('paddle', 'adjustment.created'))).outcome).toBe('ignored');
+      expect((await latest(project.id, connector.id)).detail).toBe(
+        'adjustment.created with status "pending_approval": an adjustment moves nothing until it is approved.',
+      );
+      expect((await send(connector, fixture('paddle', 'adjustment.updated'))).outcome).toBe('ignored');
+      expect((await latest(project.id, connector.id)).detail).toBe(
+        'adjustment.updated (refund) for part of the amount: only a full refund stops payment.',
+      );
+      expect((await licensesOf(project.id))[0].has_paid).toBe(true);
+    });
+
+    it('stripe: a dispute, then the dispute won', async () => {
+      const { project, connector } = await setup('stripe', { issue_licenses: true });
+      await send(connector, fixture('stripe', 'checkout.session.async_payment_succeeded'));
+      expect((await send(connector, fixture('stripe', 'charge.dispute.created'))).outcome).toBe('applied');
+      expect((await licensesOf(project.id))[0].has_paid).toBe(false);
+      expect((await send(connector, fixture('stripe', 'charge.dispute.closed'))).outcome).toBe('applied');
+      expect((await licensesOf(project.id))[0].has_paid).toBe(true);
+      expect((await purchasesOf(connector.id))[0].status).toBe('paid');
+    });
+
+    it('lemon squeezy: a subscription payment refunded in full', async () => {
+      const { project, connector } = await setup('lemonsqueezy', { issue_licenses: true });
+      await send(connector, fixture('lemonsqueezy', 'order_created'));
+      await send(connector, event('lemonsqueezy', 'subscription_created', 60));
+      expect((await send(connector, fixture('lemonsqueezy', 'subscription_payment_refunded'))).outcome).toBe(
+        'applied',
+      );
+      expect((await licensesOf(project.id))[0]).toMatchObject({ has_paid: false, grace_until: null });
+      expect((await purchasesOf(connector.id))[0]).toMatchObject({ reference: '2002', status: 'refunded' });
+    });
+  });
+
   describe('what the vendor did stays', () => {
     it('a vendor-revoked license stays revoked: later events are ignored with the reason, no new license', async () => {
       const { project, connector } = await setup('paddle', { issue_licenses: true, grace_days: 0 });
