@@ -16,9 +16,11 @@ export type RevokedBy = 'vendor' | 'payment';
 
 @Entity('licenses')
 @Unique('uq_licenses_project_title', ['project_id', 'title'])
-@Index('uq_licenses_payment_reference', ['project_id', 'payment_provider', 'payment_reference_id'], {
-  unique: true,
-})
+@Index(
+  'uq_licenses_payment_reference',
+  ['project_id', 'payment_provider', 'payment_reference_kind', 'payment_reference_id'],
+  { unique: true },
+)
 export class LicenseEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;

@@ -491,6 +491,23 @@ describe('licenses that carry their own payment, purchases and the order of even
     });
   });
 
+  it('an order and a subscription of one number are two purchases, each with its license', async () => {
+    const { project, connector } = await setup('lemonsqueezy', { issue_licenses: true });
+    await send(connector, event('lemonsqueezy', 'subscription_created', 0));
+    // Another buyer's order whose id is the subscription's number.
+    const order = event('lemonsqueezy', 'order_created', 1, (p) => {
+      p.data.id = '2002';
+      p.data.attributes.user_email = 'other@example.com';
+    });
+    expect((await send(connector, order)).outcome).toBe('applied');
+    expect(
+      (await licensesOf(project.id)).map((l) => [l.payment_reference_kind, l.payment_reference_id]),
+    ).toEqual([
+      ['subscription', '2002'],
+      ['order', '2002'],
+    ]);
+  });
+
   describe("the providers' own refund and dispute payloads", () => {
     it('paddle: a partial refund pending, then approved, moves nothing', async () => {
       const { project, connector } = await setup('paddle', { issue_licenses: true });
@@ -549,6 +566,8 @@ describe('licenses that carry their own payment, purchases and the order of even
       await send(connector, event('polar', 'subscription.active', 0));
       const [license] = await licensesOf(project.id);
       expectSuccess(await api().delete(`/project/${project.id}/licenses/${license.id}`), 200);
+      // Marked at once, before any event arrives.
+      expect((await purchasesOf(connector.id))[0].license_deleted_at).not.toBeNull();
       expect((await send(connector, event('polar', 'order.paid', 10))).outcome).toBe('ignored');
       expect((await latest(project.id, connector.id)).detail).toBe(
         `License ${license.id} of this purchase was deleted: nothing changed, and no license is issued for it again.`,

@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from 'typeorm';
+import { MigrationInterface, QueryRunner, TableIndex } from 'typeorm';
 
 /** The kind of an existing license's payment reference, as the adapters named it before kinds. */
 function kindOf(provider: string, reference: string): 'subscription' | 'order' {
@@ -118,9 +118,28 @@ export class PaymentEngine1764500000000 implements MigrationInterface {
         );
       }
     }
+    // One order and one subscription may share a number (Lemon Squeezy's): the kind tells their licenses apart.
+    await q.dropIndex('licenses', 'uq_licenses_payment_reference');
+    await q.createIndex(
+      'licenses',
+      new TableIndex({
+        name: 'uq_licenses_payment_reference',
+        columnNames: ['project_id', 'payment_provider', 'payment_reference_kind', 'payment_reference_id'],
+        isUnique: true,
+      }),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.dropIndex('licenses', 'uq_licenses_payment_reference');
+    await q.createIndex(
+      'licenses',
+      new TableIndex({
+        name: 'uq_licenses_payment_reference',
+        columnNames: ['project_id', 'payment_provider', 'payment_reference_id'],
+        isUnique: true,
+      }),
+    );
     await q.query('ALTER TABLE subscriptions DROP COLUMN ended');
     await q.query('ALTER TABLE payment_connectors DROP COLUMN match_customers_by_email');
     await q.query('ALTER TABLE payment_connectors DROP COLUMN products');
