@@ -255,8 +255,15 @@ export class PaymentReceipts {
     };
     const refund = event.refund;
     // Types outside the table, events that name no purchase, and partial or unapproved refunds: the target of 18, or nothing.
-    if ((!event.purchase && !refund) || (refund && event.verdict.kind === 'ignored'))
+    if ((!event.purchase && !refund) || (refund && event.verdict.kind === 'ignored')) {
+      if (connector.issue_licenses && event.verdict.kind !== 'ignored') {
+        effects.details.push(
+          'The event names no purchase, so it reaches no license: a connector that issues licenses moves no project or domain.',
+        );
+        return effects;
+      }
       return this.onTarget(manager, project, connector, event, now, effects, false);
+    }
     let row = await findPurchase(
       manager,
       connector.id,

@@ -508,6 +508,17 @@ describe('licenses that carry their own payment, purchases and the order of even
     ]);
   });
 
+  it('with issue_licenses, an event that names no purchase moves no project or domain', async () => {
+    const { project, connector } = await setup('standard', { issue_licenses: true, grace_days: 0 });
+    const bare = event('standard', 'payment.failed', 0, (p) => delete p.data.reference);
+    expect((await send(connector, bare)).outcome).toBe('ignored');
+    expect((await latest(project.id, connector.id)).detail).toBe(
+      'The event names no purchase, so it reaches no license: a connector that issues licenses moves no project or domain.',
+    );
+    const domains = expectSuccess(await api().get(`/project/${project.id}/domains`)).data as Payload[];
+    expect(domains[0].has_paid).toBe(true);
+  });
+
   describe("the providers' own refund and dispute payloads", () => {
     it('paddle: a partial refund pending, then approved, moves nothing', async () => {
       const { project, connector } = await setup('paddle', { issue_licenses: true });
