@@ -1669,8 +1669,28 @@ export interface components {
              *     }
              */
             license_template?: components["schemas"]["LicenseTemplateDto"] | null;
+            /**
+             * @description Whether an event's buyer may be found by email when no customer has the provider's id (an email is typed by the buyer)
+             * @default false
+             * @example false
+             */
+            match_customers_by_email?: boolean;
             /** @example Stripe live */
             name?: string | null;
+            /**
+             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product
+             * @example [
+             *       "price_1QdH6sGswQ2Dk9Lm",
+             *       {
+             *         "id": "prod_RkQ3x9",
+             *         "plan": "pro"
+             *       }
+             *     ]
+             */
+            products?: (string | {
+                id: string;
+                plan: string;
+            })[] | null;
             /**
              * @example stripe
              * @enum {string}
@@ -1761,7 +1781,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "license.paid" | "license.unpaid" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -2254,7 +2274,13 @@ export interface components {
             /** Format: date-time */
             last_event_at: string | null;
             license_template: components["schemas"]["LicenseTemplateDto"] | null;
+            match_customers_by_email: boolean;
             name: string | null;
+            /** @description The provider's products this connector acts on; empty: every product */
+            products: (string | {
+                id?: string;
+                plan?: string;
+            })[];
             project_id: number;
             /** @enum {string} */
             provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
@@ -2266,10 +2292,10 @@ export interface components {
             detail: string;
             id: number;
             /**
-             * @description A redelivery is answered `duplicate` and not stored again
+             * @description A redelivery is answered `duplicate` and not stored again; `stale`: older than an event already applied to its purchase
              * @enum {string}
              */
-            outcome: "applied" | "ignored";
+            outcome: "applied" | "ignored" | "stale";
             /**
              * @description The provider's event id
              * @example evt_1QdH6sGswQ2Dk9Lm
@@ -2295,9 +2321,14 @@ export interface components {
             /** @example evt_1QdH6sGswQ2Dk9Lm */
             event_id: string;
             /** @enum {string} */
-            outcome: "applied" | "ignored" | "duplicate";
+            outcome: "applied" | "ignored" | "duplicate" | "stale";
         };
         PaymentReference: {
+            /**
+             * @description Which purchase the reference names (providers reuse one number for both); null for a license issued before kinds
+             * @enum {string|null}
+             */
+            kind: "subscription" | "order" | null;
             /** @enum {string} */
             provider: "stripe" | "paddle" | "lemonsqueezy" | "polar" | "standard";
             /**
@@ -2332,7 +2363,7 @@ export interface components {
              * @example ignored
              * @enum {string|null}
              */
-            outcome: "applied" | "ignored" | "duplicate" | null;
+            outcome: "applied" | "ignored" | "duplicate" | "stale" | null;
         };
         PortalCustomer: {
             /** @example buyer@example.com */
@@ -3037,8 +3068,28 @@ export interface components {
              *     }
              */
             license_template?: components["schemas"]["LicenseTemplateDto"] | null;
+            /**
+             * @description Whether an event's buyer may be found by email when no customer has the provider's id (an email is typed by the buyer)
+             * @default false
+             * @example false
+             */
+            match_customers_by_email?: boolean;
             /** @example Stripe live */
             name?: string | null;
+            /**
+             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product
+             * @example [
+             *       "price_1QdH6sGswQ2Dk9Lm",
+             *       {
+             *         "id": "prod_RkQ3x9",
+             *         "plan": "pro"
+             *       }
+             *     ]
+             */
+            products?: (string | {
+                id: string;
+                plan: string;
+            })[] | null;
             /**
              * @example stripe
              * @enum {string}
@@ -3112,7 +3163,7 @@ export interface components {
              *       "license.revoked"
              *     ]
              */
-            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
+            webhook_events?: ("*" | "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "license.paid" | "license.unpaid" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted")[] | null;
             /**
              * @description Signs the webhooks (Standard Webhooks); accepted, stored encrypted, never returned
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -3196,7 +3247,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "license.paid" | "license.unpaid" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -3231,7 +3282,7 @@ export interface components {
              * @example license.created
              * @enum {string}
              */
-            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
+            type: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "license.paid" | "license.unpaid" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted";
             /** Format: date-time */
             updated_at: string;
         };
@@ -4356,7 +4407,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried" | "portal_session.created" | "portal_session.opened";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "license.paid" | "license.unpaid" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried" | "portal_session.created" | "portal_session.opened";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector" | "customer" | "portal_session";
                 /** @description Only this resource (with resource_type, one resource) */
@@ -8109,7 +8160,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried" | "portal_session.created" | "portal_session.opened";
+                action?: "project.created" | "project.updated" | "project.deleted" | "project.paid" | "project.unpaid" | "project.locked" | "project.unlocked" | "domain.created" | "domain.updated" | "domain.deleted" | "domain.paid" | "domain.unpaid" | "license.created" | "license.updated" | "license.deleted" | "license.revoked" | "license.reactivated" | "license.paid" | "license.unpaid" | "license.usage_limit_reached" | "license.deactivated" | "license.domain_limit_reached" | "license.activation_cap_reached" | "license.expiring" | "license.expired" | "license.paid" | "license.unpaid" | "injectable.created" | "injectable.updated" | "injectable.deleted" | "payment_connector.created" | "payment_connector.updated" | "payment_connector.deleted" | "customer.created" | "customer.updated" | "customer.deleted" | "api_key.created" | "api_key.revoked" | "api_key.rolled" | "webhook_delivery.retried" | "portal_session.created" | "portal_session.opened";
                 /** @description Only this kind of resource */
                 resource_type?: "project" | "domain" | "license" | "injectable" | "api_key" | "webhook_delivery" | "payment_connector" | "customer" | "portal_session";
                 /** @description Only this resource (with resource_type, one resource) */

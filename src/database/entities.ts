@@ -23,6 +23,7 @@ import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-Pr
 import { BinaryPaymentIds1764350000000 } from './migrations/1764350000000-BinaryPaymentIds.js';
 import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
 import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseBilling.js';
+import { PaymentEngine1764500000000 } from './migrations/1764500000000-PaymentEngine.js';
 import { CustomerPortal1764650000000 } from './migrations/1764650000000-CustomerPortal.js';
 import { PortalLinkEntity, PortalSessionEntity } from '../portal/portal.entity.js';
 import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
@@ -72,5 +73,6 @@ export const migrations = [
   BinaryPaymentIds1764350000000,
   Teams1764400000000,
   LicenseBilling1764450000000,
+  PaymentEngine1764500000000,
   CustomerPortal1764650000000,
 ];

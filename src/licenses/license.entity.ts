@@ -17,9 +17,11 @@ export type RevokedBy = 'vendor' | 'payment';
 
 @Entity('licenses')
 @Unique('uq_licenses_project_title', ['project_id', 'title'])
-@Index('uq_licenses_payment_reference', ['project_id', 'payment_provider', 'payment_reference_id'], {
-  unique: true,
-})
+@Index(
+  'uq_licenses_payment_reference',
+  ['project_id', 'payment_provider', 'payment_reference_kind', 'payment_reference_id'],
+  { unique: true },
+)
 export class LicenseEntity {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -106,9 +108,17 @@ export class LicenseEntity {
 
   /** `{provider, reference}` of the order or subscription the license was issued for, or null. */
   @Expose()
-  get payment_reference(): { provider: string; reference: string } | null {
+  get payment_reference(): {
+    provider: string;
+    reference: string;
+    kind: 'subscription' | 'order' | null;
+  } | null {
     return this.payment_provider && this.payment_reference_id
-      ? { provider: this.payment_provider, reference: this.payment_reference_id }
+      ? {
+          provider: this.payment_provider,
+          reference: this.payment_reference_id,
+          kind: this.payment_reference_kind ?? null,
+        }
       : null;
   }
 

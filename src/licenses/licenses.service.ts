@@ -23,6 +23,7 @@ import { LicenseEntity } from './license.entity.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 import { addDays, Clock, utcDay as utcDayOf, utcDaySpan } from '../common/time.js';
+import { SubscriptionEntity } from '../payments/subscription.entity.js';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -329,6 +330,12 @@ export class LicensesService {
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
       await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
       await manager.query('DELETE FROM license_limit_notices WHERE license_id = ?', [license.id]);
+      // Its purchase stays, marked: the provider's later events issue no license for it again.
+      await manager.update(
+        SubscriptionEntity,
+        { license_id: license.id, license_deleted_at: IsNull() },
+        { license_deleted_at: wholeSecond(this.clock.now()) },
+      );
       // The key stays attributable to its project: a deleted license still in use shows in its analytics.
       await manager.query('INSERT INTO license_tombstones (uuid_hash, project_id) VALUES (?, ?)', [
         license.uuid_hash,

@@ -9,7 +9,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
-import type { LicenseTemplate } from './dto/payment-connector.dto.js';
+import type { ConnectorProduct, LicenseTemplate } from './dto/payment-connector.dto.js';
 import type { Provider } from './providers/registry.js';
 
 /**
@@ -56,6 +56,17 @@ export class PaymentConnectorEntity {
 
   @Column({ type: 'simple-json', nullable: true })
   license_template: LicenseTemplate | null;
+
+  /**
+   * The provider's products this connector acts on (docs/payments.md#products): ids, or `{id, plan}`;
+   * null or empty: every product.
+   */
+  @Column({ type: 'simple-json', nullable: true })
+  products: ConnectorProduct[] | null;
+
+  /** Whether an event's buyer may be found by email (docs/payments.md#customers); false: by the provider's id only. */
+  @Column({ type: 'boolean', default: false })
+  match_customers_by_email: boolean;
 
   @Column({ type: 'boolean', default: true })
   is_active: boolean;

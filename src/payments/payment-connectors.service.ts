@@ -122,6 +122,8 @@ export class PaymentConnectorsService {
         grace_days: dto.grace_days ?? 3,
         issue_licenses: dto.issue_licenses ?? false,
         license_template: storedTemplate(dto.license_template),
+        products: dto.products ?? [],
+        match_customers_by_email: dto.match_customers_by_email ?? false,
         is_active: true,
         last_event_at: null,
       });
@@ -159,6 +161,9 @@ export class PaymentConnectorsService {
       changes.issue_licenses = dto.issue_licenses;
     if (dto.is_active !== undefined && dto.is_active !== null) changes.is_active = dto.is_active;
     if (dto.license_template !== undefined) changes.license_template = storedTemplate(dto.license_template);
+    if (dto.products !== undefined) changes.products = dto.products ?? [];
+    if (dto.match_customers_by_email !== undefined)
+      changes.match_customers_by_email = dto.match_customers_by_email;
     const secret = typeof dto.signing_secret === 'string';
     if (secret) changes.signing_secret = sealSecret(this.config.appKey, dto.signing_secret as string);
     return await this.projectChanges.run(project, async (manager) => {
@@ -202,6 +207,7 @@ export class PaymentConnectorsService {
   withEndpoint(connector: PaymentConnectorEntity): PaymentConnectorEntity {
     const token = openSecret(this.config.appKey, connector.token_sealed);
     const copy = Object.assign(new PaymentConnectorEntity(), connector);
+    copy.products = connector.products ?? [];
     copy.endpoint_url = `${this.config.publicUrl}/api/v1/payments/${connector.provider}/${token}`;
     return copy;
   }

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
-export type PaymentOutcome = 'applied' | 'ignored' | 'duplicate';
+export type PaymentOutcome = 'applied' | 'ignored' | 'duplicate' | 'stale';
 export type TargetKind = 'project' | 'domain' | 'license';
 
 /**

@@ -96,7 +96,7 @@ export class PaymentGrace implements OnApplicationBootstrap, OnApplicationShutdo
         'r.project_id',
       ]);
     if (kind === 'domain') qb.andWhere('r.has_paid = 1');
-    if (kind === 'license') qb.andWhere('r.revoked_at IS NULL');
+    if (kind === 'license') qb.andWhere("r.revoked_at IS NULL AND (r.billing = 'project' OR r.has_paid = 1)");
     return qb.getMany().then((rows) =>
       rows.map((row) => ({
         id: row.id,
@@ -113,9 +113,20 @@ export class PaymentGrace implements OnApplicationBootstrap, OnApplicationShutdo
     return inAuditContext({ actor, request_id: null, ip: null, user_agent: null }, () =>
       this.projectChanges.run(project, async (manager) => {
         const before = await manager.findOneBy(TABLES[kind], { id: found.id });
-        if (!before || !(await this.mark(manager, kind, found.id, now)))
+        // A license that carries its own payment is never revoked by payment: its has_paid becomes false.
+        const own = kind === 'license' && (before as LicenseEntity | null)?.billing === 'license';
+        if (!before || !(await this.mark(manager, own ? 'own' : kind, found.id, now)))
           return { result: false, unchanged: true, audit: [] };
         const after = await manager.findOneByOrFail(TABLES[kind], { id: found.id });
+        if (own)
+          return {
+            result: true,
+            events: [
+              ['license.updated', after],
+              ['license.unpaid', after],
+            ],
+            audit: { action: 'license.unpaid', before, after },
+          };
         const action = kind === 'license' ? 'license.revoked' : (`${kind}.unpaid` as const);
         const events: Array<[typeof action | `${Kind}.updated`, unknown]> =
           kind === 'license'
@@ -130,19 +141,25 @@ export class PaymentGrace implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   /** The conditional update that claims the row. */
-  private async mark(manager: EntityManager, kind: Kind, id: number, now: Date): Promise<boolean> {
+  private async mark(manager: EntityManager, kind: Kind | 'own', id: number, now: Date): Promise<boolean> {
     const qb =
-      kind === 'license'
+      kind === 'own'
         ? manager
             .createQueryBuilder()
             .update(LicenseEntity)
-            .set({ revoked_at: now, grace_until: null })
-            .where('revoked_at IS NULL')
-        : manager
-            .createQueryBuilder()
-            .update(TABLES[kind] as typeof ProjectEntity)
             .set({ has_paid: false, grace_until: null })
-            .where('has_paid = 1');
+            .where("billing = 'license' AND has_paid = 1 AND revoked_at IS NULL")
+        : kind === 'license'
+          ? manager
+              .createQueryBuilder()
+              .update(LicenseEntity)
+              .set({ revoked_at: now, revoked_by: 'payment', grace_until: null })
+              .where("revoked_at IS NULL AND billing = 'project'")
+          : manager
+              .createQueryBuilder()
+              .update(TABLES[kind as Kind] as typeof ProjectEntity)
+              .set({ has_paid: false, grace_until: null })
+              .where('has_paid = 1');
     const result = await qb
       .andWhere('id = :id AND grace_until IS NOT NULL AND grace_until <= :now', { id, now })
       .execute();

@@ -2,6 +2,7 @@ import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { IncomingHttpHeaders } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { instanceToPlain } from 'class-transformer';
 import { EntityManager, Repository } from 'typeorm';
 import type { Audit } from '../audit/audit-log.service.js';
 import { AuditContext, inAuditContext } from '../audit/audit-context.js';
@@ -22,7 +23,10 @@ import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import type { WebhookEvent } from '../webhooks/webhook-events.js';
+import { CustomerEntity, CustomerExternalIdEntity } from '../customers/customer.entity.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
+import { findPurchase, productProblem, recordPurchase, staleness } from './purchases.js';
+import { SubscriptionEntity } from './subscription.entity.js';
 import { PaymentEventEntity, PaymentOutcome, TargetKind } from './payment-event.entity.js';
 import { PaymentProvider, ProviderEvent, shown } from './providers/provider.js';
 import { providerNamed } from './providers/registry.js';
@@ -48,11 +52,16 @@ export const NO_EVENT_ID = 'The event carries no event id (or one longer than 25
 /** A target whose has_paid an event moves. */
 type Target = { kind: 'project'; row: ProjectEntity } | { kind: 'domain'; row: DomainEntity };
 
+/** What an accepted event came to. */
+type Outcome = 'applied' | 'ignored' | 'stale';
+
 /** What an event did, gathered inside its unit of work. */
 interface Effects {
-  outcome: 'applied' | 'ignored';
+  outcome: Outcome;
   details: string[];
   target: { kind: TargetKind; id: number } | null;
+  /** The purchase row the event recorded (or found stale). */
+  subscription: number | null;
   events: Array<[WebhookEvent, unknown]>;
   audit: Audit[];
 }
@@ -188,7 +197,7 @@ export class PaymentReceipts {
     project: ProjectEntity,
     connector: PaymentConnectorEntity,
     event: ProviderEvent,
-  ): Promise<'applied' | 'ignored'> {
+  ): Promise<Outcome> {
     const now = wholeSecond(this.clock.now());
     return this.projectChanges.run(project, async (manager) => {
       const inserted = await manager.insert(PaymentEventEntity, {
@@ -215,6 +224,7 @@ export class PaymentReceipts {
           outcome: effects.outcome,
           target_kind: effects.target?.kind ?? null,
           target_id: effects.target?.id ?? null,
+          subscription_id: effects.subscription,
           detail: effects.details.join(' ').slice(0, 1000),
         },
       );
@@ -222,6 +232,12 @@ export class PaymentReceipts {
     });
   }
 
+  /**
+   * What an event moves (docs/payments.md#order-of-events): its purchase is found (a refund's through
+   * the payment ids kept), held to the connector's products and to the order of the provider's own
+   * times, recorded, and then the first that applies moves: the purchase's license, a license issued
+   * for it, the domain named, the project.
+   */
   private async effects(
     manager: EntityManager,
     project: ProjectEntity,
@@ -229,24 +245,166 @@ export class PaymentReceipts {
     event: ProviderEvent,
     now: Date,
   ): Promise<Effects> {
-    const effects: Effects = { outcome: 'ignored', details: [], target: null, events: [], audit: [] };
-    let target: Target;
-    if (event.domain === undefined || event.domain === null) {
-      target = { kind: 'project', row: project };
-    } else {
-      const name = normalizeDomain(event.domain);
-      const domain = name
-        ? await manager.findOneBy(DomainEntity, { project_id: project.id, domain: name })
-        : null;
-      if (!domain) {
+    const effects: Effects = {
+      outcome: 'ignored',
+      details: [],
+      target: null,
+      subscription: null,
+      events: [],
+      audit: [],
+    };
+    const refund = event.refund;
+    // Types outside the table, events that name no purchase, and partial or unapproved refunds: the target of 18, or nothing.
+    if ((!event.purchase && !refund) || (refund && event.verdict.kind === 'ignored')) {
+      if (connector.issue_licenses && event.verdict.kind !== 'ignored') {
         effects.details.push(
-          typeof event.domain === 'string'
-            ? `The domain ${shown(event.domain)} named by licensegate_domain is not registered under this project: nothing changed.`
-            : `licensegate_domain is ${shown(event.domain)}, not a domain name: nothing changed.`,
+          'The event names no purchase, so it reaches no license: a connector that issues licenses moves no project or domain.',
         );
         return effects;
       }
-      target = { kind: 'domain', row: domain };
+      return this.onTarget(manager, project, connector, event, now, effects, false);
+    }
+    let row = await findPurchase(
+      manager,
+      connector.id,
+      event.purchase,
+      refund ? refund.paymentIds : event.paymentIds,
+    );
+    if (refund && !row) {
+      const named = event.purchase
+        ? `the ${event.purchase.kind} ${shown(event.purchase.reference)}`
+        : refund.paymentIds.length > 0
+          ? `the payment ${refund.paymentIds.map(shown).join(', ')}`
+          : 'no payment';
+      effects.details.push(
+        `${event.type} names ${named}, which no purchase of this connector has: nothing changed.`,
+      );
+      return effects;
+    }
+    if (!refund) {
+      const problem = productProblem(connector, event, row);
+      if (problem) {
+        effects.details.push(problem);
+        return effects;
+      }
+    }
+    if (row) {
+      const stale = staleness(row, event);
+      if (stale) {
+        effects.outcome = 'stale';
+        effects.subscription = row.id;
+        effects.details.push(stale);
+        return effects;
+      }
+    }
+    const customer = await this.customerOf(manager, project, connector, event, row, effects);
+    row = await recordPurchase(manager, project, connector, event, row, customer);
+    effects.subscription = row.id;
+    if (event.verdict.kind === 'ignored') {
+      const target = await this.targetOf(manager, project, event);
+      if (typeof target !== 'string') effects.target = { kind: target.kind, id: target.row.id };
+      effects.details.push(event.verdict.detail);
+      return effects;
+    }
+    const noGrace = refund !== null;
+    const license = row.license_id
+      ? await lockedRowWhere(manager, LicenseEntity, { id: row.license_id })
+      : null;
+    if (row.license_id && !license) {
+      if (!row.license_deleted_at)
+        await manager.update(SubscriptionEntity, { id: row.id }, { license_deleted_at: now });
+      effects.details.push(
+        `License ${row.license_id} of this purchase was deleted: nothing changed, and no license is issued for it again.`,
+      );
+      return effects;
+    }
+    if (license) {
+      effects.target = { kind: 'license', id: license.id };
+      if (license.revoked_at !== null && license.revoked_by !== 'payment') {
+        effects.details.push(
+          `License ${license.id} was revoked by the vendor: it stays revoked, whatever the provider sends.`,
+        );
+        return effects;
+      }
+      if (license.billing === 'license') {
+        effects.outcome = 'applied';
+        await this.ownFlag(manager, license, event.verdict.kind === 'paid', connector, now, noGrace, effects);
+        return effects;
+      }
+      // A billing: project license (one issued before licenses carried their own payment) moves its target and itself.
+      await this.onTarget(manager, project, connector, event, now, effects, noGrace);
+      if (effects.outcome === 'applied')
+        await this.projectLicense(
+          manager,
+          license,
+          event.verdict.kind === 'paid',
+          connector,
+          now,
+          noGrace,
+          effects,
+        );
+      return effects;
+    }
+    if (connector.issue_licenses) {
+      if (event.verdict.kind !== 'paid') {
+        effects.details.push(
+          'This purchase has no license to move: a connector that issues licenses moves no project or domain.',
+        );
+        return effects;
+      }
+      const issued = await this.issue(manager, project, connector, event, row, customer, effects);
+      if (issued) {
+        effects.outcome = 'applied';
+        effects.target = { kind: 'license', id: issued.id };
+        await manager.update(
+          SubscriptionEntity,
+          { id: row.id },
+          { license_id: issued.id, target_kind: 'license', target_id: issued.id },
+        );
+      }
+      return effects;
+    }
+    await this.onTarget(manager, project, connector, event, now, effects, noGrace);
+    if (effects.target)
+      await manager.update(
+        SubscriptionEntity,
+        { id: row.id },
+        { target_kind: effects.target.kind, target_id: effects.target.id },
+      );
+    return effects;
+  }
+
+  /** The domain licensegate_domain names, else the project; a string says why there is none. */
+  private async targetOf(
+    manager: EntityManager,
+    project: ProjectEntity,
+    event: ProviderEvent,
+  ): Promise<Target | string> {
+    if (event.domain === undefined || event.domain === null) return { kind: 'project', row: project };
+    const name = normalizeDomain(event.domain);
+    const domain = name
+      ? await manager.findOneBy(DomainEntity, { project_id: project.id, domain: name })
+      : null;
+    if (domain) return { kind: 'domain', row: domain };
+    return typeof event.domain === 'string'
+      ? `The domain ${shown(event.domain)} named by licensegate_domain is not registered under this project: nothing changed.`
+      : `licensegate_domain is ${shown(event.domain)}, not a domain name: nothing changed.`;
+  }
+
+  /** Moves the project's or the named domain's has_paid (18); `noGrace`: unpaid at once (a refund). */
+  private async onTarget(
+    manager: EntityManager,
+    project: ProjectEntity,
+    connector: PaymentConnectorEntity,
+    event: ProviderEvent,
+    now: Date,
+    effects: Effects,
+    noGrace: boolean,
+  ): Promise<Effects> {
+    const target = await this.targetOf(manager, project, event);
+    if (typeof target === 'string') {
+      effects.details.push(target);
+      return effects;
     }
     effects.target = { kind: target.kind, id: target.row.id };
     if (event.verdict.kind === 'ignored') {
@@ -255,8 +413,7 @@ export class PaymentReceipts {
     }
     effects.outcome = 'applied';
     if (event.verdict.kind === 'paid') await this.paid(manager, target, effects);
-    else await this.unpaid(manager, target, connector.grace_days, now, effects);
-    if (event.reference) await this.license(manager, project, connector, event, now, effects);
+    else await this.unpaid(manager, target, noGrace ? 0 : connector.grace_days, now, effects);
     return effects;
   }
 
@@ -343,32 +500,76 @@ export class PaymentReceipts {
   }
 
   /**
-   * Licenses from orders: the first paid event of a reference issues one license (the unique index on
-   * the reference makes a racing second one fail, and its retry finds the first); a paid event
-   * reactivates it and ends its grace; an unpaid one starts its grace, or revokes it when there is none.
+   * A `billing: license` license's own has_paid: paid sets it and ends a grace; unpaid starts the
+   * connector's grace (PaymentGrace then clears has_paid), or clears it at once for a refund or a grace
+   * of 0. Payment never revokes such a license.
    */
-  private async license(
+  private async ownFlag(
     manager: EntityManager,
-    project: ProjectEntity,
+    before: LicenseEntity,
+    paid: boolean,
     connector: PaymentConnectorEntity,
-    event: ProviderEvent,
     now: Date,
+    noGrace: boolean,
     effects: Effects,
   ): Promise<void> {
-    const reference = (event.reference as string).slice(0, 255);
-    const found = await lockedRowWhere(manager, LicenseEntity, {
-      project_id: project.id,
-      payment_provider: connector.provider,
-      payment_reference_id: reference,
-    });
-    if (event.verdict.kind === 'paid') {
-      if (!found) {
-        if (connector.issue_licenses)
-          await this.issue(manager, project, connector, event, reference, effects);
+    const id = before.id;
+    let changes: Partial<LicenseEntity>;
+    let flip: 'paid' | 'unpaid' | null = null;
+    if (paid) {
+      if (before.has_paid && before.grace_until === null) {
+        effects.details.push(`License ${id} was already paid.`);
         return;
       }
+      changes = { has_paid: true, grace_until: null };
+      flip = before.has_paid ? null : 'paid';
+      effects.details.push(flip ? `License ${id} is paid.` : `License ${id} stays paid: its grace ended.`);
+    } else if (!before.has_paid) {
+      effects.details.push(`License ${id} was already unpaid.`);
+      return;
+    } else if (noGrace || connector.grace_days === 0) {
+      changes = { has_paid: false, grace_until: null };
+      flip = 'unpaid';
+      effects.details.push(`License ${id} is unpaid (no grace).`);
+    } else if (before.grace_until !== null) {
+      effects.details.push(
+        `License ${id} stays paid until ${toIsoTimestamp(before.grace_until)}, the grace already running.`,
+      );
+      return;
+    } else {
+      const until = addDays(now, connector.grace_days);
+      changes = { grace_until: until };
+      effects.details.push(
+        `License ${id} stays paid until ${toIsoTimestamp(until)} (grace of ${connector.grace_days} day${connector.grace_days === 1 ? '' : 's'}).`,
+      );
+    }
+    await manager.update(LicenseEntity, { id }, changes);
+    const after = await manager.findOneByOrFail(LicenseEntity, { id });
+    effects.events.push(['license.updated', after]);
+    if (flip) effects.events.push([`license.${flip}`, after]);
+    effects.audit.push({ action: flip ? `license.${flip}` : 'license.updated', before, after });
+  }
+
+  /**
+   * A `billing: project` license of a purchase (18): a paid event reactivates it (when payment revoked
+   * it) and ends its grace; an unpaid one starts its grace, or revokes it when there is none.
+   */
+  private async projectLicense(
+    manager: EntityManager,
+    found: LicenseEntity,
+    paid: boolean,
+    connector: PaymentConnectorEntity,
+    now: Date,
+    noGrace: boolean,
+    effects: Effects,
+  ): Promise<void> {
+    if (paid) {
       if (found.revoked_at === null && found.grace_until === null) return;
-      await manager.update(LicenseEntity, { id: found.id }, { revoked_at: null, grace_until: null });
+      await manager.update(
+        LicenseEntity,
+        { id: found.id },
+        { revoked_at: null, revoked_by: null, grace_until: null },
+      );
       const after = await manager.findOneByOrFail(LicenseEntity, { id: found.id });
       const reactivated = found.revoked_at !== null;
       const action = reactivated ? 'license.reactivated' : 'license.updated';
@@ -381,9 +582,13 @@ export class PaymentReceipts {
       );
       return;
     }
-    if (!found || found.revoked_at !== null) return;
-    if (connector.grace_days === 0) {
-      await manager.update(LicenseEntity, { id: found.id }, { revoked_at: now, grace_until: null });
+    if (found.revoked_at !== null) return;
+    if (noGrace || connector.grace_days === 0) {
+      await manager.update(
+        LicenseEntity,
+        { id: found.id },
+        { revoked_at: now, revoked_by: 'payment', grace_until: null },
+      );
       const after = await manager.findOneByOrFail(LicenseEntity, { id: found.id });
       effects.events.push(['license.revoked', after]);
       effects.audit.push({ action: 'license.revoked', before: found, after });
@@ -399,19 +604,87 @@ export class PaymentReceipts {
     effects.details.push(`License ${found.id} is revoked at ${toIsoTimestamp(until)} unless paid again.`);
   }
 
-  /** One license from the connector's template, titled "<provider> <customer email or reference>" (made unique). */
+  /**
+   * The buyer of the event (docs/payments.md#customers): the purchase's, else the customer holding the
+   * provider's id for it, else (match_customers_by_email) one of that email with no id of this
+   * provider, else a new one. Null when the event names neither an id nor an email.
+   */
+  private async customerOf(
+    manager: EntityManager,
+    project: ProjectEntity,
+    connector: PaymentConnectorEntity,
+    event: ProviderEvent,
+    row: SubscriptionEntity | null,
+    effects: Effects,
+  ): Promise<number | null> {
+    if (row?.customer_id) return row.customer_id;
+    const external = event.customerId && event.customerId.length <= 255 ? event.customerId : null;
+    if (external) {
+      const known = await manager.findOneBy(CustomerExternalIdEntity, {
+        project_id: project.id,
+        provider: connector.provider,
+        external_id: external,
+      });
+      if (known) return known.customer_id;
+    }
+    const email = event.email?.trim().toLowerCase() ?? '';
+    if (email === '' || email.length > 320) return null;
+    const keep = (customerId: number) =>
+      external
+        ? manager.insert(CustomerExternalIdEntity, {
+            customer_id: customerId,
+            project_id: project.id,
+            provider: connector.provider,
+            external_id: external,
+          })
+        : null;
+    if (connector.match_customers_by_email) {
+      const match = await manager
+        .createQueryBuilder(CustomerEntity, 'c')
+        .where('c.project_id = :project AND c.email = :email', { project: project.id, email })
+        .andWhere(
+          'NOT EXISTS (SELECT 1 FROM customer_external_ids x WHERE x.customer_id = c.id AND x.provider = :provider)',
+          { provider: connector.provider },
+        )
+        .orderBy('c.id', 'ASC')
+        .getOne();
+      if (match) {
+        await keep(match.id);
+        return match.id;
+      }
+    }
+    const name = event.customerName ? event.customerName.slice(0, 255) : null;
+    const inserted = await manager.insert(CustomerEntity, { project_id: project.id, email, name });
+    const id = inserted.identifiers[0].id as number;
+    await keep(id);
+    const customer = await manager.findOneByOrFail(CustomerEntity, { id });
+    const answer = {
+      ...instanceToPlain(customer),
+      external_ids: external ? [{ provider: connector.provider, id: external }] : [],
+    };
+    effects.events.push(['customer.created', answer]);
+    effects.audit.push({ action: 'customer.created', before: null, after: answer });
+    effects.details.push(`Customer ${id} (${email}) is created.`);
+    return id;
+  }
+
+  /**
+   * One `billing: license` license from the connector's template, paid, titled "<provider> <customer
+   * email or reference>" (made unique); null when the account may not create licenses.
+   */
   private async issue(
     manager: EntityManager,
     project: ProjectEntity,
     connector: PaymentConnectorEntity,
     event: ProviderEvent,
-    reference: string,
+    row: SubscriptionEntity,
+    customer: number | null,
     effects: Effects,
-  ): Promise<void> {
+  ): Promise<LicenseEntity | null> {
     const owner = await manager.findOneByOrFail(UserEntity, { id: project.user_id });
     if (!owner.can_create_licenses) {
       effects.details.push('No license was issued: the plan does not allow creating licenses.');
-      return;
+      return null;
     }
     const template = connector.license_template ?? {};
     const fields = { ...defaultsFor(owner) } as Record<string, unknown>;
@@ -430,7 +703,7 @@ export class PaymentReceipts {
     const title = await this.freeTitle(
       manager,
       project.id,
-      `${connector.provider} ${event.email ?? reference}`,
+      `${connector.provider} ${event.email ?? row.reference}`,
     );
     const uuid = randomUUID();
     const result = await manager.insert(LicenseEntity, {
@@ -443,13 +716,18 @@ export class PaymentReceipts {
       validate_against: 'project_domains',
       revoked_at: null,
       payment_provider: connector.provider,
-      payment_reference_id: reference,
+      payment_reference_id: row.reference,
+      payment_reference_kind: row.kind,
       grace_until: null,
+      billing: 'license',
+      has_paid: true,
+      customer_id: customer,
     });
     const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
     effects.events.push(['license.created', license]);
     effects.audit.push({ action: 'license.created', before: null, after: license });
-    effects.details.push(`License ${license.id} is issued for ${reference}.`);
+    effects.details.push(`License ${license.id} is issued for ${row.reference}.`);
+    return license;
   }
 
   /** `base`, or `base (2)`, `base (3)`, … : the first title not taken in the project. */

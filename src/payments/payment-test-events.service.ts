@@ -18,7 +18,7 @@ export interface TestEventResult {
   /** The status the connector's endpoint answered. */
   http_status: number;
   /** null when the endpoint refused the event (http_status 4xx): nothing was stored. */
-  outcome: 'applied' | 'ignored' | 'duplicate' | null;
+  outcome: 'applied' | 'ignored' | 'duplicate' | 'stale' | null;
   detail: string;
 }
 

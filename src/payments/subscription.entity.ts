@@ -7,6 +7,7 @@ import {
   Unique,
   UpdateDateColumn,
 } from 'typeorm';
+import { Exclude } from 'class-transformer';
 import { IsoTimestamp } from '../common/http/serialization.js';
 import type { TargetKind } from './payment-event.entity.js';
 
@@ -76,6 +77,11 @@ export class SubscriptionEntity {
   @IsoTimestamp()
   @Column({ type: 'datetime', nullable: true })
   last_event_at: Date | null;
+
+  /** The provider ended it (or it is a refunded order): later paid events are stale but for a revival. */
+  @Exclude()
+  @Column({ type: 'boolean', default: false })
+  ended: boolean;
 
   @Column({ type: 'varchar', length: 128, nullable: true })
   last_event_type: string | null;

@@ -25,6 +25,8 @@ export const WEBHOOK_EVENTS = [
   'license.activation_cap_reached',
   'license.expiring',
   'license.expired',
+  'license.paid',
+  'license.unpaid',
   'injectable.created',
   'injectable.updated',
   'injectable.deleted',

@@ -10,6 +10,14 @@ export class PaymentReferenceResponse {
 
   @ApiProperty({ example: 'sub_1QdH6sGswQ2Dk9Lm', description: 'The order or subscription id' })
   reference: string;
+
+  @ApiProperty({
+    enum: ['subscription', 'order'],
+    nullable: true,
+    description:
+      'Which purchase the reference names (providers reuse one number for both); null for a license issued before kinds',
+  })
+  kind: 'subscription' | 'order' | null;
 }
 
 @ApiSchema({ name: 'License' })

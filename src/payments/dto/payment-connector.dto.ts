@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsObject, ValidateIf, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
 import { CreateLicenseDto } from '../../licenses/dto/license.dto.js';
 import {
   OptionalBoolean,
@@ -31,6 +31,43 @@ const Template = () =>
     IsObject({ message: 'The license template field must be a JSON object.' }),
     ValidateNested(),
     Type(() => LicenseTemplateDto),
+  );
+
+/** A product of a connector's allow-list: the provider's id, or the id with the plan it grants. */
+export type ConnectorProduct = string | { id: string; plan: string };
+
+/** The most products one connector lists. */
+export const MAX_PRODUCTS = 200;
+
+export const PRODUCTS_INVALID = `The products field must be a list of at most ${MAX_PRODUCTS} product ids (strings of 1 to 255 characters) or {id, plan} objects.`;
+
+const isProductId = (value: unknown): value is string =>
+  typeof value === 'string' && value.trim() !== '' && value.length <= 255;
+
+function isProduct(value: unknown): boolean {
+  if (isProductId(value)) return true;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const entry = value as Record<string, unknown>;
+  return (
+    Object.keys(entry).every((k) => k === 'id' || k === 'plan') &&
+    isProductId(entry.id) &&
+    typeof entry.plan === 'string' &&
+    entry.plan.trim() !== '' &&
+    entry.plan.length <= 64
+  );
+}
+
+const Products = () =>
+  applyDecorators(
+    ValidateIf((_, value) => value !== null && value !== undefined),
+    ValidateBy({
+      name: 'connectorProducts',
+      validator: {
+        validate: (value: unknown) =>
+          Array.isArray(value) && value.length <= MAX_PRODUCTS && value.every(isProduct),
+        defaultMessage: () => PRODUCTS_INVALID,
+      },
+    }),
   );
 
 /** A payment connector (docs/payments.md). */
@@ -80,6 +117,36 @@ export class CreatePaymentConnectorDto {
   })
   @Template()
   license_template?: LicenseTemplateDto | null;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    nullable: true,
+    maxItems: MAX_PRODUCTS,
+    items: {
+      oneOf: [
+        { type: 'string', maxLength: 255 },
+        {
+          type: 'object',
+          required: ['id', 'plan'],
+          properties: { id: { type: 'string', maxLength: 255 }, plan: { type: 'string', maxLength: 64 } },
+        },
+      ],
+    },
+    example: ['price_1QdH6sGswQ2Dk9Lm', { id: 'prod_RkQ3x9', plan: 'pro' }],
+    description:
+      "The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product",
+  })
+  @Products()
+  products?: ConnectorProduct[] | null;
+
+  @ApiPropertyOptional({
+    default: false,
+    example: false,
+    description:
+      "Whether an event's buyer may be found by email when no customer has the provider's id (an email is typed by the buyer)",
+  })
+  @OptionalBoolean('match_customers_by_email')
+  match_customers_by_email?: boolean;
 }
 
 export class UpdatePaymentConnectorDto extends PartialType(CreatePaymentConnectorDto) {

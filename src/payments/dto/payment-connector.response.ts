@@ -33,6 +33,21 @@ export class PaymentConnectorResponse {
   @ApiProperty({ type: () => LicenseTemplateDto, nullable: true })
   license_template: LicenseTemplateDto | null;
 
+  @ApiProperty({
+    type: 'array',
+    items: {
+      oneOf: [
+        { type: 'string' },
+        { type: 'object', properties: { id: { type: 'string' }, plan: { type: 'string' } } },
+      ],
+    },
+    description: "The provider's products this connector acts on; empty: every product",
+  })
+  products: Array<string | { id: string; plan: string }>;
+
+  @ApiProperty()
+  match_customers_by_email: boolean;
+
   @ApiProperty()
   is_active: boolean;
 
@@ -67,8 +82,9 @@ export class PaymentEventResponse {
   type: string;
 
   @ApiProperty({
-    enum: ['applied', 'ignored'],
-    description: 'A redelivery is answered `duplicate` and not stored again',
+    enum: ['applied', 'ignored', 'stale'],
+    description:
+      'A redelivery is answered `duplicate` and not stored again; `stale`: older than an event already applied to its purchase',
   })
   outcome: string;
 
@@ -92,7 +108,7 @@ export class PaymentEventResponse {
 
 @ApiSchema({ name: 'PaymentReceipt' })
 export class PaymentReceiptResponse {
-  @ApiProperty({ enum: ['applied', 'ignored', 'duplicate'] })
+  @ApiProperty({ enum: ['applied', 'ignored', 'duplicate', 'stale'] })
   outcome: string;
 
   @ApiProperty({ example: 'evt_1QdH6sGswQ2Dk9Lm' })
@@ -119,7 +135,7 @@ export class PaymentTestEventResponse {
   http_status: number;
 
   @ApiProperty({
-    enum: ['applied', 'ignored', 'duplicate'],
+    enum: ['applied', 'ignored', 'duplicate', 'stale'],
     nullable: true,
     example: 'ignored',
     description: 'As in the event log; null when the endpoint refused the event (nothing stored)',

@@ -1,8 +1,21 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { sha256Hex } from '../../common/crypto/crypto.js';
-import type { Json, Moves, PaymentProvider, ProviderEvent, Verified } from './provider.js';
+import type {
+  Json,
+  Move,
+  Moves,
+  PaymentProvider,
+  ProviderEvent,
+  PurchaseStatus,
+  Verdict,
+  Verified,
+} from './provider.js';
 import {
+  eventOf,
+  ids,
+  partialRefund,
+  timeOf,
   anyEqual,
   header,
   hexes,
@@ -18,43 +31,87 @@ import {
 
 const ACTIVE = new Set(['active', 'on_trial']);
 const LAPSED = new Set(['past_due', 'unpaid', 'expired', 'paused']);
+const STATUS: Record<string, PurchaseStatus> = {
+  active: 'active',
+  on_trial: 'trialing',
+  past_due: 'past_due',
+  unpaid: 'past_due',
+  paused: 'paused',
+  cancelled: 'active',
+  expired: 'expired',
+};
 
-/** What a row reads: the object's status, and the order it belongs to. */
+/** What a row reads: the object's status, its purchase and, for a refund, how much of it. */
 interface Subject {
   status: unknown;
+  purchase: Pick<Move, 'reference' | 'kind'>;
+  /** Refunded in part (refunded_amount below total). */
+  partial: boolean;
+  /** The order id: a payment id of the purchase. */
   order: string | null;
 }
 
-const unpaid = ({ order }: Subject) => ({ verdict: UNPAID, reference: order });
-const activeOr = (type: string) => (subject: Subject) => ({
-  verdict: ACTIVE.has(subject.status as string) ? PAID : withStatus(type, subject.status),
-  reference: subject.order,
-});
+const statusOf = (status: unknown): PurchaseStatus | null =>
+  typeof status === 'string' && Object.hasOwn(STATUS, status) ? STATUS[status] : null;
+
+const subscriptionMove =
+  (type: string, verdictOf: (status: unknown) => Verdict, more: Partial<Move> = {}) =>
+  ({ status, purchase }: Subject): Move => ({
+    verdict: verdictOf(status),
+    ...purchase,
+    status: statusOf(status),
+    ...more,
+  });
+const activeOr = (type: string) => (status: unknown) =>
+  ACTIVE.has(status as string) ? PAID : withStatus(type, status);
 
 /**
- * What each event type moves. A subscription is referred to by its order (attributes.order_id), so
- * that the order_created and subscription_created of one purchase issue one license;
- * subscription_payment_success moves has_paid only (its invoice names the subscription, not the order).
+ * What each event type moves. An order is its own purchase until the subscription whose order_id
+ * names it arrives; the subscription's id then names the same purchase (the order id is kept among
+ * its payment ids). Refunds reach the purchase through the order id, or the subscription an invoice names.
  */
 const MOVES: Moves<Subject> = {
-  order_created: ({ status, order }) => ({
+  order_created: ({ status, purchase }) => ({
     verdict: status === 'paid' ? PAID : withStatus('order_created', status),
-    reference: order,
+    ...purchase,
+    status: 'paid',
   }),
-  subscription_payment_success: () => ({ verdict: PAID, reference: null }),
-  subscription_created: activeOr('subscription_created'),
-  subscription_resumed: activeOr('subscription_resumed'),
-  subscription_updated: ({ status, order }) => ({
-    verdict: ACTIVE.has(status as string)
+  subscription_payment_success: ({ purchase }) => ({ verdict: PAID, ...purchase, status: 'active' }),
+  subscription_created: subscriptionMove('subscription_created', activeOr('subscription_created')),
+  subscription_resumed: subscriptionMove('subscription_resumed', activeOr('subscription_resumed'), {
+    revives: true,
+  }),
+  subscription_updated: subscriptionMove('subscription_updated', (status) =>
+    ACTIVE.has(status as string)
       ? PAID
       : LAPSED.has(status as string)
         ? UNPAID
         : withStatus('subscription_updated', status),
-    reference: order,
+  ),
+  subscription_cancelled: subscriptionMove(
+    'subscription_cancelled',
+    () => ({
+      kind: 'ignored',
+      detail:
+        "subscription_cancelled: cancelled at the period's end, it stays paid until subscription_expired.",
+    }),
+    { notes: true, status: null },
+  ),
+  subscription_expired: subscriptionMove('subscription_expired', () => UNPAID, {
+    status: 'expired',
+    ends: true,
   }),
-  subscription_expired: unpaid,
-  subscription_paused: unpaid,
-  order_refunded: unpaid,
+  subscription_paused: subscriptionMove('subscription_paused', () => UNPAID, { status: 'paused' }),
+  order_refunded: ({ partial, order }) => ({
+    verdict: partial ? partialRefund('order_refunded') : UNPAID,
+    reference: null,
+    refund: { paymentIds: ids(order), status: 'refunded' },
+  }),
+  subscription_payment_refunded: ({ partial, purchase }) => ({
+    verdict: partial ? partialRefund('subscription_payment_refunded') : UNPAID,
+    ...purchase,
+    refund: { paymentIds: [], status: 'refunded' },
+  }),
 };
 
 /**
@@ -79,16 +136,35 @@ export const lemonSqueezy: PaymentProvider<'lemonsqueezy'> = {
     const type = str(meta.event_name) ?? '';
     const data = obj(payload.data);
     const attributes = obj(data.attributes);
-    const order = data.type === 'orders' ? str(data.id) : str(attributes.order_id);
-    const { verdict, reference } = moveOf(MOVES, type, { status: attributes.status, order });
-    return {
-      id: sha256Hex(body),
-      type,
-      verdict,
-      domain: obj(meta.custom_data).licensegate_domain,
-      reference,
+    const isOrder = data.type === 'orders';
+    const order = isOrder ? str(data.id) : str(attributes.order_id);
+    const purchase: Subject['purchase'] = isOrder
+      ? { reference: str(data.id), kind: 'order' }
+      : data.type === 'subscription-invoices'
+        ? { reference: str(attributes.subscription_id), kind: 'subscription' }
+        : { reference: str(data.id), kind: 'subscription' };
+    const refunded = attributes.refunded_amount;
+    const total = attributes.total;
+    const partial =
+      attributes.status === 'partial_refund' ||
+      (typeof refunded === 'number' && typeof total === 'number' && refunded > 0 && refunded < total);
+    const move = moveOf(MOVES, type, { status: attributes.status, purchase, partial, order });
+    const item = isOrder ? obj(attributes.first_order_item) : attributes;
+    const hasProduct = item.variant_id !== undefined || item.product_id !== undefined;
+    return eventOf(sha256Hex(body), type, obj(meta.custom_data).licensegate_domain, move, {
       email: str(attributes.user_email),
-    };
+      customerName: str(attributes.user_name),
+      occurredAt: timeOf(attributes.updated_at),
+      customerId: str(attributes.customer_id),
+      productIds: hasProduct ? ids(item.variant_id, item.product_id) : null,
+      // Subscription invoices have ids of their own numbering: only order ids are kept.
+      paymentIds: data.type === 'subscription-invoices' ? [] : ids(order),
+      cancelAtPeriodEnd:
+        data.type === 'subscriptions'
+          ? attributes.cancelled === true || attributes.status === 'cancelled'
+          : null,
+      currentPeriodEnd: timeOf(attributes.ends_at ?? attributes.renews_at),
+    });
   },
 
   sign(secret: string, body: string | Buffer): Record<string, string> {

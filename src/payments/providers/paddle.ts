@@ -1,5 +1,20 @@
-import type { Json, Moves, PaymentProvider, ProviderEvent, Verdict } from './provider.js';
+import type {
+  Json,
+  Move,
+  Moves,
+  PaymentProvider,
+  ProviderEvent,
+  PurchaseStatus,
+  Refund,
+  Verdict,
+} from './provider.js';
 import {
+  eventOf,
+  ids,
+  list,
+  partialRefund,
+  shown,
+  timeOf,
   moveOf,
   obj,
   PAID,
@@ -12,27 +27,70 @@ import {
 } from './provider.js';
 
 const ACTIVE = new Set(['active', 'trialing']);
+const STATUS = new Set<PurchaseStatus>(['active', 'trialing', 'past_due', 'paused', 'canceled']);
+const statusOf = (value: unknown): PurchaseStatus | null =>
+  STATUS.has(value as PurchaseStatus) ? (value as PurchaseStatus) : null;
 
-/** A subscription event's order is the subscription itself. */
-const ofSubscription = (verdict: Verdict) => (data: Json) => ({ verdict, reference: str(data.id) });
+/** A subscription event's purchase is the subscription itself. */
+const ofSubscription =
+  (verdict: Verdict, more: Partial<Move> = {}) =>
+  (data: Json): Move => ({ verdict, reference: str(data.id), status: statusOf(data.status), ...more });
+
+/**
+ * An adjustment (a refund, a chargeback or its reversal) once approved: it names its transaction, a
+ * payment id kept from the purchase's transaction.completed.
+ */
+const adjustment =
+  (type: string) =>
+  (data: Json): Move => {
+    const refund = (status: Refund['status']): Refund => ({ paymentIds: ids(data.transaction_id), status });
+    const action = data.action;
+    if (action !== 'refund' && action !== 'chargeback' && action !== 'chargeback_reverse')
+      return {
+        verdict: {
+          kind: 'ignored',
+          detail: `${type} with action ${shown(action)} neither pays nor stops payment.`,
+        },
+        reference: null,
+      };
+    if (data.status !== 'approved')
+      return {
+        verdict: {
+          kind: 'ignored',
+          detail: `${type} with status ${shown(data.status)}: an adjustment moves nothing until it is approved.`,
+        },
+        reference: null,
+        refund: refund(null),
+      };
+    if (action === 'chargeback_reverse') return { verdict: PAID, reference: null, refund: refund(null) };
+    const partial = data.type === 'partial' || list(data.items).some((item) => item.type === 'partial');
+    return {
+      verdict: partial ? partialRefund(`${type} (${action})`) : UNPAID,
+      reference: null,
+      refund: refund(action === 'refund' ? 'refunded' : 'disputed'),
+    };
+  };
 
 /** What each event type moves, read from the event's `data`. */
 const MOVES: Moves<Json> = {
-  'transaction.completed': (transaction) => ({
-    verdict: PAID,
-    reference: str(transaction.subscription_id) ?? str(transaction.id),
-  }),
+  'transaction.completed': (transaction) =>
+    str(transaction.subscription_id)
+      ? { verdict: PAID, reference: str(transaction.subscription_id), status: 'active' }
+      : { verdict: PAID, reference: str(transaction.id), kind: 'order', status: 'paid' },
   'subscription.activated': ofSubscription(PAID),
-  'subscription.resumed': ofSubscription(PAID),
-  'subscription.canceled': ofSubscription(UNPAID),
-  'subscription.past_due': ofSubscription(UNPAID),
-  'subscription.paused': ofSubscription(UNPAID),
+  'subscription.resumed': ofSubscription(PAID, { revives: true }),
+  'subscription.canceled': ofSubscription(UNPAID, { status: 'canceled', ends: true }),
+  'subscription.past_due': ofSubscription(UNPAID, { status: 'past_due' }),
+  'subscription.paused': ofSubscription(UNPAID, { status: 'paused' }),
   'subscription.updated': (subscription) => ({
     verdict: ACTIVE.has(subscription.status as string)
       ? PAID
       : withStatus('subscription.updated', subscription.status),
     reference: str(subscription.id),
+    status: statusOf(subscription.status),
   }),
+  'adjustment.created': adjustment('adjustment.created'),
+  'adjustment.updated': adjustment('adjustment.updated'),
 };
 
 /** Paddle Billing's ids: a prefix and 26 characters of Crockford's base32, lower case. */
@@ -56,10 +114,29 @@ export const paddle: PaymentProvider<'paddle'> = {
     const type = str(payload.event_type) ?? '';
     if (!id) return null;
     const data = obj(payload.data);
-    const { verdict, reference } = moveOf(MOVES, type, data);
+    const move = moveOf(MOVES, type, data);
     const domain = obj(data.custom_data).licensegate_domain;
-    const email = str(obj(data.customer).email);
-    return { id, type, verdict, domain, reference, email };
+    const items = list(data.items);
+    const isTransaction = type.startsWith('transaction.');
+    return eventOf(id, type, domain, move, {
+      email: str(obj(data.customer).email),
+      customerName: str(obj(data.customer).name),
+      occurredAt: timeOf(payload.occurred_at),
+      customerId: str(data.customer_id) ?? str(obj(data.customer).id),
+      productIds: items.length
+        ? ids(
+            ...items.flatMap((item) => [
+              str(obj(item.price).id) ?? str(item.price_id),
+              str(obj(item.price).product_id) ?? str(obj(item.product).id),
+            ]),
+          )
+        : null,
+      paymentIds: isTransaction ? ids(data.id) : [],
+      cancelAtPeriodEnd: type.startsWith('subscription.')
+        ? obj(data.scheduled_change).action === 'cancel'
+        : null,
+      currentPeriodEnd: timeOf(obj(data.current_billing_period).ends_at),
+    });
   },
 
   /** customer.created, as Paddle's webhook reference and its Node SDK's fixtures have it. */

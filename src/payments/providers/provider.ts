@@ -10,6 +10,29 @@ export type Verified = { ok: true; headerEventId?: string } | { ok: false; reaso
 /** What an event means for the gate: paid, unpaid, or nothing (with the reason). */
 export type Verdict = { kind: 'paid' } | { kind: 'unpaid' } | { kind: 'ignored'; detail: string };
 
+/** `subscription` or `order`: providers reuse one number for both, so a purchase is named by both. */
+export type PurchaseKind = 'subscription' | 'order';
+
+/** What a provider sold, as an event names it (docs/payments.md#subscriptions). */
+export interface Purchase {
+  kind: PurchaseKind;
+  reference: string;
+}
+
+/** The status a purchase row takes (docs/payments.md#subscriptions). */
+export type PurchaseStatus =
+  'active' | 'trialing' | 'past_due' | 'paused' | 'canceled' | 'expired' | 'refunded' | 'disputed' | 'paid';
+
+/**
+ * A refund, a dispute or their reversal: it reaches its purchase through the payment ids kept from
+ * the purchase's earlier events (or the purchase the event names), never by a reference of its own.
+ */
+export interface Refund {
+  paymentIds: string[];
+  /** The status the purchase takes; null: back to paid (a dispute won, a chargeback reversed). */
+  status: 'refunded' | 'disputed' | null;
+}
+
 /** An event as the connector reads it (docs/payments.md, "What pays and what does not"). */
 export interface ProviderEvent {
   id: string;
@@ -17,9 +40,32 @@ export interface ProviderEvent {
   verdict: Verdict;
   /** `licensegate_domain` from the provider's metadata, when set. */
   domain: unknown;
-  /** The order or subscription the event is about, for licenses from orders (null: none). */
+  /** The purchase's reference (the `reference` of `purchase`), or null. */
   reference: string | null;
   email: string | null;
+  /** The provider's own time of the event (not of the delivery); null when the payload has none. */
+  occurredAt: Date | null;
+  /** The purchase the event records; null for a type that records nothing. */
+  purchase: Purchase | null;
+  /** Payment ids to keep for the purchase (how a later refund finds it). */
+  paymentIds: string[];
+  /** Set for refunds and disputes. */
+  refund: Refund | null;
+  /** The provider's id of the buyer, and the name it gives. */
+  customerId: string | null;
+  customerName: string | null;
+  /** The provider's ids of what was bought (price, product, variant); null: the event names none. */
+  productIds: string[] | null;
+  /** The purchase's status after the event; null: unchanged. */
+  status: PurchaseStatus | null;
+  cancelAtPeriodEnd: boolean | null;
+  currentPeriodEnd: Date | null;
+  /** The provider ended the subscription: later paid events are stale, but for a revival. */
+  ends: boolean;
+  /** The provider's explicit revival of an ended subscription. */
+  revives: boolean;
+  /** A type that records its purchase though it neither pays nor stops payment (a cancellation at the period's end). */
+  notes: boolean;
 }
 
 /** A provider's JSON payload: every field is the provider's, none is trusted to have a shape. */
@@ -82,7 +128,86 @@ export function secretRule(
 export interface Move {
   verdict: Verdict;
   reference: string | null;
+  /** Default: `subscription`. */
+  kind?: PurchaseKind;
+  status?: PurchaseStatus | null;
+  refund?: Refund;
+  ends?: boolean;
+  revives?: boolean;
+  notes?: boolean;
 }
+
+/** The fields of a ProviderEvent a move fills, the rest given by the adapter. */
+export type EventFacts = Pick<
+  ProviderEvent,
+  | 'email'
+  | 'customerId'
+  | 'customerName'
+  | 'productIds'
+  | 'paymentIds'
+  | 'cancelAtPeriodEnd'
+  | 'currentPeriodEnd'
+> & { occurredAt: Date | null };
+
+/** The event of a move and the facts its adapter read. */
+export function eventOf(
+  id: string,
+  type: string,
+  domain: unknown,
+  move: Move,
+  facts: Partial<EventFacts>,
+): ProviderEvent {
+  const recorded = move.reference !== null && (move.verdict.kind !== 'ignored' || move.notes === true);
+  return {
+    id,
+    type,
+    verdict: move.verdict,
+    domain,
+    reference: move.reference,
+    email: facts.email ?? null,
+    occurredAt: facts.occurredAt ?? null,
+    purchase:
+      move.reference !== null && (recorded || move.refund)
+        ? { kind: move.kind ?? 'subscription', reference: move.reference.slice(0, 255) }
+        : null,
+    paymentIds: (facts.paymentIds ?? []).filter((p) => p.length <= 255),
+    refund: move.refund ?? null,
+    customerId: facts.customerId ?? null,
+    customerName: facts.customerName ?? null,
+    productIds: facts.productIds ?? null,
+    status: move.status ?? null,
+    cancelAtPeriodEnd: facts.cancelAtPeriodEnd ?? null,
+    currentPeriodEnd: facts.currentPeriodEnd ?? null,
+    ends: move.ends ?? false,
+    revives: move.revives ?? false,
+    notes: move.notes ?? false,
+  };
+}
+
+/** An ISO-8601 time, or unix seconds, as a Date; null for anything else. */
+export function timeOf(value: unknown): Date | null {
+  if (typeof value === 'number' && Number.isFinite(value) && value > 0) return new Date(value * 1000);
+  if (typeof value !== 'string' || value.length > 64) return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : new Date(ms);
+}
+
+/** Strings (and numbers) among `values`, once each. */
+export const ids = (...values: unknown[]): string[] => [
+  ...new Set(values.map(str).filter((v): v is string => v !== null)),
+];
+
+/** The id of a field that is an id, or an expanded object with one. */
+export const idOf = (value: unknown): string | null => str(value) ?? str(obj(value).id);
+
+/** A list field of the provider's, as an array of objects. */
+export const list = (value: unknown): Json[] => (Array.isArray(value) ? value.map(obj) : []);
+
+/** A partial refund: ignored on every provider (docs/payments.md#refunds-and-disputes). */
+export const partialRefund = (type: string): Verdict => ({
+  kind: 'ignored',
+  detail: `${type} for part of the amount: only a full refund stops payment.`,
+});
 
 /** A provider's table of the event types it acts on; any other type moves nothing. */
 export type Moves<Context> = Record<string, (context: Context) => Move>;

@@ -146,6 +146,20 @@ describe('the provider registry', () => {
         domain: undefined,
         reference: null,
         email: null,
+        // Nothing about a purchase either: a type outside the table records none.
+        occurredAt: null,
+        purchase: null,
+        paymentIds: [],
+        refund: null,
+        customerId: null,
+        customerName: null,
+        productIds: null,
+        status: null,
+        cancelAtPeriodEnd: null,
+        currentPeriodEnd: null,
+        ends: false,
+        revives: false,
+        notes: false,
       });
   });
 });

@@ -1,8 +1,32 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { standardWebhookKey, webhookSignature } from '../../webhooks/signature.js';
-import type { Json, Moves, PaymentProvider, ProviderEvent, SignatureHeader, Verified } from './provider.js';
-import { anyEqual, fresh, header, hmac, moveOf, obj, PAID, str, unixSeconds, UNPAID } from './provider.js';
+import type {
+  EventFacts,
+  Json,
+  Moves,
+  PaymentProvider,
+  ProviderEvent,
+  PurchaseKind,
+  SignatureHeader,
+  Verified,
+} from './provider.js';
+import {
+  anyEqual,
+  eventOf,
+  fresh,
+  header,
+  hmac,
+  ids,
+  moveOf,
+  obj,
+  PAID,
+  partialRefund,
+  str,
+  timeOf,
+  unixSeconds,
+  UNPAID,
+} from './provider.js';
 
 /** The headers of Standard Webhooks, which Polar signs with too. */
 export const STANDARD_WEBHOOK_HEADERS: readonly SignatureHeader[] = [
@@ -64,27 +88,44 @@ export function readStandardEvent(
   moves: Moves<Json>,
   payload: Json,
   headerEventId: string | undefined,
-  email: (data: Json) => string | null,
+  facts: (data: Json, type: string) => Partial<EventFacts>,
 ): ProviderEvent | null {
   if (!headerEventId) return null;
   const type = str(payload.type) ?? '';
   const data = obj(payload.data);
-  const { verdict, reference } = moveOf(moves, type, data);
-  return {
-    id: headerEventId,
+  return eventOf(
+    headerEventId,
     type,
-    verdict,
-    domain: obj(data.metadata).licensegate_domain,
-    reference,
-    email: email(data),
-  };
+    obj(data.metadata).licensegate_domain,
+    moveOf(moves, type, data),
+    facts(data, type),
+  );
 }
+
+/** `data.kind` `subscription`, else an order. */
+const kindOf = (data: Json): PurchaseKind => (data.kind === 'subscription' ? 'subscription' : 'order');
 
 /** Our own three types: any sender names its other events as it likes. */
 const MOVES: Moves<Json> = {
-  'payment.succeeded': (data) => ({ verdict: PAID, reference: str(data.reference) }),
-  'payment.failed': (data) => ({ verdict: UNPAID, reference: str(data.reference) }),
-  'payment.refunded': (data) => ({ verdict: UNPAID, reference: str(data.reference) }),
+  'payment.succeeded': (data) => ({
+    verdict: PAID,
+    reference: str(data.reference),
+    kind: kindOf(data),
+    status: kindOf(data) === 'subscription' ? 'active' : 'paid',
+  }),
+  'payment.failed': (data) => ({
+    verdict: UNPAID,
+    reference: str(data.reference),
+    kind: kindOf(data),
+    status: 'past_due',
+  }),
+  // A refund names its purchase by data.reference; `partial: true` is a partial refund.
+  'payment.refunded': (data) => ({
+    verdict: data.partial === true ? partialRefund('payment.refunded') : UNPAID,
+    reference: str(data.reference),
+    kind: kindOf(data),
+    refund: { paymentIds: ids(data.payment_id), status: 'refunded' },
+  }),
 };
 
 /**
@@ -108,7 +149,18 @@ export const standard: PaymentProvider<'standard'> = {
   signatureHeaders: STANDARD_WEBHOOK_HEADERS,
   verify: verifyStandardWebhook,
   read: (payload, _body, headerEventId) =>
-    readStandardEvent(MOVES, payload, headerEventId, (data) => str(data.customer_email)),
+    readStandardEvent(MOVES, payload, headerEventId, (data) => ({
+      email: str(data.customer_email),
+      customerName: str(data.customer_name),
+      // The payload's timestamp (Standard Webhooks) or occurred_at; webhook-timestamp is the attempt's.
+      occurredAt: timeOf(payload.timestamp) ?? timeOf(payload.occurred_at),
+      customerId: str(data.customer_id),
+      productIds:
+        data.product_id !== undefined || data.product_ids !== undefined
+          ? ids(data.product_id, ...(Array.isArray(data.product_ids) ? (data.product_ids as unknown[]) : []))
+          : null,
+      paymentIds: ids(data.payment_id),
+    })),
   sign: signStandardWebhook,
 
   /** The example payload of the Standard Webhooks specification: `{type, timestamp, data}`. */

@@ -1,5 +1,18 @@
-import type { Json, Moves, PaymentProvider, ProviderEvent } from './provider.js';
+import type {
+  Json,
+  Move,
+  Moves,
+  PaymentProvider,
+  ProviderEvent,
+  PurchaseStatus,
+  Refund,
+} from './provider.js';
 import {
+  eventOf,
+  idOf,
+  ids,
+  list,
+  timeOf,
   moveOf,
   obj,
   PAID,
@@ -15,9 +28,34 @@ import {
 
 const ACTIVE = new Set(['active', 'trialing']);
 const LAPSED = new Set(['past_due', 'unpaid', 'canceled', 'incomplete_expired', 'paused']);
+const STATUS: Record<string, PurchaseStatus> = {
+  active: 'active',
+  trialing: 'trialing',
+  past_due: 'past_due',
+  unpaid: 'past_due',
+  canceled: 'canceled',
+  incomplete_expired: 'expired',
+  paused: 'paused',
+};
+const statusOf = (value: unknown): PurchaseStatus | null =>
+  typeof value === 'string' && Object.hasOwn(STATUS, value) ? STATUS[value] : null;
 
-/** A Checkout Session's order: its subscription, so that the session and the invoices share it. */
-const sessionReference = (session: Json) => str(session.subscription) ?? str(session.id);
+/**
+ * A Checkout Session's or an invoice's purchase: its subscription when it has one (the session, the
+ * invoices and the subscription's own events share it), else the session or invoice itself, an order.
+ */
+function purchaseOf(object: Json): Pick<Move, 'reference' | 'kind' | 'status'> {
+  const subscription =
+    idOf(object.subscription) ?? str(obj(obj(object.parent).subscription_details).subscription);
+  return subscription
+    ? { reference: subscription, kind: 'subscription', status: 'active' }
+    : { reference: str(object.id), kind: 'order', status: 'paid' };
+}
+
+const refundOf = (object: Json, status: Refund['status']): Refund => ({
+  paymentIds: ids(object.id, idOf(object.payment_intent), idOf(object.invoice), idOf(object.charge)),
+  status,
+});
 
 /** What each event type moves, read from the event's `data.object`. */
 const MOVES: Moves<Json> = {
@@ -29,24 +67,16 @@ const MOVES: Moves<Json> = {
             kind: 'ignored',
             detail: `checkout.session.completed with payment_status ${shown(session.payment_status)}: paid only once the payment succeeds (checkout.session.async_payment_succeeded).`,
           },
-    reference: sessionReference(session),
+    ...purchaseOf(session),
   }),
-  'checkout.session.async_payment_succeeded': (session) => ({
-    verdict: PAID,
-    reference: sessionReference(session),
-  }),
-  'invoice.paid': (invoice) => ({
-    verdict: PAID,
-    reference:
-      str(invoice.subscription) ??
-      str(obj(obj(invoice.parent).subscription_details).subscription) ??
-      str(invoice.id),
-  }),
+  'checkout.session.async_payment_succeeded': (session) => ({ verdict: PAID, ...purchaseOf(session) }),
+  'invoice.paid': (invoice) => ({ verdict: PAID, ...purchaseOf(invoice) }),
   'customer.subscription.created': (subscription) => ({
     verdict: ACTIVE.has(subscription.status as string)
       ? PAID
       : withStatus('customer.subscription.created', subscription.status),
     reference: str(subscription.id),
+    status: statusOf(subscription.status),
   }),
   'customer.subscription.updated': (subscription) => ({
     verdict: ACTIVE.has(subscription.status as string)
@@ -55,9 +85,15 @@ const MOVES: Moves<Json> = {
         ? UNPAID
         : withStatus('customer.subscription.updated', subscription.status),
     reference: str(subscription.id),
+    status: statusOf(subscription.status),
   }),
-  'customer.subscription.deleted': (subscription) => ({ verdict: UNPAID, reference: str(subscription.id) }),
-  // A charge names neither the session nor the subscription: it moves has_paid, no license.
+  'customer.subscription.deleted': (subscription) => ({
+    verdict: UNPAID,
+    reference: str(subscription.id),
+    status: 'canceled',
+    ends: true,
+  }),
+  // A charge names neither the session nor the subscription: its payment ids lead to them.
   'charge.refunded': (charge) => ({
     verdict:
       charge.refunded === true ||
@@ -70,9 +106,42 @@ const MOVES: Moves<Json> = {
             detail: 'charge.refunded for part of the charge: only a full refund stops payment.',
           },
     reference: null,
+    refund: refundOf(charge, 'refunded'),
   }),
-  'charge.dispute.created': () => ({ verdict: UNPAID, reference: null }),
+  'charge.dispute.created': (dispute) => ({
+    verdict: UNPAID,
+    reference: null,
+    refund: {
+      ...refundOf(dispute, 'disputed'),
+      paymentIds: ids(idOf(dispute.charge), idOf(dispute.payment_intent)),
+    },
+  }),
+  'charge.dispute.closed': (dispute) => ({
+    verdict:
+      dispute.status === 'won'
+        ? PAID
+        : {
+            kind: 'ignored',
+            detail: `charge.dispute.closed with status ${shown(dispute.status)}: only a dispute won pays again.`,
+          },
+    reference: null,
+    refund: { status: null, paymentIds: ids(idOf(dispute.charge), idOf(dispute.payment_intent)) },
+  }),
 };
+
+/** What a Stripe object was sold as: a subscription's current items, a session's licensegate_product or payment link. */
+function productsOf(type: string, object: Json): string[] | null {
+  if (type.startsWith('customer.subscription.'))
+    return ids(
+      ...list(obj(object.items).data).flatMap((item) => [idOf(item.price), idOf(obj(item.price).product)]),
+    );
+  if (type.startsWith('checkout.session.')) {
+    const found = ids(obj(object.metadata).licensegate_product, idOf(object.payment_link));
+    return found.length > 0 ? found : null;
+  }
+  // Invoices name their subscription's products only in their lines, which carry proration: the purchase's are kept.
+  return null;
+}
 
 /** Stripe (docs/payments.md#stripe): `Stripe-Signature: t=<unix>,v1=<hex>`, the event id in `id`. */
 export const stripe: PaymentProvider<'stripe'> = {
@@ -91,7 +160,7 @@ export const stripe: PaymentProvider<'stripe'> = {
     const type = str(payload.type) ?? '';
     if (!id) return null;
     const object = obj(obj(payload.data).object);
-    const { verdict, reference } = moveOf(MOVES, type, object);
+    const move = moveOf(MOVES, type, object);
     // Invoices carry their subscription's metadata (subscription_details, or parent.subscription_details on newer API versions).
     const metadata = [
       object.metadata,
@@ -101,7 +170,24 @@ export const stripe: PaymentProvider<'stripe'> = {
     const domain = metadata.find((m) => m.licensegate_domain !== undefined)?.licensegate_domain;
     const email =
       str(obj(object.customer_details).email) ?? str(object.customer_email) ?? str(object.receipt_email);
-    return { id, type, verdict, domain, reference, email };
+    const firstItem = list(obj(object.items).data)[0] ?? {};
+    return eventOf(id, type, domain, move, {
+      email,
+      occurredAt: timeOf(payload.created),
+      customerId: idOf(object.customer),
+      customerName: str(obj(object.customer_details).name),
+      productIds: productsOf(type, object),
+      paymentIds: ids(
+        type.startsWith('invoice.') ? object.id : null,
+        idOf(object.payment_intent),
+        idOf(object.invoice),
+        idOf(object.charge),
+        idOf(object.latest_invoice),
+      ),
+      cancelAtPeriodEnd:
+        typeof object.cancel_at_period_end === 'boolean' ? object.cancel_at_period_end : null,
+      currentPeriodEnd: timeOf(object.current_period_end ?? firstItem.current_period_end),
+    });
   },
 
   /** customer.created, as the Stripe CLI's fixtures and the API reference's Customer object have it. */
