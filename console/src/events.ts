@@ -36,8 +36,6 @@ const EVENTS: Record<EventType, true> = {
   'license.activation_cap_reached': true,
   'license.expiring': true,
   'license.expired': true,
-  'license.paid': true,
-  'license.unpaid': true,
   'injectable.created': true,
   'injectable.updated': true,
   'injectable.deleted': true,

@@ -25,8 +25,6 @@ export const WEBHOOK_EVENTS = [
   'license.activation_cap_reached',
   'license.expiring',
   'license.expired',
-  'license.paid',
-  'license.unpaid',
   'injectable.created',
   'injectable.updated',
   'injectable.deleted',
