@@ -22,6 +22,7 @@ import { InjectablesModule } from './injectables/injectables.module.js';
 import { LicensesModule } from './licenses/licenses.module.js';
 import { GateModule } from './gate/gate.module.js';
 import { PaymentConnectorsModule } from './payments/payment-connectors.module.js';
+import { PlansModule } from './plans/plans.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 import { ServerController } from './server/server.controller.js';
@@ -57,6 +58,7 @@ export class AppModule {
         ProjectsModule,
         DomainsModule,
         LicensesModule,
+        PlansModule,
         InjectablesModule,
         WebhooksModule,
         PaymentConnectorsModule,

@@ -34,12 +34,17 @@ const EVENTS: Record<EventType, true> = {
   'license.activation_cap_reached': true,
   'license.expiring': true,
   'license.expired': true,
+  'license.plan_changed': true,
+  'license.quota_reached': true,
   'injectable.created': true,
   'injectable.updated': true,
   'injectable.deleted': true,
   'payment_connector.created': true,
   'payment_connector.updated': true,
   'payment_connector.deleted': true,
+  'plan.created': true,
+  'plan.updated': true,
+  'plan.deleted': true,
 };
 export const EVENT_TYPES = Object.keys(EVENTS) as EventType[];
 
@@ -61,6 +66,7 @@ const RESOURCES: Record<ResourceType, true> = {
   license: true,
   injectable: true,
   payment_connector: true,
+  plan: true,
   api_key: true,
   webhook_delivery: true,
 };

@@ -26,6 +26,7 @@ export const RESOURCE_TYPES = [
   'api_key',
   'webhook_delivery',
   'payment_connector',
+  'plan',
 ] as const;
 
 export const REDACTED = '[redacted]';

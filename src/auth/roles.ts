@@ -69,6 +69,12 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   'GET /api/v1/project/{project}/payment-connectors/{connector}/events': 'viewer',
   'POST /api/v1/project/{project}/payment-connectors/{connector}/test-event': 'developer',
 
+  'GET /api/v1/project/{project}/plans': 'viewer',
+  'POST /api/v1/project/{project}/plans': 'developer',
+  'GET /api/v1/project/{project}/plans/{plan}': 'viewer',
+  'PATCH /api/v1/project/{project}/plans/{plan}': 'developer',
+  'DELETE /api/v1/project/{project}/plans/{plan}': 'developer',
+
   'GET /api/v1/project/{project}/webhook-deliveries': 'viewer',
   'POST /api/v1/project/{project}/webhook-deliveries/{delivery}/retry': 'developer',
 };

@@ -23,6 +23,8 @@ import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-Pr
 import { BinaryPaymentIds1764350000000 } from './migrations/1764350000000-BinaryPaymentIds.js';
 import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
 import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseBilling.js';
+import { Plans1764600000000 } from './migrations/1764600000000-Plans.js';
+import { PlanEntity } from '../plans/plan.entity.js';
 import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payments/payment-event.entity.js';
 import { SubscriptionEntity, SubscriptionPaymentEntity } from '../payments/subscription.entity.js';
@@ -51,6 +53,7 @@ export const entities = [
   CustomerExternalIdEntity,
   SubscriptionEntity,
   SubscriptionPaymentEntity,
+  PlanEntity,
 ];
 export const migrations = [
   Initial1732000000000,
@@ -68,4 +71,5 @@ export const migrations = [
   BinaryPaymentIds1764350000000,
   Teams1764400000000,
   LicenseBilling1764450000000,
+  Plans1764600000000,
 ];

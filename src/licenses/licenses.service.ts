@@ -22,6 +22,12 @@ import { LicenseEntity } from './license.entity.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 import { addDays, Clock, utcDay as utcDayOf, utcDaySpan } from '../common/time.js';
+import type { Audit } from '../audit/audit-log.service.js';
+import type { WebhookEvent } from '../webhooks/webhook-events.js';
+import { effectiveEntitlements } from '../plans/entitlements.js';
+import { Meters } from '../plans/meters.js';
+import { PlanEntity } from '../plans/plan.entity.js';
+import { PlansService } from '../plans/plans.service.js';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -36,6 +42,8 @@ type LicenseFields = Pick<
   | 'allowed_countries'
   | 'is_test_license'
   | 'allow_configs'
+  | 'plan_id'
+  | 'entitlements'
 >;
 type OptionalField = Exclude<keyof LicenseFields, 'title'>;
 /** Activations listed in the usage report: the most recently seen. */
@@ -51,7 +59,10 @@ const OPTIONAL_FIELDS: OptionalField[] = [
   'allowed_countries',
   'is_test_license',
   'allow_configs',
+  'plan_id',
+  'entitlements',
 ];
+const LIMIT_FIELDS = ['max_domains', 'max_subdomains_per_domain', 'max_usage_per_day'] as const;
 
 let today = { day: '', from: 0, until: 0 };
 
@@ -80,7 +91,51 @@ export function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
     allowed_countries: d.allowed_countries ?? null,
     is_test_license: d.is_test_license ?? false,
     allow_configs: d.allow_configs ?? false,
+    plan_id: null,
+    entitlements: null,
   };
+}
+
+/**
+ * The defaults of a license created (or replaced) by `dto`: a license that gets a plan takes the plan's
+ * limits where its own are null, so license_defaults fill none of them.
+ */
+function defaultsForBody(owner: UserEntity, dto: UpdateLicenseDto): Omit<LicenseFields, 'title'> {
+  const defaults = defaultsFor(owner);
+  if (dto.plan_id !== undefined && dto.plan_id !== null)
+    for (const field of LIMIT_FIELDS) defaults[field] = null;
+  return defaults;
+}
+
+/**
+ * The plan a license names stays while the write runs: read again inside the unit, locked on MySQL,
+ * so a plan delete racing this write either sees the license on it (and refuses) or has already
+ * removed the plan (and this write answers 422). Answers the plan.
+ */
+async function assertPlanStays(
+  manager: EntityManager,
+  projectId: number,
+  planId: number | null,
+): Promise<PlanEntity | null> {
+  if (planId === null) return null;
+  const plan = await lockedRowWhere(manager, PlanEntity, { id: planId, project_id: projectId });
+  if (!plan) throw fieldError('plan_id', PLAN_INVALID);
+  return plan;
+}
+
+const PLAN_INVALID = 'The selected plan id is invalid.';
+
+/** Sets the answer's `plan` and `effective_entitlements` from the license's plan (or none). */
+export function withPlan(license: LicenseEntity, plan: PlanEntity | null | undefined): LicenseEntity {
+  license.plan = plan ? { id: plan.id, code: plan.code, name: plan.name } : null;
+  license.effective_entitlements = effectiveEntitlements(plan?.entitlements, license.entitlements);
+  return license;
+}
+
+/** withPlan, reading the plan with `manager` (inside a unit of work). */
+async function withPlanIn(manager: EntityManager, license: LicenseEntity): Promise<LicenseEntity> {
+  const plan = license.plan_id === null ? null : await manager.findOneBy(PlanEntity, { id: license.plan_id });
+  return withPlan(license, plan);
 }
 
 /** The optional fields the body sets: those it names, except the booleans sent as null (left alone). */
@@ -131,7 +186,23 @@ export class LicensesService {
     private readonly projectChanges: ProjectChanges,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly plans: PlansService,
+    private readonly meters: Meters,
   ) {}
+
+  /** A plan by id (a license's, for the runtime lookup), or null. */
+  planOf(planId: number): Promise<PlanEntity | null> {
+    return this.plans.find(planId);
+  }
+
+  /** Sets `plan` and `effective_entitlements` on licenses about to be answered (one read of their plans). */
+  async withPlans<T extends LicenseEntity | LicenseEntity[]>(licenses: T): Promise<T> {
+    const list: LicenseEntity[] = Array.isArray(licenses) ? licenses : [licenses];
+    const plans = await this.plans.byIds(list.flatMap((l) => (l.plan_id === null ? [] : [l.plan_id])));
+    for (const license of list)
+      withPlan(license, license.plan_id === null ? null : plans.get(license.plan_id));
+    return licenses;
+  }
 
   /**
    * The interface document's order: the license must belong to the project (404) before the key's scope and
@@ -208,10 +279,11 @@ export class LicensesService {
   async create(project: ProjectEntity, owner: UserEntity, dto: CreateLicenseDto): Promise<LicenseEntity> {
     if (!owner.can_create_licenses)
       throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
-    const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
+    const fields = await this.resolve(project, { ...defaultsForBody(owner, dto), title: dto.title }, dto);
     const uuid = randomUUID();
     const created = await this.projectChanges.run(project, async (manager) => {
       await assertDomainStays(manager, project.id, fields.domain_id);
+      await assertPlanStays(manager, project.id, fields.plan_id);
       const result = await manager.insert(LicenseEntity, {
         ...fields,
         project_id: project.id,
@@ -221,9 +293,10 @@ export class LicensesService {
         validate_against: 'project_domains',
         revoked_at: null,
       });
-      const license = await manager.findOneByOrFail(LicenseEntity, {
-        id: result.identifiers[0].id as number,
-      });
+      const license = await withPlanIn(
+        manager,
+        await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number }),
+      );
       return {
         result: license,
         events: [['license.created', license]],
@@ -248,7 +321,7 @@ export class LicensesService {
     replace: boolean,
   ) {
     if (dto.title === null) throw fieldError('title', 'The title field is required.');
-    const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
+    const base: LicenseFields = replace ? { ...defaultsForBody(owner, dto), title: license.title } : license;
     const resolved = await this.resolve(
       project,
       { ...pickFields(base), title: dto.title ?? license.title },
@@ -259,8 +332,9 @@ export class LicensesService {
     const fields = replace ? resolved : sentFields(resolved, dto);
     return await this.projectChanges.run(project, async (manager) => {
       if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
-      // (After the pinned domain's lock, the order every write that takes both follows.)
-      const before = await lockedRow(manager, LicenseEntity, license.id);
+      if (fields.plan_id !== undefined) await assertPlanStays(manager, project.id, fields.plan_id);
+      // (After the pinned domain's and the plan's locks, the order every write that takes them follows.)
+      const before = await withPlanIn(manager, await lockedRow(manager, LicenseEntity, license.id));
       // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
       const newDate =
         fields.expires_at !== undefined && fields.expires_at?.getTime() !== before.expires_at?.getTime();
@@ -268,12 +342,26 @@ export class LicensesService {
         ? { ...fields, expiry_notice: null }
         : fields;
       await manager.update(LicenseEntity, { id: license.id }, write);
-      const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
-      return {
-        result: after,
-        events: [['license.updated', after]],
-        audit: { action: 'license.updated', before, after },
-      };
+      const after = await withPlanIn(
+        manager,
+        await manager.findOneByOrFail(LicenseEntity, { id: license.id }),
+      );
+      const events: Array<[WebhookEvent, unknown]> = [['license.updated', after]];
+      const audit: Audit[] = [{ action: 'license.updated', before, after }];
+      if (after.plan_id !== before.plan_id) {
+        // Announced by code, as the vendor's code and the SDKs name plans.
+        events.push([
+          'license.plan_changed',
+          {
+            license_id: after.id,
+            project_id: project.id,
+            from: before.plan?.code ?? null,
+            to: after.plan?.code ?? null,
+          },
+        ]);
+        audit.push({ action: 'license.plan_changed', before, after });
+      }
+      return { result: after, events, audit };
     });
   }
 
@@ -284,13 +372,16 @@ export class LicensesService {
    */
   async setRevoked(project: ProjectEntity, license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
     return this.projectChanges.run(project, async (manager) => {
-      const before = await lockedRow(manager, LicenseEntity, license.id);
+      const before = await withPlanIn(manager, await lockedRow(manager, LicenseEntity, license.id));
       const result = await manager.update(
         LicenseEntity,
         { id: license.id, revoked_at: revoked ? IsNull() : Not(IsNull()) },
         { revoked_at: revoked ? new Date() : null },
       );
-      const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
+      const after = await withPlanIn(
+        manager,
+        await manager.findOneByOrFail(LicenseEntity, { id: license.id }),
+      );
       const changed = (result.affected ?? 0) > 0;
       const action = revoked ? 'license.revoked' : 'license.reactivated';
       return { result: after, events: changed ? [[action, after]] : [], audit: { action, before, after } };
@@ -300,8 +391,10 @@ export class LicensesService {
   async remove(project: ProjectEntity, license: LicenseEntity): Promise<void> {
     await this.projectChanges.run(project, async (manager) => {
       // Of racing deletes one goes on and the others find the row gone (404): one event.
-      const before = await lockedRow(manager, LicenseEntity, license.id);
+      const before = await withPlanIn(manager, await lockedRow(manager, LicenseEntity, license.id));
       await manager.delete(LicenseEntity, { id: license.id });
+      await manager.query('DELETE FROM meter_usage WHERE license_id = ?', [license.id]);
+      await manager.query('DELETE FROM meter_idempotency_keys WHERE license_id = ?', [license.id]);
       await manager.delete(LicenseUsageEntity, { license_id: license.id });
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
       await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
@@ -357,6 +450,10 @@ export class LicensesService {
       activations_total: total,
       max_activations: this.config.env.LICENSE_MAX_ACTIVATIONS,
       activations_capped: total >= this.config.env.LICENSE_MAX_ACTIVATIONS,
+      meters: await this.meters.report(
+        license.id,
+        (await this.withPlans(license)).effective_entitlements ?? {},
+      ),
     };
   }
 
@@ -387,6 +484,10 @@ export class LicensesService {
     }
     if (dto.expires_at !== undefined && out.expires_at && out.expires_at.getTime() <= Date.now()) {
       errors.expires_at = ['The expires at field must be a date after now.'];
+    }
+    if (dto.plan_id !== undefined && out.plan_id !== null) {
+      const plan = await this.plans.find(out.plan_id);
+      if (!plan || plan.project_id !== project.id) errors.plan_id = [PLAN_INVALID];
     }
     if (dto.allowed_ips !== undefined) {
       const parsed = parseList(out.allowed_ips, parseIpEntry);

@@ -23,12 +23,17 @@ export const WEBHOOK_EVENTS = [
   'license.activation_cap_reached',
   'license.expiring',
   'license.expired',
+  'license.plan_changed',
+  'license.quota_reached',
   'injectable.created',
   'injectable.updated',
   'injectable.deleted',
   'payment_connector.created',
   'payment_connector.updated',
   'payment_connector.deleted',
+  'plan.created',
+  'plan.updated',
+  'plan.deleted',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
