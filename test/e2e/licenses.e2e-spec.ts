@@ -39,6 +39,10 @@ const LICENSE_KEYS = [
   'revoked_at',
   'payment_reference',
   'grace_until',
+  'plan_id',
+  'plan',
+  'entitlements',
+  'effective_entitlements',
   'created_at',
   'updated_at',
 ].sort();
@@ -57,6 +61,10 @@ const BARE = {
   revoked_at: null,
   payment_reference: null,
   grace_until: null,
+  plan_id: null,
+  plan: null,
+  entitlements: null,
+  effective_entitlements: {},
 };
 const LIMITS = ['max_domains', 'max_subdomains_per_domain', 'max_usage_per_day'] as const;
 
