@@ -35,8 +35,9 @@ export function applyPlanLimits(license: LicenseEntity, plan: PlanEntity | null)
 }
 
 /**
- * `data.plan` and `data.entitlements` of a has-paid answer: the effective entitlements when it is
- * paid (a grace included), `{}` when unpaid. Added last, after is_test_license.
+ * `data.plan` and `data.entitlements` of a has-paid answer: the plan code and the effective
+ * entitlements when it is paid (a grace included); null and `{}` when unpaid, which grants nothing.
+ * Added last, after is_test_license.
  */
 export function addPlan<T extends object>(
   result: T,
@@ -44,5 +45,8 @@ export function addPlan<T extends object>(
   paid: boolean,
 ): T & { plan?: string | null; entitlements?: Entitlements } {
   if (!plan) return result;
-  return Object.assign(result, { plan: plan.code, entitlements: paid ? plan.entitlements : {} });
+  return Object.assign(
+    result,
+    paid ? { plan: plan.code, entitlements: plan.entitlements } : { plan: null, entitlements: {} },
+  );
 }

@@ -355,14 +355,14 @@ describe('plans, entitlements and metered usage', () => {
         sso: false,
         seats: 7,
       });
-      // Unpaid: the plan, no entitlements.
+      // Unpaid: neither the plan nor entitlements.
       const unpaid = (await makeDomain(t, key, project.id, { domain: `u-${uniqueToken()}.example.com` }))
         .domain as string;
       expect(expectSuccess(await hasPaid(license.uuid, unpaid))).toEqual({
         has_paid: false,
         redirect_url: null,
         is_test_license: false,
-        plan: 'pro',
+        plan: null,
         entitlements: {},
       });
       // Refusals carry neither.
