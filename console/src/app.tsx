@@ -35,6 +35,7 @@ export const PROJECT_TABS = [
   'settings',
   'domains',
   'licenses',
+  'plans',
   'injectables',
   'connectors',
   'webhooks',

@@ -23,12 +23,14 @@ import { ConnectorsTab } from './connectors';
 import { DomainsTab } from './domains';
 import { InjectablesTab } from './injectables';
 import { LicensesTab } from './licenses';
+import { PlansTab } from './plans';
 import { WebhooksTab } from './webhooks';
 
 const TAB_LABELS: Record<ProjectTab, string> = {
   settings: 'Settings',
   domains: 'Domains',
   licenses: 'Licenses',
+  plans: 'Plans',
   injectables: 'Injectables',
   connectors: 'Payment connectors',
   webhooks: 'Webhook deliveries',
@@ -72,6 +74,7 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
       {tab === 'settings' ? <Settings access={access} project={p} reload={loaded.reload} /> : null}
       {tab === 'domains' ? <DomainsTab access={access} project={p} /> : null}
       {tab === 'licenses' ? <LicensesTab access={access} project={p} /> : null}
+      {tab === 'plans' ? <PlansTab access={access} project={p} /> : null}
       {tab === 'injectables' ? <InjectablesTab access={access} project={p} /> : null}
       {tab === 'connectors' ? <ConnectorsTab access={access} project={p} /> : null}
       {tab === 'webhooks' ? <WebhooksTab access={access} project={p} /> : null}
