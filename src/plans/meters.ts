@@ -120,6 +120,9 @@ export class Meters implements OnApplicationBootstrap, OnApplicationShutdown {
         this.rows.delete(rowKey(call.licenseId, call.meter, month)); // deleted meanwhile: made again
       } catch (error) {
         if (error instanceof OverQuota) {
+          // A key sent before answers its first answer, even once the quota is used up.
+          const replayed = call.idempotencyKey === undefined ? null : await this.replay(call, now);
+          if (replayed) return replayed;
           await this.announce(call, month, error.answer);
           throw new ApiError(
             HttpStatus.TOO_MANY_REQUESTS,
@@ -149,12 +152,6 @@ export class Meters implements OnApplicationBootstrap, OnApplicationShutdown {
     return this.projectChanges.run<MeterAnswer | 'no_row'>(
       call.project,
       async (manager) => {
-        // First: a key another call holds (uncommitted, on MySQL) makes this one wait for its outcome.
-        if (idempotencyKey !== undefined)
-          await manager.query(
-            'INSERT INTO meter_idempotency_keys (license_id, idempotency_key, meter, amount, answer, created_at) VALUES (?, ?, ?, ?, NULL, ?)',
-            [licenseId, idempotencyKey, meter, amount, sqlDatetime(now)],
-          );
         const took = await affectedRows(
           this.dataSource,
           'UPDATE meter_usage SET used = used + ? WHERE license_id = ? AND meter = ? AND month = ? AND used + ? <= ?',
@@ -165,10 +162,12 @@ export class Meters implements OnApplicationBootstrap, OnApplicationShutdown {
         if (row === null) return { result: 'no_row' as const, events: [], unchanged: true };
         const answered = answer(row.used);
         if (took === 0) throw new OverQuota(answered);
+        // The key last, with its answer: a call racing with the same key counted too, and now finds
+        // the key taken (on MySQL, once this unit commits), so its unit rolls back with its count.
         if (idempotencyKey !== undefined)
           await manager.query(
-            'UPDATE meter_idempotency_keys SET answer = ? WHERE license_id = ? AND idempotency_key = ?',
-            [JSON.stringify(answered), licenseId, idempotencyKey],
+            'INSERT INTO meter_idempotency_keys (license_id, idempotency_key, meter, amount, answer, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+            [licenseId, idempotencyKey, meter, amount, JSON.stringify(answered), sqlDatetime(now)],
           );
         const events: Array<[WebhookEvent, unknown]> =
           answered.used >= limit && (await this.claimNotice(manager, licenseId, meter, month))

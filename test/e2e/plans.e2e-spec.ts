@@ -592,6 +592,20 @@ describe('plans, entitlements and metered usage', () => {
       }
     });
 
+    it('replays a key once the quota is used up: the first answer, not a 429', async () => {
+      const { uuid } = await metered(3);
+      const key = idem();
+      const first = expectSuccess(
+        await record(uuid, { meter: 'meter.ai_credits', amount: 3, idempotency_key: key }),
+      );
+      expect(first.remaining).toBe(0);
+      expect(
+        expectSuccess(await record(uuid, { meter: 'meter.ai_credits', amount: 3, idempotency_key: key })),
+      ).toEqual(first);
+      expectError(await record(uuid, { meter: 'meter.ai_credits', amount: 2, idempotency_key: key }), 422);
+      expectError(await record(uuid, { meter: 'meter.ai_credits', idempotency_key: idem() }), 429);
+    });
+
     it('starts again at the next UTC month', async () => {
       const { uuid } = await metered(5);
       clock.set('2026-11-30T23:59:59Z');
