@@ -2845,7 +2845,10 @@ export interface components {
             used: number;
         };
         UsageRecordRequest: {
-            /** @default 1 */
+            /**
+             * @default 1
+             * @example 1
+             */
             amount?: number;
             /**
              * @description Bound to (license, meter, amount) for 35 days: sent again it counts nothing and answers the first answer; with another meter or amount it is a 422

@@ -25,7 +25,7 @@ function valueAllowed(value: unknown): boolean {
 /** What is wrong with a sent `entitlements` value, naming the key at fault; null when nothing is. */
 export function entitlementsProblem(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    return 'The entitlements field must be an object of codes and values.';
+    return 'The entitlements field must be a JSON object.';
   const keys = Object.keys(value);
   if (keys.length > MAX_ENTITLEMENTS)
     return `The entitlements field must not have more than ${MAX_ENTITLEMENTS} keys.`;

@@ -172,7 +172,7 @@ describe('plans, entitlements and metered usage', () => {
       await bad(
         { entitlements: [] },
         'entitlements',
-        'The entitlements field must be an object of codes and values.',
+        'The entitlements field must be a JSON object.',
       );
       await bad(
         { entitlements: { 'Big Key': true } },

@@ -75,6 +75,14 @@ describe('read-only API keys', () => {
         .send({ provider: 'stripe', signing_secret: 'whsec_fixture_of_enough_length' }),
       201,
     );
+    const plan = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/plans`)
+        .set('X-API-KEY', key)
+        .send({ code: 'pro', name: 'Pro' }),
+      201,
+    );
     readOnly = created.key;
     readOnlyScoped = await makeApiKey(t.app, account.user, { project_id: project.id, read_only: true });
     ids = {
@@ -85,6 +93,7 @@ describe('read-only API keys', () => {
       delivery: delivery.id,
       id: created.id,
       connector: connector.id,
+      plan: plan.id,
     };
   });
   afterAll(async () => t.close());

@@ -95,6 +95,8 @@ describe('request bodies as openapi.json documents them', () => {
         'PUT /api/v1/project/{project}/injectables/{injectable}',
         'POST /api/v1/project/{project}/payment-connectors',
         'PATCH /api/v1/project/{project}/payment-connectors/{connector}',
+        'POST /api/v1/project/{project}/plans',
+        'PATCH /api/v1/project/{project}/plans/{plan}',
       ].sort(),
     );
     for (const op of operations) {
@@ -145,8 +147,12 @@ describe('request bodies as openapi.json documents them', () => {
       ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 'json', 200, null],
       ['POST', '/api/v1/project/{project}/payment-connectors', 'json', 201, 'connector'],
       ['PATCH', '/api/v1/project/{project}/payment-connectors/{connector}', 'json', 200, null],
+      ['POST', '/api/v1/project/{project}/plans', 'json', 201, 'plan'],
+      ['PATCH', '/api/v1/project/{project}/plans/{plan}', 'json', 200, null],
       // The license just made, from the domain just registered: paid, as the examples set them.
       ['POST', '/api/v1/project/has-paid', 'json', 200, null],
+      // A use of the meter the license's example entitlements hold.
+      ['POST', '/api/v1/license/usage', 'json', 200, null],
       // The slot that check took, freed by the license holder.
       ['POST', '/api/v1/license/deactivate', 'json', 200, null],
       ['POST', '/api/v1/api-keys', 'json', 201, 'id'],
@@ -251,6 +257,13 @@ describe('request bodies as openapi.json documents them', () => {
           .post(`/api/v1/project/${project.id}/payment-connectors`)
           .set('X-API-KEY', key)
           .send({ provider: 'stripe', signing_secret: 'whsec_fixture_of_enough_length' })
+      ).body.data.id;
+      ids.plan = (
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/plans`)
+          .set('X-API-KEY', key)
+          .send({ code: 'fixture', name: 'Fixture' })
       ).body.data.id;
     });
     afterAll(async () => t.close());

@@ -10,7 +10,7 @@ export class RecordUsageDto {
   @MaxLength(64, { message: 'The meter field must not be greater than 64 characters.' })
   meter: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1, example: 1 })
   @OptionalNonNullInt('amount', 1, 1_000_000)
   amount?: number;
 
