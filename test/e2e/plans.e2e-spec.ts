@@ -169,11 +169,7 @@ describe('plans, entitlements and metered usage', () => {
         'code',
         'The code must be 1 to 64 lowercase letters, digits, "_" or "-", starting with a letter or digit.',
       );
-      await bad(
-        { entitlements: [] },
-        'entitlements',
-        'The entitlements field must be a JSON object.',
-      );
+      await bad({ entitlements: [] }, 'entitlements', 'The entitlements field must be a JSON object.');
       await bad(
         { entitlements: { 'Big Key': true } },
         'entitlements',
