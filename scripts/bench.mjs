@@ -11,6 +11,9 @@
 //                  analytics pair (SPEC 19: with analytics at least 0.95 × without).
 // npm run bench -- --only 'has-paid billing' --no-growth --no-redis-pair --pair-rounds 5: only has-paid for
 //                  billing: project licenses against billing: license ones (SPEC 21: within 5 %).
+// npm run bench -- --only 'has-paid plan' --no-growth --no-redis-pair --pair-rounds 3: only has-paid of licenses
+//                  without and on a plan of 20 entitlements (docs/plans.md: within 5 %).
+// npm run bench -- --only 'license/usage' --no-growth --no-redis-pair --no-plan-pair: metered usage's throughput.
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
 //                  (see soak() below).
 // npm run bench -- --baseline DIR [--rounds 3] [--only has-paid]: the runtime scenarios of this build and of
@@ -55,6 +58,7 @@ const opts = {
   barePair: !args.includes('--no-bare-pair'),
   nestPair: !args.includes('--no-nest-pair'),
   billingPair: !args.includes('--no-billing-pair'),
+  planPair: !args.includes('--no-plan-pair'),
   pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
   pairsOnly: args.includes('--pairs-only'),
@@ -85,6 +89,7 @@ const { ProjectEntity } = await import(dist('projects/project.entity.js'));
 const { DomainEntity } = await import(dist('domains/domain.entity.js'));
 const { LicenseEntity } = await import(dist('licenses/license.entity.js'));
 const { InjectableEntity } = await import(dist('injectables/injectable.entity.js'));
+const { PlanEntity } = await import(dist('plans/plan.entity.js'));
 const { DataSource } = await import('typeorm');
 
 const APP_KEY = randomBytes(32).toString('base64');
@@ -286,6 +291,49 @@ async function seed(url, counts, extra = {}) {
     };
   });
   await insertChunked(ds, LicenseEntity, billed, 1000);
+  // Licenses on a plan of 20 entitlements (one plan per project of the pool), as many as the pool
+  // holds, from the same domains: the plan pair compares them with the pool's licenses without one.
+  // Those from paid domains record metered usage (meter.bench, a quota no run reaches).
+  const planned = Math.min(pool.length, counts.licenses);
+  const planProjects = [...new Set(pool.map((_, i) => i % projectIds.length))];
+  await insertChunked(
+    ds,
+    PlanEntity,
+    planProjects.map((p) => ({
+      project_id: projectIds[p],
+      code: 'pro',
+      name: 'Pro',
+      entitlements: Object.fromEntries(
+        Array.from({ length: 20 }, (_, i) => [
+          i === 0 ? 'meter.bench' : `feature_${i}`,
+          i === 0 ? 2147483647 : i % 3 === 0 ? i * 100 : i % 3 === 1 ? true : `tier-${i}`,
+        ]),
+      ),
+      max_domains: null,
+      max_subdomains_per_domain: null,
+      max_usage_per_day: null,
+    })),
+  );
+  const planIds = new Map(
+    (await ds.getRepository(PlanEntity).find({ select: { id: true, project_id: true } })).map((plan) => [
+      plan.project_id,
+      plan.id,
+    ]),
+  );
+  const planPool = [];
+  const usagePool = [];
+  const plannedRows = [];
+  for (let l = 0; l < planned; l++) {
+    const uuid = randomUUID();
+    const p = l % projectIds.length;
+    plannedRows.push({
+      ...batchRow(projectIds[p], user.id, uuid, `Planned ${l}`),
+      plan_id: planIds.get(projectIds[p]),
+    });
+    planPool.push({ uuid, domain: `www.shop${p}.example.com` });
+    if (p % 3 !== 0) usagePool.push({ uuid, domain: `www.shop${p}.example.com` });
+  }
+  await insertChunked(ds, LicenseEntity, plannedRows, 1000);
 
   // One encrypted payload reused (scrypt is deliberately slow), signed per injectable like the service does.
   const blob = await encryptPayload('bench-secret', Buffer.from('console.log("paid")'));
@@ -327,7 +375,29 @@ async function seed(url, counts, extra = {}) {
   log(
     `seeded ${counts.licenses} licenses, ${counts.projects} projects, ${counts.domains} domains, ${counts.injectables} injectables in ${((Date.now() - started) / 1000).toFixed(1)} s`,
   );
-  return { apiKey, apiKeys, pool, billingPool, projectId, projectIds, writable };
+  return { apiKey, apiKeys, pool, billingPool, planPool, usagePool, projectId, projectIds, writable };
+}
+
+/** A license row of the seed: no limits, not pinned. */
+function batchRow(projectId, userId, uuid, title) {
+  return {
+    project_id: projectId,
+    user_id: userId,
+    uuid,
+    uuid_hash: sha256Hex(uuid),
+    title,
+    domain_id: null,
+    expires_at: null,
+    max_domains: null,
+    max_subdomains_per_domain: null,
+    max_usage_per_day: null,
+    allowed_ips: null,
+    allowed_countries: null,
+    is_test_license: false,
+    allow_configs: false,
+    validate_against: 'project_domains',
+    revoked_at: null,
+  };
 }
 
 /** The server starts exactly as `npm start` starts it (same node flags), unless --node-args says otherwise. */
@@ -420,8 +490,15 @@ async function drive(port, scenario, warmup, pid = null) {
     method: scenario.method,
     path: scenario.path,
     headers: { accept: 'application/json', ...(scenario.headers?.(i) ?? {}) },
+    ...(scenario.body ? { body: scenario.body(i) } : {}),
   }));
-  const base = { url: `http://127.0.0.1:${port}`, connections: opts.connections };
+  // idReplacement: `[<id>]` in a body becomes a fresh id in every request (metered usage's
+  // idempotency keys), at a cost to the load generator that only such a scenario pays.
+  const base = {
+    url: `http://127.0.0.1:${port}`,
+    connections: opts.connections,
+    ...(scenario.idReplacement ? { idReplacement: true } : {}),
+  };
   // The warm-up hands each next request to whichever connection is free: first one call per variant
   // (every license of the pool, however long their first loads take), then `warmup` seconds more.
   // In the measured run all connections walk the list from its start together.
@@ -502,6 +579,47 @@ const runtime = (info, query) => ({
  * garbage is collected), taken from the cores the server shares, which the unsigned scenario does not pay.
  */
 const NONCES_PER_LICENSE = 4;
+
+/** POST /license/usage: one of meter.bench for a license on a plan, from its paid domain, a new key each call. */
+const usage = (info) => ({
+  method: 'POST',
+  path: '/api/v1/license/usage',
+  variants: info.usagePool.length,
+  headers: (i) => {
+    const l = info.usagePool[i % info.usagePool.length];
+    return { 'x-license-key': l.uuid, 'x-service-domain': l.domain, 'content-type': 'application/json' };
+  },
+  body: () => JSON.stringify({ meter: 'meter.bench', amount: 1, idempotency_key: '[<id>]' }),
+  idReplacement: true,
+});
+
+/**
+ * has-paid (license + domain) of licenses without a plan and of licenses on a plan of 20
+ * entitlements (the same domains), against one server in alternating rounds: what carrying the plan
+ * and its entitlements in every answer costs.
+ */
+async function planPair(url, info, basePort) {
+  const server = startServer(url, basePort);
+  try {
+    await waitReady(basePort);
+    const entries = [
+      { name: 'without a plan', port: basePort, scenario: runtime(info, ''), pid: server.pid },
+      {
+        name: 'on a plan of 20 entitlements',
+        port: basePort,
+        scenario: runtime({ pool: info.planPool }, ''),
+        pid: server.pid,
+      },
+    ];
+    await alternating(
+      `has-paid (license + domain) without a plan and on a plan of 20 entitlements: ${opts.pairRounds} alternating rounds of ${opts.duration} s each, one server`,
+      entries,
+    );
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)));
+  }
+}
 const signedRuntime = (info, query) => {
   const plain = runtime(info, query);
   const nonces = Array.from({ length: info.pool.length * NONCES_PER_LICENSE }, () =>
@@ -521,6 +639,7 @@ function scenarios(info) {
     { name: 'has-paid signed (nonce per request)', ...signedRuntime(info, '') },
     { name: 'has-paid action=check_project', ...runtime(info, '?action=check_project') },
     { name: 'has-paid include=injectables', ...runtime(info, '?action=check_project&include=injectables') },
+    { name: 'POST /license/usage (a new idempotency key per call)', ...usage(info) },
     {
       name: 'GET /injectable/stream',
       method: 'GET',
@@ -1181,6 +1300,8 @@ try {
     await nestPair(main.url, info, port + 8);
   if (opts.analyticsPair && opts.workers === 1 && (!opts.only || 'has-paid analytics'.includes(opts.only)))
     await analyticsPair(main.url, info, port + 5);
+  if (opts.planPair && opts.workers === 1 && (!opts.only || 'has-paid plan'.includes(opts.only)))
+    await planPair(main.url, info, port + 10);
   if (opts.redisPair && opts.workers === 1) await redisPair(main.url, info, port + 2);
 } finally {
   await main.drop();

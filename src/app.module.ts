@@ -24,6 +24,7 @@ import { LicensesModule } from './licenses/licenses.module.js';
 import { GateModule } from './gate/gate.module.js';
 import { PaymentConnectorsModule } from './payments/payment-connectors.module.js';
 import { PortalModule } from './portal/portal.module.js';
+import { PlansModule } from './plans/plans.module.js';
 import { ProjectsModule } from './projects/projects.module.js';
 import { RootController } from './root.controller.js';
 import { ServerController } from './server/server.controller.js';
@@ -59,6 +60,7 @@ export class AppModule {
         ProjectsModule,
         DomainsModule,
         LicensesModule,
+        PlansModule,
         InjectablesModule,
         WebhooksModule,
         PaymentConnectorsModule,

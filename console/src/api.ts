@@ -7,6 +7,7 @@ export type Schemas = components['schemas'];
 export type Project = Schemas['Project'];
 export type Domain = Schemas['Domain'];
 export type License = Schemas['License'];
+export type Plan = Schemas['Plan'];
 export type Injectable = Schemas['InjectableListItem'];
 export type ApiKey = Schemas['ApiKey'];
 export type AuditEvent = Schemas['AuditEvent'];

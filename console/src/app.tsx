@@ -41,6 +41,7 @@ export const PROJECT_TABS = [
   'licenses',
   'customers',
   'subscriptions',
+  'plans',
   'injectables',
   'connectors',
   'webhooks',

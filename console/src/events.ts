@@ -36,6 +36,8 @@ const EVENTS: Record<EventType, true> = {
   'license.activation_cap_reached': true,
   'license.expiring': true,
   'license.expired': true,
+  'license.plan_changed': true,
+  'license.quota_reached': true,
   'injectable.created': true,
   'injectable.updated': true,
   'injectable.deleted': true,
@@ -45,6 +47,9 @@ const EVENTS: Record<EventType, true> = {
   'customer.created': true,
   'customer.updated': true,
   'customer.deleted': true,
+  'plan.created': true,
+  'plan.updated': true,
+  'plan.deleted': true,
 };
 export const EVENT_TYPES = Object.keys(EVENTS) as EventType[];
 
@@ -69,6 +74,7 @@ const RESOURCES: Record<ResourceType, true> = {
   injectable: true,
   payment_connector: true,
   customer: true,
+  plan: true,
   api_key: true,
   webhook_delivery: true,
   portal_session: true,

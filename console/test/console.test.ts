@@ -1044,6 +1044,80 @@ describe('the console in headless Chromium', () => {
     await axe(page, 'license from an order, in grace');
   }, 60_000);
 
+  it('plans: added with entitlements checked beside the field, edited; a license put on one, its meters shown', async () => {
+    const project = await makeProject(t, key, { name: 'Plans', has_paid: true });
+    const domain = await makeDomain(t, key, project.id as number, {
+      domain: 'plans.example.com',
+      has_paid: true,
+    });
+    const license = await makeLicense(t, key, project.id as number, { title: 'Plans license' });
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/plans`);
+    await heading(page, /Plans/);
+    await page.getByText('No plan yet.').waitFor();
+    const add = page.getByRole('form', { name: 'Add a plan' });
+    await add.getByLabel('Code').fill('pro');
+    await add.getByLabel('Name').fill('Pro');
+    const entitlements = add.getByLabel('Entitlements');
+    await entitlements.fill('sso = true\nSeats = 5');
+    await add.getByRole('button', { name: 'Add plan' }).click();
+    const keyMessage =
+      'The entitlements key "Seats" must be 1 to 64 lowercase letters, digits, "_", "." or "-", starting with a letter or digit.';
+    await waitText(add.getByRole('alert'), keyMessage);
+    expect(await besideField(page, entitlements)).toBe(keyMessage);
+    await axe(page, 'plans, with a field error');
+    await entitlements.fill('sso = true\nseats = 5\nmeter.ai_credits = 1000');
+    await add.getByRole('button', { name: 'Add plan' }).click();
+    await page.getByText('Plan pro added.').waitFor();
+    await page.getByRole('rowheader', { name: 'pro' }).waitFor();
+    await keyboardReachable(page, 'plans');
+    await axe(page, 'plans');
+    await shot(page, 'plans');
+    // The API's 409 shows too.
+    await add.getByLabel('Code').fill('pro');
+    await add.getByLabel('Name').fill('Again');
+    await add.getByRole('button', { name: 'Add plan' }).click();
+    await waitText(
+      add.getByRole('alert'),
+      'The code "pro" is already taken by another plan of this project.',
+    );
+    await page.getByRole('button', { name: 'Edit pro' }).click();
+    const edit = page.getByRole('form', { name: 'Edit plan pro' });
+    await edit.getByLabel('Name').fill('Pro+');
+    await edit.getByRole('button', { name: 'Save plan' }).click();
+    await page.getByText('Plan pro saved.').waitFor();
+
+    // The license: put on the plan, with an override; its effective entitlements and meters.
+    await page.goto(`${origin}/console/#/projects/${project.id}/licenses/${license.id}`);
+    await heading(page, 'License Plans license');
+    const change = page.getByRole('form', { name: 'Change plan or entitlements' });
+    await change.getByLabel('Plan', { exact: true }).selectOption({ label: 'Pro+ (pro)' });
+    await change.getByLabel('Entitlement overrides').fill('seats = 9');
+    await change.getByRole('button', { name: 'Save plan and entitlements' }).click();
+    await page.getByText('Plan saved.').waitFor();
+    await waitText(page.getByTestId('effective-entitlements'), 'sso: true, seats: 9, meter.ai_credits: 1000');
+    expect(await fact(page, 'Plan')).toBe('Pro+ (pro)');
+    const used = await fetch(`${origin}/api/v1/license/usage`, {
+      method: 'POST',
+      headers: {
+        'X-LICENSE-KEY': license.uuid as string,
+        'X-Service-Domain': domain.domain as string,
+        'Content-Type': 'application/json',
+      },
+      body: JSON.stringify({ meter: 'meter.ai_credits', amount: 12, idempotency_key: 'console-1' }),
+    });
+    expect(used.status).toBe(200);
+    await page.getByRole('button', { name: 'Refresh usage' }).click();
+    const meters = page.getByRole('table', { name: 'Meters this month (UTC)' });
+    await meters.waitFor();
+    const row = meters.getByRole('row', { name: /^meter\.ai_credits/ });
+    await waitText(row.getByRole('cell').first(), '12');
+    expect(await row.getByRole('cell').nth(1).textContent()).toBe('1000');
+    await axe(page, 'license on a plan, with meters');
+    await keyboardReachable(page, 'license on a plan');
+  }, 60_000);
+
   it('project settings: webhook events, metadata (a 422 beside its field), a payment grace a save keeps', async () => {
     const project = await makeProject(t, key, { name: 'Settings', has_paid: true });
     const connector = await makeConnector(t, key, project.id as number, 'standard', { grace_days: 3 });

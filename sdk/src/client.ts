@@ -6,7 +6,14 @@ import { importPublicKey, PublicKeyInput, sha256Hex } from './crypto.js';
 import { FieldErrors, LicenseGateError } from './errors.js';
 import { memoryStore, TokenStore } from './offline.js';
 import { answerProblem, newNonce, normalizeDomain, openOfflineToken, OfflineTokenPayload } from './signed.js';
-import type { DeactivateResult, HasPaidResult, PaidInjectable, StreamInjectable } from './types.js';
+import type {
+  DeactivateResult,
+  Entitlements,
+  HasPaidResult,
+  PaidInjectable,
+  StreamInjectable,
+  UsageResult,
+} from './types.js';
 import { KeyHandle, utf8 } from './webcrypto.js';
 
 /** What the client needs of a fetch response; the platform `Response` fits. */
@@ -115,6 +122,21 @@ export interface LicenseGateClient {
    * `verify()` answers false. Streams only until every slug is found.
    */
   withSignatures<T extends PaidInjectable>(items: T[]): Promise<Array<T & { signature: string | null }>>;
+  /**
+   * True when the last answer (verified when a public key is set, online or from an offline token)
+   * grants `code`: `true`, a positive integer or a non-empty string. Checks once first when nothing
+   * was checked yet; a failed check answers false (closed).
+   */
+  can(code: string): Promise<boolean>;
+  /** The integer value of an entitlement in the last answer, else null (also when a check fails). */
+  limit(code: string): Promise<number | null>;
+  /**
+   * `POST /license/usage`: counts `amount` (default 1) of a metered entitlement (`meter.*`) this UTC
+   * month. The idempotency key makes a retry count once (a random one when omitted: pass your own to
+   * retry safely). Past the quota: `LicenseGateError` 429 with the meter's counts in `data`, nothing
+   * counted.
+   */
+  record(meter: string, amount?: number, idempotencyKey?: string): Promise<UsageResult>;
 }
 
 /** Normalises a base address to `…/api/v1` without a trailing slash. */
@@ -164,6 +186,7 @@ function errorFrom(res: FetchResponseLike, body: Envelope | null): LicenseGateEr
     retryAfter: parseRetryAfter(res.headers.get('retry-after')),
     errors: isObject(body?.errors) ? (body.errors as FieldErrors) : null,
     requestId: res.headers.get('x-request-id'),
+    data,
   });
 }
 
@@ -201,6 +224,8 @@ class Client implements LicenseGateClient {
   private readonly verifier: Verifier | null;
   private readonly store: TokenStore | null;
   private keyHash: Promise<string> | null = null;
+  /** The entitlements of the last answer (`{}` when unpaid or the answer carried none); null before any or after a refusal. */
+  private last: Entitlements | null = null;
 
   constructor(options: ClientOptions) {
     if (!options || typeof options !== 'object') throw new TypeError('createClient: options are required');
@@ -252,8 +277,9 @@ class Client implements LicenseGateClient {
     path: string,
     query: Record<string, string | number | undefined>,
     domain?: string,
+    json?: string,
   ): Promise<unknown> {
-    const { res, body, problem } = await this.send(method, path, query, domain);
+    const { res, body, problem } = await this.send(method, path, query, domain, json);
     if (problem) throw badSignature(res, problem);
     if (res.status >= 200 && res.status < 300 && body?.status === 'success') return body.data;
     if (res.status >= 200 && res.status < 300) {
@@ -276,6 +302,7 @@ class Client implements LicenseGateClient {
     path: string,
     query: Record<string, string | number | undefined>,
     domain?: string,
+    json?: string,
   ): Promise<Answer> {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
@@ -289,6 +316,10 @@ class Client implements LicenseGateClient {
     // The check's options travel in the query, so a POST carries no body: the service then has none
     // to read or parse, and answers it faster.
     const init: FetchInit = { method, headers };
+    if (json !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = json;
+    }
 
     let res: FetchResponseLike;
     let bytes: Uint8Array | null = null;
@@ -364,6 +395,17 @@ class Client implements LicenseGateClient {
   }
 
   async hasPaid(options: HasPaidOptions = {}): Promise<HasPaidResult> {
+    try {
+      const result = await this.answerHasPaid(options);
+      this.last = result.hasPaid ? (result.entitlements ?? {}) : {};
+      return result;
+    } catch (err) {
+      this.last = null;
+      throw err;
+    }
+  }
+
+  private async answerHasPaid(options: HasPaidOptions): Promise<HasPaidResult> {
     const include = [options.includeInjectables ? 'injectables' : null, this.store ? 'token' : null]
       .filter(Boolean)
       .join(',');
@@ -468,6 +510,48 @@ class Client implements LicenseGateClient {
       offline: true,
       expiresAt: new Date(payload.exp * 1000),
       graceUntil: null,
+      ...planOf(payload),
+    };
+  }
+
+  async can(code: string): Promise<boolean> {
+    const value = (await this.entitlements())?.[code];
+    return (
+      value === true ||
+      (typeof value === 'number' && value > 0) ||
+      (typeof value === 'string' && value !== '')
+    );
+  }
+
+  async limit(code: string): Promise<number | null> {
+    const value = (await this.entitlements())?.[code];
+    return typeof value === 'number' && Number.isInteger(value) ? value : null;
+  }
+
+  /** The last answer's entitlements, checking once when there is none; null when that check fails. */
+  private async entitlements(): Promise<Entitlements | null> {
+    if (this.last === null) {
+      try {
+        await this.hasPaid();
+      } catch (err) {
+        if (err instanceof LicenseGateError) return null;
+        throw err;
+      }
+    }
+    return this.last;
+  }
+
+  async record(meter: string, amount = 1, idempotencyKey?: string): Promise<UsageResult> {
+    const json = JSON.stringify({ meter, amount, idempotency_key: idempotencyKey ?? newNonce() });
+    const data = await this.call('POST', '/license/usage', {}, undefined, json);
+    const d = isObject(data) ? data : {};
+    const resets = typeof d.resets_at === 'string' ? new Date(d.resets_at) : null;
+    return {
+      meter: typeof d.meter === 'string' ? d.meter : meter,
+      used: typeof d.used === 'number' ? d.used : 0,
+      limit: typeof d.limit === 'number' ? d.limit : 0,
+      remaining: typeof d.remaining === 'number' ? d.remaining : 0,
+      resetsAt: resets && !Number.isNaN(resets.getTime()) ? resets : null,
     };
   }
 
@@ -526,6 +610,16 @@ function toResult(data: unknown): HasPaidResult {
     offline: false,
     expiresAt: null,
     graceUntil: graceUntil(d.grace_until),
+    ...planOf(d),
+  };
+}
+
+/** `plan` and `entitlements` when the answer (or token) carries them: a license with a plan or entitlements of its own. */
+function planOf(d: { plan?: unknown; entitlements?: unknown }): Pick<HasPaidResult, 'plan' | 'entitlements'> {
+  if (!('plan' in d) && !('entitlements' in d)) return {};
+  return {
+    plan: typeof d.plan === 'string' ? d.plan : null,
+    entitlements: isObject(d.entitlements) ? (d.entitlements as Entitlements) : {},
   };
 }
 

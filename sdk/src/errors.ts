@@ -16,6 +16,8 @@ export interface LicenseGateErrorInit {
   retryAfter?: number | null;
   errors?: FieldErrors | null;
   requestId?: string | null;
+  /** The error answer's `data` (a 429 of record() carries the meter), when it is an object. */
+  data?: Record<string, unknown> | null;
   cause?: unknown;
 }
 
@@ -38,6 +40,8 @@ export class LicenseGateError extends Error {
   readonly errors: FieldErrors | null;
   /** The service's `X-Request-Id`, for support requests. */
   readonly requestId: string | null;
+  /** The error answer's `data` when it is an object (a 429 of `record()`: the meter's counts), else null. */
+  readonly data: Record<string, unknown> | null;
 
   constructor(init: LicenseGateErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -48,6 +52,7 @@ export class LicenseGateError extends Error {
     this.retryAfter = init.retryAfter ?? null;
     this.errors = init.errors ?? null;
     this.requestId = init.requestId ?? null;
+    this.data = init.data ?? null;
   }
 
   /** True for refusals of the license itself or its use (401/403): show the redirect, do not retry. */

@@ -36,6 +36,7 @@ export { LG1_SCRYPT, scrypt } from './scrypt.js';
 export type { ScryptParams } from './scrypt.js';
 export type {
   DeactivateResult,
+  Entitlements,
   HasPaidResult,
   InjectableMode,
   InjectableType,
@@ -43,4 +44,5 @@ export type {
   SealedItem,
   SigningKey,
   StreamInjectable,
+  UsageResult,
 } from './types.js';

@@ -79,6 +79,9 @@ export interface OfflineTokenPayload {
   domain: string | null;
   has_paid: true;
   is_test_license: boolean;
+  /** For a license with a plan or entitlements of its own: the plan code and effective entitlements. */
+  plan?: string | null;
+  entitlements?: Record<string, boolean | number | string>;
   iat: number;
   exp: number;
 }

@@ -68,6 +68,26 @@ export interface HasPaidResult {
    * when the gate closes unless paid again; `hasPaid` is true until then. Null otherwise (and offline).
    */
   graceUntil: Date | null;
+  /**
+   * The license's plan code (null: entitlements of its own, no plan). Present only when the service
+   * sent it: for a license with a plan or entitlements of its own.
+   */
+  plan?: string | null;
+  /** The license's effective entitlements when paid, `{}` when unpaid; present with `plan`. */
+  entitlements?: Entitlements;
+}
+
+/** What a license is entitled to: code → boolean, integer or string (`meter.*` integers are monthly quotas). */
+export type Entitlements = Record<string, boolean | number | string>;
+
+/** The answer of `client.record()`: the meter this UTC month, after the call. */
+export interface UsageResult {
+  meter: string;
+  used: number;
+  limit: number;
+  remaining: number;
+  /** The start of the next UTC month, when the meter starts again. */
+  resetsAt: Date | null;
 }
 
 /** The answer of `client.deactivate()`. */

@@ -405,3 +405,122 @@ describe('default fetch', () => {
     expect(spy).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('plans, entitlements and metered usage', () => {
+  const ENTITLED = {
+    sso: true,
+    seats: 5,
+    support: 'email',
+    beta: false,
+    none: 0,
+    blank: '',
+    'meter.ai_credits': 1000,
+  };
+
+  it('check() returns plan and entitlements when the answer carries them, and nothing more otherwise', async () => {
+    let data: Record<string, unknown> = {
+      has_paid: true,
+      is_test_license: false,
+      plan: 'pro',
+      entitlements: ENTITLED,
+    };
+    const { fetch } = fakeFetch(() => ok(data));
+    const client = createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch });
+    expect(await client.check()).toEqual({
+      hasPaid: true,
+      isTestLicense: false,
+      redirectUrl: null,
+      injectables: [],
+      offline: false,
+      expiresAt: null,
+      graceUntil: null,
+      plan: 'pro',
+      entitlements: ENTITLED,
+    });
+    data = { has_paid: true, is_test_license: false };
+    const plain = await client.check();
+    expect('plan' in plain || 'entitlements' in plain).toBe(false);
+  });
+
+  it('can() and limit() read the last answer, checking once first', async () => {
+    let paid = true;
+    const { fetch, calls } = fakeFetch(() =>
+      ok(
+        paid
+          ? { has_paid: true, is_test_license: false, plan: 'pro', entitlements: ENTITLED }
+          : { has_paid: false, is_test_license: false, redirect_url: null, plan: 'pro', entitlements: {} },
+      ),
+    );
+    const client = createClient({ baseUrl: BASE, licenseKey: LICENSE, domain: 'shop.example.com', fetch });
+    expect(await client.can('sso')).toBe(true);
+    expect(calls).toHaveLength(1);
+    expect(await client.can('seats')).toBe(true);
+    expect(await client.can('support')).toBe(true);
+    expect(await client.can('beta')).toBe(false);
+    expect(await client.can('none')).toBe(false);
+    expect(await client.can('blank')).toBe(false);
+    expect(await client.can('missing')).toBe(false);
+    expect(await client.limit('seats')).toBe(5);
+    expect(await client.limit('meter.ai_credits')).toBe(1000);
+    expect(await client.limit('sso')).toBeNull();
+    expect(await client.limit('support')).toBeNull();
+    expect(calls).toHaveLength(1);
+    paid = false;
+    await client.check();
+    expect(await client.can('sso')).toBe(false);
+    expect(await client.limit('seats')).toBeNull();
+  });
+
+  it('can() answers false when the check fails or is refused', async () => {
+    const { fetch } = fakeFetch(() => fail(403, 'This license has been revoked.', { redirect_url: null }));
+    const client = createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch });
+    expect(await client.can('sso')).toBe(false);
+    expect(await client.limit('seats')).toBeNull();
+  });
+
+  it('record() posts the meter, amount and idempotency key and answers the counts', async () => {
+    const { fetch, calls } = fakeFetch(() =>
+      ok({ meter: 'meter.ai_credits', used: 7, limit: 10, remaining: 3, resets_at: '2026-12-01T00:00:00Z' }),
+    );
+    const client = createClient({ baseUrl: BASE, licenseKey: LICENSE, domain: 'shop.example.com', fetch });
+    expect(await client.record('meter.ai_credits', 2, 'job-1')).toEqual({
+      meter: 'meter.ai_credits',
+      used: 7,
+      limit: 10,
+      remaining: 3,
+      resetsAt: new Date('2026-12-01T00:00:00Z'),
+    });
+    expect(calls[0].url).toBe(`${BASE}/license/usage`);
+    expect(calls[0].init.method).toBe('POST');
+    expect(calls[0].init.headers['Content-Type']).toBe('application/json');
+    expect(calls[0].init.headers['X-Service-Domain']).toBe('shop.example.com');
+    expect(JSON.parse(calls[0].init.body as string)).toEqual({
+      meter: 'meter.ai_credits',
+      amount: 2,
+      idempotency_key: 'job-1',
+    });
+    await client.record('meter.ai_credits');
+    const sent = JSON.parse(calls[1].init.body as string);
+    expect(sent.amount).toBe(1);
+    expect(sent.idempotency_key).toMatch(/^[A-Za-z0-9_-]{16,}$/);
+  });
+
+  it('record() past the quota throws 429 with the counts in data and retryAfter', async () => {
+    const counts = {
+      meter: 'meter.ai_credits',
+      used: 9,
+      limit: 10,
+      remaining: 1,
+      resets_at: '2026-12-01T00:00:00Z',
+    };
+    const { fetch } = fakeFetch(() =>
+      fail(429, 'This license has used its quota of 10 for meter.ai_credits this month.', counts, null, {
+        'Retry-After': '3600',
+      }),
+    );
+    const error = await caught(
+      createClient({ baseUrl: BASE, licenseKey: LICENSE, fetch }).record('meter.ai_credits', 2),
+    );
+    expect([error.status, error.retryAfter, error.data]).toEqual([429, 3600, counts]);
+  });
+});

@@ -30,6 +30,7 @@ export const RESOURCE_TYPES = [
   'payment_connector',
   'customer',
   'portal_session',
+  'plan',
 ] as const;
 
 export const REDACTED = '[redacted]';

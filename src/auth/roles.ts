@@ -81,6 +81,12 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   // Support opens a customer's portal for them.
   'POST /api/v1/project/{project}/portal-sessions': 'support',
 
+  'GET /api/v1/project/{project}/plans': 'viewer',
+  'POST /api/v1/project/{project}/plans': 'developer',
+  'GET /api/v1/project/{project}/plans/{plan}': 'viewer',
+  'PATCH /api/v1/project/{project}/plans/{plan}': 'developer',
+  'DELETE /api/v1/project/{project}/plans/{plan}': 'developer',
+
   'GET /api/v1/project/{project}/webhook-deliveries': 'viewer',
   'POST /api/v1/project/{project}/webhook-deliveries/{delivery}/retry': 'developer',
 };

@@ -37,6 +37,8 @@ export const JOBS = {
     everyMs: 15 * 60_000,
     firstAfterMs: 60_000,
   },
+  /** plans/meters.ts Meters: metered usage's idempotency keys past 35 days, a minute after start, then hourly. */
+  meterKeyPruning: { name: 'prune the meter idempotency keys', everyMs: HOUR_MS, firstAfterMs: 60_000 },
   /** common/throttling/throttler-storage.ts SharedThrottlerStorage (with Redis): what this instance admitted. */
   throttlerSync: { name: 'send rate-limit counts to Redis', everyMs: 200 },
   /** common/cache/change-counter-generations.ts (without Redis): never started, run by calls at most this often. */

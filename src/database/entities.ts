@@ -26,6 +26,8 @@ import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseB
 import { PaymentEngine1764500000000 } from './migrations/1764500000000-PaymentEngine.js';
 import { CustomerPortal1764650000000 } from './migrations/1764650000000-CustomerPortal.js';
 import { PortalLinkEntity, PortalSessionEntity } from '../portal/portal.entity.js';
+import { Plans1764600000000 } from './migrations/1764600000000-Plans.js';
+import { PlanEntity } from '../plans/plan.entity.js';
 import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payments/payment-event.entity.js';
 import { SubscriptionEntity, SubscriptionPaymentEntity } from '../payments/subscription.entity.js';
@@ -56,6 +58,7 @@ export const entities = [
   SubscriptionPaymentEntity,
   PortalLinkEntity,
   PortalSessionEntity,
+  PlanEntity,
 ];
 export const migrations = [
   Initial1732000000000,
@@ -74,5 +77,6 @@ export const migrations = [
   Teams1764400000000,
   LicenseBilling1764450000000,
   PaymentEngine1764500000000,
+  Plans1764600000000,
   CustomerPortal1764650000000,
 ];

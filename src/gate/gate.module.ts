@@ -7,6 +7,7 @@ import { DomainsModule } from '../domains/domains.module.js';
 import { InjectablesModule } from '../injectables/injectables.module.js';
 import { LicensesModule } from '../licenses/licenses.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
+import { PlansModule } from '../plans/plans.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { RuntimeAnswerCounting } from './answer-counting.js';
 import { AnswerSigner } from './answer-signer.js';
@@ -14,6 +15,7 @@ import { AnswerSigning } from './answer-signing.js';
 import { InjectableStreamController } from './injectable-stream.controller.js';
 import { LicenseDeactivationController } from './license-deactivation.controller.js';
 import { LicenseKeyGuard } from './license-key.guard.js';
+import { LicenseUsageController } from './license-usage.controller.js';
 import { HasPaidController } from './has-paid.controller.js';
 import { RuntimeAnswers } from './runtime-answers.service.js';
 import { RuntimeCalls } from './runtime-call.js';
@@ -37,8 +39,14 @@ import { UsageFlush } from './usage-flush.js';
     LicensesModule,
     InjectablesModule,
     ProjectChangesModule,
+    PlansModule,
   ],
-  controllers: [HasPaidController, InjectableStreamController, LicenseDeactivationController],
+  controllers: [
+    HasPaidController,
+    InjectableStreamController,
+    LicenseDeactivationController,
+    LicenseUsageController,
+  ],
   providers: [
     RuntimeAnswers,
     UsageCounter,

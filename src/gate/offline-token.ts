@@ -10,6 +10,9 @@ export interface OfflineTokenPayload {
   domain: string | null;
   has_paid: true;
   is_test_license: boolean;
+  /** The license's plan code and effective entitlements, when it has a plan or entitlements of its own. */
+  plan?: string | null;
+  entitlements?: Record<string, boolean | number | string>;
   /** unix seconds */
   iat: number;
   exp: number;

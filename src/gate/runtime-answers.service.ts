@@ -14,6 +14,8 @@ import type { LicenseEntity } from '../licenses/license.entity.js';
 import { AnswerSigning } from './answer-signing.js';
 import { offlineToken } from './offline-token.js';
 import { Clock } from '../common/time.js';
+import type { Entitlements } from '../plans/entitlements.js';
+import { addPlan, type RuntimePlan } from '../plans/runtime-plan.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import { andThen, type MaybePromise } from '../common/maybe-promise.js';
 import type { Include, RuntimeCall, RuntimeCaller } from './runtime-call.js';
@@ -26,6 +28,8 @@ export interface HasPaidResult {
   redirect_url?: string | null;
   is_test_license?: boolean;
   grace_until?: string;
+  plan?: string | null;
+  entitlements?: Entitlements;
 }
 
 /** A paid answer to a license: what its offline token says, when one is asked for. */
@@ -35,6 +39,7 @@ interface TokenGrant {
   domain: string | null;
   /** The grace of the flag that answered paid, when one runs: the token ends with it. */
   graceUntil: Date | null;
+  plan?: RuntimePlan | null;
 }
 
 export { NO_DOMAIN } from './calling-domain.js';
@@ -96,11 +101,12 @@ export class RuntimeAnswers {
           keySha256: (call.key as SentLicenseKey).hash,
           domain: verdict.host,
           graceUntil: verdict.graceUntil,
+          plan: entry.plan,
         }
       : undefined;
     return andThen(this.answer(project, hasPaid, verdict.graceUntil, call.include, grant), (result) => {
       result.is_test_license = license.is_test_license;
-      return result;
+      return addPlan(result, entry.plan, hasPaid);
     });
   }
 
@@ -204,6 +210,7 @@ export class RuntimeAnswers {
       domain: grant.domain,
       has_paid: true,
       is_test_license: grant.license.is_test_license,
+      ...(grant.plan ? { plan: grant.plan.code, entitlements: grant.plan.entitlements } : {}),
       iat,
       exp,
     });

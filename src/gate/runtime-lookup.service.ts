@@ -9,6 +9,7 @@ import type { LicenseEntity } from '../licenses/license.entity.js';
 import { LicensesService } from '../licenses/licenses.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
+import { applyPlanLimits, type RuntimePlan, runtimePlan } from '../plans/runtime-plan.js';
 
 /** What the runtime path needs about a license, loaded once and reused until the project changes. */
 export interface RuntimeEntry {
@@ -21,6 +22,8 @@ export interface RuntimeEntry {
   pinned: DomainEntity | null;
   /** The project's default_redirect_url, kept even when the project was deleted (for the 403). */
   redirectUrl: string | null;
+  /** The license's plan code and effective entitlements; null when it has neither (plans/runtime-plan.ts). */
+  plan?: RuntimePlan | null;
 }
 
 /** A project with its active domains by name; `project` null when it does not exist or was deleted. */
@@ -113,7 +116,11 @@ export class RuntimeLookupService {
     // A license never changes project; should it ever, the entry is simply not kept.
     const current = license.project_id === projectId ? generation : null;
     const { project, domains } = await this.project(license.project_id);
+    // The plan is the project's: its edits bump the generation read above, as every write to the project does.
+    const plan = license.plan_id ? await this.licenses.planOf(license.plan_id) : null;
+    applyPlanLimits(license, plan);
     const value: RuntimeEntry = {
+      plan: runtimePlan(license, plan),
       license,
       project,
       redirectUrl: project

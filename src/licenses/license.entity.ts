@@ -149,15 +149,21 @@ export class LicenseEntity {
   @Column({ type: 'varchar', length: 16, nullable: true })
   revoked_by: RevokedBy | null;
 
-  /** The plan of the same project whose entitlements and limits apply, or null. */
-  @Exclude()
+  /** The plan of the same project whose entitlements and limits apply, or null (docs/plans.md). */
   @Column({ type: 'integer', nullable: true })
   plan_id: number | null;
 
   /** Entitlement overrides over the plan's, key by key (JSON text), or null. */
-  @Exclude()
   @Column({ type: 'simple-json', nullable: true })
   entitlements: Record<string, boolean | number | string> | null;
+
+  /** The plan as answers show it, or null: set by LicensesService (withPlan), not a column. */
+  @Expose()
+  plan?: { id: number; code: string; name: string } | null;
+
+  /** The plan's entitlements overridden by the license's: set with `plan`, not a column. */
+  @Expose()
+  effective_entitlements?: Record<string, boolean | number | string>;
 
   @IsoTimestamp()
   @CreateDateColumn({ type: 'datetime' })

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
@@ -17,11 +17,12 @@ import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseListQueryDto } from './dto/license-list-query.dto.js';
-import { LicenseResponse, LicenseUsageResponse } from './dto/license.response.js';
+import { LicenseMeterResponse, LicenseResponse, LicenseUsageResponse } from './dto/license.response.js';
 import { LicenseEntity } from './license.entity.js';
 import { LicensesService } from './licenses.service.js';
 
 @ApiTags('licenses')
+@ApiExtraModels(LicenseMeterResponse)
 @ApiKeyAuth()
 @ApiIdParam('project', 'Project id')
 @ApiErrors(404, 500, DATABASE_AWAY)
@@ -49,7 +50,9 @@ export class LicensesController {
     @Param('project', IdPipe) projectId: number,
     @Query() query: LicenseListQueryDto,
   ): Promise<CursorPage<LicenseEntity>> {
-    return this.licenses.list(await this.projects.findAccessible(principal, projectId), query);
+    const page = await this.licenses.list(await this.projects.findAccessible(principal, projectId), query);
+    await this.licenses.withPlans(page.data);
+    return page;
   }
 
   /** The key to share is the answer's `uuid`. */
@@ -88,7 +91,7 @@ export class LicensesController {
     @Param('project', IdPipe) projectId: number,
     @Param('license', IdPipe) id: number,
   ) {
-    return (await this.licenses.findAccessible(principal, projectId, id)).license;
+    return this.licenses.withPlans((await this.licenses.findAccessible(principal, projectId, id)).license);
   }
 
   @Patch(':license')
@@ -186,7 +189,8 @@ export class LicensesController {
   @Get(':license/usage')
   @ApiOperation({
     summary: "A license's usage",
-    description: "Today's count, the last 30 UTC days, and the activated domains and subdomains.",
+    description:
+      "Today's count, the last 30 UTC days, the activated domains and subdomains, and the meters (`meter.*` entitlements) this UTC month.",
   })
   @ApiIdParam('license', 'License id')
   @ApiEnvelope(LicenseUsageResponse)

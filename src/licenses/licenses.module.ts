@@ -5,6 +5,7 @@ import { CacheModule } from '../common/cache/cache.module.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { DomainsModule } from '../domains/domains.module.js';
 import { ProjectsModule } from '../projects/projects.module.js';
+import { PlansModule } from '../plans/plans.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
 import { ActivationsController } from './activations.controller.js';
 import { Activations } from './activations.js';
@@ -25,6 +26,7 @@ import { LicensesService } from './licenses.service.js';
     ProjectsModule,
     DomainsModule,
     ProjectChangesModule,
+    PlansModule,
   ],
   controllers: [LicensesController, ActivationsController],
   providers: [LicensesService, ActivationsService, Activations, LicenseLifecycle],

@@ -24,6 +24,12 @@ import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 import { addDays, Clock, utcDay as utcDayOf, utcDaySpan } from '../common/time.js';
 import { SubscriptionEntity } from '../payments/subscription.entity.js';
+import type { Audit } from '../audit/audit-log.service.js';
+import type { WebhookEvent } from '../webhooks/webhook-events.js';
+import { effectiveEntitlements } from '../plans/entitlements.js';
+import { Meters } from '../plans/meters.js';
+import { PlanEntity } from '../plans/plan.entity.js';
+import { PlansService } from '../plans/plans.service.js';
 
 /** The columns a caller sets; everything else is the service's. */
 type LicenseFields = Pick<
@@ -41,6 +47,8 @@ type LicenseFields = Pick<
   | 'billing'
   | 'has_paid'
   | 'customer_id'
+  | 'plan_id'
+  | 'entitlements'
 >;
 type OptionalField = Exclude<keyof LicenseFields, 'title'>;
 /** Activations listed in the usage report: the most recently seen. */
@@ -59,9 +67,12 @@ const OPTIONAL_FIELDS: OptionalField[] = [
   'billing',
   'has_paid',
   'customer_id',
+  'plan_id',
+  'entitlements',
 ];
 /** Fields that a null leaves alone (they have no null): the booleans and billing. */
 const NOT_NULL_FIELDS = new Set<OptionalField>(['is_test_license', 'allow_configs', 'has_paid', 'billing']);
+const LIMIT_FIELDS = ['max_domains', 'max_subdomains_per_domain', 'max_usage_per_day'] as const;
 
 let today = { day: '', from: 0, until: 0 };
 
@@ -93,7 +104,51 @@ export function defaultsFor(owner: UserEntity): Omit<LicenseFields, 'title'> {
     billing: 'project',
     has_paid: false,
     customer_id: null,
+    plan_id: null,
+    entitlements: null,
   };
+}
+
+/**
+ * The defaults of a license created (or replaced) by `dto`: a license that gets a plan takes the plan's
+ * limits where its own are null, so license_defaults fill none of them.
+ */
+function defaultsForBody(owner: UserEntity, dto: UpdateLicenseDto): Omit<LicenseFields, 'title'> {
+  const defaults = defaultsFor(owner);
+  if (dto.plan_id !== undefined && dto.plan_id !== null)
+    for (const field of LIMIT_FIELDS) defaults[field] = null;
+  return defaults;
+}
+
+/**
+ * The plan a license names stays while the write runs: read again inside the unit, locked on MySQL,
+ * so a plan delete racing this write either sees the license on it (and refuses) or has already
+ * removed the plan (and this write answers 422). Answers the plan.
+ */
+async function assertPlanStays(
+  manager: EntityManager,
+  projectId: number,
+  planId: number | null,
+): Promise<PlanEntity | null> {
+  if (planId === null) return null;
+  const plan = await lockedRowWhere(manager, PlanEntity, { id: planId, project_id: projectId });
+  if (!plan) throw fieldError('plan_id', PLAN_INVALID);
+  return plan;
+}
+
+const PLAN_INVALID = 'The selected plan id is invalid.';
+
+/** Sets the answer's `plan` and `effective_entitlements` from the license's plan (or none). */
+export function withPlan(license: LicenseEntity, plan: PlanEntity | null | undefined): LicenseEntity {
+  license.plan = plan ? { id: plan.id, code: plan.code, name: plan.name } : null;
+  license.effective_entitlements = effectiveEntitlements(plan?.entitlements, license.entitlements);
+  return license;
+}
+
+/** withPlan, reading the plan with `manager` (inside a unit of work). */
+async function withPlanIn(manager: EntityManager, license: LicenseEntity): Promise<LicenseEntity> {
+  const plan = license.plan_id === null ? null : await manager.findOneBy(PlanEntity, { id: license.plan_id });
+  return withPlan(license, plan);
 }
 
 /** The optional fields the body sets: those it names, except the booleans and billing sent as null (left alone). */
@@ -142,7 +197,23 @@ export class LicensesService {
     private readonly projectChanges: ProjectChanges,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly plans: PlansService,
+    private readonly meters: Meters,
   ) {}
+
+  /** A plan by id (a license's, for the runtime lookup), or null. */
+  planOf(planId: number): Promise<PlanEntity | null> {
+    return this.plans.find(planId);
+  }
+
+  /** Sets `plan` and `effective_entitlements` on licenses about to be answered (one read of their plans). */
+  async withPlans<T extends LicenseEntity | LicenseEntity[]>(licenses: T): Promise<T> {
+    const list: LicenseEntity[] = Array.isArray(licenses) ? licenses : [licenses];
+    const plans = await this.plans.byIds(list.flatMap((l) => (l.plan_id === null ? [] : [l.plan_id])));
+    for (const license of list)
+      withPlan(license, license.plan_id === null ? null : plans.get(license.plan_id));
+    return licenses;
+  }
 
   /**
    * The interface document's order: the license must belong to the project (404) before the key's scope and
@@ -221,10 +292,11 @@ export class LicensesService {
   async create(project: ProjectEntity, owner: UserEntity, dto: CreateLicenseDto): Promise<LicenseEntity> {
     if (!owner.can_create_licenses)
       throw new ApiError(HttpStatus.FORBIDDEN, 'Your plan does not allow creating licenses.');
-    const fields = await this.resolve(project, { ...defaultsFor(owner), title: dto.title }, dto);
+    const fields = await this.resolve(project, { ...defaultsForBody(owner, dto), title: dto.title }, dto);
     const uuid = randomUUID();
     const created = await this.projectChanges.run(project, async (manager) => {
       await assertDomainStays(manager, project.id, fields.domain_id);
+      await assertPlanStays(manager, project.id, fields.plan_id);
       const result = await manager.insert(LicenseEntity, {
         ...fields,
         project_id: project.id,
@@ -234,9 +306,10 @@ export class LicensesService {
         validate_against: 'project_domains',
         revoked_at: null,
       });
-      const license = await manager.findOneByOrFail(LicenseEntity, {
-        id: result.identifiers[0].id as number,
-      });
+      const license = await withPlanIn(
+        manager,
+        await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number }),
+      );
       return {
         result: license,
         events: [['license.created', license]],
@@ -261,7 +334,7 @@ export class LicensesService {
     replace: boolean,
   ) {
     if (dto.title === null) throw fieldError('title', 'The title field is required.');
-    const base: LicenseFields = replace ? { ...defaultsFor(owner), title: license.title } : license;
+    const base: LicenseFields = replace ? { ...defaultsForBody(owner, dto), title: license.title } : license;
     const resolved = await this.resolve(
       project,
       { ...pickFields(base), title: dto.title ?? license.title },
@@ -272,8 +345,9 @@ export class LicensesService {
     const fields = replace ? resolved : sentFields(resolved, dto);
     return await this.projectChanges.run(project, async (manager) => {
       if (fields.domain_id !== undefined) await assertDomainStays(manager, project.id, fields.domain_id);
-      // (After the pinned domain's lock, the order every write that takes both follows.)
-      const before = await lockedRow(manager, LicenseEntity, license.id);
+      if (fields.plan_id !== undefined) await assertPlanStays(manager, project.id, fields.plan_id);
+      // (After the pinned domain's and the plan's locks, the order every write that takes them follows.)
+      const before = await withPlanIn(manager, await lockedRow(manager, LicenseEntity, license.id));
       // A new expires_at has had no expiry notice yet (license-lifecycle.service.ts).
       const newDate =
         fields.expires_at !== undefined && fields.expires_at?.getTime() !== before.expires_at?.getTime();
@@ -283,17 +357,28 @@ export class LicensesService {
       // Sent, not merely replaced by PUT: a PUT that leaves has_paid out keeps a running grace.
       if (dto.has_paid !== undefined && dto.has_paid !== null) write.grace_until = null;
       await manager.update(LicenseEntity, { id: license.id }, write);
-      const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
-      const events: Array<['license.updated' | 'license.paid' | 'license.unpaid', LicenseEntity]> = [
-        ['license.updated', after],
-      ];
+      const after = await withPlanIn(
+        manager,
+        await manager.findOneByOrFail(LicenseEntity, { id: license.id }),
+      );
+      const events: Array<[WebhookEvent, unknown]> = [['license.updated', after]];
+      const audit: Audit[] = [{ action: 'license.updated', before, after }];
       if (after.has_paid !== before.has_paid)
         events.push([after.has_paid ? 'license.paid' : 'license.unpaid', after]);
-      return {
-        result: after,
-        events,
-        audit: { action: 'license.updated', before, after },
-      };
+      if (after.plan_id !== before.plan_id) {
+        // Announced by code, as the vendor's code and the SDKs name plans.
+        events.push([
+          'license.plan_changed',
+          {
+            license_id: after.id,
+            project_id: project.id,
+            from: before.plan?.code ?? null,
+            to: after.plan?.code ?? null,
+          },
+        ]);
+        audit.push({ action: 'license.plan_changed', before, after });
+      }
+      return { result: after, events, audit };
     });
   }
 
@@ -304,7 +389,7 @@ export class LicensesService {
    */
   async setRevoked(project: ProjectEntity, license: LicenseEntity, revoked: boolean): Promise<LicenseEntity> {
     return this.projectChanges.run(project, async (manager) => {
-      const before = await lockedRow(manager, LicenseEntity, license.id);
+      const before = await withPlanIn(manager, await lockedRow(manager, LicenseEntity, license.id));
       const result = await manager.update(
         LicenseEntity,
         { id: license.id, revoked_at: revoked ? IsNull() : Not(IsNull()) },
@@ -314,7 +399,10 @@ export class LicensesService {
       // reactivates it (docs/payments.md). It stays revoked since then: no event.
       if (revoked && (result.affected ?? 0) === 0 && before.revoked_by !== 'vendor')
         await manager.update(LicenseEntity, { id: license.id }, { revoked_by: 'vendor' });
-      const after = await manager.findOneByOrFail(LicenseEntity, { id: license.id });
+      const after = await withPlanIn(
+        manager,
+        await manager.findOneByOrFail(LicenseEntity, { id: license.id }),
+      );
       const changed = (result.affected ?? 0) > 0;
       const action = revoked ? 'license.revoked' : 'license.reactivated';
       return { result: after, events: changed ? [[action, after]] : [], audit: { action, before, after } };
@@ -324,8 +412,10 @@ export class LicensesService {
   async remove(project: ProjectEntity, license: LicenseEntity): Promise<void> {
     await this.projectChanges.run(project, async (manager) => {
       // Of racing deletes one goes on and the others find the row gone (404): one event.
-      const before = await lockedRow(manager, LicenseEntity, license.id);
+      const before = await withPlanIn(manager, await lockedRow(manager, LicenseEntity, license.id));
       await manager.delete(LicenseEntity, { id: license.id });
+      await manager.query('DELETE FROM meter_usage WHERE license_id = ?', [license.id]);
+      await manager.query('DELETE FROM meter_idempotency_keys WHERE license_id = ?', [license.id]);
       await manager.delete(LicenseUsageEntity, { license_id: license.id });
       await manager.delete(LicenseActivationEntity, { license_id: license.id });
       await manager.query('DELETE FROM license_deactivations WHERE license_id = ?', [license.id]);
@@ -387,6 +477,10 @@ export class LicensesService {
       activations_total: total,
       max_activations: this.config.env.LICENSE_MAX_ACTIVATIONS,
       activations_capped: total >= this.config.env.LICENSE_MAX_ACTIVATIONS,
+      meters: await this.meters.report(
+        license.id,
+        (await this.withPlans(license)).effective_entitlements ?? {},
+      ),
     };
   }
 
@@ -424,6 +518,10 @@ export class LicensesService {
     }
     if (dto.expires_at !== undefined && out.expires_at && out.expires_at.getTime() <= Date.now()) {
       errors.expires_at = ['The expires at field must be a date after now.'];
+    }
+    if (dto.plan_id !== undefined && out.plan_id !== null) {
+      const plan = await this.plans.find(out.plan_id);
+      if (!plan || plan.project_id !== project.id) errors.plan_id = [PLAN_INVALID];
     }
     if (dto.allowed_ips !== undefined) {
       const parsed = parseList(out.allowed_ips, parseIpEntry);

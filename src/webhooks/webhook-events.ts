@@ -25,6 +25,8 @@ export const WEBHOOK_EVENTS = [
   'license.activation_cap_reached',
   'license.expiring',
   'license.expired',
+  'license.plan_changed',
+  'license.quota_reached',
   'injectable.created',
   'injectable.updated',
   'injectable.deleted',
@@ -34,6 +36,9 @@ export const WEBHOOK_EVENTS = [
   'customer.created',
   'customer.updated',
   'customer.deleted',
+  'plan.created',
+  'plan.updated',
+  'plan.deleted',
 ] as const;
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -48,6 +48,7 @@ const NOT_AUDITED: Record<string, string> = {
   'POST /api/v1/auth/logout':
     "signing out: a person's own session, no managed resource (sessions.e2e-spec.ts)",
   'POST /api/v1/auth/password': "a person's own password, no managed resource (sessions.e2e-spec.ts)",
+  'POST /api/v1/license/usage': 'metered usage: a count, like the runtime check (plans.e2e-spec.ts)',
 };
 
 /** Writes made with a license key, not an API key: audited with the actor "license", checked where their feature is tested. */
@@ -308,6 +309,77 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
           resource_id: domain.id,
           project_id: project.id,
           changed: { is_active: [false, true] },
+        },
+      ],
+    };
+  },
+  'POST /api/v1/project/{project}/plans': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const sent = await send('POST', `/project/${project.id}/plans`, {
+      code: 'pro',
+      name: 'Pro',
+      entitlements: { seats: 5 },
+    });
+    const id = expectSuccess(sent.res, 201).id;
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'plan.created',
+          resource_type: 'plan',
+          resource_id: id,
+          project_id: project.id,
+          changed: { code: [null, 'pro'], entitlements: [null, { seats: 5 }] },
+        },
+      ],
+    };
+  },
+  'PATCH /api/v1/project/{project}/plans/{plan}': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const plan = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/plans`)
+        .set('X-API-KEY', key)
+        .send({ code: 'pro', name: 'Pro' }),
+      201,
+    );
+    const sent = await send('PATCH', `/project/${project.id}/plans/${plan.id}`, { name: 'Pro+' });
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'plan.updated',
+          resource_type: 'plan',
+          resource_id: plan.id,
+          project_id: project.id,
+          changed: { name: ['Pro', 'Pro+'] },
+        },
+      ],
+    };
+  },
+  'DELETE /api/v1/project/{project}/plans/{plan}': async ({ t, key, send }) => {
+    const project = await makeProject(t, key);
+    const plan = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/plans`)
+        .set('X-API-KEY', key)
+        .send({ code: 'pro', name: 'Pro' }),
+      201,
+    );
+    const sent = await send('DELETE', `/project/${project.id}/plans/${plan.id}`);
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'plan.deleted',
+          resource_type: 'plan',
+          resource_id: plan.id,
+          project_id: project.id,
+          changed: { code: ['pro', null] },
         },
       ],
     };
@@ -1291,7 +1363,7 @@ describe('audit log', () => {
       await bad(
         '?resource_type=user',
         'resource_type',
-        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery, payment_connector, customer, portal_session.',
+        'The selected resource type is invalid: use one of project, domain, license, injectable, api_key, webhook_delivery, payment_connector, customer, portal_session, plan.',
       );
       await bad('?resource_id=abc', 'resource_id', 'The resource id field must be an integer.');
       await bad('?per_page=51', 'per_page', 'The per page field must be between 1 and 50.');

@@ -44,6 +44,10 @@ const LICENSE_KEYS = [
   'has_paid',
   'customer_id',
   'revoked_by',
+  'plan_id',
+  'plan',
+  'entitlements',
+  'effective_entitlements',
   'created_at',
   'updated_at',
 ].sort();
@@ -62,6 +66,10 @@ const BARE = {
   revoked_at: null,
   payment_reference: null,
   grace_until: null,
+  plan_id: null,
+  plan: null,
+  entitlements: null,
+  effective_entitlements: {},
 };
 const LIMITS = ['max_domains', 'max_subdomains_per_domain', 'max_usage_per_day'] as const;
 

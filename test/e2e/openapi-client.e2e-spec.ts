@@ -225,6 +225,76 @@ describe('typed client generated from openapi.json', () => {
     );
   });
 
+  it('plans, licenses on them and metered usage answer their documented schemas', async () => {
+    const project = await makeProject(t, key, { has_paid: true });
+    const path = { path: { project: project.id as number } };
+    const created = await api('post', '/api/v1/project/{project}/plans', {
+      params: path,
+      body: { code: 'pro', name: 'Pro', entitlements: { sso: true, seats: 5, 'meter.ai_credits': 2 } },
+    });
+    expectDocumented('post', '/api/v1/project/{project}/plans', created);
+    if (!created.ok) throw new Error(`HTTP ${created.status}`);
+    expectDocumented(
+      'post',
+      '/api/v1/project/{project}/plans',
+      await api('post', '/api/v1/project/{project}/plans', {
+        params: path,
+        body: { code: 'pro', name: 'Again' },
+      }),
+    );
+    const planPath = { path: { ...path.path, plan: created.body.data.id } };
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/plans',
+      await api('get', '/api/v1/project/{project}/plans', { params: path }),
+    );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/plans/{plan}',
+      await api('get', '/api/v1/project/{project}/plans/{plan}', { params: planPath }),
+    );
+    expectDocumented(
+      'patch',
+      '/api/v1/project/{project}/plans/{plan}',
+      await api('patch', '/api/v1/project/{project}/plans/{plan}', {
+        params: planPath,
+        body: { name: 'Pro+' },
+      }),
+    );
+    const license = await api('post', '/api/v1/project/{project}/licenses', {
+      params: path,
+      body: { title: 'On a plan', plan_id: created.body.data.id, entitlements: { seats: 9 } },
+    });
+    expectDocumented('post', '/api/v1/project/{project}/licenses', license);
+    if (!license.ok) throw new Error(`HTTP ${license.status}`);
+    const runtime = createApiClient(t.url, { licenseKey: license.body.data.uuid });
+    const answer = await runtime('post', '/api/v1/project/has-paid', {
+      params: { query: { action: 'check_project' } },
+    });
+    expectDocumented('post', '/api/v1/project/has-paid', answer);
+    for (const amount of [2, 1])
+      expectDocumented(
+        'post',
+        '/api/v1/license/usage',
+        await runtime('post', '/api/v1/license/usage', {
+          params: {},
+          body: { meter: 'meter.ai_credits', amount, idempotency_key: `walk-${amount}` },
+        }),
+      );
+    expectDocumented(
+      'get',
+      '/api/v1/project/{project}/licenses/{license}/usage',
+      await api('get', '/api/v1/project/{project}/licenses/{license}/usage', {
+        params: { path: { ...path.path, license: license.body.data.id } },
+      }),
+    );
+    expectDocumented(
+      'delete',
+      '/api/v1/project/{project}/plans/{plan}',
+      await api('delete', '/api/v1/project/{project}/plans/{plan}', { params: planPath }),
+    );
+  });
+
   it('every answer of a full walk through the API matches its documented schema', async () => {
     const anonymous = createApiClient(t.url);
     const created = await api('post', '/api/v1/project', {

@@ -281,6 +281,18 @@ describe('error examples of openapi.json, provoked against the app', () => {
       /^The [\w ]+ field must be /.test(message)
     )
       (body as Json)[field] = wrongKind(c.op, field);
+    else if (c.path === '/api/v1/license/usage' && c.status === 404)
+      // The fixtures' licenses have no meters.
+      return {
+        send: async () => {
+          const res = await t
+            .http()
+            .post(c.path)
+            .set('X-LICENSE-KEY', licenseKey)
+            .send(body as object);
+          return { status: res.status, body: res.body };
+        },
+      };
     else if (c.status === 400 && message === 'The Host header is required.') {
       return { send: () => withoutHost(c.method.toUpperCase(), c.path.replace(/\{(\w+)\}/g, '1')) };
     } else return `no way to provoke "${message}"`;

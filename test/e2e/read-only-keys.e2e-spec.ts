@@ -93,6 +93,14 @@ describe('read-only API keys', () => {
       reference: 'sub_fixture',
       status: 'active',
     });
+    const plan = expectSuccess(
+      await t
+        .http()
+        .post(`/api/v1/project/${project.id}/plans`)
+        .set('X-API-KEY', key)
+        .send({ code: 'pro', name: 'Pro' }),
+      201,
+    );
     readOnly = created.key;
     readOnlyScoped = await makeApiKey(t.app, account.user, { project_id: project.id, read_only: true });
     ids = {
@@ -105,6 +113,7 @@ describe('read-only API keys', () => {
       connector: connector.id,
       customer: customer.id,
       subscription: subscription.identifiers[0].id as number,
+      plan: plan.id,
     };
   });
   afterAll(async () => t.close());

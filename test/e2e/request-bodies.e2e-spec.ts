@@ -98,6 +98,8 @@ describe('request bodies as openapi.json documents them', () => {
         'POST /api/v1/project/{project}/customers',
         'PATCH /api/v1/project/{project}/customers/{customer}',
         'POST /api/v1/project/{project}/portal-sessions',
+        'POST /api/v1/project/{project}/plans',
+        'PATCH /api/v1/project/{project}/plans/{plan}',
       ].sort(),
     );
     for (const op of operations) {
@@ -152,8 +154,12 @@ describe('request bodies as openapi.json documents them', () => {
       ['PATCH', '/api/v1/project/{project}/customers/{customer}', 'json', 200, null],
       // The customer portal opened on the license just made.
       ['POST', '/api/v1/project/{project}/portal-sessions', 'json', 201, null],
+      ['POST', '/api/v1/project/{project}/plans', 'json', 201, 'plan'],
+      ['PATCH', '/api/v1/project/{project}/plans/{plan}', 'json', 200, null],
       // The license just made, from the domain just registered: paid, as the examples set them.
       ['POST', '/api/v1/project/has-paid', 'json', 200, null],
+      // A use of the meter the license's example entitlements hold.
+      ['POST', '/api/v1/license/usage', 'json', 200, null],
       // The slot that check took, freed by the license holder.
       ['POST', '/api/v1/license/deactivate', 'json', 200, null],
       ['POST', '/api/v1/api-keys', 'json', 201, 'id'],
@@ -265,6 +271,13 @@ describe('request bodies as openapi.json documents them', () => {
           .post(`/api/v1/project/${project.id}/customers`)
           .set('X-API-KEY', key)
           .send({ email: 'buyer@example.com' })
+      ).body.data.id;
+      ids.plan = (
+        await t
+          .http()
+          .post(`/api/v1/project/${project.id}/plans`)
+          .set('X-API-KEY', key)
+          .send({ code: 'fixture', name: 'Fixture' })
       ).body.data.id;
     });
     afterAll(async () => t.close());

@@ -13,6 +13,7 @@ import { ThrottleGuard } from '../../src/common/throttling/throttle.guard.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
+import { expectSuccess } from '../utils/envelope.js';
 
 const RUNTIME = '/api/v1/project/has-paid';
 const REDIRECT = 'https://example.com/pay-fast';
@@ -50,6 +51,14 @@ const VOLATILE = new Set([
  * The runtime check is served ahead of Express (docs/architecture.md, "How the runtime check is served"). Every answer it gives must be the one
  * the routed call gives: status, every header, and body, over the whole range of inputs.
  */
+/** A plan's worth of entitlements: booleans, integers, strings and a meter. */
+const TWENTY_ENTITLEMENTS = Object.fromEntries(
+  Array.from({ length: 20 }, (_, i) => [
+    i === 0 ? 'meter.ai_credits' : `feature_${i}`,
+    i % 3 === 0 ? i * 100 : i % 3 === 1 ? true : `tier-${i}`,
+  ]),
+);
+
 describe('runtime check served ahead of Express: the same answers as the routed call', () => {
   let fast: TestApp;
   let routed: TestApp;
@@ -81,6 +90,8 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     license?: Record<string, unknown>;
     domain?: Record<string, unknown>;
     host?: string;
+    /** A plan of the project the license is put on. */
+    plan?: Record<string, unknown>;
   }
 
   async function fixture(options: FixtureOptions = {}): Promise<Fixture> {
@@ -94,7 +105,20 @@ describe('runtime check served ahead of Express: the same answers as the routed 
       has_paid: true,
       ...options.domain,
     });
-    const license = await makeLicense(fast, key, project.id, options.license ?? {});
+    const plan = options.plan
+      ? expectSuccess(
+          await fast
+            .http()
+            .post(`/api/v1/project/${project.id}/plans`)
+            .set('X-API-KEY', key)
+            .send({ code: 'pro', name: 'Pro', ...options.plan }),
+          201,
+        )
+      : null;
+    const license = await makeLicense(fast, key, project.id, {
+      ...(plan ? { plan_id: plan.id } : {}),
+      ...options.license,
+    });
     return { uuid: license.uuid, domain: domain.domain, projectId: project.id, licenseId: license.id };
   }
 
@@ -298,6 +322,27 @@ describe('runtime check served ahead of Express: the same answers as the routed 
       { license: { is_test_license: true } },
     ],
     [
+      'a license on a plan of 20 entitlements, with overrides',
+      (f) => [
+        { headers: withKey(f) },
+        { headers: withKey(f, { 'X-Service-Domain': 'elsewhere.example.org' }) },
+      ],
+      {
+        plan: { entitlements: TWENTY_ENTITLEMENTS, max_usage_per_day: 1000 },
+        license: { entitlements: { seats: 9, 'meter.ai_credits': 5 } },
+      },
+    ],
+    [
+      'a license on a plan, from an unpaid domain',
+      (f) => [{ headers: withKey(f) }],
+      { plan: { entitlements: { sso: true } }, domain: { has_paid: false } },
+    ],
+    [
+      'entitlements of its own without a plan',
+      (f) => [{ headers: withKey(f) }],
+      { license: { entitlements: { beta: true } } },
+    ],
+    [
       'an allowed client address',
       (f) => [{ headers: withKey(f, { 'X-Forwarded-For': '10.1.2.3' }) }],
       { license: { allowed_ips: '10.0.0.0/8' } },
@@ -373,6 +418,19 @@ describe('runtime check served ahead of Express: the same answers as the routed 
       'This license has expired.',
       'Project is locked.',
     ]);
+  });
+
+  it("answers a plan's entitlements alike on both paths", async () => {
+    const [answer] = await run((f) => [{ headers: withKey(f) }], {
+      plan: { entitlements: TWENTY_ENTITLEMENTS },
+      license: { entitlements: { seats: 9 } },
+    });
+    expect(answer.body.data).toEqual({
+      has_paid: true,
+      is_test_license: false,
+      plan: 'pro',
+      entitlements: { ...TWENTY_ENTITLEMENTS, seats: 9 },
+    });
   });
 
   it('answers the same as the routed call for a paid domain, field by field', async () => {

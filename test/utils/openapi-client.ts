@@ -114,6 +114,14 @@ export function schemaProblems(doc: Json, schema: Json, value: unknown, at = '$'
     return schemaProblems(doc, merged, value, at);
   }
   if (value === null) return schema.nullable ? [] : [`${at}: null but not nullable`];
+  if (schema.oneOf) {
+    const matching = (schema.oneOf as Json[]).filter(
+      (one) => schemaProblems(doc, one, value, at).length === 0,
+    );
+    return matching.length === 1
+      ? []
+      : [`${at}: ${JSON.stringify(value)} matches ${matching.length} of oneOf`];
+  }
   if (schema.enum && !schema.enum.includes(value))
     return [`${at}: ${JSON.stringify(value)} not in ${JSON.stringify(schema.enum)}`];
   const problems: string[] = [];

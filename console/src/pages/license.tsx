@@ -5,7 +5,9 @@ import { BarChart } from '../chart';
 import {
   ConfirmButton,
   ErrorMessage,
+  Field,
   FormBox,
+  intOrNull,
   Loading,
   MoreButton,
   Notice,
@@ -17,6 +19,8 @@ import {
 } from '../ui';
 import { LicenseFields, licenseValues, licenseWriteBody, useDomains } from './licenses';
 import { CopyField } from '../copy';
+import { formatEntitlements, parseEntitlements } from '../entitlements';
+import { entitlementsText } from './plans';
 import { ProjectTabs } from './project';
 
 /** One license: every field, edit, revoke or reactivate, delete, its usage and its activations. */
@@ -217,6 +221,7 @@ export function LicensePage({
           </div>
         ) : null}
       </section>
+      <PlanSection access={access} project={project} license={l} reload={loaded.reload} />
       <UsageSection project={project} license={l} round={round} onRefresh={() => setRound((r) => r + 1)} />
       <Activations access={access} project={project} license={l.id} round={round} />
       {access.canWrite ? <EditLicense license={l} project={project} reload={loaded.reload} /> : null}
@@ -258,6 +263,82 @@ function EditLicense({
         <LicenseFields form={form} domains={domains.data?.data ?? []} />
       </FormBox>
     </>
+  );
+}
+
+type PlanValues = { plan_id: string; entitlements: string };
+
+/** The license's plan, its own entitlements and what they come to; a plan picked and overrides edited. */
+function PlanSection(props: { access: Access; project: number; license: License; reload: () => void }) {
+  const { project, license: l } = props;
+  const plans = useLoad(
+    () =>
+      unwrap(
+        api.GET('/api/v1/project/{project}/plans', {
+          params: { path: { project }, query: { per_page: 50 } },
+        }),
+      ),
+    [project],
+  );
+  const form = useForm<PlanValues>({
+    plan_id: l.plan_id === null ? '' : String(l.plan_id),
+    entitlements: formatEntitlements(l.entitlements),
+  });
+  const [saved, setSaved] = useState(false);
+  return (
+    <section aria-labelledby="plan-h">
+      <h2 id="plan-h">Plan and entitlements</h2>
+      <dl class="facts">
+        <dt>Plan</dt>
+        <dd>{l.plan ? `${l.plan.name} (${l.plan.code})` : 'none'}</dd>
+        <dt>Effective entitlements</dt>
+        <dd data-testid="effective-entitlements">{entitlementsText(l.effective_entitlements)}</dd>
+      </dl>
+      {saved ? <Notice>Plan saved.</Notice> : null}
+      {props.access.canWrite ? (
+        <FormBox
+          form={form}
+          title="Change plan or entitlements"
+          submitLabel="Save plan and entitlements"
+          onSubmit={async (v) => {
+            setSaved(false);
+            const own = parseEntitlements(v.entitlements);
+            await unwrap(
+              api.PATCH('/api/v1/project/{project}/licenses/{license}', {
+                params: { path: { project, license: l.id } },
+                body: {
+                  plan_id: intOrNull(v.plan_id),
+                  entitlements: Object.keys(own).length === 0 ? null : own,
+                },
+              }),
+            );
+            setSaved(true);
+            props.reload();
+          }}
+        >
+          <Field
+            form={form}
+            name="plan_id"
+            label="Plan"
+            options={[
+              { value: '', label: 'No plan' },
+              ...(plans.data?.data ?? []).map((p) => ({
+                value: String(p.id),
+                label: `${p.name} (${p.code})`,
+              })),
+            ]}
+            hint="Its entitlements, and its limits where this license leaves its own empty."
+          />
+          <Field
+            form={form}
+            name="entitlements"
+            label="Entitlement overrides"
+            multiline
+            hint="One &quot;code = value&quot; a line, over the plan's: e.g. seats = 10. Empty: the plan's as they are."
+          />
+        </FormBox>
+      ) : null}
+    </section>
   );
 }
 
@@ -305,6 +386,29 @@ function UsageView({ usage }: { usage: Usage }) {
           or unpaid, that day&apos;s bar shows here.
         </p>
       )}
+      {Object.keys(usage.meters).length > 0 ? (
+        <table>
+          <caption>Meters this month (UTC)</caption>
+          <thead>
+            <tr>
+              <th scope="col">Meter</th>
+              <th scope="col">Used</th>
+              <th scope="col">Limit</th>
+              <th scope="col">Starts again</th>
+            </tr>
+          </thead>
+          <tbody>
+            {Object.entries(usage.meters).map(([code, m]) => (
+              <tr key={code}>
+                <th scope="row">{code}</th>
+                <td>{m.used}</td>
+                <td>{m.limit}</td>
+                <td>{when(m.resets_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
       <h3>Domains</h3>
       {usage.domains.length === 0 ? (
         <p>No domain activated yet{usage.max_domains === null ? '' : ` (up to ${usage.max_domains})`}.</p>

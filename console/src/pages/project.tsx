@@ -25,6 +25,7 @@ import { InjectablesTab } from './injectables';
 import { LicensesTab } from './licenses';
 import { CustomersTab } from './customers';
 import { SubscriptionsTab } from './subscriptions';
+import { PlansTab } from './plans';
 import { WebhooksTab } from './webhooks';
 
 const TAB_LABELS: Record<ProjectTab, string> = {
@@ -33,6 +34,7 @@ const TAB_LABELS: Record<ProjectTab, string> = {
   licenses: 'Licenses',
   customers: 'Customers',
   subscriptions: 'Subscriptions',
+  plans: 'Plans',
   injectables: 'Injectables',
   connectors: 'Payment connectors',
   webhooks: 'Webhook deliveries',
@@ -78,6 +80,7 @@ export function ProjectPage({ access, project, tab }: { access: Access; project:
       {tab === 'licenses' ? <LicensesTab access={access} project={p} /> : null}
       {tab === 'customers' ? <CustomersTab access={access} project={p} /> : null}
       {tab === 'subscriptions' ? <SubscriptionsTab access={access} project={p} /> : null}
+      {tab === 'plans' ? <PlansTab access={access} project={p} /> : null}
       {tab === 'injectables' ? <InjectablesTab access={access} project={p} /> : null}
       {tab === 'connectors' ? <ConnectorsTab access={access} project={p} /> : null}
       {tab === 'webhooks' ? <WebhooksTab access={access} project={p} /> : null}

@@ -1,4 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ENTITLEMENTS_SCHEMA } from '../../plans/dto/plan.dto.js';
+import type { Entitlements } from '../../plans/entitlements.js';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../../injectables/injectable.entity.js';
 
 /** The item keys of `include=injectables`, as the interface document lists them. */
@@ -75,9 +77,25 @@ export class HasPaidResponse {
       "POST /project/has-paid only, with include=token, has_paid true and the project's offline_grace_hours above 0 " +
       "(exp: the earliest of iat + offline_grace_hours × 3600, the answering grace_until, the license's grace_until and expires_at): " +
       'LG1.<base64url(payload JSON)>.<base64url(Ed25519 over "LG1-TOKEN\\n" + the payload part)>, payload ' +
-      '{project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, iat, exp}',
+      '{project_id, license_id, key_sha256, domain, has_paid: true, is_test_license, plan?, entitlements?, iat, exp}',
   })
   token?: string;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    example: 'pro',
+    description:
+      'POST /project/has-paid only, for a license with a plan or entitlements of its own: the plan code (null without a plan)',
+  })
+  plan?: string | null;
+
+  @ApiPropertyOptional({
+    ...ENTITLEMENTS_SCHEMA,
+    description:
+      "With `plan`: the license's effective entitlements (the plan's, overridden code by code by the license's) when has_paid is true, `{}` when it is false",
+  })
+  entitlements?: Entitlements;
 }
 
 @ApiSchema({ name: 'HasPaidConfig', description: 'Honoured only for licenses with allow_configs' })

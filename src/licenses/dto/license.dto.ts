@@ -12,6 +12,9 @@ import {
 } from '../../common/http/validators.js';
 import { applyDecorators } from '@nestjs/common';
 import { LICENSE_BILLINGS, type LicenseBilling } from '../license.entity.js';
+import { ENTITLEMENTS_SCHEMA } from '../../plans/dto/plan.dto.js';
+import { EntitlementsField } from '../../plans/dto/entitlements.validator.js';
+import type { Entitlements } from '../../plans/entitlements.js';
 
 const Limit = (field: string, example: number) =>
   applyDecorators(
@@ -140,6 +143,24 @@ export class CreateLicenseDto {
   })
   @OptionalInt('customer_id', 1)
   customer_id?: number | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description:
+      "A plan of this project (its id): its entitlements, and its limits where the license's are null; license_defaults then fill no limit field",
+  })
+  @OptionalInt('plan_id', 1)
+  plan_id?: number | null;
+
+  @ApiPropertyOptional({
+    ...ENTITLEMENTS_SCHEMA,
+    nullable: true,
+    description: "Overrides of the plan's entitlements, code by code (validated as a plan's)",
+  })
+  @EntitlementsField(true)
+  entitlements?: Entitlements | null;
 }
 
 export class UpdateLicenseDto extends PartialType(CreateLicenseDto) {}

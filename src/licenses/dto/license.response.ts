@@ -2,6 +2,9 @@ import { LICENSE_BILLINGS, type LicenseBilling, type RevokedBy } from '../licens
 import { ActivationResponse } from './activation.response.js';
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PROVIDERS } from '../../payments/providers/registry.js';
+import { ENTITLEMENTS_SCHEMA } from '../../plans/dto/plan.dto.js';
+import { PlanRefResponse } from '../../plans/dto/plan.response.js';
+import type { Entitlements } from '../../plans/entitlements.js';
 
 @ApiSchema({ name: 'PaymentReference' })
 export class PaymentReferenceResponse {
@@ -118,12 +121,42 @@ export class LicenseResponse {
       'Who revoked the license: `vendor` (through the API or the console; payment never reactivates it) or `payment` (a payment connector); null while not revoked',
   })
   revoked_by: RevokedBy | null;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The plan of the project the license is on' })
+  plan_id: number | null;
+
+  @ApiProperty({ type: () => PlanRefResponse, nullable: true })
+  plan: PlanRefResponse | null;
+
+  @ApiProperty({
+    ...ENTITLEMENTS_SCHEMA,
+    nullable: true,
+    description: "The license's own entitlements, overriding the plan's code by code",
+  })
+  entitlements: Entitlements | null;
+
+  @ApiProperty({
+    ...ENTITLEMENTS_SCHEMA,
+    description: "The plan's entitlements overridden code by code by the license's: what the runtime answers",
+  })
+  effective_entitlements: Entitlements;
 
   @ApiProperty({ type: 'string', format: 'date-time' })
   created_at: string;
 
   @ApiProperty({ type: 'string', format: 'date-time' })
   updated_at: string;
+}
+
+@ApiSchema({ name: 'LicenseMeter' })
+export class LicenseMeterResponse {
+  @ApiProperty({ type: 'integer', description: 'Used this UTC calendar month' })
+  used: number;
+
+  @ApiProperty({ type: 'integer', description: 'The monthly quota (the meter entitlement)' })
+  limit: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time', description: 'The start of the next UTC month' })
+  resets_at: string;
 }
 
 @ApiSchema({ name: 'LicenseUsageDay' })
@@ -202,4 +235,12 @@ export class LicenseUsageResponse {
       'The license holds LICENSE_MAX_ACTIVATIONS activations: a call from a new place is answered as any other but not recorded',
   })
   activations_capped: boolean;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/LicenseMeter' },
+    example: { 'meter.ai_credits': { used: 120, limit: 1000, resets_at: '2026-12-01T00:00:00Z' } },
+    description: "The license's meters (entitlements `meter.*`) this UTC month, by code",
+  })
+  meters: Record<string, LicenseMeterResponse>;
 }
