@@ -16,7 +16,8 @@ import { RuntimeCalls } from './runtime-call.js';
 export const NOT_PAID = 'This license is not paid.';
 
 /**
- * Whether a license answers paid for metered usage: its pinned domain's flag, else the registered
+ * Whether a license answers paid for metered usage: a `billing: license` license its own flag; else
+ * its pinned domain's flag, else the registered
  * domain the call names (X-Service-Domain or `domain`), else the project's; a grace that has passed
  * is unpaid.
  */
@@ -25,6 +26,8 @@ export function meteredPaid(
   req: Request,
   now: number,
 ): boolean {
+  // A license that carries its own payment answers its own flag, from whichever site.
+  if (license.billing === 'license') return paidNow(license.has_paid, license.grace_until, now);
   if (license.domain_id !== null)
     return pinned !== null && pinned.is_active && paidNow(pinned.has_paid, pinned.grace_until, now);
   const host = callingDomain(req, undefined).host;

@@ -504,6 +504,21 @@ describe('plans, entitlements and metered usage', () => {
       ).toBe('This license has been revoked.');
     });
 
+    it('counts for a license that carries its own payment by its own flag, from any site', async () => {
+      // The project is unpaid and the buyer's site is registered nowhere: the license's flag decides.
+      const { uuid, license, api, project } = await metered(20, { has_paid: false });
+      const buyer = `www.buyer-${uniqueToken()}.example.org`;
+      expectSuccess(await api.patch(`/project/${project.id}/licenses/${license.id}`, { billing: 'license' }));
+      expect(
+        expectError(await record(uuid, { meter: 'meter.ai_credits', idempotency_key: idem() }, buyer), 403)
+          .message,
+      ).toBe('This license is not paid.');
+      expectSuccess(await api.patch(`/project/${project.id}/licenses/${license.id}`, { has_paid: true }));
+      expect(
+        expectSuccess(await record(uuid, { meter: 'meter.ai_credits', idempotency_key: idem() }, buyer)),
+      ).toMatchObject({ used: 1, remaining: 19 });
+    });
+
     it('answers 429 past the quota with Retry-After to the reset, counting nothing; quota_reached once', async () => {
       const { uuid, project } = await metered(10);
       expectSuccess(await record(uuid, { meter: 'meter.ai_credits', amount: 8, idempotency_key: idem() }));
