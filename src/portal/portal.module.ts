@@ -8,6 +8,7 @@ import { GateModule } from '../gate/gate.module.js';
 import { LicenseActivationEntity } from '../licenses/license-usage.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
 import { LicensesModule } from '../licenses/licenses.module.js';
+import { PlansModule } from '../plans/plans.module.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsModule } from '../projects/projects.module.js';
 import { ProjectChangesModule } from '../project-changes/project-changes.module.js';
@@ -33,6 +34,7 @@ import { PortalService } from './portal.service.js';
     AuthModule,
     ProjectsModule,
     LicensesModule,
+    PlansModule,
     GateModule,
     ProjectChangesModule,
   ],

@@ -21,6 +21,8 @@ import { DomainEntity } from '../domains/domain.entity.js';
 import { AnswerSigning } from '../gate/answer-signing.js';
 import { offlineToken } from '../gate/offline-token.js';
 import { paidNow } from '../gate/runtime-gate.js';
+import { LicensesService } from '../licenses/licenses.service.js';
+import { Meters } from '../plans/meters.js';
 import { ActivationsService } from '../licenses/activations.service.js';
 import { LicenseActivationEntity } from '../licenses/license-usage.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
@@ -137,6 +139,8 @@ export class PortalService implements OnApplicationBootstrap, OnApplicationShutd
     @InjectRepository(LicenseActivationEntity)
     private readonly activationRows: Repository<LicenseActivationEntity>,
     private readonly activations: ActivationsService,
+    private readonly licenseAnswers: LicensesService,
+    private readonly meters: Meters,
     private readonly projectChanges: ProjectChanges,
     private readonly signing: AnswerSigning,
     private readonly clock: Clock,
@@ -397,6 +401,7 @@ export class PortalService implements OnApplicationBootstrap, OnApplicationShutd
     license: LicenseEntity,
     domain: DomainEntity | null,
   ): Promise<PortalLicense> {
+    await this.licenseAnswers.withPlans(license);
     const now = this.clock.nowMs();
     const status = statusOf(license, now);
     const payment = paymentOf(project, license, domain, now);
@@ -419,13 +424,9 @@ export class PortalService implements OnApplicationBootstrap, OnApplicationShutd
       expires_at: toIsoTimestamp(license.expires_at),
       is_test_license: license.is_test_license,
       payment: { state: payment.state, grace_until: toIsoTimestamp(payment.graceUntil) },
-      // Filled by plans when the license answers them (plan, effective_entitlements, meters).
-      plan: (license as { plan?: unknown }).plan ?? null,
-      entitlements:
-        (license as { effective_entitlements?: Record<string, unknown> }).effective_entitlements ??
-        license.entitlements ??
-        {},
-      meters: (license as { meters?: Record<string, unknown> }).meters ?? null,
+      plan: license.plan ?? null,
+      entitlements: license.effective_entitlements ?? {},
+      meters: await this.meters.report(license.id, license.effective_entitlements ?? {}),
       max_domains: license.max_domains,
       max_subdomains_per_domain: license.max_subdomains_per_domain,
       activations: activations.sort((a, b) => a.id - b.id),

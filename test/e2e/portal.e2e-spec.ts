@@ -377,7 +377,7 @@ describe('customer portal', () => {
         self_deactivations: { per_day: 2, left_today: 2 },
         offline_token: { available: true, reason: null },
         plan: null,
-        meters: null,
+        meters: {},
       });
     });
 
@@ -511,6 +511,27 @@ describe('customer portal', () => {
       });
       expect(row.resource_id).toBe(license.id);
     }
+  });
+
+  it("shows a license's plan, its effective entitlements and this month's meters", async () => {
+    const project = await makeProject(t, key, { has_paid: true });
+    const plan = expectSuccess(
+      await api().post(`/project/${project.id}/plans`, {
+        code: 'pro',
+        name: 'Pro',
+        entitlements: { sso: true, seats: 5, 'meter.ai_credits': 100 },
+      }),
+      201,
+    );
+    const buyer = await customer(project.id);
+    const license = await licenseOf(project.id, buyer.id, { plan_id: plan.id, entitlements: { seats: 9 } });
+    const { cookie } = await open(project.id, { customer_id: buyer.id });
+    const shown = expectSuccess(await portal(cookie).get(`/licenses/${license.id}`));
+    expect(shown.plan).toEqual({ id: plan.id, code: 'pro', name: 'Pro' });
+    expect(shown.entitlements).toEqual({ sso: true, seats: 9, 'meter.ai_credits': 100 });
+    expect(shown.meters).toEqual({
+      'meter.ai_credits': { used: 0, limit: 100, resets_at: expect.any(String) },
+    });
   });
 
   it('shows a revoked license as such, and gives it no token', async () => {
