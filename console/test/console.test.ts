@@ -324,17 +324,20 @@ describe('the console in headless Chromium', () => {
   /**
    * A Standard Webhooks event (test/fixtures/payments/standard/<type>.json) signed by the test and sent
    * to the connector's endpoint, as the provider would; `metadata` replaces the fixture's (null: none,
-   * the project's own payment). The answer's data: `{outcome, event_id}`.
+   * the project's own payment); `timestamp` replaces the event's own time. The answer's data:
+   * `{outcome, event_id}`.
    */
   async function sendPayment(
     connector: { endpoint_url: string; secret: string },
     type: string,
     id: string,
     metadata?: Record<string, string> | null,
+    timestamp?: string,
   ): Promise<{ outcome: string }> {
     const payload = fixture('standard', type);
     if (metadata === null) delete payload.data.metadata;
     else if (metadata) payload.data.metadata = metadata;
+    if (timestamp) payload.timestamp = timestamp;
     const body = JSON.stringify(payload);
     const answer = await fetch(`${origin}${new URL(connector.endpoint_url).pathname}`, {
       method: 'POST',
@@ -890,6 +893,93 @@ describe('the console in headless Chromium', () => {
     await row.getByRole('button', { name: 'Delete Standard live' }).click();
     await page.getByRole('button', { name: 'Yes, delete' }).click();
     await page.getByText('No connector yet.').waitFor();
+  }, 120_000);
+
+  it('payment connectors: products (422 beside the field, then saved), email matching, a stale event', async () => {
+    const project = await makeProject(t, key, { name: 'Catalogue', has_paid: false });
+    await makeDomain(t, key, project.id as number, { domain: 'catalogue.example.com', has_paid: false });
+    const connector = await makeConnector(t, key, project.id as number, 'standard', {
+      name: 'Catalogue live',
+    });
+    // A purchase, then an event older than the one applied to it: stale, it changes nothing.
+    const metadata = { licensegate_domain: 'catalogue.example.com' };
+    expect(await sendPayment(connector, 'payment.succeeded', 'msg_catalogue_1', metadata)).toMatchObject({
+      outcome: 'applied',
+    });
+    expect(
+      await sendPayment(connector, 'payment.failed', 'msg_catalogue_2', metadata, '2026-01-15T11:00:00Z'),
+    ).toMatchObject({ outcome: 'stale' });
+    const purchases = await t.http().get(`/api/v1/project/${project.id}/subscriptions`).set('X-API-KEY', key);
+    const purchase = purchases.body.data.data[0].id as number;
+
+    const { page } = await open();
+    await signIn(page, key);
+    await page.goto(`${origin}/console/#/projects/${project.id}/connectors`);
+    await heading(page, /Catalogue · Payment connectors/);
+    const every =
+      'Every product of this provider account is accepted: list your products to accept only them.';
+    // No product listed: the connector accepts every product, and its row says so.
+    const row = page.getByRole('row', { name: /^Catalogue live/ });
+    await waitText(row.getByRole('cell').nth(4), every);
+    // The new connector's form says so too; for Lemon Squeezy and Paddle, that the buyer writes custom data.
+    const add = page.getByRole('form', { name: 'Add a payment connector' });
+    expect(await add.getByLabel('Match customers by email').isChecked()).toBe(false);
+    await waitText(add.locator('p.hint'), every);
+    await add.getByLabel('Provider').selectOption('lemonsqueezy');
+    expect(await add.locator('p.hint').textContent()).toContain(
+      'Lemon Squeezy checkout custom data is written by the buyer',
+    );
+    await add.getByLabel('Products').fill('variant_1');
+    expect(await add.locator('p.hint').count()).toBe(0);
+
+    // The event log: the stale event has its own label, and its purchase links to the purchase's page.
+    await row.getByRole('button', { name: 'Events of Catalogue live' }).click();
+    const stale = page.getByRole('row', { name: /^msg_catalogue_2/ });
+    await stale.waitFor();
+    expect(await stale.getByRole('cell').nth(1).textContent()).toBe(
+      'stale: older than an event already applied',
+    );
+    const link = stale.getByRole('link', { name: `purchase #${purchase}` });
+    expect(await link.getAttribute('href')).toBe(`#/projects/${project.id}/subscriptions/${purchase}`);
+    const applied = page.getByRole('row', { name: /^msg_catalogue_1/ });
+    expect(await applied.getByRole('cell').nth(1).textContent()).toBe('applied');
+    await axe(page, 'payment connectors, a stale event');
+
+    // Products edited: a bad entry (a plan code over 64 characters) is the API's 422 beside the field.
+    await row.getByRole('button', { name: 'Edit Catalogue live' }).click();
+    const edit = page.getByRole('form', { name: 'Edit connector Catalogue live' });
+    await waitText(edit.locator('p.hint'), every);
+    await edit.getByLabel('Products').fill(`price_1QdH6s\nprod_RkQ3x9 ${'p'.repeat(65)}`);
+    await edit.getByRole('button', { name: 'Save connector' }).click();
+    await waitText(
+      edit.locator('.field-error'),
+      'The products field must be a list of at most 200 product ids (strings of 1 to 255 characters) or {id, plan} objects.',
+    );
+    expect(await edit.getByLabel('Products').getAttribute('aria-invalid')).toBe('true');
+    await axe(page, 'payment connectors, products refused');
+    await edit.getByLabel('Products').fill('price_1QdH6s\n\n  prod_RkQ3x9  \n');
+    await edit.getByLabel('Match customers by email').check();
+    await edit.getByRole('button', { name: 'Save connector' }).click();
+    await page.getByText('Connector Catalogue live saved.').waitFor();
+    await waitText(row.getByRole('cell').nth(4), 'price_1QdH6sprod_RkQ3x9Matches customers by email.');
+    const stored = await t
+      .http()
+      .get(`/api/v1/project/${project.id}/payment-connectors/${connector.id}`)
+      .set('X-API-KEY', key);
+    expect(stored.body.data).toMatchObject({
+      products: ['price_1QdH6s', 'prod_RkQ3x9'],
+      match_customers_by_email: true,
+    });
+    // Opened again, the form has the list, one a line.
+    await row.getByRole('button', { name: 'Edit Catalogue live' }).click();
+    expect(await edit.getByLabel('Products').inputValue()).toBe('price_1QdH6s\nprod_RkQ3x9');
+    expect(await edit.getByLabel('Match customers by email').isChecked()).toBe(true);
+    expect(await edit.locator('p.hint').count()).toBe(0);
+    await axe(page, 'payment connectors, products');
+
+    // The purchase link opens the purchase's page.
+    await link.click();
+    await heading(page, /ord_1001/);
   }, 120_000);
 
   it('analytics: refusals by reason, top domains and countries, the last 24 hours by hour', async () => {

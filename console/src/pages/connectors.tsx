@@ -41,6 +41,50 @@ const PROVIDERS = (Object.keys(LABELS) as Provider[]).map((value) => ({ value, l
 const providerLabel = (p: Provider) => LABELS[p] ?? p;
 const connectorName = (c: Connector) => c.name ?? `${providerLabel(c.provider)} connector ${c.id}`;
 
+/** A product as the API takes it: the provider's id, or the id with the code of its plan. */
+type Product = string | { id: string; plan: string };
+
+/** A connector's products as the form edits them: one a line, the id, then its plan code after a space. */
+const productsText = (products: Connector['products'] = []) =>
+  products.map((p) => (typeof p === 'string' ? p : `${p.id} ${p.plan}`)).join('\n');
+
+/** The lines of the products field as the API takes them (blank lines dropped; the API checks the rest). */
+function productsBody(text: string): Product[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => {
+      const [id, ...plan] = line.split(/\s+/);
+      return plan.length > 0 ? { id, plan: plan.join(' ') } : id;
+    });
+}
+
+const EVERY_PRODUCT =
+  'Every product of this provider account is accepted: list your products to accept only them.';
+
+/** Providers whose checkout custom data (where an event says what it pays for) is written by the buyer. */
+const BUYER_CUSTOM_DATA: Partial<Record<Provider, true>> = { paddle: true, lemonsqueezy: true };
+
+/** What the connector's products mean, under the products field and in the list of connectors. */
+function ProductsNote({ provider, empty }: { provider: string; empty: boolean }) {
+  if (!empty) return null;
+  return (
+    <p class="hint">
+      {EVERY_PRODUCT}
+      {BUYER_CUSTOM_DATA[provider as Provider] ? (
+        <>
+          {' '}
+          <strong>
+            {providerLabel(provider as Provider)} checkout custom data is written by the buyer: without a
+            list, a buyer of any of your products can name what they pay for.
+          </strong>
+        </>
+      ) : null}
+    </p>
+  );
+}
+
 type ConnectorValues = LicenseValues & {
   provider: string;
   signing_secret: string;
@@ -48,6 +92,8 @@ type ConnectorValues = LicenseValues & {
   grace_days: string;
   issue_licenses: boolean;
   is_active: boolean;
+  products: string;
+  match_customers_by_email: boolean;
 };
 
 const connectorValues = (c?: Connector): ConnectorValues => ({
@@ -58,6 +104,8 @@ const connectorValues = (c?: Connector): ConnectorValues => ({
   grace_days: c ? String(c.grace_days) : '3',
   issue_licenses: c?.issue_licenses ?? false,
   is_active: c?.is_active ?? true,
+  products: productsText(c?.products),
+  match_customers_by_email: c?.match_customers_by_email ?? false,
 });
 
 /** The template as the API takes it: null when licenses are not issued and no field is filled. */
@@ -98,6 +146,8 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
             grace_days: intOrNull(v.grace_days) ?? undefined,
             issue_licenses: v.issue_licenses,
             license_template: templateBody(v),
+            products: productsBody(v.products),
+            match_customers_by_email: v.match_customers_by_email,
           },
         }),
       );
@@ -134,6 +184,7 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
               <th scope="col">Active</th>
               <th scope="col">Grace (days)</th>
               <th scope="col">Issues licenses</th>
+              <th scope="col">Products</th>
               <th scope="col">Last event</th>
               <th scope="col">Endpoint URL</th>
               <th scope="col">Actions</th>
@@ -147,6 +198,26 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
                 <td>{show(c.is_active)}</td>
                 <td>{c.grace_days}</td>
                 <td>{show(c.issue_licenses)}</td>
+                <td class="products">
+                  {c.products.length > 0 ? (
+                    <ul>
+                      {c.products.map((p, i) =>
+                        typeof p === 'string' ? (
+                          <li key={i}>
+                            <code>{p}</code>
+                          </li>
+                        ) : (
+                          <li key={i}>
+                            <code>{p.id}</code> (plan <code>{p.plan}</code>)
+                          </li>
+                        ),
+                      )}
+                    </ul>
+                  ) : (
+                    <ProductsNote provider={c.provider} empty />
+                  )}
+                  {c.match_customers_by_email ? <p class="hint">Matches customers by email.</p> : null}
+                </td>
                 <td>{when(c.last_event_at)}</td>
                 <td>
                   <CopyField
@@ -265,6 +336,21 @@ function ConnectorFields({
         type="checkbox"
         hint="A license for each order or subscription, on its first paid event; unticked, events mark this project or its domains paid."
       />
+      <Field
+        form={form}
+        name="products"
+        label="Products"
+        multiline
+        hint="One a line: the provider's product id (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), or the id, a space and the code of the plan its licenses get. Events of other products are ignored."
+      />
+      <ProductsNote provider={form.values.provider} empty={productsBody(form.values.products).length === 0} />
+      <Field
+        form={form}
+        name="match_customers_by_email"
+        label="Match customers by email"
+        type="checkbox"
+        hint="An event's buyer is found by email when no customer has this provider's id for them. Off by default: an email is typed by the buyer."
+      />
       {/* The template applies only to licenses the connector issues: hidden while it issues none. */}
       {form.values.issue_licenses ? (
         <fieldset class="template">
@@ -300,6 +386,8 @@ function EditConnector({
             is_active: v.is_active,
             issue_licenses: v.issue_licenses,
             license_template: templateBody(v),
+            products: productsBody(v.products),
+            match_customers_by_email: v.match_customers_by_email,
           },
         }),
       );
@@ -326,6 +414,15 @@ function EditConnector({
     </div>
   );
 }
+
+type Outcome = Schemas['PaymentEvent']['outcome'];
+
+// Keyed by the API's outcome enum: an outcome added there without a label here fails the type check.
+const OUTCOMES: Record<Outcome, string> = {
+  applied: 'applied',
+  ignored: 'ignored',
+  stale: 'stale: older than an event already applied',
+};
 
 function EventLog({
   project,
@@ -371,6 +468,7 @@ function EventLog({
                 <th scope="col">Type</th>
                 <th scope="col">Outcome</th>
                 <th scope="col">Target</th>
+                <th scope="col">Purchase</th>
                 <th scope="col">Detail</th>
                 <th scope="col">Received</th>
               </tr>
@@ -382,7 +480,7 @@ function EventLog({
                     <code class="nowrap">{e.provider_event_id}</code>
                   </th>
                   <td class="nowrap">{e.type}</td>
-                  <td>{e.outcome}</td>
+                  <td>{OUTCOMES[e.outcome] ?? e.outcome}</td>
                   <td>
                     {e.target ? (
                       <>
@@ -394,6 +492,15 @@ function EventLog({
                       </>
                     ) : (
                       '—'
+                    )}
+                  </td>
+                  <td class="nowrap">
+                    {e.subscription_id === null ? (
+                      '—'
+                    ) : (
+                      <a href={`#/projects/${project.id}/subscriptions/${e.subscription_id}`}>
+                        purchase #{e.subscription_id}
+                      </a>
                     )}
                   </td>
                   <td class="detail">{e.detail}</td>
