@@ -49,6 +49,10 @@ const AUDIT_ONLY: Record<Exclude<AuditAction, EventType>, true> = {
   'api_key.revoked': true,
   'api_key.rolled': true,
   'webhook_delivery.retried': true,
+  'member.invited': true,
+  'member.joined': true,
+  'member.updated': true,
+  'member.removed': true,
 };
 export const AUDIT_ACTIONS: AuditAction[] = [
   ...EVENT_TYPES,

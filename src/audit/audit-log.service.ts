@@ -14,6 +14,11 @@ export const AUDIT_ACTIONS = [
   'api_key.revoked',
   'api_key.rolled',
   'webhook_delivery.retried',
+  // The people of an account (docs/security.md#members-and-invitations): account-wide, no webhook.
+  'member.invited',
+  'member.joined',
+  'member.updated',
+  'member.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

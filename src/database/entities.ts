@@ -1,6 +1,7 @@
 import { AccountEntity, MembershipEntity } from '../auth/account.entity.js';
 import { ApiKeyEntity } from '../auth/api-key.entity.js';
 import { SessionEntity } from '../auth/session.entity.js';
+import { InvitationEntity, PasswordResetEntity, UserIdentityEntity } from '../auth/invitation.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
@@ -23,6 +24,7 @@ import { ProjectChangeCounter1764300000000 } from './migrations/1764300000000-Pr
 import { BinaryPaymentIds1764350000000 } from './migrations/1764350000000-BinaryPaymentIds.js';
 import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
 import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseBilling.js';
+import { Invitations1764550000000 } from './migrations/1764550000000-Invitations.js';
 import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payments/payment-event.entity.js';
 import { SubscriptionEntity, SubscriptionPaymentEntity } from '../payments/subscription.entity.js';
@@ -47,6 +49,9 @@ export const entities = [
   AccountEntity,
   MembershipEntity,
   SessionEntity,
+  InvitationEntity,
+  PasswordResetEntity,
+  UserIdentityEntity,
   CustomerEntity,
   CustomerExternalIdEntity,
   SubscriptionEntity,
@@ -68,4 +73,5 @@ export const migrations = [
   BinaryPaymentIds1764350000000,
   Teams1764400000000,
   LicenseBilling1764450000000,
+  Invitations1764550000000,
 ];
