@@ -21,6 +21,8 @@ import { Mailer } from './mailer.js';
 import { MembersController } from './members.controller.js';
 import { MembersService } from './members.service.js';
 import { PasswordResetsService } from './password-resets.service.js';
+import { SsoController } from './sso.controller.js';
+import { SsoService } from './sso.service.js';
 
 /**
  * Accounts, API keys, users' sessions, and ApiKeyGuard, which every management controller's module imports; with
@@ -43,7 +45,7 @@ import { PasswordResetsService } from './password-resets.service.js';
     DatabaseModule,
     RedisModule,
   ],
-  controllers: [ApiKeysController, AuthController, MembersController, JoiningController],
+  controllers: [ApiKeysController, AuthController, MembersController, JoiningController, SsoController],
   providers: [
     AuthService,
     ApiKeyGuard,
@@ -54,6 +56,7 @@ import { PasswordResetsService } from './password-resets.service.js';
     Mailer,
     MembersService,
     PasswordResetsService,
+    SsoService,
   ],
   exports: [AuthService, ApiKeyGuard, AuthFailures, SessionsService, SessionGuard],
 })

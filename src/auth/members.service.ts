@@ -113,6 +113,15 @@ export class MembersService {
     });
   }
 
+  /** The newest open invitation (not used, revoked or expired) for this email, in any account. */
+  async openInvitationFor(email: string): Promise<InvitationEntity | null> {
+    const open = await this.invitations.find({
+      where: { email, accepted_at: IsNull(), revoked_at: IsNull() },
+      order: { id: 'DESC' },
+    });
+    return open.find((invitation) => invitation.expires_at.getTime() > this.clock.nowMs()) ?? null;
+  }
+
   async pendingInvitations(principal: ApiPrincipal): Promise<InvitationEntity[]> {
     const account = await accountOf(this.invitations.manager, principal);
     const open = await this.invitations.find({

@@ -51,12 +51,17 @@ const NOT_AUDITED: Record<string, string> = {
     "asking for a reset link: a person's own password, no managed resource (members.e2e-spec.ts)",
   'POST /api/v1/auth/password-reset/{token}':
     "a person's own password, set with a mailed link: no managed resource (members.e2e-spec.ts)",
+  'POST /api/v1/auth/sso/start': 'starting a single sign-on: nothing is stored (sso.e2e-spec.ts)',
+  'POST /api/v1/auth/sso/link':
+    "signing in: a person's own SSO identity, no managed resource (sso.e2e-spec.ts)",
 };
 
 /** Writes of a person joining with an invitation: audited with the actor "user", checked in members.e2e-spec.ts. */
 const BY_INVITED_PERSON: Record<string, string> = {
   'POST /api/v1/auth/invitations/{token}/accept':
     'member.joined, by the person who joined: its row is checked in members.e2e-spec.ts',
+  'POST /api/v1/auth/sso/callback':
+    'member.joined when an invitation or an allowed domain admits the person: checked in sso.e2e-spec.ts',
 };
 
 /** A member of the walk's account with the role viewer: its membership id. */

@@ -212,6 +212,28 @@ describe('typed client generated from openapi.json', () => {
       '/api/v1/auth/password-reset',
       await anonymous('post', '/api/v1/auth/password-reset', { params: {}, body: { email } }),
     );
+    // This app has no OIDC_ISSUER: single sign-on says so; a link without an SSO sign-in is refused.
+    expectDocumented(
+      'post',
+      '/api/v1/auth/sso/start',
+      await anonymous('post', '/api/v1/auth/sso/start', { params: {} }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/sso/callback',
+      await anonymous('post', '/api/v1/auth/sso/callback', {
+        params: {},
+        body: { query: '?code=x&state=y' },
+      }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/sso/link',
+      await anonymous('post', '/api/v1/auth/sso/link', {
+        params: {},
+        body: { password: 'correct horse battery' },
+      }),
+    );
     expectDocumented(
       'post',
       '/api/v1/auth/password-reset/{token}',

@@ -194,6 +194,10 @@ describe('OpenAPI contract', () => {
       // Resetting a forgotten password: the mailed token is the credential.
       'POST /api/v1/auth/password-reset',
       'POST /api/v1/auth/password-reset/{token}',
+      // Single sign-on: the identity provider's answer (and once the password) is the credential.
+      'POST /api/v1/auth/sso/callback',
+      'POST /api/v1/auth/sso/link',
+      'POST /api/v1/auth/sso/start',
       // A payment provider's event: its signature is the credential (docs/payments.md).
       'POST /api/v1/payments/{provider}/{token}',
     ]);
