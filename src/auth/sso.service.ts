@@ -83,7 +83,7 @@ export class SsoService {
         new URL(env.OIDC_ISSUER!),
         env.OIDC_CLIENT_ID!,
         undefined,
-        oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET!),
+        oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET),
         {
           // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
           execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],

@@ -216,7 +216,7 @@ describe('error examples of openapi.json, provoked against the app', () => {
           const res = await t
             .http()
             [c.method as 'post'](c.path)
-            .send(jsonBody(c.op) as object);
+            .send(jsonBody(c.op));
           return { status: res.status, body: res.body };
         },
       };
