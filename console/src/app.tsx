@@ -6,7 +6,14 @@ import { type Role, api, setApiKey, unwrap } from './api';
 import { type Session, forget, remember, storedKey, userSession } from './session';
 import { ErrorMessage, Field, Loading, toFailure, useForm, useLoad } from './ui';
 import { MembersPage } from './pages/members';
-import { AcceptInvitation, ForgotPassword, ResetPassword } from './pages/joining';
+import {
+  AcceptInvitation,
+  ConfirmSsoLink,
+  finishSso,
+  ForgotPassword,
+  ResetPassword,
+  startSso,
+} from './pages/joining';
 import { AnalyticsPage } from './pages/analytics';
 import { ApiKeysPage } from './pages/api-keys';
 import { AuditPage } from './pages/audit';
@@ -196,7 +203,7 @@ function NotFound() {
   );
 }
 
-function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) => void; notice?: string }) {
+function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const options = useLoad(() => unwrap(api.GET('/api/v1/auth/config')), []);
   const form = useForm({ email: '', password: '' });
   const keyForm = useForm({ key: '' });
@@ -218,11 +225,6 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) => void
   return (
     <main id="main" class="signin">
       <PageHeading>Sign in to LicenseGate</PageHeading>
-      {notice ? (
-        <p class="error" role="alert">
-          {notice}
-        </p>
-      ) : null}
       <form class="box" onSubmit={form.submit(logIn)} aria-label="Password sign-in" noValidate>
         <ErrorMessage error={form.error} />
         <Field form={form} name="email" label="Email" type="email" required autoComplete="username" />
@@ -238,6 +240,13 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (session: Session) => void
           Log in
         </button>
       </form>
+      {options.data?.sso ? (
+        <p>
+          <button type="button" disabled={form.busy} onClick={form.submit(startSso)}>
+            Single sign-on (SSO)
+          </button>
+        </p>
+      ) : null}
       {options.data?.password_reset ? <ForgotPassword /> : null}
       {options.data?.api_key === false ? null : (
         <>
@@ -273,6 +282,12 @@ function publicPage(hash: string, session: Session | null, onSignedIn: (session:
       </main>
     );
   if (session) return null;
+  if (hash === '#/sso-link')
+    return (
+      <main id="main" class="signin">
+        <ConfirmSsoLink onSignedIn={onSignedIn} />
+      </main>
+    );
   const reset = /^#\/password-reset\/([\w-]+)$/.exec(hash);
   if (reset)
     return (
@@ -281,17 +296,6 @@ function publicPage(hash: string, session: Session | null, onSignedIn: (session:
       </main>
     );
   return null;
-}
-
-/** The message an SSO sign-in that failed came back with (#/sso-error?message=…). */
-function ssoError(hash: string): string | undefined {
-  const match = /^#\/sso-error\?message=(.*)$/.exec(hash);
-  if (!match) return undefined;
-  try {
-    return decodeURIComponent(match[1]);
-  } catch {
-    return 'Single sign-on failed.';
-  }
 }
 
 export function App() {
@@ -303,14 +307,23 @@ export function App() {
   useEffect(() => {
     const key = storedKey();
     if (!key) {
-      // A person's session lives in its HttpOnly cookie: ask whether there is one.
-      unwrap(api.GET('/api/v1/auth/me')).then(
-        (me) => {
-          setSession(userSession(me));
-          setRestoring(false);
+      // Back from the identity provider: finish the sign-on first, then ask for the session.
+      const checked = finishSso().then(
+        (outcome) => {
+          if (outcome === 'confirm_password') go('#/sso-link');
         },
-        () => setRestoring(false),
+        (error: unknown) => setRestoreError(toFailure(error).message),
       );
+      // A person's session lives in its HttpOnly cookie: ask whether there is one.
+      void checked
+        .then(() => unwrap(api.GET('/api/v1/auth/me')))
+        .then(
+          (me) => {
+            setSession(userSession(me));
+            setRestoring(false);
+          },
+          () => setRestoring(false),
+        );
       return;
     }
     setApiKey(key);
@@ -342,7 +355,7 @@ export function App() {
             {restoreError}
           </p>
         ) : null}
-        <SignIn onSignedIn={signedIn} notice={ssoError(hash)} />
+        <SignIn onSignedIn={signedIn} />
       </>
     );
 

@@ -44,7 +44,7 @@ export async function startOidcProvider(): Promise<TestProvider> {
     let form: URLSearchParams | null = null;
     for (let hop = 0; hop < 20; hop++) {
       if (url.origin !== issuer) return url;
-      const res = await fetch(url, {
+      const res: Response = await fetch(url, {
         method: form ? 'POST' : 'GET',
         redirect: 'manual',
         headers: {
@@ -60,8 +60,8 @@ export async function startOidcProvider(): Promise<TestProvider> {
         url = new URL(location, url);
         continue;
       }
-      const page = await res.text();
-      const prompt = /name="prompt" value="(\w+)"/.exec(page)?.[1];
+      const page: string = await res.text();
+      const prompt: string | undefined = /name="prompt" value="(\w+)"/.exec(page)?.[1];
       if (!prompt) throw new Error(`the OpenID provider answered ${res.status}: ${page.slice(0, 500)}`);
       form = new URLSearchParams(
         prompt === 'login' ? { prompt, login, password: 'any password' } : { prompt },

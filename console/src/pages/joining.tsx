@@ -116,3 +116,52 @@ export function ResetPassword({ token }: { token: string }) {
     </>
   );
 }
+
+/** Starts a single sign-on: the service answers the identity provider's address, where the browser goes. */
+export async function startSso(): Promise<void> {
+  const started = await unwrap(api.POST('/api/v1/auth/sso/start'));
+  location.assign(started.authorization_url);
+}
+
+/**
+ * The identity provider sent the browser back to the console with ?code&state (or ?error): hands
+ * that to the service, and takes the query out of the address bar. Null when there is none.
+ */
+export async function finishSso(): Promise<'signed_in' | 'confirm_password' | null> {
+  const query = location.search;
+  if (!/[?&](code|error)=/.test(query)) return null;
+  history.replaceState(null, '', location.pathname + location.hash);
+  const done = await unwrap(api.POST('/api/v1/auth/sso/callback', { body: { query } }));
+  return done.outcome;
+}
+
+/** A user with a password who signed in with SSO for the first time confirms the password once. */
+export function ConfirmSsoLink({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+  const form = useForm({ password: '' });
+  const confirm = async ({ password }: { password: string }) => {
+    onSignedIn(userSession(await unwrap(api.POST('/api/v1/auth/sso/link', { body: { password } }))));
+  };
+  return (
+    <>
+      <PageHeading>Link single sign-on</PageHeading>
+      <p>
+        Your email already has a password here. Confirm it once: from then on, single sign-on signs you in
+        without it.
+      </p>
+      <form class="box" onSubmit={form.submit(confirm)} aria-label="Confirm your password" noValidate>
+        <ErrorMessage error={form.error} />
+        <Field
+          form={form}
+          name="password"
+          label="Your password"
+          type="password"
+          required
+          autoComplete="current-password"
+        />
+        <button type="submit" disabled={form.busy}>
+          Link and continue
+        </button>
+      </form>
+    </>
+  );
+}
