@@ -213,10 +213,7 @@ describe('error examples of openapi.json, provoked against the app', () => {
     if (c.status === 404 && c.example.message === SSO_NOT_CONFIGURED)
       return {
         send: async () => {
-          const res = await t
-            .http()
-            [c.method as 'post'](c.path)
-            .send(jsonBody(c.op));
+          const res = await t.http()[c.method as 'post'](c.path).send(jsonBody(c.op));
           return { status: res.status, body: res.body };
         },
       };

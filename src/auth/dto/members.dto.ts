@@ -5,6 +5,7 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsNotEmpty,
   IsOptional,
   IsString,
   Max,
@@ -17,6 +18,14 @@ import { ROLES, type Role } from '../roles.js';
 import { Password } from './session.dto.js';
 
 const ROLE_INVALID = `The selected role is invalid: use one of ${ROLES.join(', ')}.`;
+
+/** A required role: missing, not a string, or not a role, each with its one message. */
+const RequiredRole = () =>
+  applyDecorators(
+    IsNotEmpty({ message: 'The role field is required.' }),
+    IsString({ message: 'The role field must be a string.' }),
+    IsIn(ROLES, { message: ROLE_INVALID }),
+  );
 const MAX_PROJECT_IDS = 1000;
 
 /** null or omitted: every project of the account; else some of its projects. */
@@ -48,8 +57,7 @@ export class InviteMemberDto {
   email: string;
 
   @ApiProperty({ enum: ROLES, example: 'developer' })
-  @IsString({ message: 'The role field must be a string.' })
-  @IsIn(ROLES, { message: ROLE_INVALID })
+  @RequiredRole()
   role: Role;
 
   @ProjectIds()
