@@ -301,7 +301,7 @@ function publicPage(hash: string, session: Session | null, onSignedIn: (session:
 export function App() {
   const hash = useHash();
   const [session, setSession] = useState<Session | null>(null);
-  const [restoring, setRestoring] = useState(true);
+  const [restoring, setRestoring] = useState(() => storedKey() !== null);
   const [restoreError, setRestoreError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -314,15 +314,13 @@ export function App() {
         },
         (error: unknown) => setRestoreError(toFailure(error).message),
       );
-      // A person's session lives in its HttpOnly cookie: ask whether there is one.
+      // A person's session lives in its HttpOnly cookie: ask whether there is one, while the
+      // sign-in page shows (unless someone signed in meanwhile).
       void checked
         .then(() => unwrap(api.GET('/api/v1/auth/me')))
         .then(
-          (me) => {
-            setSession(userSession(me));
-            setRestoring(false);
-          },
-          () => setRestoring(false),
+          (me) => setSession((current) => current ?? userSession(me)),
+          () => undefined,
         );
       return;
     }
