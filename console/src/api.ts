@@ -16,6 +16,11 @@ export type Activation = Schemas['Activation'];
 export type Usage = Schemas['LicenseUsage'];
 export type Customer = Schemas['Customer'];
 export type Subscription = Schemas['Subscription'];
+export type Member = Schemas['Member'];
+export type Invitation = Schemas['Invitation'];
+export type SignedInUser = Schemas['Session'];
+export type SignInOptions = Schemas['SignInOptions'];
+export type Role = Member['role'];
 
 /** 422 field errors: each invalid field with its messages. */
 export type FieldErrors = Record<string, string[]>;
@@ -36,11 +41,19 @@ export const setApiKey = (key: string | null) => {
   apiKey = key;
 };
 
+/** The session's CSRF token: a person signed in with the lg_session cookie sends it on every write. */
+let csrfToken: string | null = null;
+export const setCsrfToken = (token: string | null) => {
+  csrfToken = token;
+};
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** Same origin: the console is served by the service it manages. */
 export const api = createClient<paths>({ baseUrl: '', headers: { Accept: 'application/json' } });
 api.use({
   onRequest({ request }) {
     if (apiKey) request.headers.set('X-API-KEY', apiKey);
+    else if (csrfToken && !READS.has(request.method)) request.headers.set('X-CSRF-Token', csrfToken);
     return request;
   },
 });

@@ -2,9 +2,18 @@
 // index.html; every page is a #/ address, so a reload or a shared link opens the same page).
 import { type ComponentChildren, Fragment, type JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, setApiKey, unwrap } from './api';
-import { type Session, forget, remember, storedKey } from './session';
-import { ErrorMessage, Field, Loading, toFailure, useForm } from './ui';
+import { type Role, api, setApiKey, unwrap } from './api';
+import { type Session, forget, remember, storedKey, userSession } from './session';
+import { ErrorMessage, Field, Loading, toFailure, useForm, useLoad } from './ui';
+import { MembersPage } from './pages/members';
+import {
+  AcceptInvitation,
+  ConfirmSsoLink,
+  finishSso,
+  ForgotPassword,
+  ResetPassword,
+  startSso,
+} from './pages/joining';
 import { AnalyticsPage } from './pages/analytics';
 import { ApiKeysPage } from './pages/api-keys';
 import { AuditPage } from './pages/audit';
@@ -15,11 +24,17 @@ import { CustomerPage } from './pages/customers';
 import { SubscriptionPage } from './pages/subscriptions';
 import { KeyHelp } from './key-help';
 
-/** What the signed-in key may do, as every page reads it. */
+/** The roles of a membership, from most to least able (as the API's ROLES). */
+const ROLES: Role[] = ['owner', 'admin', 'developer', 'support', 'viewer'];
+export const reaches = (role: Role, least: Role) => ROLES.indexOf(role) <= ROLES.indexOf(least);
+
+/** What the signed-in key or person may do, as every page reads it. */
 export interface Access {
   session: Session;
-  /** false for a read-only key: no write control is shown. */
+  /** false for a read-only key, or a person whose role is below developer: no write control is shown. */
   canWrite: boolean;
+  /** Whether the caller may use what needs `least` (a key acts as owner; a read-only one only reads). */
+  can: (least: Role) => boolean;
   /** The key's project when it is scoped; null for a global key. */
   scope: number | null;
   /** Forgets the key and shows the sign-in. */
@@ -76,6 +91,8 @@ interface TopPage {
   label: string;
   /** Shown to global keys only (a scoped key gets "Page not found"). */
   globalOnly?: boolean;
+  /** The least role that may open it (default: every role). */
+  least?: Role;
   render: (access: Access) => JSX.Element;
 }
 
@@ -91,9 +108,20 @@ export const TOP_PAGES: TopPage[] = [
     path: 'api-keys',
     label: 'API keys',
     globalOnly: true,
+    least: 'admin',
     render: (access) => <ApiKeysPage access={access} />,
   },
+  {
+    path: 'members',
+    label: 'Members',
+    globalOnly: true,
+    render: (access) => <MembersPage access={access} />,
+  },
 ];
+
+/** Whether a top page is the caller's: a global key's, or a person's whose role reaches the page's. */
+const opens = (top: TopPage, access: Access) =>
+  !(top.globalOnly && access.scope) && (!top.least || access.session.kind === 'key' || access.can(top.least));
 
 export const go = (hash: string) => {
   location.hash = hash;
@@ -141,7 +169,7 @@ function nav(access: Access): { href: string; label: string; match: (r: Route) =
         },
       ];
   for (const top of TOP_PAGES)
-    if (!top.globalOnly || !access.scope)
+    if (opens(top, access))
       items.push({
         href: `#/${top.path}`,
         label: top.label,
@@ -183,7 +211,7 @@ function Page({ route, access }: { route: Route; access: Access }) {
       );
     case 'top': {
       const top = TOP_PAGES.find((p) => p.path === route.path);
-      return top && !(top.globalOnly && access.scope) ? (
+      return top && opens(top, access) ? (
         <Fragment key={top.path}>{top.render(access)}</Fragment>
       ) : (
         <NotFound />
@@ -206,13 +234,19 @@ function NotFound() {
 }
 
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
-  const form = useForm({ key: '' });
+  const options = useLoad(() => unwrap(api.GET('/api/v1/auth/config')), []);
+  const form = useForm({ email: '', password: '' });
+  const keyForm = useForm({ key: '' });
+  const logIn = async ({ email, password }: { email: string; password: string }) => {
+    const signedIn = await unwrap(api.POST('/api/v1/auth/login', { body: { email, password } }));
+    onSignedIn(userSession(signedIn));
+  };
   const signIn = async ({ key }: { key: string }) => {
     setApiKey(key.trim());
     try {
       const me = await unwrap(api.GET('/api/v1/api-keys/current'));
       remember(key.trim());
-      onSignedIn({ key: key.trim(), me });
+      onSignedIn({ kind: 'key', key: key.trim(), me });
     } catch (error) {
       setApiKey(null);
       throw error;
@@ -221,24 +255,77 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   return (
     <main id="main" class="signin">
       <PageHeading>Sign in to LicenseGate</PageHeading>
-      <form class="box" onSubmit={form.submit(signIn)} aria-label="Sign in" noValidate>
+      <form class="box" onSubmit={form.submit(logIn)} aria-label="Password sign-in" noValidate>
         <ErrorMessage error={form.error} />
+        <Field form={form} name="email" label="Email" type="email" required autoComplete="username" />
         <Field
           form={form}
-          name="key"
-          label="API key"
+          name="password"
+          label="Password"
           type="password"
           required
-          autoComplete="off"
-          hint="Kept in this tab only (sessionStorage), until you sign out or close it."
+          autoComplete="current-password"
         />
         <button type="submit" disabled={form.busy}>
-          Sign in
+          Log in
         </button>
       </form>
-      <KeyHelp />
+      {options.data?.sso ? (
+        <p>
+          <button type="button" disabled={form.busy} onClick={form.submit(startSso)}>
+            Single sign-on (SSO)
+          </button>
+        </p>
+      ) : null}
+      {options.data?.password_reset ? <ForgotPassword /> : null}
+      {options.data?.api_key === false ? null : (
+        <>
+          <form class="box" onSubmit={keyForm.submit(signIn)} aria-label="Sign in" noValidate>
+            <ErrorMessage error={keyForm.error} />
+            <Field
+              form={keyForm}
+              name="key"
+              label="API key"
+              type="password"
+              required
+              autoComplete="off"
+              hint="Kept in this tab only (sessionStorage), until you sign out or close it."
+            />
+            <button type="submit" disabled={keyForm.busy}>
+              Sign in
+            </button>
+          </form>
+          <KeyHelp />
+        </>
+      )}
     </main>
   );
+}
+
+/** The pages of someone not signed in (or joining): an invitation, a reset link, an SSO link to confirm. */
+function publicPage(hash: string, session: Session | null, onSignedIn: (session: Session) => void) {
+  const invitation = /^#\/invitation\/([\w-]+)$/.exec(hash);
+  if (invitation)
+    return (
+      <main id="main" class="signin">
+        <AcceptInvitation token={invitation[1]} session={session} onSignedIn={onSignedIn} />
+      </main>
+    );
+  if (session) return null;
+  if (hash === '#/sso-link')
+    return (
+      <main id="main" class="signin">
+        <ConfirmSsoLink onSignedIn={onSignedIn} />
+      </main>
+    );
+  const reset = /^#\/password-reset\/([\w-]+)$/.exec(hash);
+  if (reset)
+    return (
+      <main id="main" class="signin">
+        <ResetPassword token={reset[1]} />
+      </main>
+    );
+  return null;
 }
 
 export function App() {
@@ -249,11 +336,28 @@ export function App() {
 
   useEffect(() => {
     const key = storedKey();
-    if (!key) return;
+    if (!key) {
+      // Back from the identity provider: finish the sign-on first, then ask for the session.
+      const checked = finishSso().then(
+        (outcome) => {
+          if (outcome === 'confirm_password') go('#/sso-link');
+        },
+        (error: unknown) => setRestoreError(toFailure(error).message),
+      );
+      // A person's session lives in its HttpOnly cookie: ask whether there is one, while the
+      // sign-in page shows (unless someone signed in meanwhile).
+      void checked
+        .then(() => unwrap(api.GET('/api/v1/auth/me')))
+        .then(
+          (me) => setSession((current) => current ?? userSession(me)),
+          () => undefined,
+        );
+      return;
+    }
     setApiKey(key);
     unwrap(api.GET('/api/v1/api-keys/current')).then(
       (me) => {
-        setSession({ key, me });
+        setSession({ kind: 'key', key, me });
         setRestoring(false);
       },
       (error: unknown) => {
@@ -265,6 +369,12 @@ export function App() {
   }, []);
 
   if (restoring) return <Loading what="the console" />;
+  const signedIn = (next: Session) => {
+    setSession(next);
+    if (/^#\/(invitation|password-reset|sso)/.test(location.hash)) go('#/');
+  };
+  const joining = publicPage(hash, session, signedIn);
+  if (joining) return joining;
   if (!session)
     return (
       <>
@@ -273,21 +383,32 @@ export function App() {
             {restoreError}
           </p>
         ) : null}
-        <SignIn onSignedIn={setSession} />
+        <SignIn onSignedIn={signedIn} />
       </>
     );
 
   const signOut = () => {
+    if (session.kind === 'user') void api.POST('/api/v1/auth/logout').catch(() => undefined);
     forget();
     setSession(null);
     go('#/');
   };
-  const access: Access = {
-    session,
-    canWrite: !session.me.read_only,
-    scope: session.me.project_id ?? null,
-    signOut,
-  };
+  const access: Access =
+    session.kind === 'key'
+      ? {
+          session,
+          canWrite: !session.me.read_only,
+          can: (least) => !session.me.read_only || least === 'viewer',
+          scope: session.me.project_id ?? null,
+          signOut,
+        }
+      : {
+          session,
+          canWrite: reaches(session.role, 'developer'),
+          can: (least) => reaches(session.role, least),
+          scope: null,
+          signOut,
+        };
   const route = parseRoute(hash);
   return (
     <>
@@ -312,11 +433,17 @@ export function App() {
           </ul>
         </nav>
         <div class="who">
-          <span>
-            Key <code>{session.me.prefix}…</code> ({session.me.name || 'unnamed'}
-            {access.scope ? `, project ${access.scope}` : ', global'}
-            {access.canWrite ? '' : ', read-only'})
-          </span>{' '}
+          {session.kind === 'key' ? (
+            <span>
+              Key <code>{session.me.prefix}…</code> ({session.me.name || 'unnamed'}
+              {access.scope ? `, project ${access.scope}` : ', global'}
+              {access.canWrite ? '' : ', read-only'})
+            </span>
+          ) : (
+            <span>
+              {session.user.email} ({session.role})
+            </span>
+          )}{' '}
           <button type="button" onClick={signOut}>
             Sign out
           </button>

@@ -61,6 +61,10 @@ const AUDIT_ONLY: Record<Exclude<AuditAction, EventType>, true> = {
   'webhook_delivery.retried': true,
   'portal_session.created': true,
   'portal_session.opened': true,
+  'member.invited': true,
+  'member.joined': true,
+  'member.updated': true,
+  'member.removed': true,
 };
 export const AUDIT_ACTIONS: AuditAction[] = [
   ...EVENT_TYPES,

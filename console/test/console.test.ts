@@ -17,7 +17,15 @@ import { DataSource } from 'typeorm';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { PaymentEventEntity } from '../../src/payments/payment-event.entity.js';
 import { SubscriptionEntity } from '../../src/payments/subscription.entity.js';
-import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../../test/factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeDomain,
+  makeLicense,
+  makeProject,
+  makeUser,
+  uniqueToken,
+} from '../../test/factories/index.js';
 import { createTestApp, TestApp } from '../../test/utils/test-app.js';
 import { Activations } from '../../src/licenses/activations.js';
 import { UsageFlush } from '../../src/gate/usage-flush.js';
@@ -1656,6 +1664,94 @@ describe('the console in headless Chromium', () => {
     }
     for (const [hash, controls] of Object.entries(seen))
       expect({ hash, controls }).toEqual({ hash, controls: [] });
+  }, 120_000);
+
+  /** Signs a person in with email and password on the sign-in page. */
+  async function logIn(page: Page, email: string, password: string): Promise<void> {
+    await page.getByLabel('Email', { exact: true }).fill(email);
+    await page.getByLabel('Password', { exact: true }).fill(password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  }
+
+  it('a person signs in with a password; members: invite (the link shown once), accept, change a role, remove', async () => {
+    const PASSWORD = 'correct horse battery';
+    const owner = await makeUser(t.app, { email: `owner-${uniqueToken()}@example.test`, password: PASSWORD });
+    const { page } = await open();
+    await heading(page, 'Sign in to LicenseGate');
+    await page.getByLabel('Email', { exact: true }).fill(owner.email);
+    await page.getByLabel('Password', { exact: true }).fill('not the password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await waitText(page.getByRole('alert'), 'The email or password is incorrect.');
+    await logIn(page, owner.email, PASSWORD);
+    await heading(page, 'Projects');
+    await expect(page.locator('header').textContent()).resolves.toContain(`${owner.email} (owner)`);
+    // The cookie is HttpOnly: nothing of the session is in the page's storage.
+    expect(await page.evaluate(() => sessionStorage.length + document.cookie.length)).toBe(0);
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await heading(page, 'Members');
+    await page.getByRole('rowheader', { name: `${owner.email} (you)` }).waitFor();
+    await axe(page, 'members');
+    const invitee = `invitee-${uniqueToken()}@example.test`;
+    const form = page.getByRole('form', { name: 'Invite a person' });
+    await form.getByLabel('Email').fill(invitee);
+    await form.getByLabel('Role').selectOption('developer');
+    await form.getByRole('button', { name: 'Create invitation' }).click();
+    const url = (await page.getByTestId('invitation-url').textContent()) ?? '';
+    expect(url).toMatch(/\/console\/#\/invitation\/[\w-]{43}$/);
+    await axe(page, 'members, new invitation');
+    await page.getByRole('button', { name: 'I have sent it' }).click();
+    expect(await page.getByTestId('invitation-url').count()).toBe(0);
+    await page
+      .getByRole('table', { name: 'Open invitations' })
+      .getByRole('rowheader', { name: invitee })
+      .waitFor();
+
+    // The invited person opens the link in a browser of their own and chooses a password.
+    const joiner = await open();
+    await joiner.page.goto(`${origin}/console/${url.slice(url.indexOf('#'))}`);
+    await heading(joiner.page, 'Accept your invitation');
+    await axe(joiner.page, 'accept an invitation');
+    await joiner.page.getByLabel('Choose a password').fill(PASSWORD);
+    await joiner.page.getByRole('button', { name: 'Accept the invitation' }).click();
+    await heading(joiner.page, 'Projects');
+    await expect(joiner.page.locator('header').textContent()).resolves.toContain(`${invitee} (developer)`);
+
+    // The owner makes them a viewer: they then see no write control, and no member actions.
+    await page.reload();
+    await heading(page, 'Members');
+    await page.getByLabel(`Role of ${invitee}`).selectOption('viewer');
+    await page.getByRole('button', { name: `Save role of ${invitee}` }).click();
+    await waitText(
+      page
+        .getByRole('row')
+        .filter({ has: page.getByRole('rowheader', { name: invitee }) })
+        .getByRole('cell')
+        .first(),
+      'viewer',
+    );
+    await joiner.page.reload();
+    await heading(joiner.page, 'Projects');
+    expect(await writeControls(joiner.page)).toEqual([]);
+    await joiner.page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Members' })
+      .click();
+    await heading(joiner.page, 'Members');
+    await joiner.page.getByRole('rowheader', { name: `${invitee} (you)` }).waitFor();
+    expect(await writeControls(joiner.page)).toEqual([]);
+    expect(
+      await joiner.page.getByRole('button', { name: /Save role|Remove|Create invitation/ }).count(),
+    ).toBe(0);
+    expect(await joiner.page.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    await axe(joiner.page, 'members, viewer');
+
+    await page.getByRole('button', { name: `Remove ${invitee}` }).click();
+    await page.getByRole('button', { name: 'Yes, remove' }).click();
+    await page.getByRole('rowheader', { name: invitee }).waitFor({ state: 'detached' });
+    await joiner.page.reload();
+    await heading(joiner.page, 'Sign in to LicenseGate');
   }, 120_000);
 
   it('the checks can fail: axe finds a missing label, CSP refuses another origin, requests are recorded', async () => {

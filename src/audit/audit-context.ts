@@ -86,7 +86,7 @@ export class AuditContextInterceptor implements NestInterceptor {
 }
 
 /** `::ffff:a.b.c.d` is the IPv4 address a.b.c.d, as every address rule reads it. */
-function clientAddress(ip: string | undefined): string | null {
+export function clientAddress(ip: string | undefined): string | null {
   if (!ip) return null;
   return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
 }

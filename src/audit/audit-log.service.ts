@@ -16,6 +16,11 @@ export const AUDIT_ACTIONS = [
   'webhook_delivery.retried',
   'portal_session.created',
   'portal_session.opened',
+  // The people of an account (docs/security.md#members-and-invitations): account-wide, no webhook.
+  'member.invited',
+  'member.joined',
+  'member.updated',
+  'member.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

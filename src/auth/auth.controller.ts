@@ -63,13 +63,7 @@ export class AuthController {
       req.ip ?? null,
       req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
     );
-    res.cookie(SESSION_COOKIE, signedIn.token, {
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: this.secure,
-      path: '/',
-      maxAge: SESSION_ABSOLUTE_MS,
-    });
+    setSessionCookie(res, signedIn.token, this.secure);
     return answer(signedIn.user, signedIn.memberships, signedIn.session, signedIn.csrf_token);
   }
 
@@ -130,7 +124,18 @@ export class AuthController {
   }
 }
 
-function answer(
+/** The lg_session cookie of a new session: HttpOnly, SameSite=Strict, Secure over https. */
+export function setSessionCookie(res: Response, token: string, secure: boolean): void {
+  res.cookie(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'strict',
+    secure,
+    path: '/',
+    maxAge: SESSION_ABSOLUTE_MS,
+  });
+}
+
+export function answer(
   user: UserEntity,
   memberships: MembershipEntity[],
   session: SessionEntity,

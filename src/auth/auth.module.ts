@@ -14,6 +14,15 @@ import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { AuthService } from './auth.service.js';
 import { UserEntity } from './user.entity.js';
+import { DatabaseModule } from '../database/database.module.js';
+import { InvitationEntity, PasswordResetEntity, UserIdentityEntity } from './invitation.entity.js';
+import { JoiningController } from './joining.controller.js';
+import { Mailer } from './mailer.js';
+import { MembersController } from './members.controller.js';
+import { MembersService } from './members.service.js';
+import { PasswordResetsService } from './password-resets.service.js';
+import { SsoController } from './sso.controller.js';
+import { SsoService } from './sso.service.js';
 
 /**
  * Accounts, API keys, users' sessions, and ApiKeyGuard, which every management controller's module imports; with
@@ -22,12 +31,33 @@ import { UserEntity } from './user.entity.js';
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([UserEntity, ApiKeyEntity, AccountEntity, MembershipEntity, SessionEntity]),
+    TypeOrmModule.forFeature([
+      UserEntity,
+      ApiKeyEntity,
+      AccountEntity,
+      MembershipEntity,
+      SessionEntity,
+      InvitationEntity,
+      PasswordResetEntity,
+      UserIdentityEntity,
+    ]),
     AuditLogModule,
+    DatabaseModule,
     RedisModule,
   ],
-  controllers: [ApiKeysController, AuthController],
-  providers: [AuthService, ApiKeyGuard, AuthFailures, SessionsService, SessionGuard, LoginLimits],
+  controllers: [ApiKeysController, AuthController, MembersController, JoiningController, SsoController],
+  providers: [
+    AuthService,
+    ApiKeyGuard,
+    AuthFailures,
+    SessionsService,
+    SessionGuard,
+    LoginLimits,
+    Mailer,
+    MembersService,
+    PasswordResetsService,
+    SsoService,
+  ],
   exports: [AuthService, ApiKeyGuard, AuthFailures, SessionsService, SessionGuard],
 })
 export class AuthModule {}

@@ -21,6 +21,13 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   'POST /api/v1/api-keys': 'admin',
   'DELETE /api/v1/api-keys/{id}': 'admin',
   'POST /api/v1/api-keys/{id}/roll': 'admin',
+  // Members: everyone reads who is in; admins invite, change and remove (the owner role: owners only).
+  'GET /api/v1/members': 'viewer',
+  'GET /api/v1/members/invitations': 'viewer',
+  'POST /api/v1/members/invitations': 'admin',
+  'DELETE /api/v1/members/invitations/{id}': 'admin',
+  'PATCH /api/v1/members/{id}': 'admin',
+  'DELETE /api/v1/members/{id}': 'admin',
 
   'GET /api/v1/project': 'viewer',
   'POST /api/v1/project': 'developer',

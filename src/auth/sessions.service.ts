@@ -122,7 +122,8 @@ export class SessionsService implements OnApplicationBootstrap, OnApplicationShu
     return this.open(user, memberships, ip, userAgent);
   }
 
-  private async open(
+  /** Opens a session for a user already proven (a password, an accepted invitation, SSO). */
+  async open(
     user: UserEntity,
     memberships: MembershipEntity[],
     ip: string | null,
@@ -187,6 +188,17 @@ export class SessionsService implements OnApplicationBootstrap, OnApplicationShu
 
   async logout(session: SessionEntity): Promise<void> {
     await this.sessions.delete({ id: session.id });
+  }
+
+  /** Whether any user can sign in with a password. */
+  async usersWithPasswordExist(): Promise<boolean> {
+    const row = await this.users
+      .createQueryBuilder('u')
+      .select('u.id')
+      .where('u.password_hash IS NOT NULL')
+      .limit(1)
+      .getOne();
+    return row !== null;
   }
 
   membershipsOf(userId: number): Promise<MembershipEntity[]> {

@@ -258,6 +258,51 @@ export class EnvironmentVariables {
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  /**
+   * The console's sign-in with an API key (docs/security.md#sessions). Unset: on, and in production
+   * on only until the account has a member with a password or SSO is configured.
+   */
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  CONSOLE_API_KEY_SIGN_IN?: boolean;
+
+  /** smtp(s)://user:pass@host:port: invitations and password-reset links are mailed through it. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^smtps?:\/\/.+/, { message: 'must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  /** The From of those mails. Default: LicenseGate <no-reply@the host of PUBLIC_URL>. */
+  @IsOptional()
+  @IsString()
+  SMTP_FROM?: string;
+
+  /** Single sign-on with OpenID Connect (docs/security.md#sso): the issuer URL, as its discovery names it. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^https?:\/\/.+/, { message: 'must be an http(s) URL' })
+  OIDC_ISSUER?: string;
+
+  @IsOptional()
+  @IsString()
+  OIDC_CLIENT_ID?: string;
+
+  @IsOptional()
+  @IsString()
+  OIDC_CLIENT_SECRET?: string;
+
+  /** Comma-separated email domains whose people join on their first SSO sign-in, with OIDC_DEFAULT_ROLE. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^\s*[a-z0-9.-]+\.[a-z0-9-]+\s*(,\s*[a-z0-9.-]+\.[a-z0-9-]+\s*)*$/i, {
+    message: 'must be comma-separated email domains such as example.com,example.org',
+  })
+  OIDC_ALLOWED_DOMAINS?: string;
+
+  @IsIn(['admin', 'developer', 'support', 'viewer'])
+  OIDC_DEFAULT_ROLE = 'viewer';
 }
 
 export class ConfigError extends Error {}
@@ -330,6 +375,19 @@ export class AppConfig {
     return this.env.PUBLIC_URL ?? `http://localhost:${this.env.PORT}`;
   }
 
+  /** Single sign-on is configured: issuer, client id and secret. */
+  get oidcEnabled(): boolean {
+    return Boolean(this.env.OIDC_ISSUER && this.env.OIDC_CLIENT_ID && this.env.OIDC_CLIENT_SECRET);
+  }
+
+  /** The email domains admitted on a first SSO sign-in, lower case. */
+  get oidcAllowedDomains(): string[] {
+    return (this.env.OIDC_ALLOWED_DOMAINS ?? '')
+      .split(',')
+      .map((domain) => domain.trim().toLowerCase())
+      .filter(Boolean);
+  }
+
   get isProduction(): boolean {
     return this.env.NODE_ENV === 'production';
   }
@@ -374,7 +432,21 @@ function resolveAppKey(env: EnvironmentVariables, warn: (msg: string) => void): 
   return key;
 }
 
-const SECRET_BEARING = new Set(['DATABASE_URL', 'REDIS_URL', 'APP_KEY']);
+/** Keys with no default: not among the fields of a new EnvironmentVariables, so listed here. */
+const OPTIONAL_KEYS = [
+  'REDIS_URL',
+  'APP_KEY',
+  'PUBLIC_URL',
+  'CONSOLE_API_KEY_SIGN_IN',
+  'SMTP_URL',
+  'SMTP_FROM',
+  'OIDC_ISSUER',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_ALLOWED_DOMAINS',
+];
+
+const SECRET_BEARING = new Set(['DATABASE_URL', 'REDIS_URL', 'APP_KEY', 'SMTP_URL', 'OIDC_CLIENT_SECRET']);
 
 /** A URL with a host, or null: the drivers parse it with WHATWG URL and would throw a stack trace at start. */
 function urlWithHost(value: string): URL | null {
@@ -450,7 +522,7 @@ export function loadConfig(
     const value = source[key];
     if (value !== undefined && value !== '') plain[key] = value;
   }
-  for (const key of ['REDIS_URL', 'APP_KEY', 'PUBLIC_URL']) {
+  for (const key of OPTIONAL_KEYS) {
     if (source[key]) plain[key] = source[key];
   }
   const env = plainToInstance(EnvironmentVariables, plain);
@@ -472,6 +544,11 @@ export function loadConfig(
     );
   }
   checkUrlsAndLists(env);
+  const oidc = [env.OIDC_ISSUER, env.OIDC_CLIENT_ID, env.OIDC_CLIENT_SECRET].filter(Boolean).length;
+  if (oidc > 0 && oidc < 3)
+    throw new ConfigError(
+      'OIDC_ISSUER: single sign-on needs OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET together',
+    );
   parseTrustProxy(env.TRUST_PROXY);
   if (env.CLUSTER_WORKERS > 1 && !env.REDIS_URL) {
     // Workers are separate processes: without Redis each would keep its own cache generations and

@@ -1,6 +1,7 @@
 import { AccountEntity, MembershipEntity } from '../auth/account.entity.js';
 import { ApiKeyEntity } from '../auth/api-key.entity.js';
 import { SessionEntity } from '../auth/session.entity.js';
+import { InvitationEntity, PasswordResetEntity, UserIdentityEntity } from '../auth/invitation.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { UserEntity } from '../auth/user.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
@@ -28,6 +29,7 @@ import { CustomerPortal1764650000000 } from './migrations/1764650000000-Customer
 import { PortalLinkEntity, PortalSessionEntity } from '../portal/portal.entity.js';
 import { Plans1764600000000 } from './migrations/1764600000000-Plans.js';
 import { PlanEntity } from '../plans/plan.entity.js';
+import { Invitations1764550000000 } from './migrations/1764550000000-Invitations.js';
 import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
 import { PaymentEventEntity } from '../payments/payment-event.entity.js';
 import { SubscriptionEntity, SubscriptionPaymentEntity } from '../payments/subscription.entity.js';
@@ -52,6 +54,9 @@ export const entities = [
   AccountEntity,
   MembershipEntity,
   SessionEntity,
+  InvitationEntity,
+  PasswordResetEntity,
+  UserIdentityEntity,
   CustomerEntity,
   CustomerExternalIdEntity,
   SubscriptionEntity,
@@ -77,6 +82,7 @@ export const migrations = [
   Teams1764400000000,
   LicenseBilling1764450000000,
   PaymentEngine1764500000000,
+  Invitations1764550000000,
   Plans1764600000000,
   CustomerPortal1764650000000,
 ];

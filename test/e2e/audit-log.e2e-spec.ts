@@ -5,6 +5,7 @@ import type { Response } from 'supertest';
 import { AuditService } from '../../src/audit/audit.service.js';
 import { CustomerEntity } from '../../src/customers/customer.entity.js';
 import { PortalLinkEntity } from '../../src/portal/portal.entity.js';
+import { AuthService } from '../../src/auth/auth.service.js';
 import { ProjectGenerations } from '../../src/common/cache/generations.js';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.service.js';
 import {
@@ -49,7 +50,36 @@ const NOT_AUDITED: Record<string, string> = {
     "signing out: a person's own session, no managed resource (sessions.e2e-spec.ts)",
   'POST /api/v1/auth/password': "a person's own password, no managed resource (sessions.e2e-spec.ts)",
   'POST /api/v1/license/usage': 'metered usage: a count, like the runtime check (plans.e2e-spec.ts)',
+  'POST /api/v1/auth/password-reset':
+    "asking for a reset link: a person's own password, no managed resource (members.e2e-spec.ts)",
+  'POST /api/v1/auth/password-reset/{token}':
+    "a person's own password, set with a mailed link: no managed resource (members.e2e-spec.ts)",
+  'POST /api/v1/auth/sso/start': 'starting a single sign-on: nothing is stored (sso.e2e-spec.ts)',
+  'POST /api/v1/auth/sso/link':
+    "signing in: a person's own SSO identity, no managed resource (sso.e2e-spec.ts)",
 };
+
+/** Writes of a person joining with an invitation: audited with the actor "user", checked in members.e2e-spec.ts. */
+const BY_INVITED_PERSON: Record<string, string> = {
+  'POST /api/v1/auth/invitations/{token}/accept':
+    'member.joined, by the person who joined: its row is checked in members.e2e-spec.ts',
+  'POST /api/v1/auth/sso/callback':
+    'member.joined when an invitation or an allowed domain admits the person: checked in sso.e2e-spec.ts',
+};
+
+/** A member of the walk's account with the role viewer: its membership id. */
+async function walkMember({ t, send }: Walk): Promise<number> {
+  const [owner] = expectSuccess((await send('GET', '/members')).res) as Json[];
+  const [account] = await t.dataSource.query('SELECT id FROM accounts WHERE holder_user_id = ?', [
+    owner.user_id,
+  ]);
+  const user = await t.app.get(AuthService).createUser({
+    email: `walk-${randomBytes(4).toString('hex')}@example.test`,
+    joins: { account_id: Number(account.id), role: 'viewer', project_ids: null },
+  });
+  const [row] = await t.dataSource.query('SELECT id FROM memberships WHERE user_id = ?', [user.id]);
+  return Number(row.id);
+}
 
 /** Writes made with a license key, not an API key: audited with the actor "license", checked where their feature is tested. */
 const BY_LICENSE_HOLDER: Record<string, string> = {
@@ -85,6 +115,78 @@ interface Walk {
 
 /** How to make each write succeed, and the rows it must leave. Each entry makes its own fixtures. */
 const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: string; rows: Row[] }>> = {
+  'POST /api/v1/members/invitations': async ({ send }) => {
+    const email = `invited-${randomBytes(4).toString('hex')}@example.test`;
+    const sent = await send('POST', '/members/invitations', { email, role: 'viewer' });
+    const id = expectSuccess(sent.res, 201).id;
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'member.invited',
+          resource_type: 'member',
+          resource_id: id,
+          project_id: null,
+          changed: { email: [null, email], role: [null, 'viewer'], expires_at: 'any' },
+        },
+      ],
+    };
+  },
+  'DELETE /api/v1/members/invitations/{id}': async ({ send }) => {
+    const email = `revoked-${randomBytes(4).toString('hex')}@example.test`;
+    const id = expectSuccess(
+      (await send('POST', '/members/invitations', { email, role: 'viewer' })).res,
+      201,
+    ).id;
+    const sent = await send('DELETE', `/members/invitations/${id}`);
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'member.removed',
+          resource_type: 'invitation',
+          resource_id: id,
+          project_id: null,
+          changed: { revoked_at: 'any' },
+        },
+      ],
+    };
+  },
+  'PATCH /api/v1/members/{id}': async (walk) => {
+    const id = await walkMember(walk);
+    const sent = await walk.send('PATCH', `/members/${id}`, { role: 'support' });
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'member.updated',
+          resource_type: 'member',
+          resource_id: id,
+          project_id: null,
+          changed: { role: ['viewer', 'support'], version: [1, 2] },
+        },
+      ],
+    };
+  },
+  'DELETE /api/v1/members/{id}': async (walk) => {
+    const id = await walkMember(walk);
+    const sent = await walk.send('DELETE', `/members/${id}`);
+    expectSuccess(sent.res);
+    return {
+      ...sent,
+      rows: [
+        {
+          action: 'member.removed',
+          resource_type: 'member',
+          resource_id: id,
+          project_id: null,
+          changed: { role: ['viewer', null] },
+        },
+      ],
+    };
+  },
   'POST /api/v1/api-keys': async ({ send }) => {
     const sent = await send('POST', '/api-keys', { name: 'walk', read_only: true });
     const id = expectSuccess(sent.res, 201).id;
@@ -899,6 +1001,7 @@ describe('audit log', () => {
           ...Object.keys(NOT_AUDITED),
           ...Object.keys(BY_LICENSE_HOLDER),
           ...Object.keys(BY_PAYMENT_PROVIDER),
+          ...Object.keys(BY_INVITED_PERSON),
         ].sort(),
       ).toEqual(WRITES);
     });

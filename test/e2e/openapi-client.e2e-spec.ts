@@ -295,6 +295,97 @@ describe('typed client generated from openapi.json', () => {
     );
   });
 
+  it('invites, joins, changes and removes a member, and resets a password, with the typed client', async () => {
+    const anonymous = createApiClient(t.url);
+    expectDocumented(
+      'get',
+      '/api/v1/auth/config',
+      await anonymous('get', '/api/v1/auth/config', { params: {} }),
+    );
+    const email = `joiner-${uniqueToken()}@example.test`;
+    const invited = await api('post', '/api/v1/members/invitations', {
+      params: {},
+      body: { email, role: 'developer' },
+    });
+    expectDocumented('post', '/api/v1/members/invitations', invited);
+    if (!invited.ok) throw new Error(`HTTP ${invited.status}`);
+    const url: string = invited.body.data.invitation_url;
+    expectDocumented(
+      'get',
+      '/api/v1/members/invitations',
+      await api('get', '/api/v1/members/invitations', { params: {} }),
+    );
+    const accepted = await anonymous('post', '/api/v1/auth/invitations/{token}/accept', {
+      params: { path: { token: url.split('/').pop()! } },
+      body: { password: 'correct horse battery' },
+    });
+    expectDocumented('post', '/api/v1/auth/invitations/{token}/accept', accepted);
+    const listed = await api('get', '/api/v1/members', { params: {} });
+    expectDocumented('get', '/api/v1/members', listed);
+    if (!listed.ok) throw new Error(`HTTP ${listed.status}`);
+    const joined = listed.body.data.find((m) => m.email === email)!;
+    expectDocumented(
+      'patch',
+      '/api/v1/members/{id}',
+      await api('patch', '/api/v1/members/{id}', {
+        params: { path: { id: joined.id } },
+        body: { role: 'viewer' },
+      }),
+    );
+    expectDocumented(
+      'delete',
+      '/api/v1/members/{id}',
+      await api('delete', '/api/v1/members/{id}', { params: { path: { id: joined.id } } }),
+    );
+    const other = await api('post', '/api/v1/members/invitations', {
+      params: {},
+      body: { email: `other-${uniqueToken()}@example.test`, role: 'viewer' },
+    });
+    if (!other.ok) throw new Error(`HTTP ${other.status}`);
+    expectDocumented(
+      'delete',
+      '/api/v1/members/invitations/{id}',
+      await api('delete', '/api/v1/members/invitations/{id}', {
+        params: { path: { id: other.body.data.id } },
+      }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/password-reset',
+      await anonymous('post', '/api/v1/auth/password-reset', { params: {}, body: { email } }),
+    );
+    // This app has no OIDC_ISSUER: single sign-on says so; a link without an SSO sign-in is refused.
+    expectDocumented(
+      'post',
+      '/api/v1/auth/sso/start',
+      await anonymous('post', '/api/v1/auth/sso/start', { params: {} }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/sso/callback',
+      await anonymous('post', '/api/v1/auth/sso/callback', {
+        params: {},
+        body: { query: '?code=x&state=y' },
+      }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/sso/link',
+      await anonymous('post', '/api/v1/auth/sso/link', {
+        params: {},
+        body: { password: 'correct horse battery' },
+      }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/password-reset/{token}',
+      await anonymous('post', '/api/v1/auth/password-reset/{token}', {
+        params: { path: { token: 'A'.repeat(43) } },
+        body: { password: 'a new and longer passphrase' },
+      }),
+    );
+  });
+
   it('every answer of a full walk through the API matches its documented schema', async () => {
     const anonymous = createApiClient(t.url);
     const created = await api('post', '/api/v1/project', {

@@ -3,6 +3,15 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { AuthService } from '../../src/auth/auth.service.js';
+import {
+  INVITATION_INVALID,
+  OWN_ROLE,
+  OWNER_ONLY,
+  SIGN_IN_TO_ACCEPT,
+} from '../../src/auth/members.service.js';
+import { RESET_INVALID } from '../../src/auth/password-resets.service.js';
+import { SSO_NOT_CONFIGURED } from '../../src/auth/sso.service.js';
 import { KEY_IS_NO_SESSION } from '../../src/auth/session.guard.js';
 import { CSRF_REFUSED } from '../../src/auth/sessions.service.js';
 import { CustomerEntity } from '../../src/customers/customer.entity.js';
@@ -91,6 +100,14 @@ describe('error examples of openapi.json, provoked against the app', () => {
   let licenseKey: string;
   /** A domain two licenses are pinned to. */
   let pinned: number;
+  /** The account's members and invitations: an admin's session, and what only an owner may touch. */
+  let members: {
+    admin: Record<string, string>;
+    adminMembership: number;
+    ownerMembership: number;
+    ownerInvitation: number;
+    existingUserToken: string;
+  };
 
   /** The signing secret of the fixtures' payment connectors (Stripe). */
   const PAYMENT_SECRET = 'whsec_examples_of_enough_length';
@@ -190,11 +207,47 @@ describe('error examples of openapi.json, provoked against the app', () => {
     const cookie = (opened.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
     const answer = await t.http().get('/api/v1/portal/session').set('Cookie', cookie);
     portal = { cookie, csrf: answer.body.data.csrf_token };
+    const [accountRow] = await t.dataSource.query('SELECT id FROM accounts WHERE holder_user_id = ?', [
+      account.user.id,
+    ]);
+    const admin = await t.app.get(AuthService).createUser({
+      email: `admin-${randomUUID()}@example.test`,
+      password: 'correct horse battery',
+      joins: { account_id: Number(accountRow.id), role: 'admin', project_ids: null },
+    });
+    const adminIn = await t
+      .http()
+      .post('/api/v1/auth/login')
+      .send({ email: admin.email, password: 'correct horse battery' });
+    const membershipOf = async (userId: number) =>
+      Number((await t.dataSource.query('SELECT id FROM memberships WHERE user_id = ?', [userId]))[0].id);
+    const invite = async (email: string, role: string) =>
+      (await t.http().post('/api/v1/members/invitations').set('X-API-KEY', key).send({ email, role })).body
+        .data as Json;
+    const existing = await invite(person.email, 'viewer');
+    members = {
+      admin: {
+        Cookie: (adminIn.headers['set-cookie'] as unknown as string[])[0].split(';')[0],
+        'X-CSRF-Token': adminIn.body.data.csrf_token,
+      },
+      adminMembership: await membershipOf(admin.id),
+      ownerMembership: await membershipOf(account.user.id),
+      ownerInvitation: (await invite(`owner-${randomUUID()}@example.test`, 'owner')).id,
+      existingUserToken: String(existing.invitation_url).split('/').pop()!,
+    };
   });
   afterAll(async () => t.close());
 
   /** The request that provokes a case's example, or why there is none. */
   function provoke(c: Case): { send: () => Promise<{ status: number; body: unknown }> } | string {
+    // This app has no OIDC_ISSUER: single sign-on answers that it is not configured.
+    if (c.status === 404 && c.example.message === SSO_NOT_CONFIGURED)
+      return {
+        send: async () => {
+          const res = await t.http()[c.method as 'post'](c.path).send(jsonBody(c.op));
+          return { status: res.status, body: res.body };
+        },
+      };
     const message = String(c.example.message);
     const field = c.example.errors ? Object.keys(c.example.errors)[0] : undefined;
     let ids = open;
@@ -230,6 +283,18 @@ describe('error examples of openapi.json, provoked against the app', () => {
     // The portal's license is of an unpaid project.
     else if (c.status === 403 && message === TOKEN_NOT_PAID) ids = open;
     else if (c.status === 403 && message === 'Project is locked.') ids = locked;
+    else if (c.status === 403 && message === OWNER_ONLY) {
+      headers = members.admin;
+      if (c.method === 'post') body = { ...(body as object), role: 'owner' };
+      ids = {
+        ...open,
+        id: c.path.includes('invitations') ? members.ownerInvitation : members.ownerMembership,
+      };
+    } else if (c.status === 403 && message === OWN_ROLE) {
+      headers = members.admin;
+      ids = { ...open, id: members.adminMembership };
+    } else if (c.status === 404 && (message === INVITATION_INVALID || message === RESET_INVALID))
+      missing = 'token';
     else if (c.status === 403 && message === 'Domain is not registered under this project.')
       query = { domain: 'elsewhere.example.org' };
     else if (c.status === 400 && message === 'Malformed JSON in request body.')
@@ -297,6 +362,9 @@ describe('error examples of openapi.json, provoked against the app', () => {
       return { send: () => withoutHost(c.method.toUpperCase(), c.path.replace(/\{(\w+)\}/g, '1')) };
     } else return `no way to provoke "${message}"`;
     if (c.status === 404 && !missing) return `no path parameter to name nothing with`;
+    // An invitation for an email that has a user, accepted without signing in.
+    if (c.status === 401 && message === SIGN_IN_TO_ACCEPT)
+      ids = { ...open, token: members.existingUserToken };
 
     const url = c.path.replace(/\{(\w+)\}/g, (_, name: string) =>
       String(name === missing ? NO_SUCH_ID : (ids[name] ?? 1)),

@@ -181,11 +181,23 @@ describe('OpenAPI contract', () => {
     expect(open).toEqual([
       'GET /api/docs-json',
       'GET /api/v1',
+      // What the console's sign-in page offers.
+      'GET /api/v1/auth/config',
       'GET /api/v1/health',
       'GET /api/v1/health/live',
       'GET /metrics',
+      // Joining: the invitation's token is the credential (an existing user accepting also sends
+      // their session, documented on the route).
+      'POST /api/v1/auth/invitations/{token}/accept',
       // Signing in: the email and password are the credential.
       'POST /api/v1/auth/login',
+      // Resetting a forgotten password: the mailed token is the credential.
+      'POST /api/v1/auth/password-reset',
+      'POST /api/v1/auth/password-reset/{token}',
+      // Single sign-on: the identity provider's answer (and once the password) is the credential.
+      'POST /api/v1/auth/sso/callback',
+      'POST /api/v1/auth/sso/link',
+      'POST /api/v1/auth/sso/start',
       // A payment provider's event: its signature is the credential (docs/payments.md).
       'POST /api/v1/payments/{provider}/{token}',
     ]);

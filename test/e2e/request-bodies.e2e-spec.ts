@@ -100,6 +100,8 @@ describe('request bodies as openapi.json documents them', () => {
         'POST /api/v1/project/{project}/portal-sessions',
         'POST /api/v1/project/{project}/plans',
         'PATCH /api/v1/project/{project}/plans/{plan}',
+        'POST /api/v1/members/invitations',
+        'PATCH /api/v1/members/{id}',
       ].sort(),
     );
     for (const op of operations) {
@@ -117,8 +119,11 @@ describe('request bodies as openapi.json documents them', () => {
   describe('every request example works when sent as it is, in the order a newcomer tries them', () => {
     /** Every request body of openapi.json, in each of its media types (and the credential it takes). */
     // A payment provider's event is the provider's own JSON, signed: payment-connectors.e2e-spec.ts sends them.
+    // Tokens that come by mail or from an identity provider (accepting an invitation, a reset link, single
+    // sign-on): members.e2e-spec.ts and sso.e2e-spec.ts send them, with an SMTP server and a real provider.
+    const FROM_ELSEWHERE = /^\/api\/v1\/auth\/(invitations|password-reset\/|sso\/)/;
     const bodies = Object.entries(doc.paths)
-      .filter(([path]) => !path.startsWith('/api/v1/payments/'))
+      .filter(([path]) => !path.startsWith('/api/v1/payments/') && !FROM_ELSEWHERE.test(path))
       .flatMap(([path, methods]) =>
         Object.entries(methods).flatMap(([method, op]) =>
           Object.entries(op.requestBody?.content ?? {}).map(([mediaType, { schema }]) => ({
@@ -137,6 +142,9 @@ describe('request bodies as openapi.json documents them', () => {
       names: string | null,
     ];
     const json: Step[] = [
+      // A member of the account (made below): their role changed; then a person invited.
+      ['PATCH', '/api/v1/members/{id}', 'json', 200, null],
+      ['POST', '/api/v1/members/invitations', 'json', 201, null],
       ['POST', '/api/v1/project', 'json', 201, 'project'],
       ['PUT', '/api/v1/project/{project}', 'json', 200, null],
       ['PATCH', '/api/v1/project/{project}', 'json', 200, null],
@@ -165,6 +173,8 @@ describe('request bodies as openapi.json documents them', () => {
       ['POST', '/api/v1/api-keys', 'json', 201, 'id'],
       ['POST', '/api/v1/api-keys/{id}/roll', 'json', 201, null],
       ['POST', '/api/v1/project/{project}/lock', 'json', 200, null],
+      // Asking for a reset link: always 202 (nothing is mailed without SMTP_URL).
+      ['POST', '/api/v1/auth/password-reset', 'json', 202, null],
       // As the person the examples name (made below): signed in, then a new password with the session.
       ['POST', '/api/v1/auth/login', 'json', 200, null],
       ['POST', '/api/v1/auth/password', 'json', 200, null],
@@ -195,8 +205,20 @@ describe('request bodies as openapi.json documents them', () => {
         let licenseKey = '';
         beforeAll(async () => {
           t = await createTestApp({ THROTTLE_API_LIMIT: '100000' });
-          key = (await makeAccount(t.app)).key;
+          const account = await makeAccount(t.app);
+          key = account.key;
           await makeUser(t.app, { email: 'ada@example.com', password: 'correct horse battery' });
+          // A member whose role the members example changes ({id}: the API key steps set it again later).
+          const [row] = await t.dataSource.query('SELECT id FROM accounts WHERE holder_user_id = ?', [
+            account.user.id,
+          ]);
+          const member = await makeUser(t.app, {
+            joins: { account_id: Number(row.id), role: 'viewer', project_ids: null },
+          });
+          const [membership] = await t.dataSource.query('SELECT id FROM memberships WHERE user_id = ?', [
+            member.id,
+          ]);
+          ids.id = Number(membership.id);
         });
         let session: { cookie: string; csrf: string } | undefined;
         afterAll(async () => t.close());

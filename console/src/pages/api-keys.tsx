@@ -66,7 +66,7 @@ export function ApiKeysPage({ access }: { access: Access }) {
           <tbody>
             {list.data.map((k) => {
               const live = !k.revoked_at && !k.rolled_at;
-              const self = k.id === access.session.me.id;
+              const self = access.session.kind === 'key' && k.id === access.session.me.id;
               return (
                 <tr key={k.id}>
                   <th scope="row">

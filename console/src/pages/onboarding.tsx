@@ -47,8 +47,12 @@ export function Onboarding({ access, newest }: { access: Access; newest: Project
       </p>
       <ol>
         <Step done={steps[0]} title="Create an API key">
-          You are signed in with <code>{access.session.me.prefix}…</code>. More keys (read-only, or for one
-          project) are made under <a href="#/api-keys">API keys</a>.
+          {access.session.kind === 'key' ? (
+            <>
+              You are signed in with <code>{access.session.me.prefix}…</code>.{' '}
+            </>
+          ) : null}
+          Keys (read-only, or for one project) are made under <a href="#/api-keys">API keys</a>.
         </Step>
         <Step done={steps[1]} title="Create a project">
           A project is a product you sell; its domains and licenses are what the gate checks.{' '}

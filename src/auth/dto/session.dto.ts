@@ -6,7 +6,7 @@ import { MAX_PASSWORD, MIN_PASSWORD } from '../passwords.js';
 import { ROLES, type Role } from '../roles.js';
 
 /** A password as typed: never trimmed (spaces are characters of it), bounded so hashing stays cheap. */
-const Password = (field: string, label: string) =>
+export const Password = (field: string, label: string) =>
   applyDecorators(
     IsNotEmpty({ message: `The ${label} field is required.` }),
     IsString({ message: `The ${label} field must be a string.` }),
