@@ -1066,18 +1066,26 @@ describe('the console in headless Chromium', () => {
     const project = await makeProject(t, key, { name: 'Domains edit' });
     await makeDomain(t, key, project.id as number, { domain: 'shop.example.com', has_paid: true });
     await makeDomain(t, key, project.id as number, { domain: 'taken.example.com' });
+    // A connector that moves the domain its events' metadata names; another that issues a license per
+    // order (its events move that license, never a domain).
     const connector = await makeConnector(t, key, project.id as number, 'standard', {
+      name: 'Domain payments',
+      grace_days: 3,
+    });
+    const orders = await makeConnector(t, key, project.id as number, 'standard', {
       name: 'Orders',
       grace_days: 3,
       issue_licenses: true,
     });
-    // An order paid, then its payment failed: the domain its metadata names, and the order's license, in grace.
-    expect(await sendPayment(connector, 'payment.succeeded', 'msg_domains_1')).toMatchObject({
-      outcome: 'applied',
-    });
-    expect(await sendPayment(connector, 'payment.failed', 'msg_domains_2')).toMatchObject({
-      outcome: 'applied',
-    });
+    // Paid, then the payment failed: the domain in grace, and the order's license in grace.
+    for (const c of [connector, orders]) {
+      expect(await sendPayment(c, 'payment.succeeded', `msg_domains_1_${c.id}`)).toMatchObject({
+        outcome: 'applied',
+      });
+      expect(await sendPayment(c, 'payment.failed', `msg_domains_2_${c.id}`)).toMatchObject({
+        outcome: 'applied',
+      });
+    }
     const { page } = await open();
     await signIn(page, key);
     await page.goto(`${origin}/console/#/projects/${project.id}/domains`);
@@ -1135,10 +1143,12 @@ describe('the console in headless Chromium', () => {
     await page.goto(`${origin}/console/#/projects/${project.id}/licenses/${issued.id}`);
     await heading(page, `License ${issued.title}`);
     await page
-      .getByText(/^The payment of this license stopped: it is revoked at .+ UTC unless paid again\.$/)
+      .getByText(
+        /^The payment of this license stopped: it answers paid until .+ UTC, then unpaid unless paid again\.$/,
+      )
       .waitFor();
     expect(await fact(page, 'From a payment')).toBe('standard order or subscription ord_1001');
-    expect(await fact(page, 'Payment grace')).toMatch(/^unpaid: revoked at .+ UTC unless paid again$/);
+    expect(await fact(page, 'Payment grace')).toMatch(/^paid until .+ UTC, then unpaid unless paid again$/);
     await axe(page, 'license from an order, in grace');
   }, 60_000);
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PlansModule } from '../plans/plans.module.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { CacheModule } from '../common/cache/cache.module.js';
@@ -23,6 +24,7 @@ import { CustomersService } from './customers.service.js';
     AuthModule,
     ProjectsModule,
     ProjectChangesModule,
+    PlansModule,
   ],
   controllers: [CustomersController],
   providers: [CustomersService],

@@ -9,6 +9,8 @@ import { lockedRow } from '../database/unit-of-work.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
 import { SubscriptionEntity } from '../payments/subscription.entity.js';
 import { SubscriptionItem, toSubscriptionItem } from '../payments/subscriptions.service.js';
+import { effectiveEntitlements } from '../plans/entitlements.js';
+import { PlansService } from '../plans/plans.service.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { assertAccess, ProjectsService } from '../projects/projects.service.js';
@@ -64,6 +66,7 @@ export class CustomersService {
     private readonly projects: ProjectsService,
     private readonly cursors: Cursors,
     private readonly projectChanges: ProjectChanges,
+    private readonly plans: PlansService,
   ) {}
 
   /** As licenses: the customer must be in the project (404) before the key's scope and owner (403). */
@@ -124,6 +127,13 @@ export class CustomersService {
         take: CUSTOMER_ITEMS,
       }),
     ]);
+    // As the license API answers them: with their plan and effective entitlements.
+    const plans = await this.plans.byIds(licenses.flatMap((l) => (l.plan_id === null ? [] : [l.plan_id])));
+    for (const license of licenses) {
+      const plan = license.plan_id === null ? undefined : plans.get(license.plan_id);
+      license.plan = plan ? { id: plan.id, code: plan.code, name: plan.name } : null;
+      license.effective_entitlements = effectiveEntitlements(plan?.entitlements, license.entitlements);
+    }
     return {
       ...customerView(customer, external),
       licenses,
