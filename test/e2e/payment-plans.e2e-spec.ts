@@ -207,6 +207,30 @@ describe('plans from payments: connector products that grant a plan', () => {
       expect(await audits(project.id, 'license.plan_changed')).toHaveLength(1);
     });
 
+    it('a plan renamed since the connector named it is left alone, with the reason in the event log', async () => {
+      const { project, basic, pro } = await setup();
+      const connector = await makeConnector(t, key, project.id, 'stripe', {
+        issue_licenses: true,
+        products: [
+          { id: 'price_1', plan: 'basic' },
+          { id: 'price_2', plan: 'pro' },
+        ],
+      });
+      await send(connector, stripeEvent('customer.subscription.created', 0));
+      expectSuccess(await api().patch(`/project/${project.id}/plans/${pro.id}`, { code: 'pro-2' }));
+      expect(await send(connector, stripeEvent('customer.subscription.updated', 1, onPrice('price_2')))).toBe(
+        'applied',
+      );
+      expect((await licenses(project.id))[0]).toMatchObject({ plan_id: basic.id });
+      const log = expectSuccess(
+        await api().get(`/project/${project.id}/payment-connectors/${connector.id}/events`),
+      ) as { data: Payload[] };
+      expect(log.data[0].detail).toContain(
+        'The plan "pro" of product "price_2" is not a plan of this project: the plan is left as it is.',
+      );
+      expect(await events(project.id, 'license.plan_changed')).toEqual([]);
+    });
+
     it('an unpaid event leaves the plan alone', async () => {
       const { project, basic } = await setup();
       const connector = await makeConnector(t, key, project.id, 'stripe', {
