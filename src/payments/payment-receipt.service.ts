@@ -17,7 +17,8 @@ import { isUniqueViolation, violatesUnique } from '../database/db-errors.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
-import { defaultsFor } from '../licenses/licenses.service.js';
+import { defaultsFor, withPlan, withPlanIn } from '../licenses/licenses.service.js';
+import { PlanEntity } from '../plans/plan.entity.js';
 import { paymentEvents } from '../metrics/metrics.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -329,6 +330,8 @@ export class PaymentReceipts {
       if (license.billing === 'license') {
         effects.outcome = 'applied';
         await this.ownFlag(manager, license, event.verdict.kind === 'paid', connector, now, noGrace, effects);
+        if (event.verdict.kind === 'paid')
+          await this.followPlan(manager, project, connector, event, row, license.id, effects);
         return effects;
       }
       // A billing: project license (one issued before licenses carried their own payment) moves its target and itself.
@@ -343,6 +346,8 @@ export class PaymentReceipts {
           noGrace,
           effects,
         );
+      if (effects.outcome === 'applied' && event.verdict.kind === 'paid')
+        await this.followPlan(manager, project, connector, event, row, license.id, effects);
       return effects;
     }
     if (connector.issue_licenses) {
@@ -705,6 +710,7 @@ export class PaymentReceipts {
       project.id,
       `${connector.provider} ${event.email ?? row.reference}`,
     );
+    const plan = await this.planOf(manager, project, connector, event, row, effects);
     const uuid = randomUUID();
     const result = await manager.insert(LicenseEntity, {
       ...fields,
@@ -722,12 +728,69 @@ export class PaymentReceipts {
       billing: 'license',
       has_paid: true,
       customer_id: customer,
+      ...(plan ? { plan_id: plan.id } : {}),
     });
-    const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
+    const license = withPlan(
+      await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number }),
+      plan,
+    );
     effects.events.push(['license.created', license]);
     effects.audit.push({ action: 'license.created', before: null, after: license });
     effects.details.push(`License ${license.id} is issued for ${row.reference}.`);
     return license;
+  }
+
+  /**
+   * The plan the event's products grant (docs/plans.md#from-payments): the first `{id, plan}` of the
+   * connector's products among the ids the event (else its purchase) names; null when none names a
+   * plan, or when the plan named is no longer one of the project's (said in the details).
+   */
+  private async planOf(
+    manager: EntityManager,
+    project: ProjectEntity,
+    connector: PaymentConnectorEntity,
+    event: ProviderEvent,
+    row: SubscriptionEntity,
+    effects: Effects,
+  ): Promise<PlanEntity | null> {
+    const named = new Set(event.productIds ?? row.product_ids ?? []);
+    const entry = (connector.products ?? []).find((p) => typeof p !== 'string' && named.has(p.id));
+    if (!entry || typeof entry === 'string') return null;
+    const plan = await lockedRowWhere(manager, PlanEntity, { project_id: project.id, code: entry.plan });
+    if (!plan)
+      effects.details.push(
+        `The plan ${shown(entry.plan)} of product ${shown(entry.id)} is not a plan of this project: the plan is left as it is.`,
+      );
+    return plan;
+  }
+
+  /**
+   * A paid event moves the license to the plan its products grant (an upgrade or a downgrade when the
+   * purchase's items changed), audited and announced as a management change of the plan is.
+   */
+  private async followPlan(
+    manager: EntityManager,
+    project: ProjectEntity,
+    connector: PaymentConnectorEntity,
+    event: ProviderEvent,
+    row: SubscriptionEntity,
+    licenseId: number,
+    effects: Effects,
+  ): Promise<void> {
+    const plan = await this.planOf(manager, project, connector, event, row, effects);
+    if (!plan) return;
+    const before = await withPlanIn(manager, await manager.findOneByOrFail(LicenseEntity, { id: licenseId }));
+    if (before.plan_id === plan.id) return;
+    await manager.update(LicenseEntity, { id: licenseId }, { plan_id: plan.id });
+    const after = withPlan(await manager.findOneByOrFail(LicenseEntity, { id: licenseId }), plan);
+    effects.outcome = 'applied';
+    effects.events.push(['license.updated', after]);
+    effects.events.push([
+      'license.plan_changed',
+      { license_id: licenseId, project_id: project.id, from: before.plan?.code ?? null, to: plan.code },
+    ]);
+    effects.audit.push({ action: 'license.plan_changed', before, after });
+    effects.details.push(`License ${licenseId} is on plan ${shown(plan.code)}.`);
   }
 
   /** `base`, or `base (2)`, `base (3)`, … : the first title not taken in the project. */
