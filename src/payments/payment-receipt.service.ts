@@ -78,6 +78,13 @@ const projectOrDomain = (target: Target) =>
  * signature over the raw bytes, then reads the event and applies it, the event row and every effect in
  * one unit of work, once per event id.
  */
+/** Whether an event's product ids (null: it names none) differ from those recorded on its purchase. */
+function itemsChanged(recorded: string[] | null, sent: string[] | null): boolean {
+  if (sent === null) return false;
+  if (recorded === null) return true;
+  return sent.length !== recorded.length || sent.some((id) => !recorded.includes(id));
+}
+
 @Injectable()
 export class PaymentReceipts {
   constructor(
@@ -299,6 +306,8 @@ export class PaymentReceipts {
       }
     }
     const customer = await this.customerOf(manager, project, connector, event, row, effects);
+    // Whether the purchase's items change with this event: the plan follows them, and only then.
+    const itemsChange = itemsChanged(row?.product_ids ?? null, event.productIds ?? null);
     row = await recordPurchase(manager, project, connector, event, row, customer);
     effects.subscription = row.id;
     if (event.verdict.kind === 'ignored') {
@@ -330,7 +339,7 @@ export class PaymentReceipts {
       if (license.billing === 'license') {
         effects.outcome = 'applied';
         await this.ownFlag(manager, license, event.verdict.kind === 'paid', connector, now, noGrace, effects);
-        if (event.verdict.kind === 'paid')
+        if (event.verdict.kind === 'paid' && itemsChange)
           await this.followPlan(manager, project, connector, event, row, license.id, effects);
         return effects;
       }
@@ -346,7 +355,7 @@ export class PaymentReceipts {
           noGrace,
           effects,
         );
-      if (effects.outcome === 'applied' && event.verdict.kind === 'paid')
+      if (effects.outcome === 'applied' && event.verdict.kind === 'paid' && itemsChange)
         await this.followPlan(manager, project, connector, event, row, license.id, effects);
       return effects;
     }
@@ -765,8 +774,10 @@ export class PaymentReceipts {
   }
 
   /**
-   * A paid event moves the license to the plan its products grant (an upgrade or a downgrade when the
-   * purchase's items changed), audited and announced as a management change of the plan is.
+   * A paid event whose items differ from the purchase's recorded ones (an upgrade, a downgrade, or the
+   * first items seen) moves the license to the plan its products grant, audited and announced as a
+   * management change of the plan is. A paid event naming the same items, or none (an invoice), leaves
+   * the plan alone: one changed by hand stays.
    */
   private async followPlan(
     manager: EntityManager,

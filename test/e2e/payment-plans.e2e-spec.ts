@@ -172,6 +172,37 @@ describe('plans from payments: connector products that grant a plan', () => {
       expect(await licenses(project.id)).toHaveLength(1);
     });
 
+    it('follows the items only when they change: a plan set by hand stays through a renewal', async () => {
+      const { project, basic, pro } = await setup();
+      const connector = await makeConnector(t, key, project.id, 'stripe', {
+        issue_licenses: true,
+        products: [
+          { id: 'price_1', plan: 'basic' },
+          { id: 'price_2', plan: 'pro' },
+        ],
+      });
+      expect(await send(connector, stripeEvent('customer.subscription.created', 0, onPrice('price_1')))).toBe(
+        'applied',
+      );
+      const [issued] = await licenses(project.id);
+      expect(issued).toMatchObject({ plan_id: basic.id });
+      // The vendor moves the buyer to pro by hand.
+      expectSuccess(await api().patch(`/project/${project.id}/licenses/${issued.id}`, { plan_id: pro.id }));
+      // A later paid event with the same items (still price_1) leaves the vendor's choice.
+      expect(await send(connector, stripeEvent('customer.subscription.updated', 1, onPrice('price_1')))).toBe(
+        'applied',
+      );
+      expect((await licenses(project.id))[0]).toMatchObject({ plan_id: pro.id });
+      // The items change to price_2 and back to price_1: the plan follows the change.
+      expect(await send(connector, stripeEvent('customer.subscription.updated', 2, onPrice('price_2')))).toBe(
+        'applied',
+      );
+      expect(await send(connector, stripeEvent('customer.subscription.updated', 3, onPrice('price_1')))).toBe(
+        'applied',
+      );
+      expect((await licenses(project.id))[0]).toMatchObject({ plan_id: basic.id });
+    });
+
     it('a product listed without a plan, or none matched, leaves the plan alone', async () => {
       const { project, pro } = await setup();
       const connector = await makeConnector(t, key, project.id, 'stripe', {
