@@ -61,7 +61,7 @@ describe("a payment event's payload (docs/payments.md#the-event-log)", () => {
     );
   });
 
-  it('stores a body over 64 KiB as {"truncated": true}', async () => {
+  it('stores a body over 64 KiB as {"truncated": true}, nesting past 64 levels as "[too deep]"', async () => {
     const project = await makeProject(t, key);
     const connector = await makeConnector(t, key, project.id, 'stripe');
     const event = { ...fixture('stripe', 'invoice.paid'), id: 'evt_big', pad: 'x'.repeat(70 * 1024) };
@@ -71,6 +71,18 @@ describe("a payment event's payload (docs/payments.md#the-event-log)", () => {
     expect(expectSuccess(await apiAs(t, key).get(`${base}/${listed.id}`)).payload).toEqual({
       truncated: true,
     });
+
+    const deep = {
+      ...fixture('stripe', 'invoice.paid'),
+      id: 'evt_deep',
+      nested: JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`) as unknown,
+    };
+    expect((await deliver(t, connector, deep, clock.nowMs())).status).toBe(200);
+    const [latest] = expectSuccess(await apiAs(t, key).get(base)).data;
+    let level: unknown = expectSuccess(await apiAs(t, key).get(`${base}/${latest.id}`)).payload.nested;
+    let depth = 1;
+    while (Array.isArray(level)) [level, depth] = [level[0], depth + 1];
+    expect({ level, depth }).toEqual({ level: '[too deep]', depth: 64 });
   });
 
   it("answers 404 for another connector's or project's event, null for rows stored before payloads; a read-only key reads it", async () => {
