@@ -25,6 +25,7 @@ import {
   UpdatePaymentConnectorDto,
 } from './dto/payment-connector.dto.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
+import { readPayload } from './event-payload.js';
 import { PaymentEventEntity } from './payment-event.entity.js';
 import { providerNamed, type Provider } from './providers/registry.js';
 
@@ -107,6 +108,20 @@ export class PaymentConnectorsService {
       order: 'DESC',
     });
     return { data: page.data.map(toPaymentEventItem), next_cursor: page.next_cursor };
+  }
+
+  /** One accepted event of the connector with its stored payload; 404 ("Event not found.") for an event of another connector. */
+  async event(
+    connector: PaymentConnectorEntity,
+    eventId: number,
+  ): Promise<PaymentEventItem & { payload: Record<string, unknown> | null }> {
+    const row = await this.events
+      .createQueryBuilder('e')
+      .addSelect('e.payload')
+      .where('e.id = :id AND e.connector_id = :connector', { id: eventId, connector: connector.id })
+      .getOne();
+    if (!row) throw notFound('Event');
+    return { ...toPaymentEventItem(row), payload: readPayload(row.payload) };
   }
 
   async create(project: ProjectEntity, dto: CreatePaymentConnectorDto): Promise<PaymentConnectorEntity> {

@@ -28,6 +28,7 @@ import { CustomerEntity, CustomerExternalIdEntity } from '../customers/customer.
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { findPurchase, productProblem, recordPurchase, staleness } from './purchases.js';
 import { SubscriptionEntity } from './subscription.entity.js';
+import { storedPayload } from './event-payload.js';
 import { PaymentEventEntity, PaymentOutcome, TargetKind } from './payment-event.entity.js';
 import { PaymentProvider, ProviderEvent, shown } from './providers/provider.js';
 import { providerNamed } from './providers/registry.js';
@@ -164,7 +165,9 @@ export class PaymentReceipts {
     };
     for (let attempt = 1; ; attempt++) {
       try {
-        const outcome = await inAuditContext(context, () => this.apply(project, connector, event));
+        const outcome = await inAuditContext(context, () =>
+          this.apply(project, connector, event, storedPayload(payload, body.length)),
+        );
         return { outcome, event_id: event.id };
       } catch (error) {
         if (
@@ -205,6 +208,7 @@ export class PaymentReceipts {
     project: ProjectEntity,
     connector: PaymentConnectorEntity,
     event: ProviderEvent,
+    payload: string,
   ): Promise<Outcome> {
     const now = wholeSecond(this.clock.now());
     return this.projectChanges.run(project, async (manager) => {
@@ -218,6 +222,7 @@ export class PaymentReceipts {
         target_id: null,
         detail: '',
         received_at: now,
+        payload,
       });
       await manager.update(
         PaymentConnectorEntity,
