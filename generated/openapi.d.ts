@@ -2027,13 +2027,10 @@ export interface components {
             /** @example Stripe live */
             name?: string | null;
             /**
-             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product
+             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan} (plan: the code of a plan of the project that a paid event for that product grants; another code → 422); empty or null: every product
              * @example [
              *       "price_1QdH6sGswQ2Dk9Lm",
-             *       {
-             *         "id": "prod_RkQ3x9",
-             *         "plan": "pro"
-             *       }
+             *       "prod_RkQ3x9"
              *     ]
              */
             products?: (string | {
@@ -3776,13 +3773,10 @@ export interface components {
             /** @example Stripe live */
             name?: string | null;
             /**
-             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product
+             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan} (plan: the code of a plan of the project that a paid event for that product grants; another code → 422); empty or null: every product
              * @example [
              *       "price_1QdH6sGswQ2Dk9Lm",
-             *       {
-             *         "id": "prod_RkQ3x9",
-             *         "plan": "pro"
-             *       }
+             *       "prod_RkQ3x9"
              *     ]
              */
             products?: (string | {
