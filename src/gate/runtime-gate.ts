@@ -184,24 +184,16 @@ export class RuntimeGate {
     const ownFlag = license.billing === 'license';
     let place: Place;
     let counted: { domain: string; host: string } | null;
-    if (ownFlag && license.is_test_license && calling.local) {
-      // A test license carrying its own payment answers its flag on a local host and takes no slot.
-      place = {
-        hasPaid: license.has_paid,
-        graceUntil: license.grace_until,
-        host: calling.host,
-        domainId: null,
-      };
-      counted = null;
-    } else if (license.is_test_license && calling.local) {
-      // A local host counts as a place of its own: a test license is bounded by its limits too.
+    if (license.is_test_license && calling.local) {
+      // A local host counts as a place of its own: a test license is bounded by its limits too; one
+      // billed on its own answers its own flag there (answer()) and takes no slot.
       place = {
         hasPaid: project.has_paid,
         graceUntil: project.grace_until,
         host: calling.host,
         domainId: null,
       };
-      counted = localPlace(calling.host ?? 'localhost'); // 127.0.0.1 and ::1 are localhost
+      counted = ownFlag ? null : localPlace(calling.host ?? 'localhost'); // 127.0.0.1 and ::1 are localhost
     } else if (license.domain_id !== null) {
       const pinned = entry.pinned;
       if (!pinned)
@@ -227,9 +219,10 @@ export class RuntimeGate {
           403,
           'The domain this license is pinned to is inactive.',
         );
+      // A license billed on its own answers its own flag whatever the pin's (answer()).
       place = {
-        hasPaid: ownFlag ? license.has_paid : pinned.has_paid,
-        graceUntil: ownFlag ? license.grace_until : pinned.grace_until,
+        hasPaid: pinned.has_paid,
+        graceUntil: pinned.grace_until,
         host: calling.host ?? pinned.domain,
         domainId: pinned.id,
       };
