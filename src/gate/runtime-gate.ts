@@ -3,6 +3,7 @@ import { PROJECT_LOCKED, type RefusalOptions } from '../common/http/errors.js';
 import { andThen, type MaybePromise } from '../common/maybe-promise.js';
 import { ipMatcher } from '../common/net/address-lists.js';
 import { secondsToUtcMidnight } from '../common/time.js';
+import type { LicenseEntity } from '../licenses/license.entity.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import type { Activations } from '../licenses/activations.js';
 import {
@@ -107,18 +108,9 @@ export class RuntimeGate {
 
   /** The license refusals: revoked (or its grace ended), expired, its project deleted, inactive or locked. */
   license({ license, project, redirectUrl }: RuntimeEntry, now: number): Refused | null {
-    // A license from an order whose payment grace has ended is revoked before the scheduler writes it
-    // (docs/payments.md): one comparison, only when a grace is set. A `billing: license` license's
-    // grace is that of its own flag: once it ends the license answers unpaid, never revoked.
-    if (
-      license.revoked_at ||
-      (license.grace_until && license.billing !== 'license' && license.grace_until.getTime() <= now)
-    )
-      return refuse(project, 'revoked', 403, 'This license has been revoked.');
-    // expires_at is read against the wall clock, as it always was: the injected Clock moves the
-    // payment graces and the counts, not the expiries set by date.
-    if (license.expires_at && license.expires_at.getTime() <= Date.now())
-      return refuse(project, 'expired', 403, 'This license has expired.');
+    const lapse = licenseLapse(license, now);
+    if (lapse === 'revoked') return refuse(project, 'revoked', 403, 'This license has been revoked.');
+    if (lapse === 'expired') return refuse(project, 'expired', 403, 'This license has expired.');
     // A deleted project's analytics are shown to no one: not filed under it.
     if (!project)
       return {
@@ -333,6 +325,27 @@ export class RuntimeGate {
     }
     return matcher(ip);
   }
+}
+
+/**
+ * Whether the license itself has lapsed: revoked — by hand, or a license from an order whose payment
+ * grace has ended, before the scheduler writes it (docs/payments.md; a `billing: license` license's
+ * grace is that of its own flag: once it ends it answers unpaid, never revoked) — or expired. The
+ * gate's first refusals, and what the portal shows.
+ */
+export function licenseLapse(
+  license: Pick<LicenseEntity, 'revoked_at' | 'grace_until' | 'billing' | 'expires_at'>,
+  now: number,
+): 'revoked' | 'expired' | null {
+  if (
+    license.revoked_at ||
+    (license.grace_until && license.billing !== 'license' && license.grace_until.getTime() <= now)
+  )
+    return 'revoked';
+  // expires_at is read against the wall clock, as it always was: the injected Clock moves the
+  // payment graces and the counts, not the expiries set by date.
+  if (license.expires_at && license.expires_at.getTime() <= Date.now()) return 'expired';
+  return null;
 }
 
 /**

@@ -20,7 +20,7 @@ import { CustomerEntity } from '../customers/customer.entity.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { AnswerSigning } from '../gate/answer-signing.js';
 import { offlineToken } from '../gate/offline-token.js';
-import { paidNow } from '../gate/runtime-gate.js';
+import { licenseLapse, paidNow } from '../gate/runtime-gate.js';
 import { LicensesService } from '../licenses/licenses.service.js';
 import { Meters } from '../plans/meters.js';
 import { ActivationsService } from '../licenses/activations.service.js';
@@ -547,13 +547,7 @@ const portalActor = (customerId: number | null) => ({
  * expired (by the wall clock, as the runtime check reads it), or active.
  */
 function statusOf(license: LicenseEntity, now: number): LicenseStatus {
-  if (
-    license.revoked_at ||
-    (license.billing !== 'license' && license.grace_until && license.grace_until.getTime() <= now)
-  )
-    return 'revoked';
-  if (license.expires_at && license.expires_at.getTime() <= Date.now()) return 'expired';
-  return 'active';
+  return licenseLapse(license, now) ?? 'active';
 }
 
 /**
