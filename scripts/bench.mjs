@@ -237,24 +237,7 @@ async function seed(url, counts, extra = {}) {
   for (let l = 0; l < counts.licenses; l++) {
     const uuid = randomUUID();
     const p = l % projectIds.length;
-    batch.push({
-      project_id: projectIds[p],
-      user_id: user.id,
-      uuid,
-      uuid_hash: sha256Hex(uuid),
-      title: `License ${l}`,
-      domain_id: null,
-      expires_at: null,
-      max_domains: null,
-      max_subdomains_per_domain: null,
-      max_usage_per_day: null,
-      allowed_ips: null,
-      allowed_countries: null,
-      is_test_license: false,
-      allow_configs: false,
-      validate_against: 'project_domains',
-      revoked_at: null,
-    });
+    batch.push(batchRow(projectIds[p], user.id, uuid, `License ${l}`));
     // The pool the load generator cycles through: licenses of projects that have domains.
     if (pool.length < 1000 && p < Math.min(projectIds.length, counts.domains))
       pool.push({ uuid, domain: `www.shop${p}.example.com`, p });
@@ -270,22 +253,7 @@ async function seed(url, counts, extra = {}) {
     const uuid = randomUUID();
     billingPool.push({ uuid, domain: `www.buyer${i}.example.org` });
     return {
-      project_id: projectIds[p],
-      user_id: user.id,
-      uuid,
-      uuid_hash: sha256Hex(uuid),
-      title: `Billed license ${i}`,
-      domain_id: null,
-      expires_at: null,
-      max_domains: null,
-      max_subdomains_per_domain: null,
-      max_usage_per_day: null,
-      allowed_ips: null,
-      allowed_countries: null,
-      is_test_license: false,
-      allow_configs: false,
-      validate_against: 'project_domains',
-      revoked_at: null,
+      ...batchRow(projectIds[p], user.id, uuid, `Billed license ${i}`),
       billing: 'license',
       has_paid: p % 3 !== 0,
     };
