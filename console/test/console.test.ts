@@ -8,6 +8,7 @@
  *
  * CONSOLE_SCREENSHOTS=1 also writes docs/console/*.png (the screenshots the README shows).
  */
+import { isDeepStrictEqual } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -165,6 +166,19 @@ describe('the console in headless Chromium', () => {
   }
 
   /** Waits until `locator` reads `text` (what the page shows after an answer arrives). */
+  /**
+   * Reads until what is shown equals `expected` (a list re-renders after its request answers, and a
+   * read right after the table appears may still see the rows before), then asserts it: at most 10 s.
+   */
+  async function settles<T>(read: () => Promise<T>, expected: T): Promise<void> {
+    let seen = await read();
+    for (let i = 0; i < 100 && !isDeepStrictEqual(seen, expected); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      seen = await read();
+    }
+    expect(seen).toEqual(expected);
+  }
+
   async function waitText(locator: Locator, text: string): Promise<void> {
     let seen: string | null = null;
     for (let i = 0; i < 100; i++) {
@@ -456,7 +470,7 @@ describe('the console in headless Chromium', () => {
     await signIn(page, scoped);
     await heading(page, /Scoped mine/);
     const nav = page.getByRole('navigation', { name: 'Main' });
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['My project', 'Analytics', 'Audit log']);
+    await settles(() => nav.getByRole('link').allTextContents(), ['My project', 'Analytics', 'Audit log']);
     // Lock, unlock, delete and new projects need a global key: not offered.
     for (const name of ['Lock project', 'Delete project', 'Create project'])
       expect(await page.getByRole('button', { name }).count()).toBe(0);
@@ -1192,6 +1206,8 @@ describe('the console in headless Chromium', () => {
     );
     await page.getByRole('button', { name: 'Edit pro' }).click();
     const edit = page.getByRole('form', { name: 'Edit plan pro' });
+    // The form is filled from the plan once it opens: type over that, not before it.
+    await settles(() => edit.getByLabel('Name').inputValue(), 'Pro');
     await edit.getByLabel('Name').fill('Pro+');
     await edit.getByRole('button', { name: 'Save plan' }).click();
     await page.getByText('Plan pro saved.').waitFor();
@@ -1407,20 +1423,20 @@ describe('the console in headless Chromium', () => {
     const table = page.getByRole('table', { name: /Licenses of Searchable/ });
     const titles = () => table.getByRole('rowheader').allTextContents();
     await table.waitFor();
-    expect(await titles()).toEqual(['Gamma', 'Beta basic', formula.title, 'Alpha pro']);
+    await settles(() => titles(), ['Gamma', 'Beta basic', formula.title, 'Alpha pro']);
 
     const search = page.getByRole('search', { name: 'Search the licenses' });
     await search.getByLabel('Search').fill('PRO');
     await search.getByRole('button', { name: 'Search licenses' }).click();
     await page.getByRole('table', { name: 'Licenses of Searchable matching the search' }).waitFor();
-    expect(await titles()).toEqual([formula.title, 'Alpha pro']);
+    await settles(() => titles(), [formula.title, 'Alpha pro']);
     await axe(page, 'licenses, searched');
     await shot(page, 'licenses-search');
 
     await search.getByLabel('Search').fill((revoked.uuid as string).slice(0, 8));
     await search.getByRole('button', { name: 'Search licenses' }).click();
     await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 1);
-    expect(await titles()).toEqual(['Beta basic']);
+    await settles(() => titles(), ['Beta basic']);
     expect(await table.getByRole('row').nth(1).getByRole('cell').nth(1).textContent()).toMatch(/^revoked \(/);
 
     await search.getByRole('button', { name: 'Clear search' }).click();
@@ -1428,7 +1444,7 @@ describe('the console in headless Chromium', () => {
     await search.getByRole('button', { name: 'Search licenses' }).click();
     // The cleared list starts with Gamma too: wait for the filtered one, Gamma alone.
     await page.waitForFunction(() => document.querySelectorAll('main tbody tr').length === 1);
-    expect(await titles()).toEqual(['Gamma']);
+    await settles(() => titles(), ['Gamma']);
     await search.getByLabel('Status').selectOption('revoked');
     await search.getByLabel('Search').fill('nothing like it');
     await search.getByRole('button', { name: 'Search licenses' }).click();
@@ -1489,7 +1505,7 @@ describe('the console in headless Chromium', () => {
     await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);
     const domains = page.getByRole('img', { name: /^Top domains/ });
     await domains.waitFor();
-    expect(await domains.locator('text title').allTextContents()).toEqual(['customer1-shop.example.com']);
+    await settles(() => domains.locator('text title').allTextContents(), ['customer1-shop.example.com']);
     // What is drawn is cut (the text node after the title).
     expect(
       await domains
@@ -1572,17 +1588,17 @@ describe('the console in headless Chromium', () => {
     await heading(page, /Many buyers · Customers/);
     const table = page.getByRole('table', { name: /Customers of Many buyers/ });
     await table.waitFor();
-    expect(await table.getByRole('rowheader').allTextContents()).toEqual([
-      'bob@example.com',
-      'ada@example.com',
-    ]);
+    await settles(
+      () => table.getByRole('rowheader').allTextContents(),
+      ['bob@example.com', 'ada@example.com'],
+    );
     await axe(page, 'customers');
 
     const search = page.getByRole('search', { name: 'Search the customers' });
     await search.getByLabel('Email').fill('ADA@example.COM');
     await search.getByRole('button', { name: 'Search customers' }).click();
     await page.getByRole('table', { name: 'Customers of Many buyers matching the search' }).waitFor();
-    expect(await page.locator('main tbody th').allTextContents()).toEqual(['ada@example.com']);
+    await settles(() => page.locator('main tbody th').allTextContents(), ['ada@example.com']);
     await axe(page, 'customers, searched');
 
     await page.getByRole('link', { name: 'ada@example.com' }).click();
@@ -1599,9 +1615,10 @@ describe('the console in headless Chromium', () => {
     );
     const theirPurchases = page.getByRole('table', { name: /Subscriptions of ada@example.com/ });
     await theirPurchases.getByRole('link', { name: 'Stripe live' }).waitFor();
-    expect(await theirPurchases.getByRole('rowheader').allTextContents()).toEqual([
-      'sub_ada_theme (subscription)',
-    ]);
+    await settles(
+      () => theirPurchases.getByRole('rowheader').allTextContents(),
+      ['sub_ada_theme (subscription)'],
+    );
     await axe(page, 'customer');
     await shot(page, 'customer');
 
@@ -1634,21 +1651,21 @@ describe('the console in headless Chromium', () => {
     await heading(page, /Many buyers · Subscriptions/);
     const purchases = page.getByRole('table', { name: /Subscriptions of Many buyers/ });
     await purchases.getByRole('link', { name: 'ada@example.com' }).waitFor();
-    expect(await purchases.getByRole('rowheader').allTextContents()).toEqual([
-      'cs_test_sticker (order)',
-      'sub_ada_theme (subscription)',
-    ]);
+    await settles(
+      () => purchases.getByRole('rowheader').allTextContents(),
+      ['cs_test_sticker (order)', 'sub_ada_theme (subscription)'],
+    );
     await axe(page, 'subscriptions');
     await page.getByLabel('Status').selectOption('canceled');
     await page.getByRole('button', { name: 'Filter subscriptions' }).click();
     await page.getByRole('table', { name: 'Subscriptions of Many buyers, canceled, newest first' }).waitFor();
-    expect(await page.locator('main tbody th').allTextContents()).toEqual(['cs_test_sticker (order)']);
+    await settles(() => page.locator('main tbody th').allTextContents(), ['cs_test_sticker (order)']);
     await page.getByLabel('Status').selectOption('active');
     await page.getByRole('button', { name: 'Filter subscriptions' }).click();
     await page.getByRole('link', { name: 'sub_ada_theme' }).click();
     await heading(page, 'Subscription sub_ada_theme · Many buyers');
     const history = page.getByRole('table', { name: /Events of sub_ada_theme/ });
-    expect(await history.getByRole('rowheader').allTextContents()).toEqual(['evt_ada_1', 'evt_ada_0']);
+    await settles(() => history.getByRole('rowheader').allTextContents(), ['evt_ada_1', 'evt_ada_0']);
     await page
       .locator('dt:text-is("License") + dd')
       .getByRole('link', { name: 'Ada theme license' })
