@@ -55,6 +55,8 @@ function droppedKeyIn(
   dto: ArgumentMetadata['metatype'],
 ): { field: string; key: string } | null {
   if (!dto || typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  // Most bodies (the runtime's among them) hold no object: nothing to look up then.
+  if (!Object.values(body).some((value) => typeof value === 'object' && value !== null)) return null;
   const declared = new Set(
     getMetadataStorage()
       .getTargetValidationMetadatas(dto, '', true, false)
