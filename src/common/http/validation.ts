@@ -1,4 +1,5 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import type { FieldErrors } from './envelope.js';
 import { ValidationFailed } from './errors.js';
 import { unpairedSurrogates } from './unicode.js';
@@ -45,12 +46,56 @@ export function toFieldErrors(errors: ValidationError[]): FieldErrors {
 }
 
 /**
+ * Keys the pipe would lose without a word inside an object field (entitlements, meta): Nest deletes
+ * `__proto__`, `prototype` and `constructor` from the body before validating it, and class-transformer
+ * skips keys named like Object.prototype's methods (`toString`). Refused instead, naming the field.
+ */
+function droppedKeyIn(
+  body: unknown,
+  dto: ArgumentMetadata['metatype'],
+): { field: string; key: string } | null {
+  if (!dto || typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  // Most bodies (the runtime's among them) hold no object: nothing to look up then.
+  if (!Object.values(body).some((value) => typeof value === 'object' && value !== null)) return null;
+  const declared = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(dto, '', true, false)
+      .map((rule) => rule.propertyName),
+  );
+  for (const [field, value] of Object.entries(body)) {
+    if (!declared.has(field)) continue; // an unknown field is dropped whole
+    const stack: unknown[] = [value];
+    while (stack.length > 0) {
+      const current = stack.pop();
+      if (typeof current !== 'object' || current === null) continue;
+      for (const key of Object.keys(current)) {
+        if (
+          !Array.isArray(current) &&
+          (key === '__proto__' || key === 'prototype' || key in Object.prototype)
+        )
+          return { field, key };
+        stack.push((current as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return null;
+}
+
+export const droppedKeyMessage = (field: string, key: string) =>
+  `The ${field.replace(/_/g, ' ')} field must not have a key named "${key}".`;
+
+/**
  * Path parameters are left as sent: their own pipe (IdPipe) checks the text. Converted first, as
  * ValidationPipe converts primitives, `0x1`, `1e1`, `01` or ` 1` would arrive as valid ids.
  */
 class AppValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'param') return value;
+    if (metadata.type === 'body') {
+      const dropped = droppedKeyIn(value, metadata.metatype);
+      if (dropped)
+        throw new ValidationFailed({ [dropped.field]: [droppedKeyMessage(dropped.field, dropped.key)] });
+    }
     const result: unknown = await super.transform(value, metadata);
     // A field decoded from a JSON string (meta, in JSON or multipart) holds text the body's own check never saw.
     const unpaired = unpairedSurrogates(result);

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsNotEmpty, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsNotEmpty, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { OptionalNonNullInt } from '../../common/http/validators.js';
+
+export const IDEMPOTENCY_KEY_TRAILING_SPACE = 'The idempotency key field must not end with a space.';
 
 @ApiSchema({ name: 'UsageRecordRequest' })
 export class RecordUsageDto {
@@ -25,6 +27,8 @@ export class RecordUsageDto {
   @IsString({ message: 'The idempotency key field must be a string.' })
   @MinLength(1, { message: 'The idempotency key field is required.' })
   @MaxLength(100, { message: 'The idempotency key field must not be greater than 100 characters.' })
+  // MariaDB compares strings padded with spaces: "k1 " would be taken for "k1" and count nothing.
+  @Matches(/[^ ]$/, { message: IDEMPOTENCY_KEY_TRAILING_SPACE })
   idempotency_key: string;
 
   @ApiPropertyOptional({
