@@ -279,6 +279,16 @@ export class EnvironmentVariables {
   @IsString()
   SMTP_FROM?: string;
 
+  /**
+   * Bound on sending one mail: connecting, the greeting, each reply and the whole. A request that mails
+   * (an invitation, a password reset) answers after at most this long, the failure logged.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(120000)
+  SMTP_TIMEOUT_MS = 10000;
+
   /** Single sign-on with OpenID Connect (docs/security.md#sso): the issuer URL, as its discovery names it. */
   @IsOptional()
   @IsString()
