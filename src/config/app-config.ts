@@ -313,6 +313,13 @@ export class EnvironmentVariables {
 
   @IsIn(['admin', 'developer', 'support', 'viewer'])
   OIDC_DEFAULT_ROLE = 'viewer';
+
+  /** Bound on each request to the identity provider (discovery, token exchange, keys); then 502. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60000)
+  OIDC_TIMEOUT_MS = 5000;
 }
 
 export class ConfigError extends Error {}

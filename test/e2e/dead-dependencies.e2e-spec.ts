@@ -1,14 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { smtpOptions } from '../../src/auth/mailer.js';
+import { oidcTimeoutSeconds, SSO_UNREACHABLE } from '../../src/auth/sso.service.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { makeApiKey, makeUser, uniqueToken } from '../factories/index.js';
-import { expectSuccess } from '../utils/envelope.js';
+import { expectError, expectSuccess } from '../utils/envelope.js';
 import { startSilentServer } from '../utils/silent-server.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
- * An SMTP server that accepts the connection and never answers: the request
- * that needs it answers within SMTP_TIMEOUT_MS (short here), never hangs.
+ * An SMTP server or identity provider that accepts the connection and never answers: the request
+ * that needs it answers within SMTP_TIMEOUT_MS / OIDC_TIMEOUT_MS (short here), never hangs.
  */
 
 const PUBLIC_URL = 'https://licenses.example.test';
@@ -23,7 +26,7 @@ async function timed<T>(run: () => PromiseLike<T>): Promise<[T, number]> {
 }
 
 describe('the defaults bound every wait', () => {
-  it('SMTP_TIMEOUT_MS (10 s) reaches every timeout of the transport', () => {
+  it('SMTP_TIMEOUT_MS (10 s) reaches every timeout of the transport; OIDC_TIMEOUT_MS (5 s) the client', () => {
     const { env } = loadConfig({ APP_KEY: Buffer.alloc(32, 7).toString('base64') }, () => undefined);
     expect(env.SMTP_TIMEOUT_MS).toBe(10_000);
     expect(smtpOptions('smtp://mail.example.test', env.SMTP_TIMEOUT_MS)).toEqual({
@@ -33,6 +36,8 @@ describe('the defaults bound every wait', () => {
       socketTimeout: 10_000,
       dnsTimeout: 10_000,
     });
+    expect(env.OIDC_TIMEOUT_MS).toBe(5000);
+    expect(oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS)).toBe(5);
   });
 });
 
@@ -83,4 +88,75 @@ describe('an SMTP server that never answers', () => {
     ]);
     expect(Number(row.n)).toBe(1);
   });
+});
+
+describe('an identity provider that never answers', () => {
+  let silent: Awaited<ReturnType<typeof startSilentServer>>;
+  let discovery: Server;
+  const apps: TestApp[] = [];
+
+  const sso = (issuer: string) =>
+    createTestApp({
+      OIDC_ISSUER: issuer,
+      OIDC_CLIENT_ID: 'licensegate',
+      OIDC_CLIENT_SECRET: 'a-test-client-secret-of-some-length',
+      OIDC_TIMEOUT_MS: String(TIMEOUT_MS),
+      PUBLIC_URL,
+      THROTTLE_API_LIMIT: '100000',
+    }).then((t) => (apps.push(t), t));
+
+  beforeAll(async () => {
+    silent = await startSilentServer();
+    // A provider whose discovery answers, and whose token endpoint is the silent server.
+    discovery = createServer((req, res) => {
+      const issuer = `http://127.0.0.1:${(discovery.address() as AddressInfo).port}`;
+      if (req.url !== '/.well-known/openid-configuration') return void res.writeHead(404).end();
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          issuer,
+          authorization_endpoint: `${issuer}/auth`,
+          token_endpoint: `http://127.0.0.1:${silent.port}/token`,
+          jwks_uri: `http://127.0.0.1:${silent.port}/jwks`,
+          response_types_supported: ['code'],
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: ['RS256'],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => discovery.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    for (const t of apps) await t.close();
+    await silent?.close();
+    await new Promise((resolve) => discovery?.close(resolve));
+  });
+
+  it('a discovery that hangs: POST /auth/sso/start answers 502 within the bound', async () => {
+    const t = await sso(`http://127.0.0.1:${silent.port}`);
+    const [res, ms] = await timed(() => t.http().post('/api/v1/auth/sso/start'));
+    expectError(res, 502);
+    expect(res.body.message).toBe(SSO_UNREACHABLE);
+    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(ms).toBeLessThan(WITHIN_MS);
+  }, 30_000);
+
+  it('a token exchange that hangs: POST /auth/sso/callback answers 502 within the bound', async () => {
+    const t = await sso(`http://127.0.0.1:${(discovery.address() as AddressInfo).port}`);
+    const start = await t.http().post('/api/v1/auth/sso/start');
+    const { authorization_url } = expectSuccess(start);
+    const state = new URL(authorization_url as string).searchParams.get('state')!;
+    const cookie = (start.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+    const [res, ms] = await timed(() =>
+      t
+        .http()
+        .post('/api/v1/auth/sso/callback')
+        .set('Cookie', cookie)
+        .send({ query: `?code=a-code&state=${state}` }),
+    );
+    expectError(res, 502);
+    expect(res.body.message).toBe(SSO_UNREACHABLE);
+    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    expect(ms).toBeLessThan(WITHIN_MS);
+  }, 30_000);
 });
