@@ -3,15 +3,19 @@ import { CustomerEntity } from '../../src/customers/customer.entity.js';
 import { LicenseActivationEntity } from '../../src/licenses/license-usage.entity.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { allowanceUsed } from '../../src/portal/portal.service.js';
-import { makeAccount, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
+import { makeAccount, makeLicense, makeUser, makeProject, uniqueToken } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
  * Behaviour the feature tests run with a setting moved off its default, run here at the default:
- * the portal's self-service frees (SELF_DEACTIVATIONS_PER_DAY, 3).
+ * the portal's self-service frees (SELF_DEACTIVATIONS_PER_DAY, 3), and the console's API-key sign-in
+ * in production (CONSOLE_API_KEY_SIGN_IN unset).
  */
+
+type Json = Record<string, any>;
+const PASSWORD = 'correct horse battery';
 
 describe('settings at their defaults', () => {
   const apps: TestApp[] = [];
@@ -64,5 +68,36 @@ describe('settings at their defaults', () => {
     const refused = await portal('delete', `/licenses/${license.id}/activations/${sites[3].id}`);
     expect(expectError(refused, 429).message).toBe(allowanceUsed(3));
     expect(refused.body.data).toEqual({ left_today: 0, per_day: 3 });
+  });
+
+  describe('CONSOLE_API_KEY_SIGN_IN unset, in production', () => {
+    const production = (env: Record<string, string> = {}) =>
+      app({ NODE_ENV: 'production', PUBLIC_URL: 'https://licenses.example.com', ...env });
+    const signInOptions = async (t: TestApp) =>
+      expectSuccess(await t.http().get('/api/v1/auth/config')) as Json;
+
+    it('offers the API key until someone has a password, then no more', async () => {
+      const t = await production();
+      expect(t.config.env.CONSOLE_API_KEY_SIGN_IN).toBeUndefined();
+      await makeAccount(t.app);
+      expect(await signInOptions(t)).toMatchObject({ password: true, api_key: true });
+      await makeUser(t.app, { email: `owner-${uniqueToken()}@example.test`, password: PASSWORD });
+      expect(await signInOptions(t)).toMatchObject({ password: true, api_key: false });
+    });
+
+    it('does not offer it when SSO is configured, even before anyone has a password', async () => {
+      const t = await production({
+        OIDC_ISSUER: 'https://id.example.com',
+        OIDC_CLIENT_ID: 'licensegate',
+        OIDC_CLIENT_SECRET: 'a-test-client-secret-of-some-length',
+      });
+      expect(await signInOptions(t)).toMatchObject({ sso: true, api_key: false });
+    });
+
+    it('set to true, offers it whatever else there is', async () => {
+      const t = await production({ CONSOLE_API_KEY_SIGN_IN: 'true' });
+      await makeUser(t.app, { email: `owner-${uniqueToken()}@example.test`, password: PASSWORD });
+      expect(await signInOptions(t)).toMatchObject({ api_key: true });
+    });
   });
 });
