@@ -2,6 +2,20 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createTransport, type Transporter } from 'nodemailer';
 import { AppConfig } from '../config/app-config.js';
 
+/**
+ * The transport's options: every wait of nodemailer bounded by `timeoutMs` (its own defaults are 2
+ * minutes to connect, 30 seconds for the greeting and 10 minutes of silence).
+ */
+export function smtpOptions(url: string, timeoutMs: number) {
+  return {
+    url,
+    connectionTimeout: timeoutMs,
+    greetingTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    dnsTimeout: timeoutMs,
+  };
+}
+
 export interface Mail {
   to: string;
   subject: string;
@@ -17,9 +31,13 @@ export class Mailer {
   private readonly logger = new Logger('Mailer');
   private readonly transport: Transporter | null;
   private readonly from: string;
+  private readonly timeoutMs: number;
 
   constructor(config: AppConfig) {
-    this.transport = config.env.SMTP_URL ? createTransport(config.env.SMTP_URL) : null;
+    this.timeoutMs = config.env.SMTP_TIMEOUT_MS;
+    this.transport = config.env.SMTP_URL
+      ? createTransport(smtpOptions(config.env.SMTP_URL, this.timeoutMs))
+      : null;
     this.from = config.env.SMTP_FROM ?? `LicenseGate <no-reply@${new URL(config.publicUrl).hostname}>`;
   }
 
@@ -28,17 +46,28 @@ export class Mailer {
   }
 
   /**
-   * Sends a mail; false when there is no SMTP server or it refused. A failure is logged, not thrown:
-   * the write that asked for the mail has already happened, and its answer says what to do without it.
+   * Sends a mail; false when there is no SMTP server, it refused, or it took longer than SMTP_TIMEOUT_MS.
+   * A failure is logged, not thrown: the write that asked for the mail has already happened, and its
+   * answer says what to do without it.
    */
   async send(mail: Mail): Promise<boolean> {
     if (!this.transport) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer from the SMTP server within ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+      timer.unref();
+    });
     try {
-      await this.transport.sendMail({ from: this.from, ...mail });
+      await Promise.race([this.transport.sendMail({ from: this.from, ...mail }), deadline]);
       return true;
     } catch (error) {
       this.logger.warn(`Could not mail ${mail.subject.toLowerCase()}: ${(error as Error).message}`);
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

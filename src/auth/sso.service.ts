@@ -32,6 +32,27 @@ export const ssoUnknownEmail = (email: string) =>
   `No member has the email ${email}, and its domain is not admitted: ask an owner or admin of your account for an invitation.`;
 export const SSO_LINK_EXPIRED = 'This single sign-on has expired: sign in with SSO again.';
 
+/** openid-client counts its timeout in seconds; OIDC_TIMEOUT_MS is in milliseconds. */
+export const oidcTimeoutSeconds = (ms: number) => ms / 1000;
+
+/**
+ * The provider did not answer (timed out, refused the connection, dropped it), as opposed to answering
+ * something this sign-in does not accept.
+ */
+function unreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'OAUTH_TIMEOUT' || code === 'OAUTH_ABORT') return true;
+  // What fetch throws when the connection is refused or dropped.
+  if (error instanceof TypeError && error.message === 'fetch failed') return true;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof TypeError || (cause instanceof DOMException && cause.name === 'TimeoutError');
+}
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { message?: string } }).cause;
+  return cause?.message ? `${(error as Error).message} (${cause.message})` : (error as Error).message;
+}
+
 interface Pending {
   state: string;
   nonce: string;
@@ -87,6 +108,8 @@ export class SsoService {
         {
           // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
           execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],
+          // In seconds; it also bounds every later request of this configuration (token, keys).
+          timeout: oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS),
         },
       )
       .catch((error: unknown) => {
@@ -138,6 +161,10 @@ export class SsoService {
       );
       claims = tokens.claims();
     } catch (error) {
+      if (unreachable(error)) {
+        this.logger.warn(`SSO token exchange with ${this.config.env.OIDC_ISSUER} failed: ${describe(error)}`);
+        throw new ApiError(HttpStatus.BAD_GATEWAY, SSO_UNREACHABLE);
+      }
       this.logger.warn(`SSO callback refused: ${(error as Error).message}`);
       throw new ApiError(HttpStatus.BAD_REQUEST, SSO_MISMATCH);
     }

@@ -279,6 +279,16 @@ export class EnvironmentVariables {
   @IsString()
   SMTP_FROM?: string;
 
+  /**
+   * Bound on sending one mail: connecting, the greeting, each reply and the whole. A request that mails
+   * (an invitation, a password reset) answers after at most this long, the failure logged.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(120000)
+  SMTP_TIMEOUT_MS = 10000;
+
   /** Single sign-on with OpenID Connect (docs/security.md#sso): the issuer URL, as its discovery names it. */
   @IsOptional()
   @IsString()
@@ -303,6 +313,13 @@ export class EnvironmentVariables {
 
   @IsIn(['admin', 'developer', 'support', 'viewer'])
   OIDC_DEFAULT_ROLE = 'viewer';
+
+  /** Bound on each request to the identity provider (discovery, token exchange, keys); then 502. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(60000)
+  OIDC_TIMEOUT_MS = 5000;
 }
 
 export class ConfigError extends Error {}
