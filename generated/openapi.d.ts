@@ -1213,6 +1213,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/project/{project}/payment-connectors/{connector}/events/{event}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One accepted event of a payment connector, with its payload
+         * @description The event as the event log lists it, plus `payload`: the body the provider sent, personal data redacted (docs/payments.md#the-event-log).
+         */
+        get: operations["getPaymentConnectorEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/project/{project}/payment-connectors/{connector}/test-event": {
         parameters: {
             query?: never;
@@ -2007,13 +2027,10 @@ export interface components {
             /** @example Stripe live */
             name?: string | null;
             /**
-             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product
+             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan} (plan: the code of a plan of the project that a paid event for that product grants; another code → 422); empty or null: every product
              * @example [
              *       "price_1QdH6sGswQ2Dk9Lm",
-             *       {
-             *         "id": "prod_RkQ3x9",
-             *         "plan": "pro"
-             *       }
+             *       "prod_RkQ3x9"
              *     ]
              */
             products?: (string | {
@@ -2863,6 +2880,46 @@ export interface components {
             id: number;
             /** @enum {string} */
             kind: "project" | "domain" | "license";
+        };
+        PaymentEventWithPayload: {
+            /** @example The project is paid (has_paid was false). */
+            detail: string;
+            id: number;
+            /**
+             * @description A redelivery is answered `duplicate` and not stored again; `stale`: older than an event already applied to its purchase
+             * @enum {string}
+             */
+            outcome: "applied" | "ignored" | "stale";
+            /**
+             * @description The body the provider sent, as parsed after its signature was verified: the value of every key naming personal data (email, name, address, phone, ip) is "[redacted]", at any depth; no headers. A body over 64 KiB is `{"truncated": true}`; null for events received before payloads were stored.
+             * @example {
+             *       "data": {
+             *         "object": {
+             *           "customer_email": "[redacted]"
+             *         }
+             *       },
+             *       "id": "evt_1QdH6sGswQ2Dk9Lm",
+             *       "type": "invoice.paid"
+             *     }
+             */
+            payload: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description The provider's event id
+             * @example evt_1QdH6sGswQ2Dk9Lm
+             */
+            provider_event_id: string;
+            /** Format: date-time */
+            received_at: string;
+            /**
+             * @description The purchase the event recorded (GET …/subscriptions/{subscription}), or null
+             * @example 7
+             */
+            subscription_id: number | null;
+            target: components["schemas"]["PaymentEventTarget"] | null;
+            /** @example invoice.paid */
+            type: string;
         };
         PaymentReceipt: {
             /** @example evt_1QdH6sGswQ2Dk9Lm */
@@ -3716,13 +3773,10 @@ export interface components {
             /** @example Stripe live */
             name?: string | null;
             /**
-             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product
+             * @description The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan} (plan: the code of a plan of the project that a paid event for that product grants; another code → 422); empty or null: every product
              * @example [
              *       "price_1QdH6sGswQ2Dk9Lm",
-             *       {
-             *         "id": "prod_RkQ3x9",
-             *         "plan": "pro"
-             *       }
+             *       "prod_RkQ3x9"
              *     ]
              */
             products?: (string | {
@@ -18084,6 +18138,155 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                };
+            };
+            /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Too many requests. Retry after 60 seconds.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (generic message; logged with the request id) */
+            500: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Internal server error.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The database is busy or unavailable; try again after Retry-After. A change whose COMMIT went unanswered may or may not have been stored (the message says so) */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again (429: until the limit resets) */
+                    "Retry-After"?: number;
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "The database is unavailable: try again in a moment.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPaymentConnectorEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Project id; anything but a positive integer → 404 */
+                project: number;
+                /** @description Payment connector id; anything but a positive integer → 404 */
+                connector: number;
+                /** @description Payment event id (from the event log); anything but a positive integer → 404 */
+                event: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuccessEnvelope"] & {
+                        data: components["schemas"]["PaymentEventWithPayload"];
+                    };
+                };
+            };
+            /** @description Missing API key */
+            401: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "API key missing: send it in the X-API-KEY header.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Invalid, revoked or expired key, a read-only key on a write, or no access to the resource */
+            403: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Invalid API key.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Project or connector not found, or the connector is not in the project (checked before any 403) */
+            404: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Event not found.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */

@@ -843,6 +843,19 @@ describe('the console in headless Chromium', () => {
     expect(await event.getByRole('link', { name: 'shop.example.com' }).getAttribute('href')).toBe(
       `#/projects/${project.id}/domains`,
     );
+    // The event's payload, as stored: personal data redacted, opened from its disclosure.
+    const disclosure = event.getByText('Show payload');
+    await tabTo(page, event.locator('summary'));
+    await page.keyboard.press('Enter');
+    const payload = event.locator('details.payload pre');
+    await payload.waitFor();
+    expect(JSON.parse((await payload.textContent()) ?? '')).toMatchObject({
+      type: 'payment.succeeded',
+      data: { reference: 'ord_1001', customer_email: '[redacted]' },
+    });
+    expect(await disclosure.isVisible()).toBe(true);
+    await axe(page, 'payment connectors, event payload');
+    await event.locator('summary').click();
     // More events than a page: the log goes on with "Show more".
     for (let i = 2; i <= 51; i++) await sendPayment(made, 'invoice.created', `msg_console_${i}`);
     await page.getByRole('button', { name: 'Refresh events' }).click();

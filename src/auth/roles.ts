@@ -74,6 +74,7 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   'PATCH /api/v1/project/{project}/payment-connectors/{connector}': 'developer',
   'DELETE /api/v1/project/{project}/payment-connectors/{connector}': 'developer',
   'GET /api/v1/project/{project}/payment-connectors/{connector}/events': 'viewer',
+  'GET /api/v1/project/{project}/payment-connectors/{connector}/events/{event}': 'viewer',
   'POST /api/v1/project/{project}/payment-connectors/{connector}/test-event': 'developer',
   'GET /api/v1/project/{project}/subscriptions': 'viewer',
   'GET /api/v1/project/{project}/subscriptions/{subscription}': 'viewer',

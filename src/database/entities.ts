@@ -26,6 +26,7 @@ import { Teams1764400000000 } from './migrations/1764400000000-Teams.js';
 import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseBilling.js';
 import { PaymentEngine1764500000000 } from './migrations/1764500000000-PaymentEngine.js';
 import { CustomerPortal1764650000000 } from './migrations/1764650000000-CustomerPortal.js';
+import { PaymentEventPayload1764700000000 } from './migrations/1764700000000-PaymentEventPayload.js';
 import { PortalLinkEntity, PortalSessionEntity } from '../portal/portal.entity.js';
 import { Plans1764600000000 } from './migrations/1764600000000-Plans.js';
 import { PlanEntity } from '../plans/plan.entity.js';
@@ -85,4 +86,5 @@ export const migrations = [
   Invitations1764550000000,
   Plans1764600000000,
   CustomerPortal1764650000000,
+  PaymentEventPayload1764700000000,
 ];

@@ -146,7 +146,7 @@ export function withPlan(license: LicenseEntity, plan: PlanEntity | null | undef
 }
 
 /** withPlan, reading the plan with `manager` (inside a unit of work). */
-async function withPlanIn(manager: EntityManager, license: LicenseEntity): Promise<LicenseEntity> {
+export async function withPlanIn(manager: EntityManager, license: LicenseEntity): Promise<LicenseEntity> {
   const plan = license.plan_id === null ? null : await manager.findOneBy(PlanEntity, { id: license.plan_id });
   return withPlan(license, plan);
 }

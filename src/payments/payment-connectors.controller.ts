@@ -20,6 +20,7 @@ import { CreatePaymentConnectorDto, UpdatePaymentConnectorDto } from './dto/paym
 import {
   PaymentConnectorResponse,
   PaymentEventResponse,
+  PaymentEventWithPayloadResponse,
   PaymentTestEventResponse,
 } from './dto/payment-connector.response.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
@@ -156,6 +157,27 @@ export class PaymentConnectorsController {
   ): Promise<CursorPage<PaymentEventItem>> {
     const { connector } = await this.connectors.findAccessible(principal, projectId, id);
     return this.connectors.eventLog(connector, query);
+  }
+
+  @Get(':connector/events/:event')
+  @ApiOperation({
+    operationId: 'getPaymentConnectorEvent',
+    summary: 'One accepted event of a payment connector, with its payload',
+    description:
+      'The event as the event log lists it, plus `payload`: the body the provider sent, personal data redacted (docs/payments.md#the-event-log).',
+  })
+  @ApiIdParam('connector', 'Payment connector id')
+  @ApiIdParam('event', 'Payment event id (from the event log)')
+  @ApiEnvelope(PaymentEventWithPayloadResponse)
+  @ApiErrors(NOT_IN_PROJECT)
+  async event(
+    @CurrentPrincipal() principal: ApiPrincipal,
+    @Param('project', IdPipe) projectId: number,
+    @Param('connector', IdPipe) id: number,
+    @Param('event', IdPipe) eventId: number,
+  ): Promise<PaymentEventItem & { payload: Record<string, unknown> | null }> {
+    const { connector } = await this.connectors.findAccessible(principal, projectId, id);
+    return this.connectors.event(connector, eventId);
   }
 
   @Post(':connector/test-event')

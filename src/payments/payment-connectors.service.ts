@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { instanceToPlain } from 'class-transformer';
 import { randomBytes } from 'node:crypto';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { REDACTED } from '../audit/audit-log.service.js';
 import type { ApiPrincipal } from '../auth/principal.js';
 import { openSecret, sealSecret, sha256Hex } from '../common/crypto/crypto.js';
@@ -11,18 +11,21 @@ import type { FieldErrors } from '../common/http/envelope.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
 import { AppConfig } from '../config/app-config.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
-import { lockedRow } from '../database/unit-of-work.js';
+import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 import { DomainsService } from '../domains/domains.service.js';
+import { PlanEntity } from '../plans/plan.entity.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { assertAccess, ProjectsService } from '../projects/projects.service.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import {
+  ConnectorProduct,
   CreatePaymentConnectorDto,
   LicenseTemplate,
   LicenseTemplateDto,
   UpdatePaymentConnectorDto,
 } from './dto/payment-connector.dto.js';
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
+import { readPayload } from './event-payload.js';
 import { PaymentEventEntity } from './payment-event.entity.js';
 import { providerNamed, type Provider } from './providers/registry.js';
 
@@ -107,11 +110,26 @@ export class PaymentConnectorsService {
     return { data: page.data.map(toPaymentEventItem), next_cursor: page.next_cursor };
   }
 
+  /** One accepted event of the connector with its stored payload; 404 ("Event not found.") for an event of another connector. */
+  async event(
+    connector: PaymentConnectorEntity,
+    eventId: number,
+  ): Promise<PaymentEventItem & { payload: Record<string, unknown> | null }> {
+    const row = await this.events
+      .createQueryBuilder('e')
+      .addSelect('e.payload')
+      .where('e.id = :id AND e.connector_id = :connector', { id: eventId, connector: connector.id })
+      .getOne();
+    if (!row) throw notFound('Event');
+    return { ...toPaymentEventItem(row), payload: readPayload(row.payload) };
+  }
+
   async create(project: ProjectEntity, dto: CreatePaymentConnectorDto): Promise<PaymentConnectorEntity> {
     const provider = dto.provider as Provider;
     await this.check(project, provider, dto);
     const token = randomBytes(TOKEN_BYTES).toString('base64url');
     return await this.projectChanges.run(project, async (manager) => {
+      await assertPlansStay(manager, project.id, dto.products);
       const result = await manager.insert(PaymentConnectorEntity, {
         project_id: project.id,
         provider,
@@ -167,6 +185,7 @@ export class PaymentConnectorsService {
     const secret = typeof dto.signing_secret === 'string';
     if (secret) changes.signing_secret = sealSecret(this.config.appKey, dto.signing_secret as string);
     return await this.projectChanges.run(project, async (manager) => {
+      await assertPlansStay(manager, project.id, dto.products);
       const before = await lockedRow(manager, PaymentConnectorEntity, connector.id);
       if (Object.keys(changes).length > 0)
         await manager.update(PaymentConnectorEntity, { id: connector.id }, changes);
@@ -233,8 +252,48 @@ export class PaymentConnectorsService {
       )
         errors['license_template.domain_id'] = ['The selected domain id is invalid.'];
     }
+    const missing = await missingPlan(this.connectors.manager, project.id, dto.products);
+    if (missing !== null) errors.products = [planNotFound(missing)];
     if (Object.keys(errors).length > 0) throw new ValidationFailed(errors);
   }
+}
+
+const planNotFound = (code: string) => `The plan "${code}" in products is not a plan of this project.`;
+
+/** The plan codes the products name. */
+export const planCodesOf = (products: ConnectorProduct[] | null | undefined): string[] => [
+  ...new Set((products ?? []).flatMap((p) => (typeof p === 'string' ? [] : [p.plan]))),
+];
+
+/** The first plan code of `products` that no plan of the project has, or null (read with `manager`). */
+async function missingPlan(
+  manager: EntityManager,
+  projectId: number,
+  products: ConnectorProduct[] | null | undefined,
+  lock = false,
+): Promise<string | null> {
+  for (const code of planCodesOf(products)) {
+    const where = { project_id: projectId, code };
+    const plan = lock
+      ? await lockedRowWhere(manager, PlanEntity, where)
+      : await manager.findOneBy(PlanEntity, where);
+    if (!plan) return code;
+  }
+  return null;
+}
+
+/**
+ * The plans the products name stay while the write runs: read again inside the unit, locked on MySQL,
+ * so a plan delete racing this write either sees the connector naming it (and refuses) or has already
+ * removed the plan (and this write answers 422).
+ */
+async function assertPlansStay(
+  manager: EntityManager,
+  projectId: number,
+  products: ConnectorProduct[] | null | undefined,
+): Promise<void> {
+  const missing = await missingPlan(manager, projectId, products, true);
+  if (missing !== null) throw new ValidationFailed({ products: [planNotFound(missing)] });
 }
 
 /** The template as stored: only the fields sent, dates as ISO-8601. */

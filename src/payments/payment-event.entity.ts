@@ -45,4 +45,8 @@ export class PaymentEventEntity {
 
   @Column({ type: 'datetime' })
   received_at: Date;
+
+  /** The body as received, personal data redacted (event-payload.ts); null on older rows. Read only by id. */
+  @Column({ type: 'text', nullable: true, select: false })
+  payload?: string | null;
 }

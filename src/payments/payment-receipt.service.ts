@@ -17,7 +17,8 @@ import { isUniqueViolation, violatesUnique } from '../database/db-errors.js';
 import { lockedRow, lockedRowWhere } from '../database/unit-of-work.js';
 import { DomainEntity } from '../domains/domain.entity.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
-import { defaultsFor } from '../licenses/licenses.service.js';
+import { defaultsFor, withPlan, withPlanIn } from '../licenses/licenses.service.js';
+import { PlanEntity } from '../plans/plan.entity.js';
 import { paymentEvents } from '../metrics/metrics.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -27,6 +28,7 @@ import { CustomerEntity, CustomerExternalIdEntity } from '../customers/customer.
 import { PaymentConnectorEntity } from './payment-connector.entity.js';
 import { findPurchase, productProblem, recordPurchase, staleness } from './purchases.js';
 import { SubscriptionEntity } from './subscription.entity.js';
+import { storedPayload } from './event-payload.js';
 import { PaymentEventEntity, PaymentOutcome, TargetKind } from './payment-event.entity.js';
 import { PaymentProvider, ProviderEvent, shown } from './providers/provider.js';
 import { providerNamed } from './providers/registry.js';
@@ -77,6 +79,13 @@ const projectOrDomain = (target: Target) =>
  * signature over the raw bytes, then reads the event and applies it, the event row and every effect in
  * one unit of work, once per event id.
  */
+/** Whether an event's product ids (null: it names none) differ from those recorded on its purchase. */
+function itemsChanged(recorded: string[] | null, sent: string[] | null): boolean {
+  if (sent === null) return false;
+  if (recorded === null) return true;
+  return sent.length !== recorded.length || sent.some((id) => !recorded.includes(id));
+}
+
 @Injectable()
 export class PaymentReceipts {
   constructor(
@@ -156,7 +165,9 @@ export class PaymentReceipts {
     };
     for (let attempt = 1; ; attempt++) {
       try {
-        const outcome = await inAuditContext(context, () => this.apply(project, connector, event));
+        const outcome = await inAuditContext(context, () =>
+          this.apply(project, connector, event, storedPayload(payload, body.length)),
+        );
         return { outcome, event_id: event.id };
       } catch (error) {
         if (
@@ -197,6 +208,7 @@ export class PaymentReceipts {
     project: ProjectEntity,
     connector: PaymentConnectorEntity,
     event: ProviderEvent,
+    payload: string,
   ): Promise<Outcome> {
     const now = wholeSecond(this.clock.now());
     return this.projectChanges.run(project, async (manager) => {
@@ -210,6 +222,7 @@ export class PaymentReceipts {
         target_id: null,
         detail: '',
         received_at: now,
+        payload,
       });
       await manager.update(
         PaymentConnectorEntity,
@@ -298,6 +311,8 @@ export class PaymentReceipts {
       }
     }
     const customer = await this.customerOf(manager, project, connector, event, row, effects);
+    // Whether the purchase's items change with this event: the plan follows them, and only then.
+    const itemsChange = itemsChanged(row?.product_ids ?? null, event.productIds ?? null);
     row = await recordPurchase(manager, project, connector, event, row, customer);
     effects.subscription = row.id;
     if (event.verdict.kind === 'ignored') {
@@ -329,6 +344,8 @@ export class PaymentReceipts {
       if (license.billing === 'license') {
         effects.outcome = 'applied';
         await this.ownFlag(manager, license, event.verdict.kind === 'paid', connector, now, noGrace, effects);
+        if (event.verdict.kind === 'paid' && itemsChange)
+          await this.followPlan(manager, project, connector, event, row, license.id, effects);
         return effects;
       }
       // A billing: project license (one issued before licenses carried their own payment) moves its target and itself.
@@ -343,6 +360,8 @@ export class PaymentReceipts {
           noGrace,
           effects,
         );
+      if (effects.outcome === 'applied' && event.verdict.kind === 'paid' && itemsChange)
+        await this.followPlan(manager, project, connector, event, row, license.id, effects);
       return effects;
     }
     if (connector.issue_licenses) {
@@ -705,6 +724,7 @@ export class PaymentReceipts {
       project.id,
       `${connector.provider} ${event.email ?? row.reference}`,
     );
+    const plan = await this.planOf(manager, project, connector, event, row, effects);
     const uuid = randomUUID();
     const result = await manager.insert(LicenseEntity, {
       ...fields,
@@ -722,12 +742,71 @@ export class PaymentReceipts {
       billing: 'license',
       has_paid: true,
       customer_id: customer,
+      ...(plan ? { plan_id: plan.id } : {}),
     });
-    const license = await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number });
+    const license = withPlan(
+      await manager.findOneByOrFail(LicenseEntity, { id: result.identifiers[0].id as number }),
+      plan,
+    );
     effects.events.push(['license.created', license]);
     effects.audit.push({ action: 'license.created', before: null, after: license });
     effects.details.push(`License ${license.id} is issued for ${row.reference}.`);
     return license;
+  }
+
+  /**
+   * The plan the event's products grant (docs/plans.md#from-payments): the first `{id, plan}` of the
+   * connector's products among the ids the event (else its purchase) names; null when none names a
+   * plan, or when the plan named is no longer one of the project's (said in the details).
+   */
+  private async planOf(
+    manager: EntityManager,
+    project: ProjectEntity,
+    connector: PaymentConnectorEntity,
+    event: ProviderEvent,
+    row: SubscriptionEntity,
+    effects: Effects,
+  ): Promise<PlanEntity | null> {
+    const named = new Set(event.productIds ?? row.product_ids ?? []);
+    const entry = (connector.products ?? []).find((p) => typeof p !== 'string' && named.has(p.id));
+    if (!entry || typeof entry === 'string') return null;
+    const plan = await lockedRowWhere(manager, PlanEntity, { project_id: project.id, code: entry.plan });
+    if (!plan)
+      effects.details.push(
+        `The plan ${shown(entry.plan)} of product ${shown(entry.id)} is not a plan of this project: the plan is left as it is.`,
+      );
+    return plan;
+  }
+
+  /**
+   * A paid event whose items differ from the purchase's recorded ones (an upgrade, a downgrade, or the
+   * first items seen) moves the license to the plan its products grant, audited and announced as a
+   * management change of the plan is. A paid event naming the same items, or none (an invoice), leaves
+   * the plan alone: one changed by hand stays.
+   */
+  private async followPlan(
+    manager: EntityManager,
+    project: ProjectEntity,
+    connector: PaymentConnectorEntity,
+    event: ProviderEvent,
+    row: SubscriptionEntity,
+    licenseId: number,
+    effects: Effects,
+  ): Promise<void> {
+    const plan = await this.planOf(manager, project, connector, event, row, effects);
+    if (!plan) return;
+    const before = await withPlanIn(manager, await manager.findOneByOrFail(LicenseEntity, { id: licenseId }));
+    if (before.plan_id === plan.id) return;
+    await manager.update(LicenseEntity, { id: licenseId }, { plan_id: plan.id });
+    const after = withPlan(await manager.findOneByOrFail(LicenseEntity, { id: licenseId }), plan);
+    effects.outcome = 'applied';
+    effects.events.push(['license.updated', after]);
+    effects.events.push([
+      'license.plan_changed',
+      { license_id: licenseId, project_id: project.id, from: before.plan?.code ?? null, to: plan.code },
+    ]);
+    effects.audit.push({ action: 'license.plan_changed', before, after });
+    effects.details.push(`License ${licenseId} is on plan ${shown(plan.code)}.`);
   }
 
   /** `base`, or `base (2)`, `base (3)`, … : the first title not taken in the project. */

@@ -6,6 +6,7 @@ import { violatesUnique } from '../database/db-errors.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
 import { lockedRow, writeLocked } from '../database/unit-of-work.js';
 import { LicenseEntity } from '../licenses/license.entity.js';
+import { PaymentConnectorEntity } from '../payments/payment-connector.entity.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
 import type { ProjectEntity } from '../projects/project.entity.js';
 import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto.js';
@@ -102,7 +103,7 @@ export class PlansService {
     );
   }
 
-  /** Refused (409) while licenses use the plan; counted as committed, under the plan's row lock. */
+  /** Refused (409) while licenses use the plan or connectors' products name it; counted as committed, under the plan's row lock. */
   async remove(project: ProjectEntity, plan: PlanEntity): Promise<void> {
     await this.projectChanges.run(project, async (manager) => {
       const before = await lockedRow(manager, PlanEntity, plan.id);
@@ -113,6 +114,19 @@ export class PlansService {
         throw new ApiError(
           HttpStatus.CONFLICT,
           `The plan cannot be deleted: ${using} license${using === 1 ? ' is' : 's are'} on it.`,
+        );
+      const connectors = await writeLocked(
+        manager
+          .createQueryBuilder(PaymentConnectorEntity, 'c')
+          .where('c.project_id = :project', { project: project.id }),
+      ).getMany();
+      const naming = connectors.filter((c) =>
+        (c.products ?? []).some((p) => typeof p !== 'string' && p.plan === before.code),
+      ).length;
+      if (naming > 0)
+        throw new ApiError(
+          HttpStatus.CONFLICT,
+          `The plan cannot be deleted: ${naming} payment connector${naming === 1 ? ' names it in its' : 's name it in their'} products.`,
         );
       await manager.delete(PlanEntity, { id: plan.id });
       return {

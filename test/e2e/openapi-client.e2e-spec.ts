@@ -578,13 +578,19 @@ describe('typed client generated from openapi.json', () => {
         params: connectorPath,
       }),
     );
-    expectDocumented(
-      'get',
-      '/api/v1/project/{project}/payment-connectors/{connector}/events',
-      await api('get', '/api/v1/project/{project}/payment-connectors/{connector}/events', {
-        params: connectorPath,
-      }),
-    );
+    const eventLog = await api('get', '/api/v1/project/{project}/payment-connectors/{connector}/events', {
+      params: connectorPath,
+    });
+    expectDocumented('get', '/api/v1/project/{project}/payment-connectors/{connector}/events', eventLog);
+    if (!eventLog.ok) throw new Error(`HTTP ${eventLog.status}`);
+    for (const event of [eventLog.body.data.data[0].id, 999999])
+      expectDocumented(
+        'get',
+        '/api/v1/project/{project}/payment-connectors/{connector}/events/{event}',
+        await api('get', '/api/v1/project/{project}/payment-connectors/{connector}/events/{event}', {
+          params: { path: { ...connectorPath.path, event } },
+        }),
+      );
     expectDocumented(
       'get',
       '/api/v1/project/{project}/payment-connectors/{connector}',

@@ -619,6 +619,8 @@ describe('licenses that carry their own payment, purchases and the order of even
   describe('products', () => {
     it('validates, stores and answers the list', async () => {
       const project = await makeProject(t, key);
+      // A product's plan is the code of a plan of the project.
+      expectSuccess(await api().post(`/project/${project.id}/plans`, { code: 'pro', name: 'Pro' }), 201);
       const products = ['price_1', { id: 'prod_2', plan: 'pro' }];
       const connector = await makeConnector(t, key, project.id, 'stripe', { products });
       expect(connector.products).toEqual(products);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
+import { PaymentEventEntity } from '../../src/payments/payment-event.entity.js';
 import { SubscriptionEntity } from '../../src/payments/subscription.entity.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
@@ -93,6 +94,17 @@ describe('read-only API keys', () => {
       reference: 'sub_fixture',
       status: 'active',
     });
+    // Events too: one as a delivery leaves it.
+    const event = await t.dataSource.getRepository(PaymentEventEntity).insert({
+      connector_id: connector.id,
+      project_id: project.id,
+      provider_event_id: 'evt_fixture',
+      type: 'invoice.paid',
+      outcome: 'ignored',
+      detail: '',
+      received_at: new Date(),
+      payload: '{"id":"evt_fixture"}',
+    });
     const plan = expectSuccess(
       await t
         .http()
@@ -114,6 +126,7 @@ describe('read-only API keys', () => {
       customer: customer.id,
       subscription: subscription.identifiers[0].id as number,
       plan: plan.id,
+      event: event.identifiers[0].id as number,
     };
   });
   afterAll(async () => t.close());

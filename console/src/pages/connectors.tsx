@@ -424,6 +424,50 @@ const OUTCOMES: Record<Outcome, string> = {
   stale: 'stale: older than an event already applied',
 };
 
+/**
+ * An event's payload as the connector stored it (personal data redacted), loaded the first time its
+ * disclosure is opened.
+ */
+function EventPayload({
+  project,
+  connector,
+  event,
+}: {
+  project: number;
+  connector: number;
+  event: Schemas['PaymentEvent'];
+}) {
+  const [payload, setPayload] = useState<string | null>(null);
+  const [error, setError] = useState<ApiFailure | null>(null);
+  const load = (open: boolean) => {
+    if (!open || payload !== null) return;
+    setError(null);
+    unwrap(
+      api.GET('/api/v1/project/{project}/payment-connectors/{connector}/events/{event}', {
+        params: { path: { project, connector, event: event.id } },
+      }),
+    ).then(
+      (item) =>
+        setPayload(
+          item.payload === null
+            ? 'No payload: this event was received before payloads were kept.'
+            : JSON.stringify(item.payload, null, 2),
+        ),
+      (failure: unknown) => setError(failure as ApiFailure),
+    );
+  };
+  return (
+    <details class="payload" onToggle={(ev) => load(ev.currentTarget.open)}>
+      <summary>
+        Show payload<span class="visually-hidden"> of {event.provider_event_id}</span>
+      </summary>
+      <ErrorMessage error={error} />
+      {payload === null && !error ? <Loading what="payload" /> : null}
+      {payload !== null ? <pre>{payload}</pre> : null}
+    </details>
+  );
+}
+
 function EventLog({
   project,
   connector: c,
@@ -503,7 +547,10 @@ function EventLog({
                       </a>
                     )}
                   </td>
-                  <td class="detail">{e.detail}</td>
+                  <td class="detail">
+                    {e.detail}
+                    <EventPayload project={project.id} connector={c.id} event={e} />
+                  </td>
                   <td class="nowrap">{when(e.received_at)}</td>
                 </tr>
               ))}

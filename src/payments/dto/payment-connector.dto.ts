@@ -132,9 +132,9 @@ export class CreatePaymentConnectorDto {
         },
       ],
     },
-    example: ['price_1QdH6sGswQ2Dk9Lm', { id: 'prod_RkQ3x9', plan: 'pro' }],
+    example: ['price_1QdH6sGswQ2Dk9Lm', 'prod_RkQ3x9'],
     description:
-      "The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan}; empty or null: every product",
+      "The provider's products this connector acts on (Stripe price or product, Paddle price or product, Lemon Squeezy variant or product, Polar product), each an id or {id, plan} (plan: the code of a plan of the project that a paid event for that product grants; another code → 422); empty or null: every product",
   })
   @Products()
   products?: ConnectorProduct[] | null;

@@ -106,6 +106,23 @@ export class PaymentEventResponse {
   received_at: string;
 }
 
+@ApiSchema({ name: 'PaymentEventWithPayload' })
+export class PaymentEventWithPayloadResponse extends PaymentEventResponse {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    example: {
+      id: 'evt_1QdH6sGswQ2Dk9Lm',
+      type: 'invoice.paid',
+      data: { object: { customer_email: '[redacted]' } },
+    },
+    description:
+      'The body the provider sent, as parsed after its signature was verified: the value of every key naming personal data (email, name, address, phone, ip) is "[redacted]", at any depth; no headers. A body over 64 KiB is `{"truncated": true}`; null for events received before payloads were stored.',
+  })
+  payload: Record<string, unknown> | null;
+}
+
 @ApiSchema({ name: 'PaymentReceipt' })
 export class PaymentReceiptResponse {
   @ApiProperty({ enum: ['applied', 'ignored', 'duplicate', 'stale'] })
