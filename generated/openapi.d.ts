@@ -1244,7 +1244,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event through a payment connector
-         * @description An example event of the connector's provider, of a type that moves nothing, signed with the connector's signing_secret as the provider signs and received as the connector's endpoint receives a delivery: it is in the event log like any other, outcome `ignored`, and changes no paid state. No body. A refusal of the endpoint (404 while the connector is paused) is in http_status, not this call's status.
+         * @description An example event of the connector's provider, signed with the connector's signing_secret as the provider signs and received as the connector's endpoint receives a delivery: it is in the event log like any other. Without a body (or with `{"event": "nothing"}`) it is of a type that moves nothing (outcome `ignored`) and changes no paid state. With `{"event": "payment"}` it is the provider's own paying event in test mode, for `license_id`, `domain_id` or (neither) the project, applied exactly as a real payment: it marks its target paid, with the payment as the audit actor (undo: mark it unpaid). A target not of the project is 404. A refusal of the endpoint (404 while the connector is paused) is in http_status, not this call's status.
          */
         post: operations["sendPaymentConnectorTestEvent"];
         delete?: never;
@@ -2953,7 +2953,7 @@ export interface components {
              */
             event_id: string;
             /**
-             * @description A type of the provider that moves nothing
+             * @description A type of the provider that moves nothing, or for a test payment the provider's paying type
              * @example customer.created
              */
             event_type: string;
@@ -2968,6 +2968,8 @@ export interface components {
              * @enum {string|null}
              */
             outcome: "applied" | "ignored" | "duplicate" | "stale" | null;
+            /** @description The event log's target of the event: what a test payment marked paid; null when nothing was stored */
+            target: components["schemas"]["PaymentEventTarget"] | null;
         };
         Plan: {
             /** @example pro */
@@ -3290,6 +3292,24 @@ export interface components {
              * @enum {string}
              */
             status: "ok";
+        };
+        SendTestEventDto: {
+            /**
+             * @description A domain of the project: the test payment carries licensegate_domain with its name
+             * @example 7
+             */
+            domain_id?: number;
+            /**
+             * @description `nothing`: an example event of a type that moves nothing. `payment`: the provider's own paying event in test mode, for the license or domain named (neither: the project), applied as a real payment is: it marks its target paid (undo: mark it unpaid)
+             * @default nothing
+             * @enum {string}
+             */
+            event?: "nothing" | "payment";
+            /**
+             * @description A license of the project: the test payment carries licensegate_license with its id
+             * @example 42
+             */
+            license_id?: number;
         };
         /** @description What a client needs to know about this server to tell whether others can reach it */
         ServerInfo: {
@@ -18364,7 +18384,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SendTestEventDto"];
+            };
+        };
         responses: {
             /** @description What the connector's endpoint answered, and what the event log says of the event */
             200: {
@@ -18377,6 +18401,25 @@ export interface operations {
                     "application/json": components["schemas"]["SuccessEnvelope"] & {
                         data: components["schemas"]["PaymentTestEvent"];
                     };
+                };
+            };
+            /** @description Malformed JSON, or a JSON body that is not an object */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Malformed JSON in request body.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description Missing API key */
@@ -18434,6 +18477,67 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than MAX_UPLOAD_BYTES */
+            413: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Request body is too large.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported content type: send application/json */
+            415: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed; `errors` maps each field to its messages */
+            422: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": {
+                     *         "event": [
+                     *           "The event field must be a string."
+                     *         ]
+                     *       },
+                     *       "message": "The event field must be a string.",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationErrorEnvelope"];
                 };
             };
             /** @description Rate limited (THROTTLE_API_LIMIT per API key), or too many unknown or malformed keys from this address (THROTTLE_AUTH_FAILURES_LIMIT); Retry-After says when to try again */

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
@@ -16,7 +16,11 @@ import {
 } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
 import { ProjectsService } from '../projects/projects.service.js';
-import { CreatePaymentConnectorDto, UpdatePaymentConnectorDto } from './dto/payment-connector.dto.js';
+import {
+  CreatePaymentConnectorDto,
+  SendTestEventDto,
+  UpdatePaymentConnectorDto,
+} from './dto/payment-connector.dto.js';
 import {
   PaymentConnectorResponse,
   PaymentEventResponse,
@@ -186,20 +190,22 @@ export class PaymentConnectorsController {
     operationId: 'sendPaymentConnectorTestEvent',
     summary: 'Send a test event through a payment connector',
     description:
-      "An example event of the connector's provider, of a type that moves nothing, signed with the connector's signing_secret as the provider signs and received as the connector's endpoint receives a delivery: it is in the event log like any other, outcome `ignored`, and changes no paid state. No body. A refusal of the endpoint (404 while the connector is paused) is in http_status, not this call's status.",
+      'An example event of the connector\'s provider, signed with the connector\'s signing_secret as the provider signs and received as the connector\'s endpoint receives a delivery: it is in the event log like any other. Without a body (or with `{"event": "nothing"}`) it is of a type that moves nothing (outcome `ignored`) and changes no paid state. With `{"event": "payment"}` it is the provider\'s own paying event in test mode, for `license_id`, `domain_id` or (neither) the project, applied exactly as a real payment: it marks its target paid, with the payment as the audit actor (undo: mark it unpaid). A target not of the project is 404. A refusal of the endpoint (404 while the connector is paused) is in http_status, not this call\'s status.',
   })
   @ApiIdParam('connector', 'Payment connector id')
   @ApiEnvelope(PaymentTestEventResponse, {
     description: "What the connector's endpoint answered, and what the event log says of the event",
   })
-  @ApiErrors(FORBIDDEN.write, NOT_IN_PROJECT)
+  @ApiBody({ type: SendTestEventDto, required: false })
+  @ApiBodyErrors(FORBIDDEN.write, NOT_IN_PROJECT)
   async testEvent(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
     @Param('connector', IdPipe) id: number,
+    @Body() body: SendTestEventDto,
     @Req() req: Request & { id?: string },
   ): Promise<TestEventResult> {
     const { connector } = await this.connectors.findAccessible(principal, projectId, id, { write: true });
-    return this.testEvents.send(connector, deliveryOrigin(req));
+    return this.testEvents.send(connector, deliveryOrigin(req), body);
   }
 }

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { DomainEntity } from '../domains/domain.entity.js';
+import { LicenseEntity } from '../licenses/license.entity.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module.js';
 import { CacheModule } from '../common/cache/cache.module.js';
@@ -27,7 +29,14 @@ import { SubscriptionsService } from './subscriptions.service.js';
   imports: [
     CacheModule,
     DatabaseModule,
-    TypeOrmModule.forFeature([PaymentConnectorEntity, PaymentEventEntity, ProjectEntity, SubscriptionEntity]),
+    TypeOrmModule.forFeature([
+      PaymentConnectorEntity,
+      PaymentEventEntity,
+      ProjectEntity,
+      SubscriptionEntity,
+      DomainEntity,
+      LicenseEntity,
+    ]),
     AuthModule,
     ProjectsModule,
     DomainsModule,

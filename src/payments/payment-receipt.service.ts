@@ -321,6 +321,20 @@ export class PaymentReceipts {
       effects.details.push(event.verdict.detail);
       return effects;
     }
+    if (!row.license_id && !refund && event.license !== undefined && event.license !== null) {
+      const named = await this.namedLicense(manager, project, event.license);
+      if (typeof named === 'string') {
+        effects.details.push(named);
+        return effects;
+      }
+      // The purchase is this license's from now on: its later events (a refund, a renewal) reach it as an issued one's do.
+      await manager.update(
+        SubscriptionEntity,
+        { id: row.id },
+        { license_id: named.id, target_kind: 'license', target_id: named.id },
+      );
+      row.license_id = named.id;
+    }
     const noGrace = refund !== null;
     const license = row.license_id
       ? await lockedRowWhere(manager, LicenseEntity, { id: row.license_id })
@@ -391,6 +405,27 @@ export class PaymentReceipts {
         { target_kind: effects.target.kind, target_id: effects.target.id },
       );
     return effects;
+  }
+
+  /** The license of the project licensegate_license names (its id); a string says why there is none. */
+  private async namedLicense(
+    manager: EntityManager,
+    project: ProjectEntity,
+    value: unknown,
+  ): Promise<LicenseEntity | string> {
+    const id =
+      typeof value === 'number'
+        ? value
+        : typeof value === 'string' && /^\d{1,10}$/.test(value.trim())
+          ? Number(value.trim())
+          : NaN;
+    if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647)
+      return `licensegate_license is ${shown(value)}, not a license id: nothing changed.`;
+    const license = await manager.findOneBy(LicenseEntity, { id, project_id: project.id });
+    return (
+      license ??
+      `License ${id} named by licensegate_license is not a license of this project: nothing changed.`
+    );
   }
 
   /** The domain licensegate_domain names, else the project; a string says why there is none. */

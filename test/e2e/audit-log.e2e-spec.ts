@@ -44,7 +44,7 @@ const WRITES = Object.entries(DOC.paths as Json)
 const NOT_AUDITED: Record<string, string> = {
   'POST /api/v1/project/has-paid': 'the runtime check: it only counts usage and activations',
   'POST /api/v1/project/{project}/payment-connectors/{connector}/test-event':
-    'an event of a type that moves nothing: its event log row is checked in payment-test-event.e2e-spec.ts',
+    'without a body, an event of a type that moves nothing; a test payment is audited with the payment as actor (payment-test-event.e2e-spec.ts)',
   'POST /api/v1/auth/login': "signing in: a person's own session, no managed resource (sessions.e2e-spec.ts)",
   'POST /api/v1/auth/logout':
     "signing out: a person's own session, no managed resource (sessions.e2e-spec.ts)",

@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { READ_ONLY } from '../../src/auth/api-key.guard.js';
 import { PROJECT_LOCKED } from '../../src/common/http/errors.js';
-import { CONNECTOR_PAUSED } from '../../src/payments/payment-test-events.service.js';
-import { makeAccount, makeApiKey, makeProject } from '../factories/index.js';
+import {
+  TEST_EVENT_INVALID,
+  TEST_TARGET_NEEDS_PAYMENT,
+  TEST_TARGET_TWICE,
+} from '../../src/payments/dto/payment-connector.dto.js';
+import { CONNECTOR_PAUSED, testTargetNotFound } from '../../src/payments/payment-test-events.service.js';
+import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
@@ -16,6 +21,14 @@ const SAMPLE_TYPES: Record<ProviderName, string> = {
   lemonsqueezy: 'license_key_created',
   polar: 'customer.created',
   standard: 'contact.created',
+};
+/** Each provider's own paying event type: what a test payment sends. */
+const PAID_TYPES: Record<ProviderName, string> = {
+  stripe: 'checkout.session.completed',
+  paddle: 'transaction.completed',
+  lemonsqueezy: 'order_created',
+  polar: 'order.paid',
+  standard: 'payment.succeeded',
 };
 const NOT_FOUND = 'Payment connector not found.';
 
@@ -34,8 +47,19 @@ describe('a payment connector test event', () => {
   afterAll(async () => t.close());
 
   const api = (k = key) => apiAs(t, k);
-  const testEvent = (projectId: number, connectorId: number, k = key) =>
-    api(k).post(`/project/${projectId}/payment-connectors/${connectorId}/test-event`);
+  const testEvent = (projectId: number, connectorId: number, k = key, body?: object) => {
+    const req = api(k).post(`/project/${projectId}/payment-connectors/${connectorId}/test-event`);
+    return body === undefined ? req : req.send(body);
+  };
+  const testPayment = (projectId: number, connectorId: number, target: object = {}) =>
+    testEvent(projectId, connectorId, key, { event: 'payment', ...target });
+  const hasPaid = (licenseKey: string, domain: string) =>
+    t
+      .http()
+      .post('/api/v1/project/has-paid')
+      .set('Accept', 'application/json')
+      .set('X-LICENSE-KEY', licenseKey)
+      .set('X-Service-Domain', domain);
   const eventsOf = async (projectId: number, connectorId: number) =>
     expectSuccess(await api().get(`/project/${projectId}/payment-connectors/${connectorId}/events`))
       .data as Array<Record<string, unknown>>;
@@ -62,6 +86,7 @@ describe('a payment connector test event', () => {
           http_status: 200,
           outcome: 'ignored',
           detail,
+          target: { kind: 'project', id: project.id },
         });
         expect(await eventsOf(project.id, connector.id)).toEqual([
           {
@@ -124,6 +149,7 @@ describe('a payment connector test event', () => {
       http_status: 404,
       outcome: null,
       detail: CONNECTOR_PAUSED,
+      target: null,
     });
     expect(await eventsOf(project.id, connector.id)).toEqual([]);
     const connectorNow = expectSuccess(
@@ -143,5 +169,149 @@ describe('a payment connector test event', () => {
     expectSuccess(await api().post(`/project/${other.id}/lock`, {}));
     expect(expectError(await testEvent(other.id, connector.id), 403).message).toBe(PROJECT_LOCKED);
     expect(await eventsOf(other.id, connector.id)).toEqual([]);
+  });
+
+  it.each(PROVIDER_LIST)(
+    '%s: a test payment marks a license, a domain or the project paid, applied as a real payment',
+    async (provider) => {
+      const project = await makeProject(t, key, { has_paid: false });
+      const domain = await makeDomain(t, key, project.id, { has_paid: false });
+      const license = await makeLicense(t, key, project.id, { billing: 'license', has_paid: false });
+      const connector = await makeConnector(t, key, project.id, provider);
+      expect((await hasPaid(license.uuid as string, 'buyer.example.org')).body.data.has_paid).toBe(false);
+
+      clock.advance(61_000);
+      const forLicense = expectSuccess(
+        await testPayment(project.id, connector.id, { license_id: license.id }),
+      );
+      expect(forLicense).toEqual({
+        event_id: expect.any(String),
+        event_type: PAID_TYPES[provider],
+        http_status: 200,
+        outcome: 'applied',
+        detail: `License ${license.id} is paid.`,
+        target: { kind: 'license', id: license.id },
+      });
+      const licenseNow = expectSuccess(await api().get(`/project/${project.id}/licenses/${license.id}`));
+      expect(licenseNow.has_paid).toBe(true);
+      expect((await hasPaid(license.uuid as string, 'buyer.example.org')).body.data.has_paid).toBe(true);
+
+      const forDomain = expectSuccess(await testPayment(project.id, connector.id, { domain_id: domain.id }));
+      expect(forDomain).toMatchObject({
+        event_type: PAID_TYPES[provider],
+        outcome: 'applied',
+        detail: `The domain ${domain.domain} is paid.`,
+        target: { kind: 'domain', id: domain.id },
+      });
+      const forProject = expectSuccess(await testPayment(project.id, connector.id));
+      expect(forProject).toMatchObject({
+        outcome: 'applied',
+        detail: 'The project is paid.',
+        target: { kind: 'project', id: project.id },
+      });
+      expect(expectSuccess(await api().get(`/project/${project.id}/domains/${domain.id}`)).has_paid).toBe(
+        true,
+      );
+      expect((await paidState(project.id)).has_paid).toBe(true);
+
+      const log = await eventsOf(project.id, connector.id);
+      expect(log.map((e) => [e.provider_event_id, e.type, e.outcome, e.target])).toEqual([
+        [forProject.event_id, PAID_TYPES[provider], 'applied', { kind: 'project', id: project.id }],
+        [forDomain.event_id, PAID_TYPES[provider], 'applied', { kind: 'domain', id: domain.id }],
+        [forLicense.event_id, PAID_TYPES[provider], 'applied', { kind: 'license', id: license.id }],
+      ]);
+      // Each recorded its purchase, as a real order does; the license's purchase leads to the license.
+      const purchases = expectSuccess(await api().get(`/project/${project.id}/subscriptions`)).data as Array<
+        Record<string, unknown>
+      >;
+      expect(purchases).toHaveLength(3);
+      expect(purchases.filter((p) => p.license_id === license.id)).toHaveLength(1);
+      expect(log.every((e) => typeof e.subscription_id === 'number')).toBe(true);
+
+      const audit = expectSuccess(await api().get(`/project/${project.id}/audit-log`)).data as Array<
+        Record<string, any>
+      >;
+      const paid = audit.filter((r) => (r.action as string).endsWith('.paid'));
+      expect(paid.map((r) => [r.action, r.resource_id, r.actor.type, r.actor.provider])).toEqual([
+        ['project.paid', project.id, 'payment', provider],
+        ['domain.paid', domain.id, 'payment', provider],
+        ['license.paid', license.id, 'payment', provider],
+      ]);
+    },
+  );
+
+  it('a test payment for a billing: project license pays what answers for it: the project', async () => {
+    const project = await makeProject(t, key, { has_paid: false });
+    const license = await makeLicense(t, key, project.id);
+    const connector = await makeConnector(t, key, project.id, 'stripe');
+    expect(license.billing).toBe('project');
+    const sent = expectSuccess(await testPayment(project.id, connector.id, { license_id: license.id }));
+    expect(sent).toMatchObject({
+      outcome: 'applied',
+      detail: 'The project is paid.',
+      target: { kind: 'project', id: project.id },
+    });
+    expect((await paidState(project.id)).has_paid).toBe(true);
+  });
+
+  it("a test payment carries the connector's first product, so that a connector listing products takes it", async () => {
+    const project = await makeProject(t, key, { has_paid: false });
+    for (const provider of PROVIDER_LIST) {
+      const connector = await makeConnector(t, key, project.id, provider, {
+        products: ['prod_test_1', 'prod_2'],
+      });
+      expectSuccess(await api().patch(`/project/${project.id}`, { has_paid: false }));
+      expect(expectSuccess(await testPayment(project.id, connector.id))).toMatchObject({
+        outcome: 'applied',
+        detail: 'The project is paid.',
+      });
+    }
+  });
+
+  it('refuses a target of another project (404) and a bad body (422), naming it, storing nothing', async () => {
+    const project = await makeProject(t, key);
+    const other = await makeProject(t, key);
+    const foreignLicense = await makeLicense(t, key, other.id);
+    const foreignDomain = await makeDomain(t, key, other.id);
+    const connector = await makeConnector(t, key, project.id, 'stripe');
+
+    expect(
+      expectError(await testPayment(project.id, connector.id, { license_id: foreignLicense.id }), 404)
+        .message,
+    ).toBe(testTargetNotFound('License', foreignLicense.id));
+    expect(
+      expectError(await testPayment(project.id, connector.id, { domain_id: foreignDomain.id }), 404).message,
+    ).toBe(
+      `Domain ${foreignDomain.id} not found in this project: a test payment pays only the connector's own project, its domains and licenses.`,
+    );
+    const invalid = async (body: object) =>
+      expectError(await testEvent(project.id, connector.id, key, body), 422).errors as Record<
+        string,
+        string[]
+      >;
+    expect(await invalid({ event: 'refund' })).toEqual({ event: [TEST_EVENT_INVALID] });
+    expect(await invalid({ license_id: foreignLicense.id })).toEqual({
+      license_id: [TEST_TARGET_NEEDS_PAYMENT],
+    });
+    expect(await invalid({ event: 'nothing', domain_id: 1 })).toEqual({
+      domain_id: [TEST_TARGET_NEEDS_PAYMENT],
+    });
+    expect(await invalid({ event: 'payment', license_id: 1, domain_id: 1 })).toEqual({
+      domain_id: [TEST_TARGET_TWICE],
+    });
+    expect(await invalid({ event: 'payment', license_id: 'one' })).toEqual({
+      license_id: ['The license id field must be an integer.'],
+    });
+    expect(await invalid({ event: 'payment', domain_id: 0 })).toEqual({
+      domain_id: ['The domain id field must be at least 1.'],
+    });
+    expect(await eventsOf(project.id, connector.id)).toEqual([]);
+    // {"event": "nothing"} is the default, as no body is.
+    expect(expectSuccess(await testEvent(project.id, connector.id, key, { event: 'nothing' }))).toMatchObject(
+      {
+        event_type: 'customer.created',
+        outcome: 'ignored',
+      },
+    );
   });
 });

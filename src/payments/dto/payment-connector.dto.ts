@@ -158,3 +158,42 @@ export class UpdatePaymentConnectorDto extends PartialType(CreatePaymentConnecto
   @OptionalBoolean('is_active')
   is_active?: boolean;
 }
+
+/** What a test event is: one that moves nothing (the default), or the provider's own paying event. */
+export const TEST_EVENT_KINDS = ['nothing', 'payment'] as const;
+export type TestEventKind = (typeof TEST_EVENT_KINDS)[number];
+
+export const TEST_EVENT_INVALID = 'The selected event is invalid: use nothing or payment.';
+export const TEST_TARGET_NEEDS_PAYMENT =
+  'The license id and domain id fields name what a test payment pays: send them with "event": "payment".';
+export const TEST_TARGET_TWICE =
+  'Name one target: the license id or the domain id (neither: the project), not both.';
+
+/** The body of a test event (docs/payments.md#send-a-test-event); none at all is `{"event": "nothing"}`. */
+export class SendTestEventDto {
+  @ApiPropertyOptional({
+    enum: TEST_EVENT_KINDS,
+    default: 'nothing',
+    description:
+      "`nothing`: an example event of a type that moves nothing. `payment`: the provider's own paying event in test mode, for the license or domain named (neither: the project), applied as a real payment is: it marks its target paid (undo: mark it unpaid)",
+  })
+  @ValidateIf((_, value) => value !== undefined)
+  @IsIn(TEST_EVENT_KINDS, { message: TEST_EVENT_INVALID })
+  event?: TestEventKind;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    example: 42,
+    description: 'A license of the project: the test payment carries licensegate_license with its id',
+  })
+  @OptionalNonNullInt('license_id', 1, 2_147_483_647)
+  license_id?: number;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    example: 7,
+    description: 'A domain of the project: the test payment carries licensegate_domain with its name',
+  })
+  @OptionalNonNullInt('domain_id', 1, 2_147_483_647)
+  domain_id?: number;
+}

@@ -140,7 +140,11 @@ export class PaymentTestEventResponse {
   })
   event_id: string;
 
-  @ApiProperty({ example: 'customer.created', description: 'A type of the provider that moves nothing' })
+  @ApiProperty({
+    example: 'customer.created',
+    description:
+      "A type of the provider that moves nothing, or for a test payment the provider's paying type",
+  })
   event_type: string;
 
   @ApiProperty({
@@ -164,4 +168,12 @@ export class PaymentTestEventResponse {
     description: "The event log's detail, or why the endpoint refused the event",
   })
   detail: string;
+
+  @ApiProperty({
+    type: () => PaymentEventTargetResponse,
+    nullable: true,
+    description:
+      "The event log's target of the event: what a test payment marked paid; null when nothing was stored",
+  })
+  target: PaymentEventTargetResponse | null;
 }

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { sha256Hex } from '../../common/crypto/crypto.js';
 import type {
   Json,
+  SamplePayment,
   Move,
   Moves,
   PaymentProvider,
@@ -152,6 +153,7 @@ export const lemonSqueezy: PaymentProvider<'lemonsqueezy'> = {
     const item = isOrder ? obj(attributes.first_order_item) : attributes;
     const hasProduct = item.variant_id !== undefined || item.product_id !== undefined;
     return eventOf(sha256Hex(body), type, obj(meta.custom_data).licensegate_domain, move, {
+      license: obj(meta.custom_data).licensegate_license,
       email: str(attributes.user_email),
       customerName: str(attributes.user_name),
       occurredAt: timeOf(attributes.updated_at),
@@ -206,6 +208,41 @@ export const lemonSqueezy: PaymentProvider<'lemonsqueezy'> = {
           order: { links: { related: `https://api.lemonsqueezy.com/v1/license-keys/${id}/order` } },
         },
         links: { self: `https://api.lemonsqueezy.com/v1/license-keys/${id}` },
+      },
+    };
+  },
+
+  /** order_created of a paid order in test mode, as Lemon Squeezy's webhook docs and its Order object have it. */
+  samplePayment(now: Date, payment: SamplePayment): Json {
+    const at = now.toISOString().replace(/\.\d{3}Z$/, '.000000Z');
+    const id = String(randomInt(1, 2_000_000_000));
+    return {
+      meta: {
+        test_mode: true,
+        event_name: 'order_created',
+        webhook_id: randomUUID(),
+        custom_data: payment.metadata,
+      },
+      data: {
+        type: 'orders',
+        id,
+        attributes: {
+          store_id: 1,
+          identifier: randomUUID(),
+          order_number: randomInt(1, 2_000_000_000),
+          currency: 'USD',
+          subtotal: 4900,
+          total: 4900,
+          refunded_amount: 0,
+          status: 'paid',
+          status_formatted: 'Paid',
+          refunded: false,
+          ...(payment.product ? { first_order_item: { variant_id: payment.product } } : {}),
+          created_at: at,
+          updated_at: at,
+          test_mode: true,
+        },
+        links: { self: `https://api.lemonsqueezy.com/v1/orders/${id}` },
       },
     };
   },

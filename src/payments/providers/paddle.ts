@@ -1,5 +1,6 @@
 import type {
   Json,
+  SamplePayment,
   Move,
   Moves,
   PaymentProvider,
@@ -116,9 +117,11 @@ export const paddle: PaymentProvider<'paddle'> = {
     const data = obj(payload.data);
     const move = moveOf(MOVES, type, data);
     const domain = obj(data.custom_data).licensegate_domain;
+    const license = obj(data.custom_data).licensegate_license;
     const items = list(data.items);
     const isTransaction = type.startsWith('transaction.');
     return eventOf(id, type, domain, move, {
+      license,
       email: str(obj(data.customer).email),
       customerName: str(obj(data.customer).name),
       occurredAt: timeOf(payload.occurred_at),
@@ -158,6 +161,30 @@ export const paddle: PaymentProvider<'paddle'> = {
         updated_at: at,
         import_meta: null,
         marketing_consent: false,
+      },
+    };
+  },
+
+  /** transaction.completed of a one-time payment (no subscription_id), as Paddle's webhook reference has it. */
+  samplePayment(now: Date, payment: SamplePayment): Json {
+    const at = now.toISOString();
+    return {
+      event_id: paddleId('evt_'),
+      event_type: 'transaction.completed',
+      occurred_at: at,
+      notification_id: paddleId('ntf_'),
+      data: {
+        id: paddleId('txn_'),
+        status: 'completed',
+        customer_id: null,
+        subscription_id: null,
+        origin: 'web',
+        currency_code: 'USD',
+        custom_data: payment.metadata,
+        items: payment.product ? [{ price: { id: payment.product }, quantity: 1 }] : [],
+        created_at: at,
+        updated_at: at,
+        billed_at: at,
       },
     };
   },

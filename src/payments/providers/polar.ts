@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Json, Move, Moves, PaymentProvider, PurchaseStatus, Verdict } from './provider.js';
+import type {
+  Json,
+  Move,
+  Moves,
+  PaymentProvider,
+  PurchaseStatus,
+  SamplePayment,
+  Verdict,
+} from './provider.js';
 import { ids, obj, PAID, partialRefund, str, timeOf, UNPAID, secretRule } from './provider.js';
 import {
   readStandardEvent,
@@ -108,6 +116,30 @@ export const polar: PaymentProvider<'polar'> = {
         organization_id: randomUUID(),
         deleted_at: null,
         avatar_url: null,
+      },
+    };
+  },
+
+  /** order.paid of a one-time order (no subscription_id), as Polar's webhook reference has it. */
+  samplePayment(now: Date, payment: SamplePayment): Json {
+    const at = now.toISOString();
+    return {
+      type: 'order.paid',
+      timestamp: at,
+      data: {
+        id: randomUUID(),
+        created_at: at,
+        modified_at: null,
+        status: 'paid',
+        paid: true,
+        subtotal_amount: 4900,
+        total_amount: 4900,
+        refunded_amount: 0,
+        currency: 'usd',
+        billing_reason: 'purchase',
+        subscription_id: null,
+        metadata: payment.metadata,
+        ...(payment.product ? { product_id: payment.product } : {}),
       },
     };
   },

@@ -40,6 +40,8 @@ export interface ProviderEvent {
   verdict: Verdict;
   /** `licensegate_domain` from the provider's metadata, when set. */
   domain: unknown;
+  /** `licensegate_license` from the same metadata, when set: the id of a license of the project. */
+  license: unknown;
   /** The purchase's reference (the `reference` of `purchase`), or null. */
   reference: string | null;
   email: string | null;
@@ -101,10 +103,23 @@ export interface PaymentProvider<Name extends string = string> {
    */
   sampleEvent(now: Date): Json;
   /**
+   * An example of the provider's own paying event, one order of a single payment in test mode, whose
+   * metadata carries `payment.metadata` where real events carry licensegate_domain; new ids on every call.
+   */
+  samplePayment(now: Date, payment: SamplePayment): Json;
+  /**
    * Why `secret` cannot be this provider's signing secret (422 on signing_secret), or null: a short,
    * blank or misplaced one would let whoever guesses it pay a project (docs/security.md#payment-connectors).
    */
   secretProblem(secret: string): string | null;
+}
+
+/** What a payment test event carries (docs/payments.md#send-a-test-event). */
+export interface SamplePayment {
+  /** licensegate_domain or licensegate_license, or nothing (the project), as strings as providers keep metadata. */
+  metadata: Record<string, string>;
+  /** The first of the connector's products, so that a connector that lists products accepts it. */
+  product: string | null;
 }
 
 export const SECRET_TOO_WEAK =
@@ -147,7 +162,7 @@ export type EventFacts = Pick<
   | 'paymentIds'
   | 'cancelAtPeriodEnd'
   | 'currentPeriodEnd'
-> & { occurredAt: Date | null };
+> & { occurredAt: Date | null; license: unknown };
 
 /** The event of a move and the facts its adapter read. */
 export function eventOf(
@@ -163,6 +178,7 @@ export function eventOf(
     type,
     verdict: move.verdict,
     domain,
+    license: facts.license,
     reference: move.reference,
     email: facts.email ?? null,
     occurredAt: facts.occurredAt ?? null,

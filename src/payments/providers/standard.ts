@@ -8,6 +8,7 @@ import type {
   PaymentProvider,
   ProviderEvent,
   PurchaseKind,
+  SamplePayment,
   SignatureHeader,
   Verified,
 } from './provider.js';
@@ -93,13 +94,10 @@ export function readStandardEvent(
   if (!headerEventId) return null;
   const type = str(payload.type) ?? '';
   const data = obj(payload.data);
-  return eventOf(
-    headerEventId,
-    type,
-    obj(data.metadata).licensegate_domain,
-    moveOf(moves, type, data),
-    facts(data, type),
-  );
+  return eventOf(headerEventId, type, obj(data.metadata).licensegate_domain, moveOf(moves, type, data), {
+    ...facts(data, type),
+    license: obj(data.metadata).licensegate_license,
+  });
 }
 
 /** `data.kind` `subscription`, else an order. */
@@ -169,6 +167,21 @@ export const standard: PaymentProvider<'standard'> = {
       type: 'contact.created',
       timestamp: now.toISOString(),
       data: { id: randomUUID(), type: 'contact' },
+    };
+  },
+
+  /** payment.succeeded of a one-time order: our own paying type. */
+  samplePayment(now: Date, payment: SamplePayment): Json {
+    return {
+      type: 'payment.succeeded',
+      timestamp: now.toISOString(),
+      data: {
+        reference: `test_${randomUUID()}`,
+        kind: 'order',
+        payment_id: `pay_${randomUUID()}`,
+        metadata: payment.metadata,
+        ...(payment.product ? { product_id: payment.product } : {}),
+      },
     };
   },
 };

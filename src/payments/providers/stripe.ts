@@ -1,5 +1,6 @@
 import type {
   Json,
+  SamplePayment,
   Move,
   Moves,
   PaymentProvider,
@@ -168,10 +169,12 @@ export const stripe: PaymentProvider<'stripe'> = {
       obj(obj(object.parent).subscription_details).metadata,
     ].map(obj);
     const domain = metadata.find((m) => m.licensegate_domain !== undefined)?.licensegate_domain;
+    const license = metadata.find((m) => m.licensegate_license !== undefined)?.licensegate_license;
     const email =
       str(obj(object.customer_details).email) ?? str(object.customer_email) ?? str(object.receipt_email);
     const firstItem = list(obj(object.items).data)[0] ?? {};
     return eventOf(id, type, domain, move, {
+      license,
       email,
       occurredAt: timeOf(payload.created),
       customerId: idOf(object.customer),
@@ -228,6 +231,43 @@ export const stripe: PaymentProvider<'stripe'> = {
       pending_webhooks: 1,
       request: { id: randomId('req_', 14, alphanumeric), idempotency_key: null },
       type: 'customer.created',
+    };
+  },
+
+  /** checkout.session.completed of a one-time payment, paid, in test mode (livemode false). */
+  samplePayment(now: Date, payment: SamplePayment): Json {
+    const created = unixSeconds(now.getTime());
+    const alphanumeric = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    return {
+      id: randomId('evt_', 24, alphanumeric),
+      object: 'event',
+      api_version: '2024-06-20',
+      created,
+      data: {
+        object: {
+          id: randomId('cs_test_', 58, alphanumeric),
+          object: 'checkout.session',
+          amount_subtotal: 4900,
+          amount_total: 4900,
+          created,
+          currency: 'usd',
+          customer: null,
+          livemode: false,
+          metadata: {
+            ...payment.metadata,
+            ...(payment.product ? { licensegate_product: payment.product } : {}),
+          },
+          mode: 'payment',
+          payment_intent: randomId('pi_', 24, alphanumeric),
+          payment_link: null,
+          payment_status: 'paid',
+          status: 'complete',
+        },
+      },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      type: 'checkout.session.completed',
     };
   },
 };
