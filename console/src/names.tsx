@@ -1,6 +1,8 @@
 // Names for ids: the audit log, a connector's event log and the analytics count resources by id, and
 // a vendor reads names. Each resource is asked for once per page (GET of that one resource: no list
-// to page through, whatever its id); a resource that is gone says so instead of a bare id.
+// to page through, whatever its id); a resource that is gone says so instead of a bare id. Payment
+// connectors are read from their project's list instead: a project has a handful, and the audit log
+// names deleted ones often, each of which would be a 404 in the browser's console.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, unwrap } from './api';
 import type { ResourceType } from './events';
@@ -27,7 +29,26 @@ const fallback = (r: Ref, gone: boolean): Named => ({
   href: null,
 });
 
-async function lookUp(r: Ref): Promise<Named> {
+/** The names of a project's connectors by id, every page of its list. */
+async function connectorNames(project: number): Promise<Map<number, string>> {
+  const names = new Map<number, string>();
+  let cursor: string | undefined;
+  do {
+    const page = await unwrap(
+      api.GET('/api/v1/project/{project}/payment-connectors', {
+        params: { path: { project }, query: { per_page: 50, cursor } },
+      }),
+    );
+    for (const c of page.data) names.set(c.id, c.name ?? `${c.provider} connector ${c.id}`);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return names;
+}
+
+/** One list per project for the page's lifetime, as useNames asks each resource once. */
+type ConnectorLists = Map<number, Promise<Map<number, string>>>;
+
+async function lookUp(r: Ref, connectorLists: ConnectorLists): Promise<Named> {
   const p = r.project ?? null;
   const tab = (name: string) => (p === null ? null : `#/projects/${p}/${name}`);
   try {
@@ -65,12 +86,11 @@ async function lookUp(r: Ref): Promise<Named> {
       }
       case 'payment_connector': {
         if (p === null) break;
-        const x = await unwrap(
-          api.GET('/api/v1/project/{project}/payment-connectors/{connector}', {
-            params: { path: { project: p, connector: r.id } },
-          }),
-        );
-        return { label: x.name ?? `${x.provider} connector ${x.id}`, href: tab('connectors') };
+        let list = connectorLists.get(p);
+        if (!list) connectorLists.set(p, (list = connectorNames(p)));
+        const name = (await list).get(r.id);
+        // Absent from the list: deleted ("payment connector #7 (deleted)").
+        return name === undefined ? fallback(r, true) : { label: name, href: tab('connectors') };
       }
       case 'customer': {
         if (p === null) break;
@@ -98,6 +118,7 @@ export function useNames(refs: Ref[]): Map<string, Named> {
   const [known, setKnown] = useState<Map<string, Named>>(new Map());
   // Asked once while the page is open ("Show more" adds rows, not requests for the rows before).
   const names = useRef(new Map<string, Promise<Named>>()).current;
+  const connectorLists = useRef<ConnectorLists>(new Map()).current;
   const wanted = [...new Set(refs.map(refKey))].sort().join(',');
   useEffect(() => {
     let live = true;
@@ -105,7 +126,7 @@ export function useNames(refs: Ref[]): Map<string, Named> {
     void Promise.all(
       [...unique].map(async ([key, r]) => {
         let named = names.get(key);
-        if (!named) names.set(key, (named = lookUp(r)));
+        if (!named) names.set(key, (named = lookUp(r, connectorLists)));
         return [key, await named] as const;
       }),
     ).then((pairs) => live && setKnown(new Map(pairs)));
