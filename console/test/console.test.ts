@@ -815,7 +815,13 @@ describe('the console in headless Chromium', () => {
 
     await tabTo(page, page.getByRole('button', { name: 'Copy endpoint URL of Standard live' }));
     await page.keyboard.press('Enter');
-    await waitText(page.getByRole('row', { name: /^Standard live/ }).getByRole('status'), 'Copied');
+    await waitText(
+      page
+        .getByRole('row', { name: /^Standard live/ })
+        .locator('.copy')
+        .getByRole('status'),
+      'Copied',
+    );
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(endpoint);
     await axe(page, 'payment connectors');
     await keyboardReachable(page, 'payment connectors');
@@ -886,7 +892,10 @@ describe('the console in headless Chromium', () => {
     await page.evaluate(() => Object.defineProperty(navigator, 'clipboard', { value: undefined }));
     await page.getByRole('button', { name: 'Copy endpoint URL of Standard live' }).click();
     await waitText(
-      page.getByRole('row', { name: /^Standard live/ }).getByRole('status'),
+      page
+        .getByRole('row', { name: /^Standard live/ })
+        .locator('.copy')
+        .getByRole('status'),
       'Copy it from the field: select it and press Ctrl+C (Cmd+C).',
     );
     await url.focus();
@@ -1809,4 +1818,81 @@ describe('the console in headless Chromium', () => {
     expect(requests).toContain('http://elsewhere.invalid/');
     requests = requests.filter((url) => url !== 'http://elsewhere.invalid/');
   });
+
+  it('first hour: from an empty account to a paid check in the analytics, with a test payment', async () => {
+    const fresh = await makeAccount(t.app);
+    const { page } = await open();
+    await signIn(page, fresh.key);
+    await heading(page, 'Projects');
+    await page.getByLabel('Name').fill('First Hour');
+    await page.getByRole('button', { name: 'Create project', exact: true }).click();
+    await heading(page, /First Hour/);
+    const base = page.url().replace(/\/settings$/, '');
+    const project = Number(/#\/projects\/(\d+)/.exec(base)?.[1]);
+
+    await page.goto(`${base}/licenses`);
+    await heading(page, /Licenses/);
+    await page.getByLabel('Title').fill('Buyer license');
+    await page.getByLabel('Billing').selectOption('license');
+    await page.getByRole('button', { name: 'Create license' }).click();
+    await heading(page, 'License Buyer license');
+    const licenseUrl = page.url();
+    const uuid = await page.getByLabel('License key').inputValue();
+    const fact = (name: string) => page.locator(`dt:text-is("${name}") + dd`);
+    await waitText(fact('Paid (its own flag)'), 'no');
+
+    await page.goto(`${base}/connectors`);
+    await heading(page, /Payment connectors/);
+    await page.getByLabel('Provider').selectOption('stripe');
+    await page.getByLabel('Signing secret').fill('whsec_first-hour-test-secret-0123');
+    await page.getByLabel('Name').fill('Stripe test');
+    await page.getByRole('button', { name: 'Create connector' }).click();
+    // The control sits on the connector's row, beside its endpoint URL: no other panel to open.
+    const row = page.getByRole('row', { name: /^Stripe test/ });
+    await row.getByLabel('Test event for Stripe test').selectOption('license');
+    await row.getByLabel('License to pay through Stripe test').waitFor();
+    await settles(
+      () => row.getByLabel('License to pay through Stripe test').locator('option').allTextContents(),
+      ['Buyer license'],
+    );
+    await row.getByText('A test payment marks the license paid as a real payment would').waitFor();
+    await axe(page, 'payment connectors, a test payment');
+    await row.getByRole('button', { name: 'Send a test event to Stripe test' }).click();
+    const said = row.locator('.test-event [role="status"]');
+    await page.waitForFunction(() => !!document.querySelector('.test-event [role="status"]')?.textContent);
+    expect(await said.textContent()).toMatch(
+      /^Test event evt_\S+ \(checkout\.session\.completed\): the endpoint answered 200, applied\. License \d+ is paid\. Open the license$/,
+    );
+    expect(await said.getByRole('link', { name: 'Open the license' }).getAttribute('href')).toBe(
+      licenseUrl.slice(licenseUrl.indexOf('#')),
+    );
+    // The event log opens below, the event applied to the license.
+    const logged = page
+      .getByRole('table', { name: /Events received by Stripe test/ })
+      .getByRole('row')
+      .nth(1);
+    await logged.waitFor();
+    await settles(
+      async () => (await logged.getByRole('cell').allTextContents()).slice(0, 3),
+      ['checkout.session.completed', 'applied', 'license Buyer license'],
+    );
+
+    await said.getByRole('link', { name: 'Open the license' }).click();
+    await heading(page, 'License Buyer license');
+    await waitText(fact('Paid (its own flag)'), 'yes');
+
+    // The buyer's site asks, as any HTTP client would.
+    const check = await fetch(`${origin}/api/v1/project/has-paid`, {
+      method: 'POST',
+      headers: { 'X-LICENSE-KEY': uuid, 'X-Service-Domain': 'buyer.example.org', Accept: 'application/json' },
+    });
+    expect(check.status).toBe(200);
+    expect(((await check.json()) as { data: { has_paid: boolean } }).data.has_paid).toBe(true);
+    await t.app.get(AnalyticsCounts).flush();
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Analytics' }).click();
+    await heading(page, 'Analytics');
+    await waitText(page.getByTestId('total-paid'), '1');
+    expect(project).toBeGreaterThan(0);
+  }, 120_000);
 });

@@ -132,6 +132,7 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
   const [done, setDone] = useState<string | null>(null);
   const [editing, setEditing] = useState<Connector | null>(null);
   const [events, setEvents] = useState<Connector | null>(null);
+  const [sent, setSent] = useState(0);
   const form = useForm(connectorValues());
   const create = async (v: ConnectorValues) => {
     setDone(null);
@@ -219,13 +220,26 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
                   {c.match_customers_by_email ? <p class="hint">Matches customers by email.</p> : null}
                 </td>
                 <td>{when(c.last_event_at)}</td>
-                <td>
+                <td class="endpoint">
                   <CopyField
                     value={c.endpoint_url}
                     label={`Endpoint URL of ${connectorName(c)}`}
                     what="endpoint URL"
                     of={connectorName(c)}
                   />
+                  {access.canWrite ? (
+                    <TestEventButton
+                      project={project.id}
+                      connector={c.id}
+                      name={connectorName(c)}
+                      onSent={() => {
+                        // The event log below shows what the event did, fresh.
+                        setEvents(c);
+                        setSent((n) => n + 1);
+                        list.reload();
+                      }}
+                    />
+                  ) : null}
                 </td>
                 <td class="row-actions">
                   <button type="button" onClick={() => setEvents(c)} aria-pressed={events?.id === c.id}>
@@ -262,9 +276,7 @@ export function ConnectorsTab({ access, project }: { access: Access; project: Pr
         </table>
       ) : null}
       <MoreButton list={list} what="connectors" />
-      {events ? (
-        <EventLog key={events.id} project={project} connector={events} canWrite={access.canWrite} />
-      ) : null}
+      {events ? <EventLog key={`${events.id}:${sent}`} project={project} connector={events} /> : null}
       {access.canWrite && editing ? (
         <EditConnector
           key={editing.id}
@@ -468,15 +480,7 @@ function EventPayload({
   );
 }
 
-function EventLog({
-  project,
-  connector: c,
-  canWrite,
-}: {
-  project: Project;
-  connector: Connector;
-  canWrite: boolean;
-}) {
+function EventLog({ project, connector: c }: { project: Project; connector: Connector }) {
   const list = useCursorList(
     (cursor) =>
       unwrap(
@@ -496,9 +500,6 @@ function EventLog({
       <button type="button" onClick={list.reload}>
         Refresh events
       </button>
-      {canWrite ? (
-        <TestEventButton project={project.id} connector={c.id} name={connectorName(c)} onSent={list.reload} />
-      ) : null}
       <ErrorMessage error={list.error} />
       {list.loading && !list.data ? <Loading what="events" /> : null}
       {list.data && rows.length === 0 ? <p>No event received yet.</p> : null}
