@@ -34,6 +34,9 @@ export interface TestEventResult {
 export const testTargetNotFound = (what: 'License' | 'Domain', id: number) =>
   `${what} ${id} not found in this project: a test payment pays only the connector's own project, its domains and licenses.`;
 
+export const testLicenseBilledByProject = (id: number) =>
+  `License ${id} is billed by its project (billing: project): the calling domain's paid flag answers for it, so a payment of the license alone would change no answer. Send the test payment for that domain (domain_id), or make the license billing: license.`;
+
 export const CONNECTOR_PAUSED =
   'The connector is paused (is_active is false): its endpoint answers 404 to every event, this one too.';
 
@@ -133,12 +136,24 @@ export class PaymentTestEvents {
     const first = connector.products?.[0];
     const product = first === undefined ? null : typeof first === 'string' ? first : first.id;
     if (request.license_id !== undefined) {
-      const found = await this.licenses.existsBy({
+      const license = await this.licenses.findOneBy({
         id: request.license_id,
         project_id: connector.project_id,
       });
-      if (!found) throw new ApiError(HttpStatus.NOT_FOUND, testTargetNotFound('License', request.license_id));
-      return { metadata: { licensegate_license: String(request.license_id) }, product };
+      if (!license)
+        throw new ApiError(HttpStatus.NOT_FOUND, testTargetNotFound('License', request.license_id));
+      if (license.billing === 'license')
+        return { metadata: { licensegate_license: String(license.id) }, product };
+      // A billing: project license answers its domain's flag: the payment names that domain too, as a real one would.
+      const pinned =
+        license.domain_id === null
+          ? null
+          : await this.domains.findOneBy({ id: license.domain_id, project_id: connector.project_id });
+      if (!pinned) throw fieldError('license_id', testLicenseBilledByProject(license.id));
+      return {
+        metadata: { licensegate_license: String(license.id), licensegate_domain: pinned.domain },
+        product,
+      };
     }
     if (request.domain_id !== undefined) {
       const domain = await this.domains.findOneBy({

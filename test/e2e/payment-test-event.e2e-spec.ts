@@ -6,7 +6,11 @@ import {
   TEST_TARGET_NEEDS_PAYMENT,
   TEST_TARGET_TWICE,
 } from '../../src/payments/dto/payment-connector.dto.js';
-import { CONNECTOR_PAUSED, testTargetNotFound } from '../../src/payments/payment-test-events.service.js';
+import {
+  CONNECTOR_PAUSED,
+  testLicenseBilledByProject,
+  testTargetNotFound,
+} from '../../src/payments/payment-test-events.service.js';
 import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
@@ -240,18 +244,29 @@ describe('a payment connector test event', () => {
     },
   );
 
-  it('a test payment for a billing: project license pays what answers for it: the project', async () => {
+  it('a test payment for a billing: project license pays its pinned domain, what answers for it; unpinned, 422 says what to pay', async () => {
     const project = await makeProject(t, key, { has_paid: false });
-    const license = await makeLicense(t, key, project.id);
+    const domain = await makeDomain(t, key, project.id, { has_paid: false });
+    const pinned = await makeLicense(t, key, project.id, { domain_id: domain.id });
+    const unpinned = await makeLicense(t, key, project.id);
     const connector = await makeConnector(t, key, project.id, 'stripe');
-    expect(license.billing).toBe('project');
-    const sent = expectSuccess(await testPayment(project.id, connector.id, { license_id: license.id }));
+    expect([pinned.billing, unpinned.billing]).toEqual(['project', 'project']);
+    expect((await hasPaid(pinned.uuid as string, domain.domain as string)).body.data.has_paid).toBe(false);
+
+    const sent = expectSuccess(await testPayment(project.id, connector.id, { license_id: pinned.id }));
     expect(sent).toMatchObject({
       outcome: 'applied',
-      detail: 'The project is paid.',
-      target: { kind: 'project', id: project.id },
+      detail: `The domain ${domain.domain} is paid.`,
+      target: { kind: 'domain', id: domain.id },
     });
-    expect((await paidState(project.id)).has_paid).toBe(true);
+    expect((await hasPaid(pinned.uuid as string, domain.domain as string)).body.data.has_paid).toBe(true);
+    expect((await paidState(project.id)).has_paid).toBe(false);
+
+    const refused = expectError(
+      await testPayment(project.id, connector.id, { license_id: unpinned.id }),
+      422,
+    );
+    expect(refused.errors).toEqual({ license_id: [testLicenseBilledByProject(unpinned.id)] });
   });
 
   it("a test payment carries the connector's first product, so that a connector listing products takes it", async () => {
@@ -313,5 +328,42 @@ describe('a payment connector test event', () => {
         outcome: 'ignored',
       },
     );
+  });
+
+  it("a provider's real event reaches a license by licensegate_license; a value that names none moves nothing, said why", async () => {
+    const project = await makeProject(t, key, { has_paid: false });
+    const other = await makeProject(t, key);
+    const license = await makeLicense(t, key, project.id, { billing: 'license', has_paid: false });
+    const foreign = await makeLicense(t, key, other.id, { billing: 'license', has_paid: false });
+    const connector = await makeConnector(t, key, project.id, 'stripe');
+    const session = (id: string, licenseId: unknown) => {
+      const event = fixture('stripe', 'checkout.session.completed');
+      event.id = `evt_${id}`;
+      event.created = Math.floor(clock.nowMs() / 1000);
+      event.data.object.id = `cs_${id}`;
+      event.data.object.subscription = `sub_${id}`;
+      event.data.object.metadata = { licensegate_license: licenseId };
+      return event;
+    };
+    for (const [id, value, detail] of [
+      [
+        'foreign',
+        String(foreign.id),
+        `License ${foreign.id} named by licensegate_license is not a license of this project: nothing changed.`,
+      ],
+      ['word', 'first', 'licensegate_license is "first", not a license id: nothing changed.'],
+      ['own', String(license.id), `License ${license.id} is paid.`],
+    ] as const) {
+      expect((await deliver(t, connector, session(id, value), clock.nowMs())).status).toBe(200);
+      const [row] = await eventsOf(project.id, connector.id);
+      expect(row.detail).toContain(detail);
+    }
+    expect(expectSuccess(await api().get(`/project/${project.id}/licenses/${license.id}`)).has_paid).toBe(
+      true,
+    );
+    expect(expectSuccess(await api().get(`/project/${other.id}/licenses/${foreign.id}`)).has_paid).toBe(
+      false,
+    );
+    expect((await paidState(project.id)).has_paid).toBe(false);
   });
 });
