@@ -11,9 +11,13 @@ import { AppModule } from './app.module.js';
 import { setupApp } from './app.setup.js';
 import { AppConfig, ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
 import { listening, sayListening } from './common/logging/listening.js';
+import { settingsHelp, unknownSettings } from './config/settings-help.js';
 
 function configOrExit(): AppConfig {
   loadEnvFile();
+  // Once, by the process that was started (cluster workers read the same environment).
+  if (cluster.isPrimary)
+    for (const line of unknownSettings(process.env)) process.stderr.write(`warning: ${line}\n`);
   try {
     return loadConfig();
   } catch (error) {
@@ -94,6 +98,7 @@ async function serve(config: AppConfig, announce: boolean): Promise<void> {
     const { msg, ...where } = listening(
       (app.getHttpServer().address() as AddressInfo).port,
       config.env.CONSOLE_ENABLED,
+      config.env.DATABASE_URL,
     );
     new Logger('LicenseGate').log(where, msg);
     sayListening(msg);
@@ -120,7 +125,7 @@ function supervise(workers: number, env: AppConfig['env']): void {
   const fork = () => cluster.fork();
   for (let i = 0; i < workers; i++) fork();
   cluster.once('listening', (_worker, address) => {
-    const { msg, ...where } = listening(address.port, env.CONSOLE_ENABLED);
+    const { msg, ...where } = listening(address.port, env.CONSOLE_ENABLED, env.DATABASE_URL);
     pino({ level: env.LOG_LEVEL }).info({ context: 'LicenseGate', workers, ...where }, msg);
     sayListening(msg);
   });
@@ -160,6 +165,12 @@ function supervise(workers: number, env: AppConfig['env']): void {
   process.on('SIGUSR2', () => {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGUSR2');
   });
+}
+
+// --help (or -h): the settings, then exit; nothing is opened or listened on.
+if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
+  process.stdout.write(`${settingsHelp()}\n`);
+  process.exit(0);
 }
 
 const config = configOrExit();

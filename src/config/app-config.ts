@@ -450,7 +450,7 @@ function resolveAppKey(env: EnvironmentVariables, warn: (msg: string) => void): 
 }
 
 /** Keys with no default: not among the fields of a new EnvironmentVariables, so listed here. */
-const OPTIONAL_KEYS = [
+export const OPTIONAL_KEYS = [
   'REDIS_URL',
   'APP_KEY',
   'PUBLIC_URL',

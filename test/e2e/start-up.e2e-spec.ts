@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Server } from 'node:net';
@@ -53,6 +53,32 @@ describe('start-up', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('--help lists the settings, one a line, and exits 0 without starting; a misspelt one is warned of', () => {
+    const help = spawnSync(process.execPath, [MAIN, '--help'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', DATABASE_PATH: 'x.sqlite' },
+      encoding: 'utf8',
+    });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: npm start/);
+    expect(help.stdout).toMatch(
+      /\n {2}DATABASE_URL +must be sqlite:<path> or mysql:\/\/user:pass@host:port\/db/,
+    );
+    expect(help.stdout).toMatch(/\n {2}PORT +an integer from 0 to 65535 \(default 3000\)\n/);
+    expect(help.stderr).toBe('');
+
+    const misspelt = spawnSync(process.execPath, [MAIN], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', DATABASE_PATH: 'x.sqlite', PORT: 'eighty' },
+      encoding: 'utf8',
+    });
+    expect(misspelt.status).toBe(1);
+    expect(misspelt.stderr).toBe(
+      'warning: DATABASE_PATH is not a setting LicenseGate reads (the nearest is DATABASE_URL); node dist/src/main.js --help lists them.\n' +
+        'Configuration error: PORT: invalid value "eighty" (PORT must be an integer number)\n',
+    );
+  });
+
   it('says in one line where the API, its docs and the console are, and each answers there', async () => {
     const port = await freePort();
     const server = start(dir, { PORT: String(port) });
@@ -71,7 +97,7 @@ describe('start-up', () => {
       expect(line).toMatchObject({
         level: 30,
         context: 'LicenseGate',
-        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs, the console at http://localhost:${port}/console/`,
+        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs, the console at http://localhost:${port}/console/; database: SQLite ${join(dir, 'db.sqlite')}`,
         api: `http://localhost:${port}/api/v1/`,
         docs: `http://localhost:${port}/api/docs`,
         console: `http://localhost:${port}/console/`,
@@ -105,7 +131,7 @@ describe('start-up', () => {
         .map((l) => JSON.parse(l) as Record<string, unknown>)
         .find((l) => String(l.msg).startsWith('LicenseGate is listening'));
       expect(line?.msg).toBe(
-        `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs`,
+        `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs; database: SQLite ${join(dir, 'db.sqlite')}`,
       );
       expect(line).not.toHaveProperty('console');
       expect((await fetch(`http://127.0.0.1:${port}/console/`)).status).toBe(404);

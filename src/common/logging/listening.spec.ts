@@ -1,19 +1,26 @@
 import { describe, expect, it } from '@jest/globals';
-import { listening, sayListening } from './listening.js';
+import { databaseOf, listening, sayListening } from './listening.js';
 
 describe('the listening line', () => {
-  it('names the API, its docs and the console, or the first two when the console is off', () => {
-    expect(listening(3000, true)).toEqual({
-      msg: 'LicenseGate is listening: the API at http://localhost:3000/api/v1/, its docs at http://localhost:3000/api/docs, the console at http://localhost:3000/console/',
+  it('names the API, its docs and the console, or the first two when the console is off, and the database', () => {
+    expect(listening(3000, true, 'sqlite:./data/licensegate.sqlite')).toEqual({
+      msg: 'LicenseGate is listening: the API at http://localhost:3000/api/v1/, its docs at http://localhost:3000/api/docs, the console at http://localhost:3000/console/; database: SQLite ./data/licensegate.sqlite',
       api: 'http://localhost:3000/api/v1/',
       docs: 'http://localhost:3000/api/docs',
       console: 'http://localhost:3000/console/',
+      database: 'SQLite ./data/licensegate.sqlite',
     });
-    expect(listening(8080, false)).toEqual({
-      msg: 'LicenseGate is listening: the API at http://localhost:8080/api/v1/, its docs at http://localhost:8080/api/docs',
+    expect(listening(8080, false, 'mysql://lg:s3cret@db.internal:3306/licensegate')).toEqual({
+      msg: 'LicenseGate is listening: the API at http://localhost:8080/api/v1/, its docs at http://localhost:8080/api/docs; database: MySQL db.internal:3306/licensegate',
       api: 'http://localhost:8080/api/v1/',
       docs: 'http://localhost:8080/api/docs',
+      database: 'MySQL db.internal:3306/licensegate',
     });
+  });
+
+  it('never shows the database password, nor its user', () => {
+    expect(databaseOf('mariadb://root:hunter2@127.0.0.1/test')).toBe('MySQL 127.0.0.1/test');
+    expect(databaseOf('mysql://[not a host')).toBe('MySQL');
   });
 
   it('is written as a plain sentence to a terminal, and not into piped stdout, which stays JSON lines', () => {

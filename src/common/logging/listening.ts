@@ -1,14 +1,37 @@
-/** Where the API, its docs and (unless CONSOLE_ENABLED=false) the console are, once the server listens on `port`. */
-export function listening(port: number, consoleEnabled: boolean) {
+/**
+ * The database of DATABASE_URL in words, never its password (nor its user): a SQLite file's path, or
+ * a MySQL/MariaDB server's host, port and database. Whoever started the wrong one sees it at once.
+ */
+export function databaseOf(url: string): string {
+  if (url.startsWith('sqlite:')) return `SQLite ${url.slice('sqlite:'.length)}`;
+  try {
+    const parsed = new URL(url);
+    return `MySQL ${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return 'MySQL';
+  }
+}
+
+/**
+ * Where the API, its docs and (unless CONSOLE_ENABLED=false) the console are, once the server listens
+ * on `port`, and the database it uses (`databaseOf`).
+ */
+export function listening(port: number, consoleEnabled: boolean, databaseUrl: string) {
   const base = `http://localhost:${port}`;
+  const database = databaseOf(databaseUrl);
   const where = { api: `${base}/api/v1/`, docs: `${base}/api/docs` };
   if (!consoleEnabled)
-    return { msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}`, ...where };
+    return {
+      msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}; database: ${database}`,
+      ...where,
+      database,
+    };
   const consoleUrl = `${base}/console/`;
   return {
-    msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}, the console at ${consoleUrl}`,
+    msg: `LicenseGate is listening: the API at ${where.api}, its docs at ${where.docs}, the console at ${consoleUrl}; database: ${database}`,
     ...where,
     console: consoleUrl,
+    database,
   };
 }
 
