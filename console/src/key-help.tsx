@@ -4,7 +4,12 @@ export function KeyHelp() {
   return (
     <details class="box key-help">
       <summary>No API key yet?</summary>
-      <p>Keys are made on the server, in the folder LicenseGate runs from. For a first account:</p>
+      <p>
+        Keys are made on the server with the admin CLI, run in the server&apos;s folder with the same
+        environment as the server: its database settings (<code>DATABASE_URL</code>, and{' '}
+        <code>APP_KEY_FILE</code> or <code>APP_KEY</code>), or the key lands in another database and this
+        sign-in refuses it. For a first account:
+      </p>
       <pre>
         <code>
           npm run -s cli -- users:create --email you@example.com{'\n'}

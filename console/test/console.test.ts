@@ -1822,6 +1822,10 @@ describe('the console in headless Chromium', () => {
   it('first hour: from an empty account to a paid check in the analytics, with a test payment', async () => {
     const fresh = await makeAccount(t.app);
     const { page } = await open();
+    // Where a key comes from: the CLI, with the server's own database settings.
+    await page.getByText('No API key yet?').click();
+    await page.getByText(/in the server's folder with the same environment as the server/).waitFor();
+    await page.locator('.key-help code', { hasText: 'DATABASE_URL' }).waitFor();
     await signIn(page, fresh.key);
     await heading(page, 'Projects');
     await page.getByLabel('Name').fill('First Hour');
@@ -1840,6 +1844,12 @@ describe('the console in headless Chromium', () => {
     const uuid = await page.getByLabel('License key').inputValue();
     const fact = (name: string) => page.locator(`dt:text-is("${name}") + dd`);
     await waitText(fact('Paid (its own flag)'), 'no');
+    // The check a site makes, ready to copy: billed on its own, it answers from any site.
+    const example = `curl -X POST ${origin}/api/v1/project/has-paid -H 'X-LICENSE-KEY: ${uuid}' -H 'X-Service-Domain: your-site.example'`;
+    expect(await page.getByLabel('Example check').inputValue()).toBe(example);
+    await page
+      .getByText('Billed on its own: its own paid flag answers (now unpaid), from any site.')
+      .waitFor();
 
     await page.goto(`${base}/connectors`);
     await heading(page, /Payment connectors/);
@@ -1881,10 +1891,10 @@ describe('the console in headless Chromium', () => {
     await heading(page, 'License Buyer license');
     await waitText(fact('Paid (its own flag)'), 'yes');
 
-    // The buyer's site asks, as any HTTP client would.
+    // The buyer's site asks with the example's route and headers, as curl would.
     const check = await fetch(`${origin}/api/v1/project/has-paid`, {
       method: 'POST',
-      headers: { 'X-LICENSE-KEY': uuid, 'X-Service-Domain': 'buyer.example.org', Accept: 'application/json' },
+      headers: { 'X-LICENSE-KEY': uuid, 'X-Service-Domain': 'your-site.example', Accept: 'application/json' },
     });
     expect(check.status).toBe(200);
     expect(((await check.json()) as { data: { has_paid: boolean } }).data.has_paid).toBe(true);

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { type ApiFailure, api, type License, unwrap, type Usage } from '../api';
+import { type ApiFailure, api, type License, type Schemas, unwrap, type Usage } from '../api';
 import { type Access, go, PageHeading } from '../app';
 import { BarChart } from '../chart';
 import {
@@ -22,6 +22,34 @@ import { CopyField } from '../copy';
 import { formatEntitlements, parseEntitlements } from '../entitlements';
 import { entitlementsText } from './plans';
 import { ProjectTabs } from './project';
+
+/** A host for the example check when no domain of the project fits: a reserved name (RFC 2606). */
+const ANY_SITE = 'your-site.example';
+
+/**
+ * The runtime check a site makes with this license, ready to copy: the route, the key and a calling
+ * domain (the pinned one; else, billed by its project, one of the project's domains, whose flag then
+ * answers), with one sentence on what answers for the license's billing.
+ */
+function ExampleCheck({ license: l, domains }: { license: License; domains: Schemas['Domain'][] }) {
+  const pinned = l.domain_id === null ? undefined : domains.find((d) => d.id === l.domain_id);
+  const example = l.billing === 'license' ? undefined : (pinned ?? domains[0]);
+  const host = example?.domain ?? ANY_SITE;
+  const command = `curl -X POST ${location.origin}/api/v1/project/has-paid -H 'X-LICENSE-KEY: ${l.uuid}' -H 'X-Service-Domain: ${host}'`;
+  const answers =
+    l.billing === 'license'
+      ? `Billed on its own: its own paid flag answers (now ${l.has_paid ? 'paid' : 'unpaid'}), from any site.`
+      : example
+        ? `Billed by its project: the calling domain's paid flag answers, as the domain is registered (${host} is now ${example.has_paid ? 'paid' : 'unpaid'}); a domain not registered under the project is refused.`
+        : `Billed by its project: the calling domain's paid flag answers, and this project has no domain yet: register the site's host under Domains (a domain not registered is refused).`;
+  return (
+    <section aria-labelledby="example-h">
+      <h3 id="example-h">Try it: the check a site makes</h3>
+      <CopyField value={command} label="Example check" what="example" />
+      <p class="hint">{answers}</p>
+    </section>
+  );
+}
 
 /** One license: every field, edit, revoke or reactivate, delete, its usage and its activations. */
 export function LicensePage({
@@ -155,6 +183,7 @@ export function LicensePage({
           <dt>Updated</dt>
           <dd>{when(l.updated_at)}</dd>
         </dl>
+        <ExampleCheck license={l} domains={domains.data?.data ?? []} />
         {access.canWrite ? (
           <div class="actions">
             {l.revoked_at ? (

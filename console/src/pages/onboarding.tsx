@@ -59,11 +59,12 @@ export function Onboarding({ access, newest }: { access: Access; newest: Project
           {newest ? `The newest is ${newest.name}; the steps below are its.` : 'Fill in New project below.'}
         </Step>
         <Step done={steps[2]} title="Add a domain or a license">
-          A license key is what a customer&apos;s site sends. It answers from the project&apos;s registered
-          domains: add the host the site calls from (<code>shop.example.com</code>, say) and mark it or the
-          project paid, or the check answers &ldquo;Domain is not registered under this project&rdquo;. A
-          license billed on its own (billing &ldquo;license&rdquo;, as payment connectors issue them) carries
-          its own payment and activates its buyer&apos;s sites by itself.{' '}
+          A license key is what a customer&apos;s site sends. A license billed by its project (the default)
+          answers with the paid flag of the domain the site calls from: register that host (
+          <code>shop.example.com</code>, say) and mark the domain paid, or the check answers &ldquo;Domain is
+          not registered under this project&rdquo;. A license billed on its own (billing
+          &ldquo;license&rdquo;, as payment connectors issue them) answers with its own paid flag, from any
+          site.{' '}
           {p ? (
             <>
               <a href={`${p}/domains`}>Domains</a> · <a href={`${p}/licenses`}>Licenses</a>

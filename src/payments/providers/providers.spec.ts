@@ -237,3 +237,37 @@ describe('sampleEvent', () => {
     },
   );
 });
+
+describe('samplePayment', () => {
+  it.each(PAYMENT_PROVIDERS.map((p) => [p.name, p] as const))(
+    '%s: read as a paid one-time order carrying its target and product, a new order each time',
+    (_name, adapter) => {
+      const secret = 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0';
+      const read = (metadata: Record<string, string>, product: string | null) => {
+        const body = Buffer.from(JSON.stringify(adapter.samplePayment(new Date(NOW), { metadata, product })));
+        const headers = Object.fromEntries(
+          Object.entries(adapter.sign(secret, body, NOW)).map(([k, v]) => [k.toLowerCase(), v]),
+        );
+        const verified = adapter.verify(secret, headers, body, NOW);
+        expect(verified.ok).toBe(true);
+        const payload = JSON.parse(body.toString()) as Record<string, unknown>;
+        return adapter.read(payload, body, verified.ok ? verified.headerEventId : undefined)!;
+      };
+      const forLicense = read({ licensegate_license: '42' }, 'prod_1');
+      expect(forLicense.verdict).toEqual({ kind: 'paid' });
+      expect(forLicense.license).toBe('42');
+      expect(forLicense.domain).toBeUndefined();
+      expect(forLicense.purchase?.kind).toBe('order');
+      expect(forLicense.productIds).toContain('prod_1');
+      expect(forLicense.occurredAt?.getTime()).toBe(Math.floor(NOW / 1000) * 1000);
+      const forDomain = read({ licensegate_domain: 'shop.example.com' }, null);
+      expect([forDomain.domain, forDomain.license, forDomain.productIds]).toEqual([
+        'shop.example.com',
+        undefined,
+        null,
+      ]);
+      expect(forDomain.purchase?.reference).not.toBe(forLicense.purchase?.reference);
+      expect(forDomain.id).not.toBe(forLicense.id);
+    },
+  );
+});
