@@ -3295,21 +3295,22 @@ export interface components {
         };
         SendTestEventDto: {
             /**
-             * @description A domain of the project: the test payment carries licensegate_domain with its name
-             * @example 7
+             * @description A domain of the project: the test payment carries licensegate_domain with its name. At most one of license_id and domain_id; neither: the project
+             * @example 1
              */
-            domain_id?: number;
+            domain_id?: number | null;
             /**
              * @description `nothing`: an example event of a type that moves nothing. `payment`: the provider's own paying event in test mode, for the license or domain named (neither: the project), applied as a real payment is: it marks its target paid (undo: mark it unpaid)
              * @default nothing
+             * @example payment
              * @enum {string}
              */
             event?: "nothing" | "payment";
             /**
-             * @description A license of the project: the test payment carries licensegate_license with its id
-             * @example 42
+             * @description A license of the project: the test payment carries licensegate_license with its id. At most one of license_id and domain_id; neither: the project
+             * @example null
              */
-            license_id?: number;
+            license_id?: number | null;
         };
         /** @description What a client needs to know about this server to tell whether others can reach it */
         ServerInfo: {

@@ -95,6 +95,7 @@ describe('request bodies as openapi.json documents them', () => {
         'PUT /api/v1/project/{project}/injectables/{injectable}',
         'POST /api/v1/project/{project}/payment-connectors',
         'PATCH /api/v1/project/{project}/payment-connectors/{connector}',
+        'POST /api/v1/project/{project}/payment-connectors/{connector}/test-event',
         'POST /api/v1/project/{project}/customers',
         'PATCH /api/v1/project/{project}/customers/{customer}',
         'POST /api/v1/project/{project}/portal-sessions',
@@ -158,6 +159,8 @@ describe('request bodies as openapi.json documents them', () => {
       ['PUT', '/api/v1/project/{project}/injectables/{injectable}', 'json', 200, null],
       ['POST', '/api/v1/project/{project}/payment-connectors', 'json', 201, 'connector'],
       ['PATCH', '/api/v1/project/{project}/payment-connectors/{connector}', 'json', 200, null],
+      // A test payment through that connector, for the domain just registered.
+      ['POST', '/api/v1/project/{project}/payment-connectors/{connector}/test-event', 'json', 200, null],
       ['POST', '/api/v1/project/{project}/customers', 'json', 201, 'customer'],
       ['PATCH', '/api/v1/project/{project}/customers/{customer}', 'json', 200, null],
       // The customer portal opened on the license just made.

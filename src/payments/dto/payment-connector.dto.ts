@@ -1,10 +1,11 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsObject, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, IsString, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
 import { CreateLicenseDto } from '../../licenses/dto/license.dto.js';
 import {
   OptionalBoolean,
+  OptionalInt,
   OptionalNonNullInt,
   OptionalString,
   RequiredString,
@@ -174,26 +175,32 @@ export class SendTestEventDto {
   @ApiPropertyOptional({
     enum: TEST_EVENT_KINDS,
     default: 'nothing',
+    example: 'payment',
     description:
       "`nothing`: an example event of a type that moves nothing. `payment`: the provider's own paying event in test mode, for the license or domain named (neither: the project), applied as a real payment is: it marks its target paid (undo: mark it unpaid)",
   })
   @ValidateIf((_, value) => value !== undefined)
   @IsIn(TEST_EVENT_KINDS, { message: TEST_EVENT_INVALID })
+  @IsString({ message: 'The event field must be a string.' })
   event?: TestEventKind;
 
   @ApiPropertyOptional({
     type: 'integer',
-    example: 42,
-    description: 'A license of the project: the test payment carries licensegate_license with its id',
+    nullable: true,
+    example: null,
+    description:
+      'A license of the project: the test payment carries licensegate_license with its id. At most one of license_id and domain_id; neither: the project',
   })
-  @OptionalNonNullInt('license_id', 1, 2_147_483_647)
-  license_id?: number;
+  @OptionalInt('license_id', 1)
+  license_id?: number | null;
 
   @ApiPropertyOptional({
     type: 'integer',
-    example: 7,
-    description: 'A domain of the project: the test payment carries licensegate_domain with its name',
+    nullable: true,
+    example: 1,
+    description:
+      'A domain of the project: the test payment carries licensegate_domain with its name. At most one of license_id and domain_id; neither: the project',
   })
-  @OptionalNonNullInt('domain_id', 1, 2_147_483_647)
-  domain_id?: number;
+  @OptionalInt('domain_id', 1)
+  domain_id?: number | null;
 }
