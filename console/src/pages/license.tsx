@@ -43,7 +43,7 @@ function ExampleCheck({ license: l, domains }: { license: License; domains: Sche
         ? `Billed by its project: the calling domain's paid flag answers, as the domain is registered (${host} is now ${example.has_paid ? 'paid' : 'unpaid'}); a domain not registered under the project is refused.`
         : `Billed by its project: the calling domain's paid flag answers, and this project has no domain yet: register the site's host under Domains (a domain not registered is refused).`;
   return (
-    <section aria-labelledby="example-h">
+    <section aria-labelledby="example-h" class="example-check">
       <h3 id="example-h">Try it: the check a site makes</h3>
       <CopyField value={command} label="Example check" what="example" />
       <p class="hint">{answers}</p>

@@ -48,7 +48,16 @@ function TargetChoice(props: {
             api.GET('/api/v1/project/{project}/licenses', {
               params: { path: { project: props.project }, query: { per_page: 50 } },
             }),
-          ).then((page) => page.data.map((l) => ({ value: String(l.id), label: l.title }))),
+          ).then((page) =>
+            page.data.map((l) => ({
+              value: String(l.id),
+              // The API refuses these (its domain's flag answers): said before, not after.
+              label:
+                l.billing === 'project' && l.domain_id === null
+                  ? `${l.title} (billed by its project: pay its domain instead)`
+                  : l.title,
+            })),
+          ),
     [props.project, props.kind],
   );
   const choices = domains.data ?? [];
