@@ -379,7 +379,7 @@ export interface paths {
         put?: never;
         /**
          * Start a single sign-on
-         * @description Answers the identity provider’s authorization URL (code flow with PKCE, state and nonce; scopes openid email) and keeps what the callback checks in a sealed, HttpOnly cookie for 10 minutes.
+         * @description Answers the identity provider’s authorization URL (code flow with PKCE, state and nonce; scopes openid email) and keeps what the callback checks in a sealed, HttpOnly cookie for 10 minutes. A browser asks from PUBLIC_URL: the provider sends it back to PUBLIC_URL/console/, where that cookie must be.
          */
         post: operations["startSso"];
         delete?: never;
@@ -7119,6 +7119,25 @@ export interface operations {
                     "application/json": components["schemas"]["SuccessEnvelope"] & {
                         data: components["schemas"]["SsoStarted"];
                     };
+                };
+            };
+            /** @description Asked from a page at another address than PUBLIC_URL (its Origin header) */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Single sign-on works from https://licenses.example.com/console/ only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description SSO is not configured */
