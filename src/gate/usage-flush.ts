@@ -75,14 +75,16 @@ export class UsageFlush implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * The upsert adding `chunk`'s counts, and its parameters. A row written before paid answers were
-   * counted keeps paid null (null + n): that day's split stays unknown rather than half counted.
+   * counted keeps paid null (null + n): that day's split stays unknown rather than half counted. The
+   * values are named n and p, not count and paid: MySQL reads a bare `paid` in the update as
+   * ambiguous between the table and the select.
    */
   private upsert(chunk: UsageRow[]): [string, unknown[]] {
     const rows = chunk
-      .map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n, ? AS paid' : 'SELECT ?, ?, ?, ?'))
+      .map((_, j) => (j === 0 ? 'SELECT ? AS license_id, ? AS day, ? AS n, ? AS p' : 'SELECT ?, ?, ?, ?'))
       .join(' UNION ALL ');
     const params = chunk.flatMap((row) => [row.licenseId, row.day, row.n, row.paid]);
-    const select = `SELECT v.license_id, v.day, v.n, v.paid FROM (${rows}) v WHERE EXISTS (SELECT 1 FROM licenses l WHERE l.id = v.license_id)`;
+    const select = `SELECT v.license_id, v.day, v.n, v.p FROM (${rows}) v WHERE EXISTS (SELECT 1 FROM licenses l WHERE l.id = v.license_id)`;
     const sql = this.mysql
       ? `INSERT INTO license_usage (license_id, day, count, paid) ${select} ON DUPLICATE KEY UPDATE count = count + VALUES(count), paid = paid + VALUES(paid)`
       : `INSERT INTO license_usage (license_id, day, count, paid) ${select} ON CONFLICT (license_id, day) DO UPDATE SET count = count + excluded.count, paid = paid + excluded.paid`;
