@@ -1540,15 +1540,20 @@ export interface components {
             to: string;
             totals: components["schemas"]["AnalyticsTotals"];
         };
-        /** @description The count of one bucket */
+        /** @description The count of one bucket; by license, also split into paid and unpaid */
         AnalyticsPoint: {
+            /** @description The answers of the bucket; with group_by=license, the checks answered (paid + unpaid) */
             count: number;
+            /** @description group_by=license only: of `count`, the checks answered paid; null on a day counted before paid answers were (docs/analytics.md) */
+            paid?: number | null;
             /**
              * Format: date-time
              * @description Start of the UTC bucket
              * @example 2026-11-24T00:00:00Z
              */
             t: string;
+            /** @description group_by=license only: of `count`, the checks answered unpaid (count - paid); null when `paid` is */
+            unpaid?: number | null;
         };
         /** @description One key of the grouping, with a point for every bucket (zeros included) */
         AnalyticsSeries: {

@@ -1026,9 +1026,19 @@ describe('the console in headless Chromium', () => {
 
   it('analytics: refusals by reason, top domains and countries, the last 24 hours by hour', async () => {
     const { project, domain, license } = await seed('Storefront');
+    const unpaid = await makeDomain(t, key, project.id as number, {
+      domain: `unpaid.${project.slug as string}.example.com`,
+      has_paid: false,
+    });
+    // With seed's check: 6 paid and 2 unpaid checks answered, and a refusal.
     for (const [host, country] of [
       [domain.domain as string, 'DE'],
       [domain.domain as string, 'FR'],
+      [domain.domain as string, 'NL'],
+      [domain.domain as string, 'NL'],
+      [domain.domain as string, 'NL'],
+      [unpaid.domain as string, 'NL'],
+      [unpaid.domain as string, 'NL'],
       ['elsewhere.example.net', 'DE'],
     ]) {
       await fetch(`${origin}/api/v1/project/has-paid`, {
@@ -1045,18 +1055,31 @@ describe('the console in headless Chromium', () => {
     const { page } = await open();
     await signIn(page, key);
     await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);
-    await waitText(page.getByTestId('total-paid'), '3');
+    await waitText(page.getByTestId('total-paid'), '6');
+    await waitText(page.getByTestId('total-unpaid'), '2');
     await waitText(page.getByTestId('total-refused'), '1');
     const rows = async (name: string) =>
       (await page.getByRole('table', { name }).getByRole('row').allTextContents()).slice(1);
     expect(await rows('Refusals by reason')).toEqual(['domain_unregistered1']);
     // The refusal names no registered domain (docs/analytics.md).
-    expect(await rows('Top domains')).toEqual([`${domain.domain as string}3`, 'no registered domain1']);
+    expect(await rows('Top domains')).toEqual([
+      `${domain.domain as string}6`,
+      `${unpaid.domain as string}2`,
+      'no registered domain1',
+    ]);
     const countries = await rows('Top countries');
-    expect(countries[0]).toBe('DE2');
-    expect(countries.slice(1).sort()).toEqual(['FR1', 'unknown country1']);
-    // By license: the checks that passed (the refusal is not one), from the per-license daily counts.
-    expect(await rows('Top licenses')).toEqual([`${license.title as string}3`]);
+    expect(countries.slice(0, 2)).toEqual(['NL5', 'DE2']);
+    expect(countries.slice(2).sort()).toEqual(['FR1', 'unknown country1']);
+    // By license: the checks that passed (the refusal is not one), from the per-license daily counts,
+    // split in words into those answered paid and unpaid.
+    await page.getByRole('heading', { name: 'Top licenses: checks answered, paid and unpaid' }).waitFor();
+    const licenses = page.getByRole('table', { name: 'Top licenses' });
+    expect(await licenses.getByRole('columnheader').allTextContents()).toEqual([
+      'License',
+      'Checks answered',
+    ]);
+    expect(await rows('Top licenses')).toEqual([`${license.title as string}6 paid + 2 unpaid = 8 answered`]);
+    expect(await licenses.getByRole('cell').allTextContents()).toEqual(['6 paid + 2 unpaid = 8 answered']);
     await page.getByRole('img', { name: /^Refusals by reason/ }).waitFor();
     await page.getByRole('img', { name: /^Top licenses/ }).waitFor();
     await axe(page, 'analytics of a project');
@@ -1066,7 +1089,7 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('table', { name: 'Top licenses' }).getByRole('link').click();
     await heading(page, `License ${license.title as string}`);
     await page.goBack();
-    await waitText(page.getByTestId('total-paid'), '3');
+    await waitText(page.getByTestId('total-paid'), '6');
 
     await page.getByLabel('Range', { exact: true }).selectOption({ label: 'Last 24 hours, by hour' });
     const chart = page.getByRole('img', { name: /^Answers per hour by outcome, last 24 hours, by hour/ });
@@ -1075,7 +1098,7 @@ describe('the console in headless Chromium', () => {
     const hours = page.locator('details table tbody tr');
     expect(await hours.count()).toBe(24);
     const counts = await hours.locator('td').allTextContents();
-    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(4);
+    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(9);
     // Licenses are counted by day: by the hour they are not asked for (the API would answer 422).
     await page.getByText('Licenses are counted by day: choose the last 7 days to see them.').waitFor();
     expect(await page.getByRole('table', { name: 'Top licenses' }).count()).toBe(0);
