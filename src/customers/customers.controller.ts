@@ -5,7 +5,7 @@ import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -40,9 +40,7 @@ export class CustomersController {
     description:
       'Newest first, narrowed by `email` (exact, any case) and `q` (prefix of the email or the name); cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(CustomerResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(CustomerResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -4,7 +4,7 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -33,9 +33,7 @@ export class DomainsController {
     summary: "List a project's domains",
     description: 'Oldest first; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(50)
-  @ApiEnvelope(DomainResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(DomainResponse, 50)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -5,7 +5,7 @@ import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodies,
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -39,9 +39,7 @@ export class InjectablesController {
     description:
       'Latest first. Items carry no payload (no `content` or `encrypted_content`): read one injectable for it.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(InjectableListItemResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(InjectableListItemResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -4,7 +4,7 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -36,9 +36,7 @@ export class LicensesController {
     description:
       'Latest first, narrowed by `q` (key prefix or title), `status` and `customer_id`; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(LicenseResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(LicenseResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -6,7 +6,7 @@ import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -48,9 +48,7 @@ export class PaymentConnectorsController {
     summary: "List a project's payment connectors",
     description: 'Latest first; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(PaymentConnectorResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(PaymentConnectorResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
@@ -140,9 +138,8 @@ export class PaymentConnectorsController {
     description: 'Latest first: what each event did, or why it changed nothing.',
   })
   @ApiIdParam('connector', 'Payment connector id')
-  @ApiCursorQuery(20)
-  @ApiEnvelope(PaymentEventResponse, { cursor: true })
-  @ApiErrors(422, NOT_IN_PROJECT)
+  @ApiCursorList(PaymentEventResponse, 20)
+  @ApiErrors(NOT_IN_PROJECT)
   async events(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

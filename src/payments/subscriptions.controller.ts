@@ -3,7 +3,7 @@ import { ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import { ApiCursorQuery, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi/decorators.js';
+import { ApiCursorList, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi/decorators.js';
 import { CursorPage } from '../database/pagination.js';
 import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
@@ -26,9 +26,7 @@ export class SubscriptionsController {
     description:
       'One row per purchase, newest first, narrowed by `status`, `customer_id` and `connector_id`; written by the payment connectors only (other methods → 405).',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(SubscriptionResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(SubscriptionResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -5,7 +5,7 @@ import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -39,9 +39,7 @@ export class PlansController {
     summary: "List a project's plans",
     description: 'Oldest first; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(50)
-  @ApiEnvelope(PlanResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(PlanResponse, 50)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -6,7 +6,7 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ApiError, notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   FORBIDDEN,
@@ -44,9 +44,7 @@ export class WebhooksController {
     summary: "List a project's webhook deliveries",
     description: 'The outbox, latest first, each delivery with every attempt.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(WebhookDeliveryWithAttemptsResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(WebhookDeliveryWithAttemptsResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
