@@ -56,7 +56,7 @@ export interface Connector {
   [field: string]: unknown;
 }
 
-/** POST …/payment-connectors; the answer with the secret it was made with. */
+/** POST …/payment-connectors; the answer with the secret it was made with (`overrides.signing_secret`, or a fresh one). */
 export async function makeConnector(
   t: TestApp,
   key: string,
@@ -64,7 +64,7 @@ export async function makeConnector(
   provider: ProviderName,
   overrides: Record<string, unknown> = {},
 ): Promise<Connector> {
-  const secret = secretFor(provider);
+  const secret = (overrides.signing_secret as string | undefined) ?? secretFor(provider);
   const res = await t
     .http()
     .post(`/api/v1/project/${projectId}/payment-connectors`)
