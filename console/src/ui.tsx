@@ -312,6 +312,37 @@ export function FormBox<V extends Values>(props: {
   );
 }
 
+/** A FormBox that edits a row of the list above it: it takes the keyboard to its first field, and Cancel closes it. */
+export function EditBox<V extends Values>(props: {
+  form: Form<V>;
+  title: string;
+  submitLabel: string;
+  onSubmit: (values: V) => Promise<unknown>;
+  onCancel: () => void;
+  children: ComponentChildren;
+}) {
+  // The form opens below the list: the keyboard goes to its first field.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.querySelector<HTMLElement>('input')?.focus();
+  }, []);
+  return (
+    <div ref={box}>
+      <FormBox
+        form={props.form}
+        title={props.title}
+        submitLabel={props.submitLabel}
+        onSubmit={props.onSubmit}
+      >
+        {props.children}
+        <button type="button" onClick={props.onCancel}>
+          Cancel editing
+        </button>
+      </FormBox>
+    </div>
+  );
+}
+
 /**
  * A button whose action is asked again before it runs (delete, revoke, lock...): the question and
  * its two answers take the button's place, focus on the answer that does nothing.

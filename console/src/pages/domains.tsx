@@ -1,8 +1,9 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Domain, type Project, unwrap } from '../api';
 import type { Access } from '../app';
 import {
   ConfirmButton,
+  EditBox,
   ErrorMessage,
   Hidden,
   Field,
@@ -190,19 +191,15 @@ function EditDomain(props: {
     );
     props.onDone(`Domain ${saved.domain} saved.`);
   };
-  // The form opens below the list: the keyboard goes to its first field.
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.querySelector<HTMLElement>('input')?.focus();
-  }, []);
   return (
-    <div ref={box}>
-      <FormBox form={form} title={`Edit domain ${d.domain}`} submitLabel="Save domain" onSubmit={save}>
-        <DomainFields form={form} edit />
-        <button type="button" onClick={props.onCancel}>
-          Cancel editing
-        </button>
-      </FormBox>
-    </div>
+    <EditBox
+      form={form}
+      title={`Edit domain ${d.domain}`}
+      submitLabel="Save domain"
+      onSubmit={save}
+      onCancel={props.onCancel}
+    >
+      <DomainFields form={form} edit />
+    </EditBox>
   );
 }

@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Plan, type Project, unwrap } from '../api';
 import type { Access } from '../app';
 import { type Entitlements, formatEntitlements, parseEntitlements } from '../entitlements';
 import {
   ConfirmButton,
+  EditBox,
   ErrorMessage,
   Field,
   type Form,
@@ -214,18 +215,15 @@ function EditPlan(props: {
     );
     props.onDone(`Plan ${saved.code} saved.`);
   };
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.querySelector<HTMLElement>('input')?.focus();
-  }, []);
   return (
-    <div ref={box}>
-      <FormBox form={form} title={`Edit plan ${p.code}`} submitLabel="Save plan" onSubmit={save}>
-        <PlanFields form={form} />
-        <button type="button" onClick={props.onCancel}>
-          Cancel editing
-        </button>
-      </FormBox>
-    </div>
+    <EditBox
+      form={form}
+      title={`Edit plan ${p.code}`}
+      submitLabel="Save plan"
+      onSubmit={save}
+      onCancel={props.onCancel}
+    >
+      <PlanFields form={form} />
+    </EditBox>
   );
 }
