@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { migrations } from '../../src/database/entities.js';
 import { PaymentEngine1764500000000 } from '../../src/database/migrations/1764500000000-PaymentEngine.js';
 import { PaymentGrace } from '../../src/payments/payment-grace.service.js';
 import { makeAccount, makeDomain, makeProject } from '../factories/index.js';
@@ -18,7 +16,8 @@ import {
   Payload,
   ProviderName,
 } from '../utils/payments.js';
-import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
+import { databaseBefore } from '../utils/upgrade.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
 
 const DAY_MS = 86_400_000;
 const PRODUCTS_INVALID =
@@ -794,22 +793,7 @@ describe('licenses that carry their own payment, purchases and the order of even
 
 describe('upgrading to purchases', () => {
   it('makes purchase rows from existing payment references and tells who revoked each license', async () => {
-    const db = await createTestDatabase();
-    const before = new DataSource({
-      ...dataSourceOptions(db.url),
-      migrations: migrations.filter((m) => m !== PaymentEngine1764500000000),
-    });
-    await before.initialize();
-    let t: TestApp | undefined;
-    try {
-      await before.runMigrations();
-      await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
-      const [user] = await before.query('SELECT id FROM users');
-      await before.query(
-        "INSERT INTO projects (user_id, name, slug, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', '{}', 'k', 'k')",
-        [user.id],
-      );
-      const [project] = await before.query('SELECT id FROM projects');
+    const db = await databaseBefore(PaymentEngine1764500000000, async (before, { user, project }) => {
       for (const provider of ['stripe', 'lemonsqueezy'])
         await before.query(
           "INSERT INTO payment_connectors (project_id, provider, signing_secret, token_hash, token_sealed, issue_licenses, is_active, created_at, updated_at) VALUES (?, ?, 's', ?, 't', 1, 1, '2026-01-01 00:00:00', '2026-01-01 00:00:00')",
@@ -842,9 +826,8 @@ describe('upgrading to purchases', () => {
         );
       await audit(await id('sub'), 'payment');
       await audit(await id('vendor'), 'api_key');
-    } finally {
-      await before.destroy();
-    }
+    });
+    let t: TestApp | undefined;
     try {
       t = await createTestApp({}, { databaseUrl: db.url });
       const licenses = await t.dataSource.query<
