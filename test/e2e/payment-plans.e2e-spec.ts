@@ -41,6 +41,15 @@ describe('plans from payments: connector products that grant a plan', () => {
       };
     return { project, basic: await plan('basic'), pro: await plan('pro') };
   }
+  /** A Stripe connector that issues licenses, price_1 granting plan basic and price_2 plan pro. */
+  const issuingConnector = (projectId: number) =>
+    makeConnector(t, key, projectId, 'stripe', {
+      issue_licenses: true,
+      products: [
+        { id: 'price_1', plan: 'basic' },
+        { id: 'price_2', plan: 'pro' },
+      ],
+    });
   const events = (projectId: number, type: string) => outboxData(t, projectId, type);
   const audits = async (projectId: number, action: string) =>
     t.dataSource.query<Array<{ actor_type: string }>>(
@@ -113,13 +122,7 @@ describe('plans from payments: connector products that grant a plan', () => {
   describe('paid events', () => {
     it('issues the license on the plan, then follows an upgrade once: audited with the payment actor', async () => {
       const { project, basic, pro } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
+      const connector = await issuingConnector(project.id);
       expect(await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0))).toBe(
         'applied',
       );
@@ -159,13 +162,7 @@ describe('plans from payments: connector products that grant a plan', () => {
 
     it('follows the items only when they change: a plan set by hand stays through a renewal', async () => {
       const { project, basic, pro } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
+      const connector = await issuingConnector(project.id);
       expect(
         await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0, onPrice('price_1'))),
       ).toBe('applied');
@@ -227,13 +224,7 @@ describe('plans from payments: connector products that grant a plan', () => {
 
     it('a plan renamed since the connector named it is left alone, with the reason in the event log', async () => {
       const { project, basic, pro } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
+      const connector = await issuingConnector(project.id);
       await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0));
       expectSuccess(await api().patch(`/project/${project.id}/plans/${pro.id}`, { code: 'pro-2' }));
       expect(
@@ -251,13 +242,7 @@ describe('plans from payments: connector products that grant a plan', () => {
 
     it('an unpaid event leaves the plan alone', async () => {
       const { project, basic } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
+      const connector = await issuingConnector(project.id);
       await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0));
       const pastDue = fixtureEvent('stripe', 'customer.subscription.updated', 1, (p) => {
         p.data.object.items.data[0].price = { id: 'price_2', product: 'prod_2' };
