@@ -379,7 +379,7 @@ export interface paths {
         put?: never;
         /**
          * Start a single sign-on
-         * @description Answers the identity provider’s authorization URL (code flow with PKCE, state and nonce; scopes openid email) and keeps what the callback checks in a sealed, HttpOnly cookie for 10 minutes.
+         * @description Answers the identity provider’s authorization URL (code flow with PKCE, state and nonce; scopes openid email) and keeps what the callback checks in a sealed, HttpOnly cookie for 10 minutes. A browser asks from PUBLIC_URL: the provider sends it back to PUBLIC_URL/console/, where that cookie must be.
          */
         post: operations["startSso"];
         delete?: never;
@@ -1540,15 +1540,20 @@ export interface components {
             to: string;
             totals: components["schemas"]["AnalyticsTotals"];
         };
-        /** @description The count of one bucket */
+        /** @description The count of one bucket; by license, also split into paid and unpaid */
         AnalyticsPoint: {
+            /** @description The answers of the bucket; with group_by=license, the checks answered (paid + unpaid) */
             count: number;
+            /** @description group_by=license only: of `count`, the checks answered paid; null on a day counted before paid answers were (docs/analytics.md) */
+            paid?: number | null;
             /**
              * Format: date-time
              * @description Start of the UTC bucket
              * @example 2026-11-24T00:00:00Z
              */
             t: string;
+            /** @description group_by=license only: of `count`, the checks answered unpaid (count - paid); null when `paid` is */
+            unpaid?: number | null;
         };
         /** @description One key of the grouping, with a point for every bucket (zeros included) */
         AnalyticsSeries: {
@@ -7140,6 +7145,25 @@ export interface operations {
                     "application/json": components["schemas"]["SuccessEnvelope"] & {
                         data: components["schemas"]["SsoStarted"];
                     };
+                };
+            };
+            /** @description Asked from a page at another address than PUBLIC_URL (its Origin header) */
+            400: {
+                headers: {
+                    /** @description The request id: echoed when the request sent a valid one, generated otherwise */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": null,
+                     *       "errors": null,
+                     *       "message": "Single sign-on works from https://licenses.example.com/console/ only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).",
+                     *       "status": "error"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description SSO is not configured */

@@ -7,6 +7,10 @@ export interface Bar {
   value: number;
   /** Where the table's row links to (a license's page). */
   href?: string;
+  /** The bar's parts, summing to `value`, in the order of RankChart's `parts` (paid, unpaid, …). */
+  parts?: number[];
+  /** The count as the table says it, when it says more than the number (what the parts are). */
+  text?: string;
 }
 
 export function BarChart({
@@ -194,20 +198,33 @@ export function StackedBarChart({
   );
 }
 
+/** A part of RankChart's bars: its name, and its colour (s0 paid, s1 unpaid, s2 refused, s3 muted). */
+export interface Part {
+  name: string;
+  tone: 's0' | 's1' | 's2' | 's3';
+}
+
 /**
  * Horizontal bars, largest first, each named beside it (a long name cut short: the table has it whole),
- * and a table (reasons, domains, countries).
+ * and a table (reasons, domains, countries). With `parts`, each bar is split into them, one colour per
+ * part (a legend names them) and the table saying each part in words: colour is never all there is.
  */
 export function RankChart({
   title,
   description,
   bars,
   labelHeading,
+  valueHeading = 'Count',
+  parts,
 }: {
   title: string;
   description: string;
   bars: Bar[];
   labelHeading: string;
+  /** The heading of the table's count column. */
+  valueHeading?: string;
+  /** The parts the bars are split into: their names, and their colour (as the stacked chart's series). */
+  parts?: Part[];
 }) {
   const id = useId();
   // Drawn at about the size it is shown (a column of the page), so that its labels stay readable.
@@ -233,15 +250,34 @@ export function RankChart({
                 b.label
               )}
             </text>
-            <rect
-              x={labelWidth}
-              y={i * row + 3}
-              width={(b.value / max) * (width - labelWidth - 40)}
-              height={row - 6}
-              class="bar"
-            >
-              <title>{`${b.label}: ${b.value}`}</title>
-            </rect>
+            {parts && b.parts ? (
+              b.parts.map((value, n) => {
+                const part = parts[n];
+                const x = labelWidth + (sumTo(b.parts ?? [], n) / max) * (width - labelWidth - 40);
+                return part && value ? (
+                  <rect
+                    key={part.name}
+                    x={x}
+                    y={i * row + 3}
+                    width={(value / max) * (width - labelWidth - 40)}
+                    height={row - 6}
+                    class={`bar ${part.tone}`}
+                  >
+                    <title>{`${b.label}: ${value} ${part.name.toLowerCase()}`}</title>
+                  </rect>
+                ) : null;
+              })
+            ) : (
+              <rect
+                x={labelWidth}
+                y={i * row + 3}
+                width={(b.value / max) * (width - labelWidth - 40)}
+                height={row - 6}
+                class="bar"
+              >
+                <title>{`${b.label}: ${b.value}`}</title>
+              </rect>
+            )}
             <text
               x={labelWidth + (b.value / max) * (width - labelWidth - 40) + 6}
               y={i * row + 15}
@@ -252,13 +288,22 @@ export function RankChart({
           </g>
         ))}
       </svg>
+      {parts ? (
+        <ul class="legend" aria-hidden="true">
+          {parts.map((part) => (
+            <li key={part.name}>
+              <span class={`swatch ${part.tone}`} /> {part.name}
+            </li>
+          ))}
+        </ul>
+      ) : null}
       <figcaption>
         <table>
           <caption class="visually-hidden">{title}</caption>
           <thead>
             <tr>
               <th scope="col">{labelHeading}</th>
-              <th scope="col">Count</th>
+              <th scope="col">{valueHeading}</th>
             </tr>
           </thead>
           <tbody>
@@ -273,7 +318,7 @@ export function RankChart({
                     b.label
                   )}
                 </th>
-                <td>{b.value}</td>
+                <td>{b.text ?? b.value}</td>
               </tr>
             ))}
           </tbody>
@@ -282,3 +327,6 @@ export function RankChart({
     </figure>
   );
 }
+
+/** The sum of the first `n` parts: where part `n` starts. */
+const sumTo = (parts: number[], n: number) => parts.slice(0, n).reduce((a, b) => a + b, 0);

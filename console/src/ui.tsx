@@ -67,6 +67,47 @@ export function MoreButton({
   );
 }
 
+/**
+ * A cursor list as a table: "Loading…" until the first page, `empty` when there is no row, else the
+ * rows under their column headings (and an Actions column with `actions`); then "Show more". `row`
+ * gives each item's <tr>.
+ */
+export function ListTable<T>(props: {
+  list: ReturnType<typeof useCursorList<T>>;
+  /** What the rows are, plural: "Loading plans…", "Show more plans". */
+  what: string;
+  empty: ComponentChildren;
+  caption: ComponentChildren;
+  columns: string[];
+  actions?: boolean;
+  row: (item: T) => JSX.Element;
+}) {
+  const { list } = props;
+  return (
+    <>
+      {list.loading && !list.data ? <Loading what={props.what} /> : null}
+      {list.data && list.data.data.length === 0 ? <p>{props.empty}</p> : null}
+      {list.data && list.data.data.length > 0 ? (
+        <table>
+          <caption>{props.caption}</caption>
+          <thead>
+            <tr>
+              {props.columns.map((column) => (
+                <th scope="col" key={column}>
+                  {column}
+                </th>
+              ))}
+              {props.actions ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody>{list.data.data.map(props.row)}</tbody>
+        </table>
+      ) : null}
+      <MoreButton list={list} what={props.what} />
+    </>
+  );
+}
+
 export const toFailure = (error: unknown): ApiFailure =>
   error instanceof ApiFailure
     ? error
@@ -268,6 +309,37 @@ export function FormBox<V extends Values>(props: {
         {props.submitLabel}
       </button>
     </form>
+  );
+}
+
+/** A FormBox that edits a row of the list above it: it takes the keyboard to its first field, and Cancel closes it. */
+export function EditBox<V extends Values>(props: {
+  form: Form<V>;
+  title: string;
+  submitLabel: string;
+  onSubmit: (values: V) => Promise<unknown>;
+  onCancel: () => void;
+  children: ComponentChildren;
+}) {
+  // The form opens below the list: the keyboard goes to its first field.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.querySelector<HTMLElement>('input')?.focus();
+  }, []);
+  return (
+    <div ref={box}>
+      <FormBox
+        form={props.form}
+        title={props.title}
+        submitLabel={props.submitLabel}
+        onSubmit={props.onSubmit}
+      >
+        {props.children}
+        <button type="button" onClick={props.onCancel}>
+          Cancel editing
+        </button>
+      </FormBox>
+    </div>
   );
 }
 

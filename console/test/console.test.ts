@@ -32,6 +32,8 @@ import { Activations } from '../../src/licenses/activations.js';
 import { UsageFlush } from '../../src/gate/usage-flush.js';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
 import { fixture, makeConnector, signatureHeaders } from '../../test/utils/payments.js';
+import { startOidcProvider, TestProvider } from '../../test/utils/oidc.js';
+import { freePort } from '../../test/utils/processes.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const AXE = readFileSync(join('node_modules', 'axe-core', 'axe.min.js'), 'utf8');
@@ -62,6 +64,8 @@ describe('the console in headless Chromium', () => {
   /** Every request of every page, and every script error: checked after each test. */
   let requests: string[] = [];
   let pageErrors: string[] = [];
+  /** Origins besides the service's the browser may go to (the SSO tests' service and identity provider). */
+  const otherOrigins: string[] = [];
 
   beforeAll(async () => {
     if (!existsSync('dist/console/index.html'))
@@ -92,7 +96,9 @@ describe('the console in headless Chromium', () => {
 
   afterEach(async () => {
     for (const context of opened.splice(0)) await context.close();
-    const elsewhere = requests.filter((url) => !url.startsWith(`${origin}/`));
+    const elsewhere = requests.filter(
+      (url) => ![origin, ...otherOrigins].some((allowed) => url.startsWith(`${allowed}/`)),
+    );
     requests = [];
     const errors = pageErrors;
     pageErrors = [];
@@ -105,7 +111,8 @@ describe('the console in headless Chromium', () => {
     await t?.close();
   });
 
-  async function open(clipboard = false): Promise<Opened> {
+  /** A new browser context on the console's sign-in page, at `base` (the service's origin by default). */
+  async function open(clipboard = false, base = origin): Promise<Opened> {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     opened.push(context);
     if (clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
@@ -117,7 +124,7 @@ describe('the console in headless Chromium', () => {
       if (message.type() === 'error' && !/Failed to load resource: the server responded/.test(message.text()))
         pageErrors.push(message.text());
     });
-    const answer = await page.goto(`${origin}/console/`);
+    const answer = await page.goto(`${base}/console/`);
     expect(answer?.status()).toBe(200);
     expect(answer?.headers()['content-security-policy']).toBe(CSP);
     return { page, context };
@@ -1028,9 +1035,19 @@ describe('the console in headless Chromium', () => {
 
   it('analytics: refusals by reason, top domains and countries, the last 24 hours by hour', async () => {
     const { project, domain, license } = await seed('Storefront');
+    const unpaid = await makeDomain(t, key, project.id as number, {
+      domain: `unpaid.${project.slug as string}.example.com`,
+      has_paid: false,
+    });
+    // With seed's check: 6 paid and 2 unpaid checks answered, and a refusal.
     for (const [host, country] of [
       [domain.domain as string, 'DE'],
       [domain.domain as string, 'FR'],
+      [domain.domain as string, 'NL'],
+      [domain.domain as string, 'NL'],
+      [domain.domain as string, 'NL'],
+      [unpaid.domain as string, 'NL'],
+      [unpaid.domain as string, 'NL'],
       ['elsewhere.example.net', 'DE'],
     ]) {
       await fetch(`${origin}/api/v1/project/has-paid`, {
@@ -1047,18 +1064,31 @@ describe('the console in headless Chromium', () => {
     const { page } = await open();
     await signIn(page, key);
     await page.goto(`${origin}/console/#/projects/${project.id}/analytics`);
-    await waitText(page.getByTestId('total-paid'), '3');
+    await waitText(page.getByTestId('total-paid'), '6');
+    await waitText(page.getByTestId('total-unpaid'), '2');
     await waitText(page.getByTestId('total-refused'), '1');
     const rows = async (name: string) =>
       (await page.getByRole('table', { name }).getByRole('row').allTextContents()).slice(1);
     expect(await rows('Refusals by reason')).toEqual(['domain_unregistered1']);
     // The refusal names no registered domain (docs/analytics.md).
-    expect(await rows('Top domains')).toEqual([`${domain.domain as string}3`, 'no registered domain1']);
+    expect(await rows('Top domains')).toEqual([
+      `${domain.domain as string}6`,
+      `${unpaid.domain as string}2`,
+      'no registered domain1',
+    ]);
     const countries = await rows('Top countries');
-    expect(countries[0]).toBe('DE2');
-    expect(countries.slice(1).sort()).toEqual(['FR1', 'unknown country1']);
-    // By license: the checks that passed (the refusal is not one), from the per-license daily counts.
-    expect(await rows('Top licenses')).toEqual([`${license.title as string}3`]);
+    expect(countries.slice(0, 2)).toEqual(['NL5', 'DE2']);
+    expect(countries.slice(2).sort()).toEqual(['FR1', 'unknown country1']);
+    // By license: the checks that passed (the refusal is not one), from the per-license daily counts,
+    // split in words into those answered paid and unpaid.
+    await page.getByRole('heading', { name: 'Top licenses: checks answered, paid and unpaid' }).waitFor();
+    const licenses = page.getByRole('table', { name: 'Top licenses' });
+    expect(await licenses.getByRole('columnheader').allTextContents()).toEqual([
+      'License',
+      'Checks answered',
+    ]);
+    expect(await rows('Top licenses')).toEqual([`${license.title as string}6 paid + 2 unpaid = 8 answered`]);
+    expect(await licenses.getByRole('cell').allTextContents()).toEqual(['6 paid + 2 unpaid = 8 answered']);
     await page.getByRole('img', { name: /^Refusals by reason/ }).waitFor();
     await page.getByRole('img', { name: /^Top licenses/ }).waitFor();
     await axe(page, 'analytics of a project');
@@ -1068,7 +1098,7 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('table', { name: 'Top licenses' }).getByRole('link').click();
     await heading(page, `License ${license.title as string}`);
     await page.goBack();
-    await waitText(page.getByTestId('total-paid'), '3');
+    await waitText(page.getByTestId('total-paid'), '6');
 
     await page.getByLabel('Range', { exact: true }).selectOption({ label: 'Last 24 hours, by hour' });
     const chart = page.getByRole('img', { name: /^Answers per hour by outcome, last 24 hours, by hour/ });
@@ -1077,7 +1107,7 @@ describe('the console in headless Chromium', () => {
     const hours = page.locator('details table tbody tr');
     expect(await hours.count()).toBe(24);
     const counts = await hours.locator('td').allTextContents();
-    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(4);
+    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(9);
     // Licenses are counted by day: by the hour they are not asked for (the API would answer 422).
     await page.getByText('Licenses are counted by day: choose the last 7 days to see them.').waitFor();
     expect(await page.getByRole('table', { name: 'Top licenses' }).count()).toBe(0);
@@ -1802,6 +1832,156 @@ describe('the console in headless Chromium', () => {
     await joiner.page.reload();
     await heading(joiner.page, 'Sign in to LicenseGate');
   }, 120_000);
+
+  /**
+   * Single sign-on through a real OpenID provider (test/utils/oidc-provider.mjs) in the browser: the
+   * console's button, the provider's login page, back to the console signed in. A service of its own:
+   * the provider sends the browser back to PUBLIC_URL/console/, which must be that service's address.
+   */
+  describe('single sign-on', () => {
+    let sso: TestApp;
+    let provider: TestProvider;
+    let ssoOrigin: string;
+    let ownerKey: string;
+
+    beforeAll(async () => {
+      provider = await startOidcProvider();
+      const port = await freePort();
+      ssoOrigin = `http://127.0.0.1:${port}`;
+      await provider.register(`${ssoOrigin}/console/`);
+      sso = await createTestApp(
+        {
+          ...provider.env,
+          PUBLIC_URL: ssoOrigin,
+          OIDC_ALLOWED_DOMAINS: 'allowed.test',
+          OIDC_DEFAULT_ROLE: 'developer',
+          THROTTLE_API_LIMIT: '100000',
+        },
+        { port },
+      );
+      // The first account: where an allowed domain's new people join.
+      ({ key: ownerKey } = await makeAccount(sso.app));
+      otherOrigins.push(ssoOrigin, provider.issuer);
+    }, 120_000);
+
+    afterAll(async () => {
+      otherOrigins.splice(0);
+      await sso?.close();
+      await provider?.close();
+    });
+
+    /**
+     * From the console's sign-in page to the provider's login page (its fields are required: both
+     * filled, or the browser does not submit), then back at the console, which finishes the sign-in.
+     */
+    async function ssoSignIn(page: Page, email: string): Promise<void> {
+      await page.getByRole('button', { name: 'Single sign-on (SSO)' }).click();
+      await heading(page, 'Sign in to the test identity provider');
+      expect(new URL(page.url()).origin).toBe(provider.issuer);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill('any password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((url) => url.origin === ssoOrigin);
+    }
+
+    it('an invited person signs in with SSO and sees what their role allows; next time without the login page', async () => {
+      const email = `invited-${uniqueToken()}@example.test`;
+      const invited = await sso
+        .http()
+        .post('/api/v1/members/invitations')
+        .set('X-API-KEY', ownerKey)
+        .send({ email, role: 'viewer' });
+      expect(invited.status).toBe(201);
+      const { page } = await open(false, ssoOrigin);
+      await heading(page, 'Sign in to LicenseGate');
+      await axe(page, 'sign-in with SSO');
+      await ssoSignIn(page, email);
+      await heading(page, 'Projects');
+      await expect(page.locator('header').textContent()).resolves.toContain(`${email} (viewer)`);
+      // The provider's code and state are taken out of the address bar.
+      expect(new URL(page.url()).search).toBe('');
+      expect(await writeControls(page)).toEqual([]);
+      expect(
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).count(),
+      ).toBe(0);
+      await axe(page, 'signed in with SSO');
+
+      // Signed out here, still signed in at the provider: SSO brings them straight back.
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await heading(page, 'Sign in to LicenseGate');
+      await page.getByRole('button', { name: 'Single sign-on (SSO)' }).click();
+      await heading(page, 'Projects');
+      await expect(page.locator('header').textContent()).resolves.toContain(`${email} (viewer)`);
+    }, 120_000);
+
+    it('a new person of an allowed domain joins with OIDC_DEFAULT_ROLE (developer)', async () => {
+      const email = `new-${uniqueToken()}@allowed.test`;
+      const { page } = await open(false, ssoOrigin);
+      await ssoSignIn(page, email);
+      await heading(page, 'Projects');
+      await expect(page.locator('header').textContent()).resolves.toContain(`${email} (developer)`);
+      await page.getByRole('button', { name: 'Create project' }).waitFor();
+      // Keys and people are an admin's.
+      expect(
+        await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).count(),
+      ).toBe(0);
+    }, 120_000);
+
+    it('a person with a password confirms it once to link SSO', async () => {
+      const PASSWORD = 'correct horse battery';
+      const member = await makeUser(sso.app, {
+        email: `pw-${uniqueToken()}@example.test`,
+        password: PASSWORD,
+      });
+      const { page } = await open(false, ssoOrigin);
+      await ssoSignIn(page, member.email);
+      await heading(page, 'Link single sign-on');
+      await axe(page, 'link single sign-on');
+      await page.getByLabel('Your password', { exact: true }).fill('not the password');
+      await page.getByRole('button', { name: 'Link and continue' }).click();
+      await waitText(page.getByRole('alert'), 'The email or password is incorrect.');
+      await page.getByLabel('Your password', { exact: true }).fill(PASSWORD);
+      await page.getByRole('button', { name: 'Link and continue' }).click();
+      await heading(page, 'Projects');
+      await expect(page.locator('header').textContent()).resolves.toContain(`${member.email} (`);
+    }, 120_000);
+
+    it('refuses an unknown email, and an unverified one, with the message on the sign-in page', async () => {
+      const stranger = `stranger-${uniqueToken()}@elsewhere.test`;
+      const { page } = await open(false, ssoOrigin);
+      await ssoSignIn(page, stranger);
+      await heading(page, 'Sign in to LicenseGate');
+      await waitText(
+        page.getByRole('alert'),
+        `No member has the email ${stranger}, and its domain is not admitted: ask an owner or admin of your account for an invitation.`,
+      );
+      expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+      await axe(page, 'SSO refused');
+
+      const other = await open(false, ssoOrigin);
+      await ssoSignIn(other.page, `unverified:someone-${uniqueToken()}@allowed.test`);
+      await waitText(
+        other.page.getByRole('alert'),
+        'Your identity provider has not verified your email address (email_verified), so it cannot sign you in.',
+      );
+    }, 120_000);
+
+    it('opened at another address than PUBLIC_URL (localhost for 127.0.0.1): says where SSO works, before the provider', async () => {
+      // The sign-in's cookie would stay with localhost while the provider sends the browser to
+      // 127.0.0.1, which would refuse the answer as another sign-in's after the whole round trip.
+      const elsewhere = ssoOrigin.replace('127.0.0.1', 'localhost');
+      otherOrigins.push(elsewhere);
+      const { page } = await open(false, elsewhere);
+      await page.getByRole('button', { name: 'Single sign-on (SSO)' }).click();
+      await waitText(
+        page.getByRole('alert'),
+        `Single sign-on works from ${ssoOrigin}/console/ only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).`,
+      );
+      expect(new URL(page.url()).origin).toBe(elsewhere);
+      expect(requests.filter((url) => url.startsWith(`${provider.issuer}/`))).toEqual([]);
+      await axe(page, 'SSO from another address');
+    }, 120_000);
+  });
 
   it('the checks can fail: axe finds a missing label, CSP refuses another origin, requests are recorded', async () => {
     const { page } = await open();

@@ -33,7 +33,8 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
 
 /**
  * Reads the runtime answers' analytics (docs/analytics.md): the counts of runtime_answers (or of
- * license_usage, by license) in UTC buckets, one series per key with a point for every bucket.
+ * license_usage, by license, split into paid and unpaid) in UTC buckets, one series per key with a
+ * point for every bucket.
  */
 @Injectable()
 export class AnalyticsService {
@@ -124,11 +125,13 @@ export class AnalyticsService {
     }
     const hasMore = keys.length > limit;
     keys = keys.slice(0, limit);
-    const rows: Array<{ t: string; k: unknown; n: unknown }> =
+    // By license, the paid answers too, and how many rows predate their counting (paid null: unknown).
+    const split = groupBy === 'license' ? ', SUM(paid) AS p, COUNT(*) - COUNT(paid) AS unknown' : '';
+    const rows: Array<{ t: string; k: unknown; n: unknown; p?: unknown; unknown?: unknown }> =
       open && keys.length === 0
         ? []
         : await this.dataSource.query(
-            `SELECT ${table.bucket} AS t, ${table.key} AS k, SUM(count) AS n FROM ${table.from}${open ? ` AND ${table.key} IN (${keys.map(() => '?').join(', ')})` : ''}
+            `SELECT ${table.bucket} AS t, ${table.key} AS k, SUM(count) AS n${split} FROM ${table.from}${open ? ` AND ${table.key} IN (${keys.map(() => '?').join(', ')})` : ''}
              GROUP BY ${table.bucket}, ${table.key}`,
             open ? [...table.params, ...keys] : table.params,
           );
@@ -140,6 +143,8 @@ export class AnalyticsService {
     const index = new Map<string, number>();
     for (let i = 0; i < buckets; i++) index.set(bucketKey(first + i * size), i);
     const counts = new Map<string | null, number[]>();
+    /** By license: the paid answers per bucket, null where some of the bucket's were not split. */
+    const paid = new Map<string | null, Array<number | null>>();
     const fixed: readonly string[] =
       groupBy === 'outcome' ? OUTCOMES : groupBy === 'reason' ? REFUSAL_REASONS : [];
     for (const key of fixed) counts.set(key, new Array<number>(buckets).fill(0));
@@ -151,18 +156,31 @@ export class AnalyticsService {
       if (!points) {
         points = new Array<number>(buckets).fill(0);
         counts.set(key, points);
+        if (split) paid.set(key, new Array<number | null>(buckets).fill(0));
       }
       points[at] += Number(row.n);
+      const paidPoints = paid.get(key);
+      if (paidPoints) paidPoints[at] = Number(row.unknown) > 0 ? null : Number(row.p ?? 0);
     }
     const sum = (points: number[]) => points.reduce((a, b) => a + b, 0);
     let entries = [...counts];
     // Open-ended keys: the busiest first.
     if (fixed.length === 0)
       entries = entries.sort(([ka, a], [kb, b]) => sum(b) - sum(a) || String(ka).localeCompare(String(kb)));
-    const series: AnalyticsSeriesResponse[] = entries.map(([key, points]) => ({
-      key,
-      points: points.map((count, i) => ({ t: iso(first + i * size), count })),
-    }));
+    const series: AnalyticsSeriesResponse[] = entries.map(([key, points]) => {
+      const paidPoints = paid.get(key);
+      return {
+        key,
+        points: points.map((count, i) => {
+          const t = iso(first + i * size);
+          if (!paidPoints) return { t, count };
+          const p = paidPoints[i];
+          return p === null
+            ? { t, count, paid: null, unpaid: null }
+            : { t, count, paid: p, unpaid: count - p };
+        }),
+      };
+    });
     const totals = { paid: 0, unpaid: 0, refused: 0 };
     for (const row of totalsRows)
       if (row.outcome in totals) totals[row.outcome as keyof typeof totals] = Number(row.n);

@@ -255,43 +255,11 @@ export class MembersService {
         .where('id = :id AND accepted_at IS NULL AND revoked_at IS NULL', { id: invitation.id })
         .execute();
       if (!used.affected) throw new ApiError(HttpStatus.CONFLICT, INVITATION_USED);
-      const userId =
-        existing?.id ??
-        ((
-          await m.insert(UserEntity, {
-            email: invitation.email,
-            name: null,
-            max_projects: null,
-            can_create_licenses: true,
-            webhooks_enabled: true,
-            license_defaults: null,
-            password_hash,
-          })
-        ).identifiers[0].id as number);
+      const userId = existing?.id ?? (await this.newUser(m, invitation.email, password_hash));
       if (await m.existsBy(MembershipEntity, { account_id: account.id, user_id: userId }))
         throw new ApiError(HttpStatus.CONFLICT, ALREADY_MEMBER);
       await m.update(InvitationEntity, { id: invitation.id }, { accepted_by_user_id: userId });
-      const inserted = await m.insert(MembershipEntity, {
-        account_id: account.id,
-        user_id: userId,
-        role: invitation.role,
-        project_ids: invitation.project_ids,
-        version: 1,
-      });
-      const membership = await m.findOneByOrFail(MembershipEntity, {
-        id: inserted.identifiers[0].id as number,
-      });
-      await this.asUser(userId, () =>
-        this.audits.record(
-          m,
-          { owner_id: account.holder_user_id, project_id: null },
-          {
-            action: 'member.joined',
-            before: null,
-            after: membership,
-          },
-        ),
-      );
+      const membership = await this.addMember(m, account, userId, invitation.role, invitation.project_ids);
       return { user: await m.findOneByOrFail(UserEntity, { id: userId }), membership };
     });
   }
@@ -301,40 +269,8 @@ export class MembersService {
     const account = await this.invitations.manager.findOneByOrFail(AccountEntity, { id: accountId });
     return this.unit.run(async (m) => {
       const existing = await m.findOneBy(UserEntity, { email });
-      const userId =
-        existing?.id ??
-        ((
-          await m.insert(UserEntity, {
-            email,
-            name: null,
-            max_projects: null,
-            can_create_licenses: true,
-            webhooks_enabled: true,
-            license_defaults: null,
-            password_hash: null,
-          })
-        ).identifiers[0].id as number);
-      const inserted = await m.insert(MembershipEntity, {
-        account_id: account.id,
-        user_id: userId,
-        role,
-        project_ids: null,
-        version: 1,
-      });
-      const membership = await m.findOneByOrFail(MembershipEntity, {
-        id: inserted.identifiers[0].id as number,
-      });
-      await this.asUser(userId, () =>
-        this.audits.record(
-          m,
-          { owner_id: account.holder_user_id, project_id: null },
-          {
-            action: 'member.joined',
-            before: null,
-            after: membership,
-          },
-        ),
-      );
+      const userId = existing?.id ?? (await this.newUser(m, email, null));
+      await this.addMember(m, account, userId, role, null);
       return m.findOneByOrFail(UserEntity, { id: userId });
     });
   }
@@ -405,6 +341,48 @@ export class MembersService {
       }
       return { result: null, audit: [{ action: 'member.removed' as const, before, after: null }, ...audit] };
     });
+  }
+
+  /** A new user who joins by invitation or SSO: `password_hash` null for SSO. */
+  private async newUser(m: EntityManager, email: string, password_hash: string | null): Promise<number> {
+    const inserted = await m.insert(UserEntity, {
+      email,
+      name: null,
+      max_projects: null,
+      can_create_licenses: true,
+      webhooks_enabled: true,
+      license_defaults: null,
+      password_hash,
+    });
+    return inserted.identifiers[0].id as number;
+  }
+
+  /** The user's membership of the account, audited as member.joined by the new member themselves. */
+  private async addMember(
+    m: EntityManager,
+    account: AccountEntity,
+    userId: number,
+    role: Role,
+    project_ids: number[] | null,
+  ): Promise<MembershipEntity> {
+    const inserted = await m.insert(MembershipEntity, {
+      account_id: account.id,
+      user_id: userId,
+      role,
+      project_ids,
+      version: 1,
+    });
+    const membership = await m.findOneByOrFail(MembershipEntity, {
+      id: inserted.identifiers[0].id as number,
+    });
+    await this.asUser(userId, () =>
+      this.audits.record(
+        m,
+        { owner_id: account.holder_user_id, project_id: null },
+        { action: 'member.joined', before: null, after: membership },
+      ),
+    );
+    return membership;
   }
 
   private async assertNotLastOwner(m: EntityManager, accountId: number, membershipId: number): Promise<void> {

@@ -20,6 +20,7 @@ import {
   SSO_PENDING_MS,
   SSO_UNREACHABLE,
   SsoService,
+  ssoWrongAddress,
 } from './sso.service.js';
 import type { UserEntity } from './user.entity.js';
 
@@ -88,16 +89,22 @@ export class SsoController {
     operationId: 'startSso',
     description:
       'Answers the identity provider’s authorization URL (code flow with PKCE, state and nonce; scopes openid email) ' +
-      'and keeps what the callback checks in a sealed, HttpOnly cookie for 10 minutes.',
+      'and keeps what the callback checks in a sealed, HttpOnly cookie for 10 minutes. A browser asks from ' +
+      'PUBLIC_URL: the provider sends it back to PUBLIC_URL/console/, where that cookie must be.',
   })
   @ApiEnvelope(SsoStartedResponse)
   @ApiErrors(
+    {
+      status: 400,
+      description: 'Asked from a page at another address than PUBLIC_URL (its Origin header)',
+      message: ssoWrongAddress('https://licenses.example.com/console/'),
+    },
     { status: 404, description: 'SSO is not configured', message: SSO_NOT_CONFIGURED },
     { status: 429, description: 'Rate limited' },
     { status: 502, description: 'The identity provider could not be reached', message: SSO_UNREACHABLE },
   )
-  async start(@Res({ passthrough: true }) res: Response): Promise<SsoStartedResponse> {
-    const { url, cookie } = await this.sso.start();
+  async start(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SsoStartedResponse> {
+    const { url, cookie } = await this.sso.start(req.headers.origin);
     res.cookie(SSO_COOKIE, cookie, this.cookieOptions(SSO_PENDING_MS));
     return { authorization_url: url };
   }

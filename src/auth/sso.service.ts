@@ -30,6 +30,8 @@ export const SSO_EMAIL_UNVERIFIED =
   'Your identity provider has not verified your email address (email_verified), so it cannot sign you in.';
 export const ssoUnknownEmail = (email: string) =>
   `No member has the email ${email}, and its domain is not admitted: ask an owner or admin of your account for an invitation.`;
+export const ssoWrongAddress = (redirectUri: string) =>
+  `Single sign-on works from ${redirectUri} only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).`;
 export const SSO_LINK_EXPIRED = 'This single sign-on has expired: sign in with SSO again.';
 
 /** openid-client counts its timeout in seconds; OIDC_TIMEOUT_MS is in milliseconds. */
@@ -120,8 +122,18 @@ export class SsoService {
     return this.discovered;
   }
 
-  /** The provider's URL to send the browser to, and the sealed cookie that remembers this sign-in. */
-  async start(): Promise<{ url: string; cookie: string }> {
+  /**
+   * The provider's URL to send the browser to, and the sealed cookie that remembers this sign-in.
+   * `origin` is the page's that asks (a browser's Origin header). The cookie stays with that origin's
+   * host while the provider sends the browser back to PUBLIC_URL: from any other address (127.0.0.1
+   * for localhost, a LAN address) the callback would arrive without it and be refused as another
+   * sign-in's, after the round trip. Refused here instead, saying where SSO works (before asking the
+   * provider anything).
+   */
+  async start(origin?: string): Promise<{ url: string; cookie: string }> {
+    if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
+    if (origin !== undefined && origin !== new URL(this.redirectUri).origin)
+      throw new ApiError(HttpStatus.BAD_REQUEST, ssoWrongAddress(this.redirectUri));
     const configuration = await this.configuration();
     const pending: Pending = {
       state: oidc.randomState(),

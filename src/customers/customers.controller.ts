@@ -1,19 +1,18 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { Body, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
-import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
+import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
-  DATABASE_AWAY,
   FORBIDDEN,
 } from '../common/openapi/decorators.js';
 import { CursorPage } from '../database/pagination.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CustomerListQueryDto } from './dto/customer-list-query.dto.js';
 import { CreateCustomerDto, UpdateCustomerDto } from './dto/customer.dto.js';
@@ -27,12 +26,7 @@ const NOT_IN_PROJECT = {
 };
 
 /** The buyers of a project (docs/payments.md#customers): the access rules of licenses. */
-@ApiTags('customers')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/customers')
+@ProjectController('customers')
 export class CustomersController {
   constructor(
     private readonly projects: ProjectsService,
@@ -46,9 +40,7 @@ export class CustomersController {
     description:
       'Newest first, narrowed by `email` (exact, any case) and `q` (prefix of the email or the name); cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(CustomerResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(CustomerResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -27,6 +27,7 @@ import { LicenseBilling1764450000000 } from './migrations/1764450000000-LicenseB
 import { PaymentEngine1764500000000 } from './migrations/1764500000000-PaymentEngine.js';
 import { CustomerPortal1764650000000 } from './migrations/1764650000000-CustomerPortal.js';
 import { PaymentEventPayload1764700000000 } from './migrations/1764700000000-PaymentEventPayload.js';
+import { LicenseUsagePaid1764750000000 } from './migrations/1764750000000-LicenseUsagePaid.js';
 import { PortalLinkEntity, PortalSessionEntity } from '../portal/portal.entity.js';
 import { Plans1764600000000 } from './migrations/1764600000000-Plans.js';
 import { PlanEntity } from '../plans/plan.entity.js';
@@ -87,4 +88,5 @@ export const migrations = [
   Plans1764600000000,
   CustomerPortal1764650000000,
   PaymentEventPayload1764700000000,
+  LicenseUsagePaid1764750000000,
 ];

@@ -1,31 +1,25 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { Body, Delete, Get, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
-  DATABASE_AWAY,
   FORBIDDEN,
 } from '../common/openapi/decorators.js';
-import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
+import { CachedRead } from '../common/cache/read-cache.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { DomainEntity } from './domain.entity.js';
 import { DomainsService } from './domains.service.js';
 import { CreateDomainDto, UpdateDomainDto } from './dto/domain.dto.js';
 import { DomainResponse } from './dto/domain.response.js';
 
-@ApiTags('domains')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/domains')
+@ProjectController('domains')
 export class DomainsController {
   constructor(
     private readonly projects: ProjectsService,
@@ -39,9 +33,7 @@ export class DomainsController {
     summary: "List a project's domains",
     description: 'Oldest first; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(50)
-  @ApiEnvelope(DomainResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(DomainResponse, 50)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

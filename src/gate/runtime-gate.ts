@@ -265,10 +265,15 @@ export class RuntimeGate {
     });
   }
 
-  /** max_usage_per_day (past it: 429 until midnight UTC), then the answer. */
+  /**
+   * max_usage_per_day (past it: 429 until midnight UTC), then the answer. The answer is decided first
+   * (it reads only flags in memory) so that the use taken counts whether it was paid, in the same
+   * statement or Map increment.
+   */
   private daily(entry: Admitted, call: RuntimeCall, place: Place | null, now: number): MaybePromise<Verdict> {
     const { license, project } = entry;
-    return andThen(this.usage.takeUsage(license, project), (usage): Verdict => {
+    const answered = this.answer(entry, call, place, now);
+    return andThen(this.usage.takeUsage(license, project, answered.verdict === 'paid'), (usage): Verdict => {
       if (usage === 'refused')
         return {
           verdict: 'refused',
@@ -279,7 +284,7 @@ export class RuntimeGate {
           projectId: project.id,
           domainId: place?.domainId ?? null,
         };
-      return this.answer(entry, call, place, now);
+      return answered;
     });
   }
 

@@ -31,17 +31,22 @@ export class UsageCounter {
    * Takes one use of today's allowance: 'ok', 'last' when this call took the last one, or 'refused'
    * when the license is at its max_usage_per_day for this UTC day. The statement that takes the last
    * use commits together with the license.usage_limit_reached event. Without a limit the call is
-   * counted in memory (written once a second) and always allowed, at once.
+   * counted in memory (written once a second) and always allowed, at once. `paid`: the answer the use
+   * is for, counted in the same statement (the analytics' paid/unpaid split by license).
    */
-  takeUsage(license: UsageLicense, project: ProjectEntity): MaybePromise<'ok' | 'last' | 'refused'> {
+  takeUsage(
+    license: UsageLicense,
+    project: ProjectEntity,
+    paid: boolean,
+  ): MaybePromise<'ok' | 'last' | 'refused'> {
     const day = utcDay();
     const max = license.max_usage_per_day;
     if (max === null) {
-      this.flushed.add(license.id, day);
+      this.flushed.add(license.id, day, paid);
       return 'ok';
     }
     if (max <= 0) return 'refused';
-    return this.takeLimited(license, project, day, max);
+    return this.takeLimited(license, project, day, max, paid ? 1 : 0);
   }
 
   /** A use of a license with a daily limit: conditional statements in the database. */
@@ -50,6 +55,7 @@ export class UsageCounter {
     project: ProjectEntity,
     day: string,
     max: number,
+    paid: 0 | 1,
   ): Promise<'ok' | 'last' | 'refused'> {
     const event = { license_id: license.id, project_id: project.id, max_usage_per_day: max, day };
     const run = (sql: string, params: unknown[]) => affectedRows(this.dataSource, sql, params);
@@ -68,30 +74,30 @@ export class UsageCounter {
     const bump = async (): Promise<'ok' | 'last' | null> => {
       if (
         (await run(
-          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count < ?',
-          [license.id, day, max - 1],
+          'UPDATE license_usage SET count = count + 1, paid = paid + ? WHERE license_id = ? AND day = ? AND count < ?',
+          [paid, license.id, day, max - 1],
         )) > 0
       ) {
         return 'ok';
       }
       if (
         await takeLast(
-          'UPDATE license_usage SET count = count + 1 WHERE license_id = ? AND day = ? AND count = ?',
-          [license.id, day, max - 1],
+          'UPDATE license_usage SET count = count + 1, paid = paid + ? WHERE license_id = ? AND day = ? AND count = ?',
+          [paid, license.id, day, max - 1],
         )
       ) {
         return 'last';
       }
       return null;
     };
-    const insert = 'INSERT INTO license_usage (license_id, day, count) VALUES (?, ?, 1)';
+    const insert = 'INSERT INTO license_usage (license_id, day, count, paid) VALUES (?, ?, 1, ?)';
     return retrying(async () => {
       const taken = await bump();
       if (taken) return taken;
       // No row yet, or the row is at the limit: the insert tells which.
       try {
-        if (max === 1) return (await takeLast(insert, [license.id, day])) ? 'last' : 'refused';
-        await run(insert, [license.id, day]);
+        if (max === 1) return (await takeLast(insert, [license.id, day, paid])) ? 'last' : 'refused';
+        await run(insert, [license.id, day, paid]);
         return 'ok';
       } catch (error) {
         // The row exists: at the limit, unless another call inserted it just now. One more try settles it.

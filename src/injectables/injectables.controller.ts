@@ -1,32 +1,19 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Param,
-  Post,
-  Put,
-  Query,
-  UploadedFile,
-  UseInterceptors,
-} from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { Body, Delete, Get, Param, Post, Put, Query, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodies,
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
-  DATABASE_AWAY,
   FORBIDDEN,
 } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
-import { ProjectResource } from '../common/cache/read-cache.js';
 import { UploadInterceptor } from '../common/http/upload.interceptor.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
   CreateInjectableDto,
@@ -39,12 +26,7 @@ import {
 import { InjectableListItemResponse, InjectableResponse } from './dto/injectable.response.js';
 import { InjectableListItem, InjectablesService, UploadedPayload } from './injectables.service.js';
 
-@ApiTags('injectables')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/injectables')
+@ProjectController('injectables')
 export class InjectablesController {
   constructor(
     private readonly projects: ProjectsService,
@@ -57,9 +39,7 @@ export class InjectablesController {
     description:
       'Latest first. Items carry no payload (no `content` or `encrypted_content`): read one injectable for it.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(InjectableListItemResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(InjectableListItemResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -5,7 +5,7 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ProjectResource } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -48,9 +48,7 @@ export class ActivationsController {
     description:
       'Oldest first. Each is a (registered domain, host) the license has been used from; last_seen_at is within a minute of the last use.',
   })
-  @ApiCursorQuery(50)
-  @ApiEnvelope(ActivationResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(ActivationResponse, 50)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -13,6 +13,10 @@ export class LicenseUsageEntity {
 
   @Column({ type: 'integer' })
   count: number;
+
+  /** Of `count`, the checks answered paid; null on days counted before paid answers were (unknown). */
+  @Column({ type: 'integer', nullable: true })
+  paid: number | null;
 }
 
 /**

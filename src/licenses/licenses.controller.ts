@@ -1,19 +1,18 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { Body, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import { ApiExtraModels, ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
-  DATABASE_AWAY,
   FORBIDDEN,
 } from '../common/openapi/decorators.js';
 import { CursorPage } from '../database/pagination.js';
-import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
+import { CachedRead } from '../common/cache/read-cache.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreateLicenseDto, UpdateLicenseDto } from './dto/license.dto.js';
 import { LicenseListQueryDto } from './dto/license-list-query.dto.js';
@@ -21,13 +20,8 @@ import { LicenseMeterResponse, LicenseResponse, LicenseUsageResponse } from './d
 import { LicenseEntity } from './license.entity.js';
 import { LicensesService } from './licenses.service.js';
 
-@ApiTags('licenses')
 @ApiExtraModels(LicenseMeterResponse)
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/licenses')
+@ProjectController('licenses')
 export class LicensesController {
   constructor(
     private readonly projects: ProjectsService,
@@ -42,9 +36,7 @@ export class LicensesController {
     description:
       'Latest first, narrowed by `q` (key prefix or title), `status` and `customer_id`; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(LicenseResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(LicenseResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

@@ -1,20 +1,19 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, HttpCode, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiOperation } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
-import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
+import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
-  DATABASE_AWAY,
   FORBIDDEN,
 } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
   CreatePaymentConnectorDto,
@@ -39,12 +38,7 @@ const NOT_IN_PROJECT = {
 };
 
 /** Payment connectors (docs/payments.md): the same access rules as licenses. */
-@ApiTags('payment-connectors')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/payment-connectors')
+@ProjectController('payment-connectors')
 export class PaymentConnectorsController {
   constructor(
     private readonly projects: ProjectsService,
@@ -58,9 +52,7 @@ export class PaymentConnectorsController {
     summary: "List a project's payment connectors",
     description: 'Latest first; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(PaymentConnectorResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(PaymentConnectorResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,
@@ -150,9 +142,8 @@ export class PaymentConnectorsController {
     description: 'Latest first: what each event did, or why it changed nothing.',
   })
   @ApiIdParam('connector', 'Payment connector id')
-  @ApiCursorQuery(20)
-  @ApiEnvelope(PaymentEventResponse, { cursor: true })
-  @ApiErrors(422, NOT_IN_PROJECT)
+  @ApiCursorList(PaymentEventResponse, 20)
+  @ApiErrors(NOT_IN_PROJECT)
   async events(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

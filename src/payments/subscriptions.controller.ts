@@ -1,29 +1,18 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { Get, Param, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
-import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
+import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import {
-  ApiCursorQuery,
-  ApiEnvelope,
-  ApiErrors,
-  ApiIdParam,
-  DATABASE_AWAY,
-} from '../common/openapi/decorators.js';
+import { ApiCursorList, ApiEnvelope, ApiErrors, ApiIdParam } from '../common/openapi/decorators.js';
 import { CursorPage } from '../database/pagination.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { SubscriptionListQueryDto } from './dto/subscription-list-query.dto.js';
 import { SubscriptionDetailResponse, SubscriptionResponse } from './dto/subscription.response.js';
 import { SubscriptionItem, SubscriptionsService } from './subscriptions.service.js';
 
 /** What the providers sold (docs/payments.md#subscriptions): read-only, the access rules of licenses. */
-@ApiTags('subscriptions')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/subscriptions')
+@ProjectController('subscriptions')
 export class SubscriptionsController {
   constructor(
     private readonly projects: ProjectsService,
@@ -37,9 +26,7 @@ export class SubscriptionsController {
     description:
       'One row per purchase, newest first, narrowed by `status`, `customer_id` and `connector_id`; written by the payment connectors only (other methods → 405).',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(SubscriptionResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(SubscriptionResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

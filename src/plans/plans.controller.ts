@@ -1,19 +1,18 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { Body, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
-import { CachedRead, ProjectResource } from '../common/cache/read-cache.js';
+import { CachedRead } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
-  DATABASE_AWAY,
   FORBIDDEN,
 } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto } from '../database/pagination.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreatePlanDto, UpdatePlanDto } from './dto/plan.dto.js';
 import { PlanResponse } from './dto/plan.response.js';
@@ -27,12 +26,7 @@ const CODE_TAKEN = {
   message: 'The code "pro" is already taken by another plan of this project.',
 };
 
-@ApiTags('plans')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/plans')
+@ProjectController('plans')
 export class PlansController {
   constructor(
     private readonly projects: ProjectsService,
@@ -45,9 +39,7 @@ export class PlansController {
     summary: "List a project's plans",
     description: 'Oldest first; cached per API key, invalidated by every write to the project.',
   })
-  @ApiCursorQuery(50)
-  @ApiEnvelope(PlanResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(PlanResponse, 50)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

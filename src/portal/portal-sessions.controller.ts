@@ -1,28 +1,15 @@
-import { Body, Controller, Param, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
+import { Body, Param, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
-import { ProjectResource } from '../common/cache/read-cache.js';
 import { IdPipe } from '../common/http/id.pipe.js';
-import {
-  ApiBodyErrors,
-  ApiEnvelope,
-  ApiErrors,
-  ApiIdParam,
-  DATABASE_AWAY,
-  FORBIDDEN,
-} from '../common/openapi/decorators.js';
+import { ApiBodyErrors, ApiEnvelope, FORBIDDEN } from '../common/openapi/decorators.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { CreatePortalSessionDto, PortalLinkResponse } from './dto/portal.dto.js';
 import { PortalService } from './portal.service.js';
 
 /** The vendor's server opens the customer portal for a buyer (docs/portal.md), as it would a billing portal. */
-@ApiTags('portal')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/portal-sessions')
+@ProjectController('portal-sessions', 'portal')
 export class PortalSessionsController {
   constructor(
     private readonly projects: ProjectsService,

@@ -19,7 +19,7 @@ import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
   ApiBodyErrors,
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   ApiIdParam,
@@ -67,9 +67,7 @@ export class ProjectsController {
     summary: "List the caller's projects",
     description: 'Latest first; a project-scoped key sees its one project.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(ProjectResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(ProjectResponse, 20)
   list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Query() query: CursorQueryDto,

@@ -1,23 +1,21 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
-import { ApiKeyAuth } from '../auth/api-key.guard.js';
 import { ApiPrincipal, CurrentPrincipal } from '../auth/principal.js';
 import { ApiError, notFound } from '../common/http/errors.js';
 import { IdPipe } from '../common/http/id.pipe.js';
 import {
-  ApiCursorQuery,
+  ApiCursorList,
   ApiEnvelope,
   ApiErrors,
   FORBIDDEN,
   ApiIdParam,
-  DATABASE_AWAY,
 } from '../common/openapi/decorators.js';
 import { CursorPage, CursorQueryDto, Cursors } from '../database/pagination.js';
-import { ProjectResource } from '../common/cache/read-cache.js';
 import { Clock } from '../common/time.js';
 import { ProjectChanges } from '../project-changes/project-changes.service.js';
+import { ProjectController } from '../projects/project-controller.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import {
   WebhookDeliveryResponse,
@@ -28,12 +26,7 @@ import { WebhookOutbox } from './webhook-outbox.service.js';
 
 const BEING_ATTEMPTED = 'The delivery is being attempted right now; try again in a moment.';
 
-@ApiTags('webhooks')
-@ApiKeyAuth()
-@ApiIdParam('project', 'Project id')
-@ApiErrors(404, 500, DATABASE_AWAY)
-@ProjectResource()
-@Controller('project/:project/webhook-deliveries')
+@ProjectController('webhook-deliveries', 'webhooks')
 export class WebhooksController {
   constructor(
     private readonly projects: ProjectsService,
@@ -51,9 +44,7 @@ export class WebhooksController {
     summary: "List a project's webhook deliveries",
     description: 'The outbox, latest first, each delivery with every attempt.',
   })
-  @ApiCursorQuery(20)
-  @ApiEnvelope(WebhookDeliveryWithAttemptsResponse, { cursor: true })
-  @ApiErrors(422)
+  @ApiCursorList(WebhookDeliveryWithAttemptsResponse, 20)
   async list(
     @CurrentPrincipal() principal: ApiPrincipal,
     @Param('project', IdPipe) projectId: number,

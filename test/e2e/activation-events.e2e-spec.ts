@@ -5,6 +5,7 @@ import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '
 import { apiAs } from '../utils/api.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { ManualClock } from '../utils/clock.js';
+import { outboxCount } from '../utils/outbox.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { sleep, waitFor } from '../utils/wait.js';
 import { startReceiver } from '../utils/webhook-receiver.js';
@@ -55,19 +56,7 @@ describe('activation and lifecycle webhooks', () => {
     return { rx, key, project, domain, license: l, uuid: l.uuid as string };
   }
   const api = (key: string) => apiAs(t, key);
-  /**
-   * How many events of `type` the outbox holds for a project. A write commits its events before it
-   * answers, so "and nothing more" is read here rather than waited for at the receiver.
-   */
-  const outboxCount = async (projectId: number, type: string) =>
-    Number(
-      (
-        await t.dataSource.query<Array<{ n: number | string }>>(
-          'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE project_id = ? AND type = ?',
-          [projectId, type],
-        )
-      )[0].n,
-    );
+  const outbox = (projectId: number, type: string) => outboxCount(t, projectId, type);
   /**
    * The expiry notices the outbox holds for a license, oldest first: once tick() has returned, every
    * notice it claimed is here, so "nothing more" needs no wait for the receiver.
@@ -114,7 +103,7 @@ describe('activation and lifecycle webhooks', () => {
           .set('X-Service-Domain', domain),
       ),
     ).toEqual({ deactivated: 0 });
-    expect(await outboxCount(project.id, 'license.deactivated')).toBe(2);
+    expect(await outbox(project.id, 'license.deactivated')).toBe(2);
     expect(rx.of('license.deactivated')).toHaveLength(2);
     expect(rx.problems()).toEqual([]);
   });
@@ -179,7 +168,7 @@ describe('activation and lifecycle webhooks', () => {
         (a: any) => a.domain,
       ),
     ).toEqual([moved]);
-    expect(await outboxCount(project.id, 'license.deactivated')).toBe(3);
+    expect(await outbox(project.id, 'license.deactivated')).toBe(3);
     expect(rx.of('license.deactivated')).toHaveLength(3);
     expect(rx.problems()).toEqual([]);
   });
@@ -228,11 +217,7 @@ describe('activation and lifecycle webhooks', () => {
         },
       ]),
     );
-    const rows = await t.dataSource.query(
-      'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE project_id = ? AND type = ?',
-      [project.id, 'license.domain_limit_reached'],
-    );
-    expect(Number(rows[0].n)).toBe(2);
+    expect(await outbox(project.id, 'license.domain_limit_reached')).toBe(2);
     expect(rx.problems()).toEqual([]);
   });
 
@@ -268,7 +253,7 @@ describe('activation and lifecycle webhooks', () => {
     expect(rx.of('license.activation_cap_reached').map((e) => e.data)).toEqual([
       { license_id: license.id, project_id: project.id, max_activations: 1000, domain, host: hosts[999] },
     ]);
-    expect(await outboxCount(project.id, 'license.activation_cap_reached')).toBe(1);
+    expect(await outbox(project.id, 'license.activation_cap_reached')).toBe(1);
     // Freeing an activation frees a slot for the next new host.
     const first = report.activations[0];
     expectSuccess(

@@ -1,9 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Response } from 'supertest';
-import { DataSource } from 'typeorm';
 import { ProjectGenerations } from '../../src/common/cache/generations.js';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { migrations } from '../../src/database/entities.js';
 import { Activations1732000000006 } from '../../src/database/migrations/1732000000006-Activations.js';
 import {
   makeAccount,
@@ -15,7 +12,8 @@ import {
 } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
+import { databaseBefore } from '../utils/upgrade.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const ACTIVATION_KEYS = ['id', 'license_id', 'domain', 'host', 'first_seen_at', 'last_seen_at'].sort();
@@ -542,22 +540,7 @@ describe('activations with SELF_DEACTIVATIONS_PER_DAY set', () => {
 
 describe('upgrading to activations', () => {
   it('keeps existing activations (first_seen_at from created_at, last_seen_at the same) and announces no expiry that had already passed', async () => {
-    const db = await createTestDatabase();
-    const before = new DataSource({
-      ...dataSourceOptions(db.url),
-      migrations: migrations.filter((m) => m !== Activations1732000000006),
-    });
-    await before.initialize();
-    let t: TestApp | undefined;
-    try {
-      await before.runMigrations();
-      await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
-      const [user] = await before.query('SELECT id FROM users');
-      await before.query(
-        "INSERT INTO projects (user_id, name, slug, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', '{}', 'k', 'k')",
-        [user.id],
-      );
-      const [project] = await before.query('SELECT id FROM projects');
+    const db = await databaseBefore(Activations1732000000006, async (before, { user, project }) => {
       const license = (title: string, expires: string | null) =>
         before.query(
           'INSERT INTO licenses (project_id, user_id, uuid, uuid_hash, title, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
@@ -571,9 +554,8 @@ describe('upgrading to activations', () => {
         "INSERT INTO license_activations (license_id, domain, host, created_at) VALUES (?, 'old.example', '', '2024-05-06 07:08:09')",
         [expired.id],
       );
-    } finally {
-      await before.destroy();
-    }
+    });
+    let t: TestApp | undefined;
     try {
       t = await createTestApp({}, { databaseUrl: db.url });
       // SQLite answers 'YYYY-MM-DD HH:MM:SS' (UTC), MySQL/MariaDB a Date.

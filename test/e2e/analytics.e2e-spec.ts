@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
+import { DataSource } from 'typeorm';
 import { AnalyticsCounts, hourKey } from '../../src/analytics/analytics-counts.service.js';
 import { REFUSAL_REASONS } from '../../src/common/http/errors.js';
+import { dataSourceOptions } from '../../src/database/data-source-options.js';
+import { migrations } from '../../src/database/entities.js';
+import { LicenseUsagePaid1764750000000 } from '../../src/database/migrations/1764750000000-LicenseUsagePaid.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { Activations } from '../../src/licenses/activations.js';
 import { UsageFlush } from '../../src/gate/usage-flush.js';
@@ -251,6 +255,53 @@ describe('Runtime answers analytics', () => {
     expect(body.errors.granularity[0]).toBe(
       'Licenses are counted by UTC day: group_by=license takes granularity=day.',
     );
+  });
+
+  it('by license, splits the checks answered into paid and unpaid (count = paid + unpaid); other groupings do not', async () => {
+    // Another account: the calls above stay the only ones of `project` and of `owner`.
+    const vendor = await makeAccount(t.app);
+    const shop = await makeProject(t, vendor.key, { has_paid: false });
+    const paying = await makeDomain(t, vendor.key, shop.id, { has_paid: true });
+    const notPaying = await makeDomain(t, vendor.key, shop.id, { has_paid: false });
+    // Without a daily limit: counted in memory, written by the flush.
+    const unlimited = await makeLicense(t, vendor.key, shop.id);
+    for (let i = 0; i < 6; i++) expectSuccess(await check(unlimited.uuid, paying.domain));
+    for (let i = 0; i < 2; i++) expectSuccess(await check(unlimited.uuid, notPaying.domain));
+    // With one: counted by the statement that takes the use; the refused fourth call is not a check answered.
+    const limited = await makeLicense(t, vendor.key, shop.id, { max_usage_per_day: 3 });
+    expectSuccess(await check(limited.uuid, paying.domain));
+    expectSuccess(await check(limited.uuid, notPaying.domain));
+    expectSuccess(await check(limited.uuid).query({ action: 'check_project' })); // the project's flag: unpaid
+    expectError(await check(limited.uuid, paying.domain), 429);
+    await flush();
+
+    const read = (group_by: string) =>
+      analytics({ from: day(START - DAY_MS), to: day(START), group_by }, vendor.key, shop.id);
+    const byLicense = await read('license');
+    const yesterday = { t: isoZ(DAY_START - DAY_MS), count: 0, paid: 0, unpaid: 0 };
+    expect(byLicense.series).toEqual([
+      {
+        key: String(unlimited.id),
+        points: [yesterday, { t: isoZ(DAY_START), count: 8, paid: 6, unpaid: 2 }],
+      },
+      { key: String(limited.id), points: [yesterday, { t: isoZ(DAY_START), count: 3, paid: 1, unpaid: 2 }] },
+    ]);
+    // The same answers by outcome: 7 paid, 4 unpaid, the usage_limit refusal.
+    expect(byLicense.totals).toEqual({ paid: 7, unpaid: 4, refused: 1 });
+    for (const group_by of ['outcome', 'reason', 'domain', 'country'])
+      for (const series of (await read(group_by)).series as Json[])
+        for (const point of series.points as Json[])
+          expect(Object.keys(point).sort()).toEqual(['count', 't']);
+
+    // A day counted before paid answers were (paid null, as the upgrade leaves its rows): its split is
+    // unknown, and stays so when more checks are added to it, rather than passing them all off as paid.
+    await t.dataSource.query('UPDATE license_usage SET paid = NULL WHERE license_id = ?', [unlimited.id]);
+    expectSuccess(await check(unlimited.uuid, paying.domain));
+    await flush();
+    const [split, unknown] = (await read('license')).series as Json[];
+    expect(split.key).toBe(String(unlimited.id));
+    expect(split.points).toEqual([yesterday, { t: isoZ(DAY_START), count: 9, paid: null, unpaid: null }]);
+    expect(unknown.points[1]).toEqual({ t: isoZ(DAY_START), count: 3, paid: 1, unpaid: 2 });
   });
 
   it('defaults to the last 7 days by day, grouped by outcome', async () => {
@@ -537,4 +588,61 @@ describe('countries as COUNTRY_HEADER sends them (CF-IPCountry by default)', () 
       await t.close();
     }
   });
+});
+
+describe('upgrading to paid answers by license', () => {
+  it("leaves the days counted before it unsplit (paid null), adds to them without splitting them, and splits new days' counts", async () => {
+    const db = await createTestDatabase();
+    const before = new DataSource({
+      ...dataSourceOptions(db.url),
+      migrations: migrations.filter((m) => m !== LicenseUsagePaid1764750000000),
+    });
+    await before.initialize();
+    try {
+      await before.runMigrations();
+      await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
+      const [user] = await before.query('SELECT id FROM users');
+      await before.query(
+        "INSERT INTO projects (user_id, name, slug, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', '{}', 'k', 'k')",
+        [user.id],
+      );
+      const [project] = await before.query('SELECT id FROM projects');
+      await before.query(
+        "INSERT INTO licenses (project_id, user_id, uuid, uuid_hash, title) VALUES (?, ?, 'uuid-old', 'hash-old', 'old')",
+        [project.id, user.id],
+      );
+      const [license] = await before.query('SELECT id FROM licenses');
+      await before.query(
+        "INSERT INTO license_usage (license_id, day, count) VALUES (?, '2026-01-01', 5), (?, '2026-01-02', 2)",
+        [license.id, license.id],
+      );
+    } finally {
+      await before.destroy();
+    }
+    let t: TestApp | undefined;
+    try {
+      t = await createTestApp({}, { databaseUrl: db.url });
+      const [license] = await t.dataSource.query('SELECT id FROM licenses');
+      const usage = t.app.get(UsageFlush);
+      // The day of the upgrade gets more checks; the next day is counted whole.
+      usage.add(Number(license.id), '2026-01-02', true);
+      usage.add(Number(license.id), '2026-01-03', true);
+      usage.add(Number(license.id), '2026-01-03', false);
+      await usage.flush();
+      const rows = await t.dataSource.query(
+        'SELECT day, count, paid FROM license_usage WHERE license_id = ? ORDER BY day',
+        [license.id],
+      );
+      expect(
+        rows.map((r: Json) => [r.day, Number(r.count), r.paid === null ? null : Number(r.paid)]),
+      ).toEqual([
+        ['2026-01-01', 5, null],
+        ['2026-01-02', 3, null],
+        ['2026-01-03', 2, 1],
+      ]);
+    } finally {
+      await t?.close();
+      await db.drop();
+    }
+  }, 120_000);
 });

@@ -12,11 +12,14 @@ import {
   makeAccount,
   makeApiKey,
   makeDomain,
+  makeCustomer,
   makeLicense,
+  makePlan,
   makeProject,
   uniqueToken,
 } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { makeConnector } from '../utils/payments.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
@@ -438,14 +441,7 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
   },
   'PATCH /api/v1/project/{project}/plans/{plan}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const plan = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/plans`)
-        .set('X-API-KEY', key)
-        .send({ code: 'pro', name: 'Pro' }),
-      201,
-    );
+    const plan = await makePlan(t, key, project.id, { code: 'pro', name: 'Pro' });
     const sent = await send('PATCH', `/project/${project.id}/plans/${plan.id}`, { name: 'Pro+' });
     expectSuccess(sent.res);
     return {
@@ -463,14 +459,7 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
   },
   'DELETE /api/v1/project/{project}/plans/{plan}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const plan = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/plans`)
-        .set('X-API-KEY', key)
-        .send({ code: 'pro', name: 'Pro' }),
-      201,
-    );
+    const plan = await makePlan(t, key, project.id, { code: 'pro', name: 'Pro' });
     const sent = await send('DELETE', `/project/${project.id}/plans/${plan.id}`);
     expectSuccess(sent.res);
     return {
@@ -513,14 +502,9 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
   },
   'PATCH /api/v1/project/{project}/payment-connectors/{connector}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const connector = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/payment-connectors`)
-        .set('X-API-KEY', key)
-        .send({ provider: 'stripe', signing_secret: 'whsec_walk_of_enough_length' }),
-      201,
-    );
+    const connector = await makeConnector(t, key, project.id, 'stripe', {
+      signing_secret: 'whsec_walk_of_enough_length',
+    });
     const sent = await send('PATCH', `/project/${project.id}/payment-connectors/${connector.id}`, {
       grace_days: 0,
       signing_secret: 'whsec_walk_2_of_enough_length',
@@ -541,14 +525,9 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
   },
   'DELETE /api/v1/project/{project}/payment-connectors/{connector}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const connector = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/payment-connectors`)
-        .set('X-API-KEY', key)
-        .send({ provider: 'polar', signing_secret: 'polar_whs_walk_of_enough_length' }),
-      201,
-    );
+    const connector = await makeConnector(t, key, project.id, 'polar', {
+      signing_secret: 'polar_whs_walk_of_enough_length',
+    });
     const sent = await send('DELETE', `/project/${project.id}/payment-connectors/${connector.id}`);
     expectSuccess(sent.res);
     return {
@@ -583,14 +562,7 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
   },
   'PATCH /api/v1/project/{project}/customers/{customer}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const customer = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/customers`)
-        .set('X-API-KEY', key)
-        .send({ email: 'walk@example.com' }),
-      201,
-    );
+    const customer = await makeCustomer(t, key, project.id, { email: 'walk@example.com' });
     const sent = await send('PATCH', `/project/${project.id}/customers/${customer.id}`, { name: 'Walker' });
     expectSuccess(sent.res);
     return {
@@ -608,14 +580,7 @@ const STEPS: Record<string, (w: Walk) => Promise<{ res: Response; requestId: str
   },
   'DELETE /api/v1/project/{project}/customers/{customer}': async ({ t, key, send }) => {
     const project = await makeProject(t, key);
-    const customer = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/customers`)
-        .set('X-API-KEY', key)
-        .send({ email: 'walk@example.com' }),
-      201,
-    );
+    const customer = await makeCustomer(t, key, project.id, { email: 'walk@example.com' });
     const sent = await send('DELETE', `/project/${project.id}/customers/${customer.id}`);
     expectSuccess(sent.res);
     return {

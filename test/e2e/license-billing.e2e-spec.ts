@@ -6,6 +6,7 @@ import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { outboxCount } from '../utils/outbox.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 import { startReceiver, type Receiver } from '../utils/webhook-receiver.js';
 
@@ -89,15 +90,7 @@ describe('license billing', () => {
     (
       expectSuccess(await api().get(`/project/${projectId}/licenses/${licenseId}/activations`)).data as Json[]
     ).map((a) => [a.domain, a.host]);
-  const outbox = async (projectId: number, type: string) =>
-    Number(
-      (
-        await t.dataSource.query<Array<{ n: number | string }>>(
-          'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE project_id = ? AND type = ?',
-          [projectId, type],
-        )
-      )[0].n,
-    );
+  const outbox = (projectId: number, type: string) => outboxCount(t, projectId, type);
   const project = (overrides: Json = {}) =>
     makeProject(t, key, { has_paid: false, default_redirect_url: REDIRECT, ...overrides });
   const billed = (projectId: number, overrides: Json = {}) =>

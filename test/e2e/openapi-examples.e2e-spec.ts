@@ -11,7 +11,7 @@ import {
   SIGN_IN_TO_ACCEPT,
 } from '../../src/auth/members.service.js';
 import { RESET_INVALID } from '../../src/auth/password-resets.service.js';
-import { SSO_NOT_CONFIGURED } from '../../src/auth/sso.service.js';
+import { SSO_NOT_CONFIGURED, ssoWrongAddress } from '../../src/auth/sso.service.js';
 import { KEY_IS_NO_SESSION } from '../../src/auth/session.guard.js';
 import { CSRF_REFUSED } from '../../src/auth/sessions.service.js';
 import { CustomerEntity } from '../../src/customers/customer.entity.js';
@@ -47,6 +47,8 @@ const PROVOKED = new Set([400, 401, 403, 404, 413, 415, 422]);
 const MAX_UPLOAD_BYTES = 4096;
 /** A positive id no row has. */
 const NO_SUCH_ID = 2_147_000_000;
+/** The PUBLIC_URL of the app with SSO configured: the one the example's message names. */
+const SSO_PUBLIC_URL = 'https://licenses.example.com';
 
 interface Case {
   method: string;
@@ -89,6 +91,7 @@ function wrongKind(op: Json, field: string): unknown {
 
 describe('error examples of openapi.json, provoked against the app', () => {
   let t: TestApp;
+  let sso: TestApp;
   let key: string;
   let scoped: string;
   /** Path parameter → id, in a project that works and in one that is locked. */
@@ -167,6 +170,13 @@ describe('error examples of openapi.json, provoked against the app', () => {
   }
 
   beforeAll(async () => {
+    // Never asked: the one SSO example provoked here is refused before the provider is.
+    sso = await createTestApp({
+      OIDC_ISSUER: 'http://127.0.0.1:9',
+      OIDC_CLIENT_ID: 'licensegate',
+      OIDC_CLIENT_SECRET: 'a-client-secret',
+      PUBLIC_URL: SSO_PUBLIC_URL,
+    });
     t = await createTestApp({
       THROTTLE_API_LIMIT: '100000',
       MAX_UPLOAD_BYTES: String(MAX_UPLOAD_BYTES),
@@ -236,7 +246,10 @@ describe('error examples of openapi.json, provoked against the app', () => {
       existingUserToken: String(existing.invitation_url).split('/').pop()!,
     };
   });
-  afterAll(async () => t.close());
+  afterAll(async () => {
+    await t.close();
+    await sso?.close();
+  });
 
   /** The request that provokes a case's example, or why there is none. */
   function provoke(c: Case): { send: () => Promise<{ status: number; body: unknown }> } | string {
@@ -249,6 +262,14 @@ describe('error examples of openapi.json, provoked against the app', () => {
         },
       };
     const message = String(c.example.message);
+    // A browser page elsewhere than PUBLIC_URL starts a single sign-on: refused before the provider is asked.
+    if (c.status === 400 && message === ssoWrongAddress(`${SSO_PUBLIC_URL}/console/`))
+      return {
+        send: async () => {
+          const res = await sso.http()[c.method as 'post'](c.path).set('Origin', 'http://127.0.0.1:3000');
+          return { status: res.status, body: res.body };
+        },
+      };
     const field = c.example.errors ? Object.keys(c.example.errors)[0] : undefined;
     let ids = open;
     let headers: Record<string, string> =

@@ -1,42 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { migrations } from '../../src/database/entities.js';
 import { PaymentEngine1764500000000 } from '../../src/database/migrations/1764500000000-PaymentEngine.js';
 import { PaymentGrace } from '../../src/payments/payment-grace.service.js';
 import { makeAccount, makeDomain, makeProject } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { Connector, deliver, fixture, makeConnector, Payload, ProviderName } from '../utils/payments.js';
-import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
+import {
+  Connector,
+  dated,
+  deliver,
+  fixture,
+  fixtureEvent,
+  makeConnector,
+  Payload,
+  ProviderName,
+} from '../utils/payments.js';
+import { databaseBefore } from '../utils/upgrade.js';
+import { createTestApp, TestApp } from '../utils/test-app.js';
 
 const DAY_MS = 86_400_000;
-/** The fixtures' own time: 2026-01-15T12:00:00Z. */
-const BASE_MS = Date.parse('2026-01-15T12:00:00Z');
 const PRODUCTS_INVALID =
   'The products field must be a list of at most 200 product ids (strings of 1 to 255 characters) or {id, plan} objects.';
-
-/** `payload` dated `seconds` after the fixtures' time, where its provider dates its events. */
-function at(provider: ProviderName, payload: Payload, seconds: number): Payload {
-  const ms = BASE_MS + seconds * 1000;
-  const iso = new Date(ms).toISOString();
-  if (provider === 'stripe') payload.created = ms / 1000;
-  else if (provider === 'paddle') payload.occurred_at = iso;
-  else if (provider === 'lemonsqueezy') payload.data.attributes.updated_at = iso;
-  else payload.timestamp = iso;
-  return payload;
-}
-
-/** A provider's fixture, dated, with an event id of its own where the provider's payload carries one. */
-function event(provider: ProviderName, name: string, seconds: number, change?: (p: Payload) => void) {
-  const payload = at(provider, fixture(provider, name), seconds);
-  if (provider === 'stripe') payload.id = `evt_${name}_${seconds}_${Math.random().toString(36).slice(2)}`;
-  if (provider === 'paddle')
-    payload.event_id = `evt_${name}_${seconds}_${Math.random().toString(36).slice(2)}`;
-  change?.(payload);
-  return payload;
-}
 
 describe('licenses that carry their own payment, purchases and the order of events (SPEC 21)', () => {
   let t: TestApp;
@@ -124,7 +109,7 @@ describe('licenses that carry their own payment, purchases and the order of even
         { webhook_url: 'http://127.0.0.1:9/hook' },
       );
       const buy = (sub: string, customer: string, email: string, seconds: number) =>
-        event('stripe', 'checkout.session.completed', seconds, (p) => {
+        fixtureEvent('stripe', 'checkout.session.completed', seconds, (p) => {
           p.data.object.id = `cs_${sub}`;
           p.data.object.subscription = sub;
           p.data.object.customer = customer;
@@ -140,7 +125,7 @@ describe('licenses that carry their own payment, purchases and the order of even
         payment_reference_kind: 'subscription',
       });
       expect(b).toMatchObject({ billing: 'license', has_paid: true, payment_reference_id: 'sub_B' });
-      const cancel = event('stripe', 'customer.subscription.deleted', 10, (p) => {
+      const cancel = fixtureEvent('stripe', 'customer.subscription.deleted', 10, (p) => {
         p.data.object.id = 'sub_A';
         p.data.object.customer = 'cus_A';
       });
@@ -203,9 +188,9 @@ describe('licenses that carry their own payment, purchases and the order of even
     it('a cancellation that arrives before its purchase makes the purchase stale, with or without issue_licenses', async () => {
       for (const issue of [true, false]) {
         const { project, connector } = await setup('stripe', { issue_licenses: issue, grace_days: 0 });
-        const cancel = event('stripe', 'customer.subscription.deleted', 10);
+        const cancel = fixtureEvent('stripe', 'customer.subscription.deleted', 10);
         expect((await send(connector, cancel)).outcome).toBe(issue ? 'ignored' : 'applied');
-        const purchase = event('stripe', 'checkout.session.completed', 5);
+        const purchase = fixtureEvent('stripe', 'checkout.session.completed', 5);
         expect((await send(connector, purchase)).outcome).toBe('stale');
         const row = await latest(project.id, connector.id);
         expect(row).toMatchObject({ outcome: 'stale', target: null, subscription_id: expect.any(Number) });
@@ -225,7 +210,7 @@ describe('licenses that carry their own payment, purchases and the order of even
 
     it('of one second both apply in arrival order, but a paid event never undoes an unpaid one', async () => {
       const { project, domain, connector } = await setup('paddle', { grace_days: 0 });
-      const sub = (name: string, seconds: number) => event('paddle', name, seconds);
+      const sub = (name: string, seconds: number) => fixtureEvent('paddle', name, seconds);
       expect((await send(connector, sub('subscription.activated', 0))).outcome).toBe('applied');
       expect((await send(connector, sub('subscription.past_due', 0))).outcome).toBe('applied');
       const domainPaid = async () =>
@@ -258,21 +243,21 @@ describe('licenses that carry their own payment, purchases and the order of even
           polar: 'subscription.active',
           stripe: 'customer.subscription.created',
         }[provider as 'paddle' | 'lemonsqueezy' | 'polar' | 'stripe'];
-        expect((await send(connector, event(provider, first, 0))).outcome).toBe('applied');
+        expect((await send(connector, fixtureEvent(provider, first, 0))).outcome).toBe('applied');
         const [license] = await licensesOf(project.id);
         expect(license.has_paid).toBe(true);
-        expect((await send(connector, event(provider, end, 10))).outcome).toBe('applied');
+        expect((await send(connector, fixtureEvent(provider, end, 10))).outcome).toBe('applied');
         expect((await licensesOf(project.id))[0]).toMatchObject({ has_paid: false, revoked_at: null });
-        expect((await send(connector, event(provider, paid, 20))).outcome).toBe('stale');
+        expect((await send(connector, fixtureEvent(provider, paid, 20))).outcome).toBe('stale');
         expect((await latest(project.id, connector.id)).detail).toContain(
           `was ended by ${end}: a later paid event does not revive it`,
         );
         expect((await licensesOf(project.id))[0].has_paid).toBe(false);
         if (revival) {
-          expect((await send(connector, event(provider, revival, 30))).outcome).toBe('applied');
+          expect((await send(connector, fixtureEvent(provider, revival, 30))).outcome).toBe('applied');
           expect((await licensesOf(project.id))[0].has_paid).toBe(true);
           // Revived, it takes paid events again.
-          expect((await send(connector, event(provider, paid, 40))).outcome).toBe('applied');
+          expect((await send(connector, fixtureEvent(provider, paid, 40))).outcome).toBe('applied');
         }
         expect(await licensesOf(project.id)).toHaveLength(1);
       },
@@ -285,9 +270,9 @@ describe('licenses that carry their own payment, purchases and the order of even
         delete p.timestamp;
         return p;
       };
-      expect((await send(connector, event('standard', 'payment.failed', 10))).outcome).toBe('applied');
+      expect((await send(connector, fixtureEvent('standard', 'payment.failed', 10))).outcome).toBe('applied');
       expect((await send(connector, undated('payment.succeeded'))).outcome).toBe('applied');
-      const dated = event('standard', 'payment.failed', 5);
+      const dated = fixtureEvent('standard', 'payment.failed', 5);
       delete dated.timestamp;
       dated.occurred_at = '2026-01-15T12:00:05Z';
       expect((await send(connector, dated)).outcome).toBe('stale');
@@ -300,9 +285,10 @@ describe('licenses that carry their own payment, purchases and the order of even
       const { project, connector } = await setup('stripe', { issue_licenses: true, grace_days: 5 });
       // A one-time Checkout Session: its payment intent is kept.
       expect(
-        (await send(connector, event('stripe', 'checkout.session.async_payment_succeeded', 0))).outcome,
+        (await send(connector, fixtureEvent('stripe', 'checkout.session.async_payment_succeeded', 0)))
+          .outcome,
       ).toBe('applied');
-      const partial = event('stripe', 'charge.refunded', 5, (p) => {
+      const partial = fixtureEvent('stripe', 'charge.refunded', 5, (p) => {
         p.data.object.refunded = false;
         p.data.object.amount_refunded = 100;
       });
@@ -310,7 +296,7 @@ describe('licenses that carry their own payment, purchases and the order of even
       expect((await latest(project.id, connector.id)).detail).toBe(
         'charge.refunded for part of the charge: only a full refund stops payment.',
       );
-      const unknown = event('stripe', 'charge.refunded', 6, (p) => {
+      const unknown = fixtureEvent('stripe', 'charge.refunded', 6, (p) => {
         p.data.object.id = 'ch_unknown';
         p.data.object.payment_intent = 'pi_unknown';
       });
@@ -319,7 +305,7 @@ describe('licenses that carry their own payment, purchases and the order of even
         'charge.refunded names the payment "ch_unknown", "pi_unknown", which no purchase of this connector has: nothing changed.',
       );
       expect((await licensesOf(project.id))[0].has_paid).toBe(true);
-      expect((await send(connector, event('stripe', 'charge.refunded', 10))).outcome).toBe('applied');
+      expect((await send(connector, fixtureEvent('stripe', 'charge.refunded', 10))).outcome).toBe('applied');
       const [license] = await licensesOf(project.id);
       expect(license).toMatchObject({ has_paid: false, grace_until: null, revoked_at: null });
       expect((await latest(project.id, connector.id)).detail).toBe(
@@ -328,7 +314,8 @@ describe('licenses that carry their own payment, purchases and the order of even
       expect((await purchasesOf(connector.id))[0]).toMatchObject({ kind: 'order', status: 'refunded' });
       // A refunded one-time order is final.
       expect(
-        (await send(connector, event('stripe', 'checkout.session.async_payment_succeeded', 20))).outcome,
+        (await send(connector, fixtureEvent('stripe', 'checkout.session.async_payment_succeeded', 20)))
+          .outcome,
       ).toBe('stale');
     });
 
@@ -336,26 +323,26 @@ describe('licenses that carry their own payment, purchases and the order of even
       const { project, connector } = await setup('stripe', { issue_licenses: true, grace_days: 5 });
       // A subscription: its invoice's payment intent and charge are kept.
       const invoice = (seconds: number, id: string) =>
-        event('stripe', 'invoice.paid', seconds, (p) => {
+        fixtureEvent('stripe', 'invoice.paid', seconds, (p) => {
           p.data.object.id = id;
           p.data.object.payment_intent = `pi_${id}`;
           p.data.object.charge = `ch_${id}`;
         });
       expect((await send(connector, invoice(0, 'in_1'))).outcome).toBe('applied');
-      const dispute = event('stripe', 'charge.dispute.created', 5, (p) => {
+      const dispute = fixtureEvent('stripe', 'charge.dispute.created', 5, (p) => {
         p.data.object.charge = 'ch_in_1';
         delete p.data.object.payment_intent;
       });
       expect((await send(connector, dispute)).outcome).toBe('applied');
       expect((await licensesOf(project.id))[0].has_paid).toBe(false);
       expect((await purchasesOf(connector.id))[0].status).toBe('disputed');
-      const lost = event('stripe', 'charge.dispute.created', 6, (p) => {
+      const lost = fixtureEvent('stripe', 'charge.dispute.created', 6, (p) => {
         p.type = 'charge.dispute.closed';
         p.data.object.charge = 'ch_in_1';
         p.data.object.status = 'lost';
       });
       expect((await send(connector, lost)).outcome).toBe('ignored');
-      const won = event('stripe', 'charge.dispute.created', 7, (p) => {
+      const won = fixtureEvent('stripe', 'charge.dispute.created', 7, (p) => {
         p.type = 'charge.dispute.closed';
         p.data.object.charge = 'ch_in_1';
         p.data.object.status = 'won';
@@ -364,7 +351,7 @@ describe('licenses that carry their own payment, purchases and the order of even
       expect((await licensesOf(project.id))[0].has_paid).toBe(true);
       expect((await purchasesOf(connector.id))[0].status).toBe('active');
       // A refund of the subscription's payment: unpaid at once, not final; the next renewal pays.
-      const refund = event('stripe', 'charge.refunded', 8, (p) => {
+      const refund = fixtureEvent('stripe', 'charge.refunded', 8, (p) => {
         p.data.object.id = 'ch_in_1';
         p.data.object.payment_intent = 'pi_in_1';
       });
@@ -377,9 +364,11 @@ describe('licenses that carry their own payment, purchases and the order of even
 
     it('paddle: approved adjustments (refund, chargeback) close at once, chargeback_reverse pays; partial and pending ones are ignored', async () => {
       const { project, connector } = await setup('paddle', { issue_licenses: true, grace_days: 5 });
-      expect((await send(connector, event('paddle', 'transaction.completed', 0))).outcome).toBe('applied');
+      expect((await send(connector, fixtureEvent('paddle', 'transaction.completed', 0))).outcome).toBe(
+        'applied',
+      );
       const adjustment = (seconds: number, fields: Record<string, unknown>) =>
-        at(
+        dated(
           'paddle',
           {
             event_id: `evt_adj_${seconds}`,
@@ -424,26 +413,29 @@ describe('licenses that carry their own payment, purchases and the order of even
 
     it('lemon squeezy: order_refunded through the order id, subscription_payment_refunded through its subscription', async () => {
       const { project, connector } = await setup('lemonsqueezy', { issue_licenses: true, grace_days: 5 });
-      expect((await send(connector, event('lemonsqueezy', 'order_created', 0))).outcome).toBe('applied');
+      expect((await send(connector, fixtureEvent('lemonsqueezy', 'order_created', 0))).outcome).toBe(
+        'applied',
+      );
       expect((await purchasesOf(connector.id)).map((p) => [p.kind, p.reference])).toEqual([
         ['order', '1001'],
       ]);
       // The subscription whose order_id names the order: the same purchase, now named by the subscription.
-      expect((await send(connector, event('lemonsqueezy', 'subscription_created', 1))).outcome).toBe(
+      expect((await send(connector, fixtureEvent('lemonsqueezy', 'subscription_created', 1))).outcome).toBe(
         'applied',
       );
       expect((await purchasesOf(connector.id)).map((p) => [p.kind, p.reference])).toEqual([
         ['subscription', '2002'],
       ]);
       expect(await licensesOf(project.id)).toHaveLength(1);
-      expect((await send(connector, event('lemonsqueezy', 'order_refunded', 2))).outcome).toBe('applied');
+      expect((await send(connector, fixtureEvent('lemonsqueezy', 'order_refunded', 2))).outcome).toBe(
+        'applied',
+      );
       expect((await licensesOf(project.id))[0]).toMatchObject({ has_paid: false, grace_until: null });
       // Not final for a subscription: the next payment pays again.
       const renewal = (seconds: number, type = 'subscription_payment_success') => {
         const p = fixture('lemonsqueezy', 'subscription_payment_success');
         p.meta.event_name = type;
-        p.data.attributes.updated_at = new Date(BASE_MS + seconds * 1000).toISOString();
-        return p;
+        return dated('lemonsqueezy', p, seconds);
       };
       expect((await send(connector, renewal(3))).outcome).toBe('applied');
       expect((await licensesOf(project.id))[0].has_paid).toBe(true);
@@ -460,7 +452,7 @@ describe('licenses that carry their own payment, purchases and the order of even
     it('polar: order.refunded in full closes a one-time order for good; a partial one is ignored', async () => {
       const { project, connector } = await setup('polar', { issue_licenses: true, grace_days: 5 });
       const oneTime = (name: string, seconds: number, change?: (p: Payload) => void) =>
-        event('polar', name, seconds, (p) => {
+        fixtureEvent('polar', name, seconds, (p) => {
           delete p.data.subscription_id;
           change?.(p);
         });
@@ -479,13 +471,22 @@ describe('licenses that carry their own payment, purchases and the order of even
 
     it('standard: payment.refunded names its purchase by data.reference; an unknown reference is ignored', async () => {
       const { project, connector } = await setup('standard', { grace_days: 5 });
-      const unknown = event('standard', 'payment.refunded', 0, (p) => (p.data.reference = 'ord_unknown'));
+      const unknown = fixtureEvent(
+        'standard',
+        'payment.refunded',
+        0,
+        (p) => (p.data.reference = 'ord_unknown'),
+      );
       expect((await send(connector, unknown)).outcome).toBe('ignored');
       expect((await latest(project.id, connector.id)).detail).toBe(
         'payment.refunded names the order "ord_unknown", which no purchase of this connector has: nothing changed.',
       );
-      expect((await send(connector, event('standard', 'payment.succeeded', 1))).outcome).toBe('applied');
-      expect((await send(connector, event('standard', 'payment.refunded', 2))).outcome).toBe('applied');
+      expect((await send(connector, fixtureEvent('standard', 'payment.succeeded', 1))).outcome).toBe(
+        'applied',
+      );
+      expect((await send(connector, fixtureEvent('standard', 'payment.refunded', 2))).outcome).toBe(
+        'applied',
+      );
       const domains = expectSuccess(await api().get(`/project/${project.id}/domains`)).data as Payload[];
       expect(domains[0]).toMatchObject({ has_paid: false, grace_until: null });
     });
@@ -493,9 +494,9 @@ describe('licenses that carry their own payment, purchases and the order of even
 
   it('an order and a subscription of one number are two purchases, each with its license', async () => {
     const { project, connector } = await setup('lemonsqueezy', { issue_licenses: true });
-    await send(connector, event('lemonsqueezy', 'subscription_created', 0));
+    await send(connector, fixtureEvent('lemonsqueezy', 'subscription_created', 0));
     // Another buyer's order whose id is the subscription's number.
-    const order = event('lemonsqueezy', 'order_created', 1, (p) => {
+    const order = fixtureEvent('lemonsqueezy', 'order_created', 1, (p) => {
       p.data.id = '2002';
       p.data.attributes.user_email = 'other@example.com';
     });
@@ -510,7 +511,7 @@ describe('licenses that carry their own payment, purchases and the order of even
 
   it('with issue_licenses, an event that names no purchase moves no project or domain', async () => {
     const { project, connector } = await setup('standard', { issue_licenses: true, grace_days: 0 });
-    const bare = event('standard', 'payment.failed', 0, (p) => delete p.data.reference);
+    const bare = fixtureEvent('standard', 'payment.failed', 0, (p) => delete p.data.reference);
     expect((await send(connector, bare)).outcome).toBe('ignored');
     expect((await latest(project.id, connector.id)).detail).toBe(
       'The event names no purchase, so it reaches no license: a connector that issues licenses moves no project or domain.',
@@ -547,7 +548,7 @@ describe('licenses that carry their own payment, purchases and the order of even
     it('lemon squeezy: a subscription payment refunded in full', async () => {
       const { project, connector } = await setup('lemonsqueezy', { issue_licenses: true });
       await send(connector, fixture('lemonsqueezy', 'order_created'));
-      await send(connector, event('lemonsqueezy', 'subscription_created', 60));
+      await send(connector, fixtureEvent('lemonsqueezy', 'subscription_created', 60));
       expect((await send(connector, fixture('lemonsqueezy', 'subscription_payment_refunded'))).outcome).toBe(
         'applied',
       );
@@ -559,10 +560,12 @@ describe('licenses that carry their own payment, purchases and the order of even
   describe('what the vendor did stays', () => {
     it('a vendor-revoked license stays revoked: later events are ignored with the reason, no new license', async () => {
       const { project, connector } = await setup('paddle', { issue_licenses: true, grace_days: 0 });
-      await send(connector, event('paddle', 'subscription.activated', 0));
+      await send(connector, fixtureEvent('paddle', 'subscription.activated', 0));
       const [license] = await licensesOf(project.id);
       expectSuccess(await api().post(`/project/${project.id}/licenses/${license.id}/revoke`), 200);
-      expect((await send(connector, event('paddle', 'subscription.updated', 10))).outcome).toBe('ignored');
+      expect((await send(connector, fixtureEvent('paddle', 'subscription.updated', 10))).outcome).toBe(
+        'ignored',
+      );
       expect((await latest(project.id, connector.id)).detail).toBe(
         `License ${license.id} was revoked by the vendor: it stays revoked, whatever the provider sends.`,
       );
@@ -574,12 +577,12 @@ describe('licenses that carry their own payment, purchases and the order of even
 
     it('a deleted license is not issued again; its purchase keeps the row with license_deleted_at', async () => {
       const { project, connector } = await setup('polar', { issue_licenses: true });
-      await send(connector, event('polar', 'subscription.active', 0));
+      await send(connector, fixtureEvent('polar', 'subscription.active', 0));
       const [license] = await licensesOf(project.id);
       expectSuccess(await api().delete(`/project/${project.id}/licenses/${license.id}`), 200);
       // Marked at once, before any event arrives.
       expect((await purchasesOf(connector.id))[0].license_deleted_at).not.toBeNull();
-      expect((await send(connector, event('polar', 'order.paid', 10))).outcome).toBe('ignored');
+      expect((await send(connector, fixtureEvent('polar', 'order.paid', 10))).outcome).toBe('ignored');
       expect((await latest(project.id, connector.id)).detail).toBe(
         `License ${license.id} of this purchase was deleted: nothing changed, and no license is issued for it again.`,
       );
@@ -591,18 +594,18 @@ describe('licenses that carry their own payment, purchases and the order of even
 
     it('a billing: project license that payment revoked is reactivated by a paid event, with revoked_by payment', async () => {
       const { project, connector } = await setup('stripe', { issue_licenses: true, grace_days: 0 });
-      await send(connector, event('stripe', 'customer.subscription.created', 0));
+      await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0));
       const [license] = await licensesOf(project.id);
       // A license issued before licenses carried their own payment.
       await db().query("UPDATE licenses SET billing = 'project' WHERE id = ?", [license.id]);
-      expect((await send(connector, event('stripe', 'customer.subscription.updated', 1))).outcome).toBe(
-        'applied',
-      );
+      expect(
+        (await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 1))).outcome,
+      ).toBe('applied');
       expect((await licensesOf(project.id))[0]).toMatchObject({ revoked_by: 'payment' });
       expect((await licensesOf(project.id))[0].revoked_at).not.toBeNull();
       const domains = expectSuccess(await api().get(`/project/${project.id}/domains`)).data as Payload[];
       expect(domains[0].has_paid).toBe(false);
-      const renewed = event(
+      const renewed = fixtureEvent(
         'stripe',
         'customer.subscription.updated',
         2,
@@ -653,7 +656,7 @@ describe('licenses that carry their own payment, purchases and the order of even
         grace_days: 0,
         products: ['price_1'],
       });
-      const other = event('stripe', 'customer.subscription.created', 0, (p) => {
+      const other = fixtureEvent('stripe', 'customer.subscription.created', 0, (p) => {
         p.data.object.id = 'sub_other';
         p.data.object.items.data[0].price = { id: 'price_9', product: 'prod_9' };
       });
@@ -661,26 +664,31 @@ describe('licenses that carry their own payment, purchases and the order of even
       expect((await latest(project.id, connector.id)).detail).toBe(
         'Not one of this connector\'s products (the event names "price_9", "prod_9"): nothing changed.',
       );
-      const otherInvoice = event(
+      const otherInvoice = fixtureEvent(
         'stripe',
         'invoice.paid',
         1,
         (p) => (p.data.object.subscription = 'sub_other'),
       );
       expect((await send(connector, otherInvoice)).outcome).toBe('ignored');
-      expect((await send(connector, event('stripe', 'customer.subscription.created', 2))).outcome).toBe(
-        'applied',
-      );
-      expect((await send(connector, event('stripe', 'invoice.paid', 3))).outcome).toBe('applied');
+      expect(
+        (await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 2))).outcome,
+      ).toBe('applied');
+      expect((await send(connector, fixtureEvent('stripe', 'invoice.paid', 3))).outcome).toBe('applied');
       expect(await licensesOf(project.id)).toHaveLength(1);
       expect((await purchasesOf(connector.id)).map((p) => [p.reference, p.product_ids])).toEqual([
         ['sub_1QdH6s', ['price_1']],
       ]);
-      const refund = event('stripe', 'charge.refunded', 4, (p) => (p.data.object.invoice = 'in_1QdInv'));
+      const refund = fixtureEvent(
+        'stripe',
+        'charge.refunded',
+        4,
+        (p) => (p.data.object.invoice = 'in_1QdInv'),
+      );
       expect((await send(connector, refund)).outcome).toBe('applied');
       expect((await licensesOf(project.id))[0].has_paid).toBe(false);
       // A Checkout Session by metadata.licensegate_product.
-      const session = event('stripe', 'checkout.session.async_payment_succeeded', 5, (p) => {
+      const session = fixtureEvent('stripe', 'checkout.session.async_payment_succeeded', 5, (p) => {
         p.data.object.id = 'cs_listed';
         p.data.object.payment_intent = 'pi_listed';
         p.data.object.metadata.licensegate_product = 'price_1';
@@ -694,7 +702,7 @@ describe('licenses that carry their own payment, purchases and the order of even
     it('finds by the provider id; by email only with match_customers_by_email and no id of this provider', async () => {
       const { project, connector } = await setup('polar', { issue_licenses: true });
       const buy = (order: string, customer: string, email: string, seconds: number) =>
-        event('polar', 'order.paid', seconds, (p) => {
+        fixtureEvent('polar', 'order.paid', seconds, (p) => {
           p.data.id = order;
           delete p.data.subscription_id;
           p.data.customer_id = customer;
@@ -748,7 +756,7 @@ describe('licenses that carry their own payment, purchases and the order of even
   describe('concurrency', () => {
     it('20 concurrent deliveries of one event: one purchase row, one license, one customer', async () => {
       const { project, connector } = await setup('lemonsqueezy', { issue_licenses: true });
-      const payload = event('lemonsqueezy', 'order_created', 0);
+      const payload = fixtureEvent('lemonsqueezy', 'order_created', 0);
       const answers = await Promise.all(
         Array.from({ length: 20 }, () => deliver(t, connector, payload, clock.nowMs())),
       );
@@ -768,8 +776,8 @@ describe('licenses that carry their own payment, purchases and the order of even
       const { project, connector } = await setup('stripe', { issue_licenses: true, grace_days: 0 });
       const subs = Array.from({ length: 8 }, (_, i) => `sub_race_${i}`);
       const sent = subs.flatMap((sub) => [
-        event('stripe', 'customer.subscription.created', 0, (p) => (p.data.object.id = sub)),
-        event('stripe', 'customer.subscription.deleted', 1, (p) => (p.data.object.id = sub)),
+        fixtureEvent('stripe', 'customer.subscription.created', 0, (p) => (p.data.object.id = sub)),
+        fixtureEvent('stripe', 'customer.subscription.deleted', 1, (p) => (p.data.object.id = sub)),
       ]);
       const answers = await Promise.all(sent.map((p) => deliver(t, connector, p, clock.nowMs())));
       for (const answer of answers)
@@ -785,22 +793,7 @@ describe('licenses that carry their own payment, purchases and the order of even
 
 describe('upgrading to purchases', () => {
   it('makes purchase rows from existing payment references and tells who revoked each license', async () => {
-    const db = await createTestDatabase();
-    const before = new DataSource({
-      ...dataSourceOptions(db.url),
-      migrations: migrations.filter((m) => m !== PaymentEngine1764500000000),
-    });
-    await before.initialize();
-    let t: TestApp | undefined;
-    try {
-      await before.runMigrations();
-      await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
-      const [user] = await before.query('SELECT id FROM users');
-      await before.query(
-        "INSERT INTO projects (user_id, name, slug, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', '{}', 'k', 'k')",
-        [user.id],
-      );
-      const [project] = await before.query('SELECT id FROM projects');
+    const db = await databaseBefore(PaymentEngine1764500000000, async (before, { user, project }) => {
       for (const provider of ['stripe', 'lemonsqueezy'])
         await before.query(
           "INSERT INTO payment_connectors (project_id, provider, signing_secret, token_hash, token_sealed, issue_licenses, is_active, created_at, updated_at) VALUES (?, ?, 's', ?, 't', 1, 1, '2026-01-01 00:00:00', '2026-01-01 00:00:00')",
@@ -833,9 +826,8 @@ describe('upgrading to purchases', () => {
         );
       await audit(await id('sub'), 'payment');
       await audit(await id('vendor'), 'api_key');
-    } finally {
-      await before.destroy();
-    }
+    });
+    let t: TestApp | undefined;
     try {
       t = await createTestApp({}, { databaseUrl: db.url });
       const licenses = await t.dataSource.query<

@@ -3,20 +3,9 @@ import { makeAccount, makeProject, uniqueToken } from '../factories/index.js';
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { Connector, deliver, fixture, makeConnector, Payload } from '../utils/payments.js';
+import { Connector, deliver, fixtureEvent, makeConnector, Payload } from '../utils/payments.js';
+import { outboxData } from '../utils/outbox.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
-
-/** The fixtures' own time: 2026-01-15T12:00:00Z. */
-const BASE_MS = Date.parse('2026-01-15T12:00:00Z');
-
-/** A Stripe fixture dated `seconds` after the fixtures' time, with an event id of its own. */
-function stripeEvent(name: string, seconds: number, change?: (p: Payload) => void): Payload {
-  const payload = fixture('stripe', name);
-  payload.created = (BASE_MS + seconds * 1000) / 1000;
-  payload.id = `evt_${name}_${seconds}_${uniqueToken()}`;
-  change?.(payload);
-  return payload;
-}
 
 /** The subscription's current item: another price (an upgrade or a downgrade), paid. */
 const onPrice = (price: string) => (p: Payload) => {
@@ -52,13 +41,16 @@ describe('plans from payments: connector products that grant a plan', () => {
       };
     return { project, basic: await plan('basic'), pro: await plan('pro') };
   }
-  const events = async (projectId: number, type: string) =>
-    (
-      await t.dataSource.query<Array<{ payload: string }>>(
-        'SELECT payload FROM webhook_deliveries WHERE project_id = ? AND type = ? ORDER BY id',
-        [projectId, type],
-      )
-    ).map((row) => (JSON.parse(row.payload) as { data: Record<string, unknown> }).data);
+  /** A Stripe connector that issues licenses, price_1 granting plan basic and price_2 plan pro. */
+  const issuingConnector = (projectId: number) =>
+    makeConnector(t, key, projectId, 'stripe', {
+      issue_licenses: true,
+      products: [
+        { id: 'price_1', plan: 'basic' },
+        { id: 'price_2', plan: 'pro' },
+      ],
+    });
+  const events = (projectId: number, type: string) => outboxData(t, projectId, type);
   const audits = async (projectId: number, action: string) =>
     t.dataSource.query<Array<{ actor_type: string }>>(
       'SELECT actor_type FROM audit_events WHERE project_id = ? AND action = ? ORDER BY id',
@@ -130,23 +122,19 @@ describe('plans from payments: connector products that grant a plan', () => {
   describe('paid events', () => {
     it('issues the license on the plan, then follows an upgrade once: audited with the payment actor', async () => {
       const { project, basic, pro } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
-      expect(await send(connector, stripeEvent('customer.subscription.created', 0))).toBe('applied');
+      const connector = await issuingConnector(project.id);
+      expect(await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0))).toBe(
+        'applied',
+      );
       const [issued] = await licenses(project.id);
       expect(issued).toMatchObject({ plan_id: basic.id, plan: { id: basic.id, code: 'basic' } });
       expect(await events(project.id, 'license.plan_changed')).toEqual([]);
 
       // The same items again (an invoice, a renewal): the plan stays, nothing announced.
-      expect(await send(connector, stripeEvent('invoice.paid', 1))).toBe('applied');
+      expect(await send(connector, fixtureEvent('stripe', 'invoice.paid', 1))).toBe('applied');
       expect(await events(project.id, 'license.plan_changed')).toEqual([]);
 
-      const upgrade = stripeEvent('customer.subscription.updated', 2, onPrice('price_2'));
+      const upgrade = fixtureEvent('stripe', 'customer.subscription.updated', 2, onPrice('price_2'));
       expect(await send(connector, upgrade)).toBe('applied');
       // A redelivery changes nothing more.
       expect(await send(connector, upgrade)).toBe('duplicate');
@@ -158,9 +146,9 @@ describe('plans from payments: connector products that grant a plan', () => {
       expect(await audits(project.id, 'license.plan_changed')).toEqual([{ actor_type: 'payment' }]);
 
       // And back down.
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 3, onPrice('price_1')))).toBe(
-        'applied',
-      );
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 3, onPrice('price_1'))),
+      ).toBe('applied');
       expect((await licenses(project.id))[0]).toMatchObject({ plan_id: basic.id });
       expect((await events(project.id, 'license.plan_changed')).at(-1)).toEqual({
         license_id: issued.id,
@@ -174,32 +162,26 @@ describe('plans from payments: connector products that grant a plan', () => {
 
     it('follows the items only when they change: a plan set by hand stays through a renewal', async () => {
       const { project, basic, pro } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
-      expect(await send(connector, stripeEvent('customer.subscription.created', 0, onPrice('price_1')))).toBe(
-        'applied',
-      );
+      const connector = await issuingConnector(project.id);
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0, onPrice('price_1'))),
+      ).toBe('applied');
       const [issued] = await licenses(project.id);
       expect(issued).toMatchObject({ plan_id: basic.id });
       // The vendor moves the buyer to pro by hand.
       expectSuccess(await api().patch(`/project/${project.id}/licenses/${issued.id}`, { plan_id: pro.id }));
       // A later paid event with the same items (still price_1) leaves the vendor's choice.
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 1, onPrice('price_1')))).toBe(
-        'applied',
-      );
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 1, onPrice('price_1'))),
+      ).toBe('applied');
       expect((await licenses(project.id))[0]).toMatchObject({ plan_id: pro.id });
       // The items change to price_2 and back to price_1: the plan follows the change.
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 2, onPrice('price_2')))).toBe(
-        'applied',
-      );
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 3, onPrice('price_1')))).toBe(
-        'applied',
-      );
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 2, onPrice('price_2'))),
+      ).toBe('applied');
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 3, onPrice('price_1'))),
+      ).toBe('applied');
       expect((await licenses(project.id))[0]).toMatchObject({ plan_id: basic.id });
     });
 
@@ -209,28 +191,30 @@ describe('plans from payments: connector products that grant a plan', () => {
         issue_licenses: true,
         products: ['price_1', { id: 'price_2', plan: 'pro' }],
       });
-      expect(await send(connector, stripeEvent('customer.subscription.created', 0))).toBe('applied');
+      expect(await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0))).toBe(
+        'applied',
+      );
       const [issued] = await licenses(project.id);
       expect(issued).toMatchObject({ plan_id: null, plan: null });
 
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 1, onPrice('price_2')))).toBe(
-        'applied',
-      );
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 1, onPrice('price_2'))),
+      ).toBe('applied');
       expect((await licenses(project.id))[0]).toMatchObject({ plan_id: pro.id });
 
       // Back to the product without a plan: the plan stays.
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 2, onPrice('price_1')))).toBe(
-        'applied',
-      );
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 2, onPrice('price_1'))),
+      ).toBe('applied');
       expect((await licenses(project.id))[0]).toMatchObject({ plan_id: pro.id });
 
       // A connector that lists no products matches none: the plan stays.
       expectSuccess(
         await api().patch(`/project/${project.id}/payment-connectors/${connector.id}`, { products: [] }),
       );
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 3, onPrice('price_9')))).toBe(
-        'applied',
-      );
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 3, onPrice('price_9'))),
+      ).toBe('applied');
       expect((await licenses(project.id))[0]).toMatchObject({ plan_id: pro.id });
       expect(await events(project.id, 'license.plan_changed')).toEqual([
         { license_id: issued.id, project_id: project.id, from: null, to: 'pro' },
@@ -240,18 +224,12 @@ describe('plans from payments: connector products that grant a plan', () => {
 
     it('a plan renamed since the connector named it is left alone, with the reason in the event log', async () => {
       const { project, basic, pro } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
-      await send(connector, stripeEvent('customer.subscription.created', 0));
+      const connector = await issuingConnector(project.id);
+      await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0));
       expectSuccess(await api().patch(`/project/${project.id}/plans/${pro.id}`, { code: 'pro-2' }));
-      expect(await send(connector, stripeEvent('customer.subscription.updated', 1, onPrice('price_2')))).toBe(
-        'applied',
-      );
+      expect(
+        await send(connector, fixtureEvent('stripe', 'customer.subscription.updated', 1, onPrice('price_2'))),
+      ).toBe('applied');
       expect((await licenses(project.id))[0]).toMatchObject({ plan_id: basic.id });
       const log = expectSuccess(
         await api().get(`/project/${project.id}/payment-connectors/${connector.id}/events`),
@@ -264,15 +242,9 @@ describe('plans from payments: connector products that grant a plan', () => {
 
     it('an unpaid event leaves the plan alone', async () => {
       const { project, basic } = await setup();
-      const connector = await makeConnector(t, key, project.id, 'stripe', {
-        issue_licenses: true,
-        products: [
-          { id: 'price_1', plan: 'basic' },
-          { id: 'price_2', plan: 'pro' },
-        ],
-      });
-      await send(connector, stripeEvent('customer.subscription.created', 0));
-      const pastDue = stripeEvent('customer.subscription.updated', 1, (p) => {
+      const connector = await issuingConnector(project.id);
+      await send(connector, fixtureEvent('stripe', 'customer.subscription.created', 0));
+      const pastDue = fixtureEvent('stripe', 'customer.subscription.updated', 1, (p) => {
         p.data.object.items.data[0].price = { id: 'price_2', product: 'prod_2' };
       });
       expect(await send(connector, pastDue)).toBe('applied');

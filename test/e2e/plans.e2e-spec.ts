@@ -4,6 +4,7 @@ import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '
 import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { outboxData } from '../utils/outbox.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 const ENV = {
@@ -37,13 +38,7 @@ describe('plans, entitlements and metered usage', () => {
     ).domain as string;
     return { key, user, project: p, domain, api: apiAs(t, key) };
   }
-  const events = async (projectId: number, type: string) =>
-    (
-      await t.dataSource.query<Array<{ payload: string }>>(
-        'SELECT payload FROM webhook_deliveries WHERE project_id = ? AND type = ? ORDER BY id',
-        [projectId, type],
-      )
-    ).map((row) => (JSON.parse(row.payload) as { data: Record<string, unknown> }).data);
+  const events = (projectId: number, type: string) => outboxData(t, projectId, type);
   const audits = async (projectId: number, action: string) =>
     Number(
       (

@@ -2,8 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { PaymentEventEntity } from '../../src/payments/payment-event.entity.js';
 import { SubscriptionEntity } from '../../src/payments/subscription.entity.js';
-import { makeAccount, makeApiKey, makeDomain, makeLicense, makeProject } from '../factories/index.js';
+import {
+  makeAccount,
+  makeApiKey,
+  makeCustomer,
+  makeDomain,
+  makeLicense,
+  makePlan,
+  makeProject,
+} from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
+import { makeConnector } from '../utils/payments.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
 
 /**
@@ -69,22 +78,8 @@ describe('read-only API keys', () => {
       201,
     );
     expect(created.read_only).toBe(true);
-    const connector = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/payment-connectors`)
-        .set('X-API-KEY', key)
-        .send({ provider: 'stripe', signing_secret: 'whsec_fixture_of_enough_length' }),
-      201,
-    );
-    const customer = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/customers`)
-        .set('X-API-KEY', key)
-        .send({ email: 'buyer@example.com' }),
-      201,
-    );
+    const connector = await makeConnector(t, key, project.id, 'stripe');
+    const customer = await makeCustomer(t, key, project.id, { email: 'buyer@example.com' });
     // Purchases are written by connectors' events only: one as an event leaves it.
     const subscription = await t.dataSource.getRepository(SubscriptionEntity).insert({
       project_id: project.id,
@@ -105,14 +100,7 @@ describe('read-only API keys', () => {
       received_at: new Date(),
       payload: '{"id":"evt_fixture"}',
     });
-    const plan = expectSuccess(
-      await t
-        .http()
-        .post(`/api/v1/project/${project.id}/plans`)
-        .set('X-API-KEY', key)
-        .send({ code: 'pro', name: 'Pro' }),
-      201,
-    );
+    const plan = await makePlan(t, key, project.id, { code: 'pro', name: 'Pro' });
     readOnly = created.key;
     readOnlyScoped = await makeApiKey(t.app, account.user, { project_id: project.id, read_only: true });
     ids = {

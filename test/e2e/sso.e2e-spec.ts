@@ -171,6 +171,19 @@ describe('single sign-on', () => {
     expect(Number(row.n)).toBe(0);
   });
 
+  it('refuses a start from a page at another address than PUBLIC_URL, saying where SSO works', async () => {
+    // The sign-in's cookie would stay with 127.0.0.1 while the provider sends the browser to PUBLIC_URL.
+    const elsewhere = await t.http().post('/api/v1/auth/sso/start').set('Origin', 'http://127.0.0.1:3000');
+    expect(refusal(elsewhere, 400)).toBe(
+      `Single sign-on works from ${PUBLIC_URL}/console/ only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).`,
+    );
+    expect(cookieOf(elsewhere, 'lg_sso')).toBeUndefined();
+    // The console's own page, and a caller that is no browser (no Origin), start as before.
+    const here = await t.http().post('/api/v1/auth/sso/start').set('Origin', PUBLIC_URL);
+    expect(new URL(expectSuccess(here).authorization_url as string).origin).toBe(provider.issuer);
+    expect(cookieOf(here, 'lg_sso')).toBeDefined();
+  });
+
   it('refuses a callback whose state does not match the sign-in, or that has no sign-in cookie', async () => {
     const email = `new-${uniqueToken()}@allowed.test`;
     const mismatch =

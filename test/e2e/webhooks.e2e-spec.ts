@@ -16,14 +16,12 @@ import {
   uniqueToken,
 } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
-import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { migrations } from '../../src/database/entities.js';
 import { WebhookTargetHost1732000000004 } from '../../src/database/migrations/1732000000004-WebhookTargetHost.js';
 import { WebhookTargets } from '../../src/webhooks/ssrf.js';
 import { WebhookDeliveryEntity } from '../../src/webhooks/webhook-delivery.entity.js';
 import { WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.service.js';
 import { ManualClock } from '../utils/clock.js';
+import { databaseBefore } from '../utils/upgrade.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 import { sleep, waitFor } from '../utils/wait.js';
 import { Hit, Receiver, Script, startReceiver as listen } from '../utils/webhook-receiver.js';
@@ -1293,29 +1291,17 @@ describe('webhooks', () => {
     });
 
     it('upgrading: outbox rows recorded before the per-host cap get their receiver host', async () => {
-      const db = await createTestDatabase();
-      extraDbs.push(db);
-      const before = new DataSource({
-        ...dataSourceOptions(db.url),
-        migrations: migrations.filter((m) => m !== WebhookTargetHost1732000000004),
-      });
-      await before.initialize();
-      try {
-        await before.runMigrations();
-        await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
-        const [user] = await before.query('SELECT id FROM users');
+      const db = await databaseBefore(WebhookTargetHost1732000000004, async (before, { project }) => {
         await before.query(
-          "INSERT INTO projects (user_id, name, slug, webhook_url, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', 'https://Hooks.Example.com:8443/x', '{}', 'k', 'k')",
-          [user.id],
+          "UPDATE projects SET webhook_url = 'https://Hooks.Example.com:8443/x' WHERE id = ?",
+          [project.id],
         );
-        const [project] = await before.query('SELECT id FROM projects');
         await before.query(
           "INSERT INTO webhook_deliveries (project_id, event_id, type, payload, status, attempts) VALUES (?, 'evt_old', 'project.created', '{}', 'pending', 0)",
           [project.id],
         );
-      } finally {
-        await before.destroy();
-      }
+      });
+      extraDbs.push(db);
       const upgraded = await app({ ...ENV, WEBHOOK_DISPATCHER: 'false' }, db.url);
       expect(await upgraded.dataSource.query('SELECT event_id, target_host FROM webhook_deliveries')).toEqual(
         [{ event_id: 'evt_old', target_host: 'hooks.example.com:8443' }],

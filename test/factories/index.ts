@@ -41,58 +41,79 @@ function failFactory(what: string, res: { status: number; body: unknown }): neve
 /** A unique, lowercase, alpha_dash token for names and slugs that must not collide between tests. */
 export const uniqueToken = () => unique().toLowerCase();
 
+/** POSTs `body` to /api/v1`path` with `key` and returns `data`; anything but a 201 success fails `what`. */
+async function create(
+  t: HttpTestApp,
+  key: string,
+  what: string,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<Record<string, any>> {
+  const res = await t
+    .http()
+    .post(`/api/v1${path}`)
+    .set('X-API-KEY', key)
+    .set('Accept', 'application/json')
+    .send(body);
+  if (res.status !== 201 || res.body?.status !== 'success') failFactory(what, res);
+  return res.body.data;
+}
+
 /**
  * POST /api/v1/project with `key` (a global key) and returns `data`. `name` defaults to a unique
  * name; `overrides` are sent as they are.
  */
-export async function makeProject(
-  t: HttpTestApp,
-  key: string,
-  overrides: Record<string, unknown> = {},
-): Promise<Record<string, any>> {
-  const res = await t
-    .http()
-    .post('/api/v1/project')
-    .set('X-API-KEY', key)
-    .set('Accept', 'application/json')
-    .send({ name: `Project ${uniqueToken()}`, ...overrides });
-  if (res.status !== 201 || res.body?.status !== 'success') failFactory('makeProject', res);
-  return res.body.data;
-}
+export const makeProject = (t: HttpTestApp, key: string, overrides: Record<string, unknown> = {}) =>
+  create(t, key, 'makeProject', '/project', { name: `Project ${uniqueToken()}`, ...overrides });
 
 /** POST /api/v1/project/{projectId}/domains and returns `data`. `domain` defaults to a unique host. */
-export async function makeDomain(
+export const makeDomain = (
   t: HttpTestApp,
   key: string,
   projectId: number,
   overrides: Record<string, unknown> = {},
-): Promise<Record<string, any>> {
-  const res = await t
-    .http()
-    .post(`/api/v1/project/${projectId}/domains`)
-    .set('X-API-KEY', key)
-    .set('Accept', 'application/json')
-    .send({ domain: `d-${uniqueToken()}.example.com`, ...overrides });
-  if (res.status !== 201 || res.body?.status !== 'success') failFactory('makeDomain', res);
-  return res.body.data;
-}
+) =>
+  create(t, key, 'makeDomain', `/project/${projectId}/domains`, {
+    domain: `d-${uniqueToken()}.example.com`,
+    ...overrides,
+  });
 
 /**
  * POST /api/v1/project/{projectId}/licenses and returns `data`. `title` defaults to a unique title;
  * `overrides` are sent as they are.
  */
-export async function makeLicense(
+export const makeLicense = (
   t: HttpTestApp,
   key: string,
   projectId: number,
   overrides: Record<string, unknown> = {},
-): Promise<Record<string, any>> {
-  const res = await t
-    .http()
-    .post(`/api/v1/project/${projectId}/licenses`)
-    .set('X-API-KEY', key)
-    .set('Accept', 'application/json')
-    .send({ title: `License ${uniqueToken()}`, ...overrides });
-  if (res.status !== 201 || res.body?.status !== 'success') failFactory('makeLicense', res);
-  return res.body.data;
-}
+) =>
+  create(t, key, 'makeLicense', `/project/${projectId}/licenses`, {
+    title: `License ${uniqueToken()}`,
+    ...overrides,
+  });
+
+/** POST /api/v1/project/{projectId}/plans and returns `data`. `code` defaults to a unique code, `name` to "Plan". */
+export const makePlan = (
+  t: HttpTestApp,
+  key: string,
+  projectId: number,
+  overrides: Record<string, unknown> = {},
+) =>
+  create(t, key, 'makePlan', `/project/${projectId}/plans`, {
+    code: `p-${uniqueToken()}`,
+    name: 'Plan',
+    ...overrides,
+  });
+
+/** POST /api/v1/project/{projectId}/customers and returns `data`. `email` defaults to a unique address. */
+export const makeCustomer = (
+  t: HttpTestApp,
+  key: string,
+  projectId: number,
+  overrides: Record<string, unknown> = {},
+) =>
+  create(t, key, 'makeCustomer', `/project/${projectId}/customers`, {
+    email: `buyer-${uniqueToken()}@example.test`,
+    ...overrides,
+  });

@@ -9,7 +9,7 @@ export interface TestProvider {
   register: (redirectUri: string) => Promise<void>;
   /**
    * Signs `login` in at the provider, starting from the authorization URL the service redirected to:
-   * follows the provider's redirects and answers its login and consent pages as a browser would.
+   * follows the provider's redirects and answers its login page as a browser would.
    * Returns the URL the provider sends the browser back to (the service's callback, with code and state).
    */
   signIn: (authorizationUrl: string, login: string) => Promise<URL>;

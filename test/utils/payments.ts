@@ -34,6 +34,35 @@ export function fixture(provider: ProviderName, event: string): Payload {
   ) as Payload;
 }
 
+/** The fixtures' own time (test/fixtures/payments/README.md). */
+const FIXTURE_TIME_MS = Date.parse('2026-01-15T12:00:00Z');
+
+/** `payload` dated `seconds` after the fixtures' time, where its provider dates its events. */
+export function dated(provider: ProviderName, payload: Payload, seconds: number): Payload {
+  const ms = FIXTURE_TIME_MS + seconds * 1000;
+  const iso = new Date(ms).toISOString();
+  if (provider === 'stripe') payload.created = ms / 1000;
+  else if (provider === 'paddle') payload.occurred_at = iso;
+  else if (provider === 'lemonsqueezy') payload.data.attributes.updated_at = iso;
+  else payload.timestamp = iso;
+  return payload;
+}
+
+/** A provider's fixture, dated, with an event id of its own where the provider's payload carries one. */
+export function fixtureEvent(
+  provider: ProviderName,
+  name: string,
+  seconds: number,
+  change?: (p: Payload) => void,
+): Payload {
+  const payload = dated(provider, fixture(provider, name), seconds);
+  const id = `evt_${name}_${seconds}_${randomBytes(4).toString('hex')}`;
+  if (provider === 'stripe') payload.id = id;
+  if (provider === 'paddle') payload.event_id = id;
+  change?.(payload);
+  return payload;
+}
+
 /**
  * The signature headers the provider sends with `body`: its adapter's sign, which the adapters' spec
  * holds to what the providers' own libraries make. `ts`: unix seconds; `id`: Standard Webhooks' webhook-id.
@@ -56,7 +85,7 @@ export interface Connector {
   [field: string]: unknown;
 }
 
-/** POST …/payment-connectors; the answer with the secret it was made with. */
+/** POST …/payment-connectors; the answer with the secret it was made with (`overrides.signing_secret`, or a fresh one). */
 export async function makeConnector(
   t: TestApp,
   key: string,
@@ -64,7 +93,7 @@ export async function makeConnector(
   provider: ProviderName,
   overrides: Record<string, unknown> = {},
 ): Promise<Connector> {
-  const secret = secretFor(provider);
+  const secret = (overrides.signing_secret as string | undefined) ?? secretFor(provider);
   const res = await t
     .http()
     .post(`/api/v1/project/${projectId}/payment-connectors`)

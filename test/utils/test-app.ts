@@ -78,6 +78,11 @@ export interface TestAppOptions {
   runtimeFastPath?: boolean;
   /** The app's clock (default: the real one); a ManualClock (test/utils/clock.ts) lets a test move time. */
   clock?: Clock;
+  /**
+   * Listen on this port (e.g. from freePort()) instead of any free one: for a PUBLIC_URL that must be
+   * the app's own address, as where a browser is sent back to it (SSO).
+   */
+  port?: number;
 }
 
 /**
@@ -109,7 +114,7 @@ export async function createTestApp(
     logger: false,
   });
   setupApp(app, { runtimeFastPath: options.runtimeFastPath });
-  await app.listen(0, '127.0.0.1');
+  await app.listen(options.port ?? 0, '127.0.0.1');
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   return {
     app,

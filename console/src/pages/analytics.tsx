@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, type Project, type Schemas, unwrap } from '../api';
 import { type Access, PageHeading } from '../app';
-import { type Bar, RankChart, StackedBarChart } from '../chart';
+import { type Bar, type Part, RankChart, StackedBarChart } from '../chart';
 import { ErrorMessage, Loading, useLoad } from '../ui';
 import { nameOf, type Ref, useNames } from '../names';
 
@@ -22,6 +22,12 @@ const OUTCOMES = [
 ];
 /** How many keys a ranking shows. */
 const TOP = 10;
+/** What a license's checks answered are split into; "not split": days counted before paid answers were. */
+const LICENSE_PARTS: Part[] = [
+  { name: 'Paid', tone: 's0' },
+  { name: 'Unpaid', tone: 's1' },
+  { name: 'Not split', tone: 's3' },
+];
 
 /** Account-wide analytics for a global key; a scoped key's are its project's. */
 export function AnalyticsPage({ access }: { access: Access }) {
@@ -67,6 +73,28 @@ function ranked(a: Analytics, name: (key: string | null) => string): (Bar & { ke
     .filter((b) => b.value > 0)
     .sort((x, y) => y.value - x.value)
     .slice(0, TOP);
+}
+
+/**
+ * A license's checks answered over the range, as [paid, unpaid, not split]: a day the API cannot split
+ * (paid null, counted before paid answers were) counts whole as not split.
+ */
+function answeredParts(s: Analytics['series'][number]): number[] {
+  const parts = [0, 0, 0];
+  for (const p of s.points) {
+    if (p.paid === null || p.paid === undefined) parts[2] += p.count;
+    else {
+      parts[0] += p.paid;
+      parts[1] += p.unpaid ?? p.count - p.paid;
+    }
+  }
+  return parts;
+}
+
+/** The split in words, as the ranking's table says it: "6 paid + 2 unpaid = 8 answered". */
+function answeredText([paid, unpaid, unsplit]: number[]): string {
+  const more = unsplit ? ` + ${unsplit} not split` : '';
+  return `${paid} paid + ${unpaid} unpaid${more} = ${paid + unpaid + unsplit} answered`;
 }
 
 /** The bucket's start as people read it: the day, or the day and hour (UTC). */
@@ -224,32 +252,58 @@ export function AnalyticsView({ project }: { project?: Project }) {
               bars={ranked(data.country, (k) => k ?? 'unknown country')}
             />
             {project ? (
-              <Ranking
-                title="Top licenses: checks answered"
-                heading="License"
-                note="Paid and unpaid answers together, by license and UTC day; refused checks are not counted here. The totals above split the project's answers into paid and unpaid."
-                empty={
-                  data.licenses
-                    ? 'No license was answered in this range: the first check of a license key shows here.'
-                    : 'Licenses are counted by day: choose the last 7 days to see them.'
-                }
+              <LicenseRanking
+                project={project}
                 scope={scope}
-                bars={
-                  data.licenses
-                    ? ranked(data.licenses, (k) => named('license', k ?? '', data.titles.get(k ?? ''))).map(
-                        (b) => ({
-                          ...b,
-                          href: `#/projects/${project.id}/licenses/${b.key}`,
-                        }),
-                      )
-                    : []
-                }
+                licenses={data.licenses}
+                name={(k) => named('license', k, data.titles.get(k))}
               />
             ) : null}
           </div>
         </div>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * The licenses whose has-paid checks were answered most (docs/analytics.md), each bar split into the
+ * paid and the unpaid answers; by day only, so nothing when the range is by the hour.
+ */
+function LicenseRanking(props: {
+  project: Project;
+  scope: string;
+  licenses: Analytics | null;
+  name: (key: string) => string;
+}) {
+  const bars = props.licenses ? ranked(props.licenses, (k) => props.name(k ?? '')) : [];
+  const withParts = bars.map((b) => {
+    const series = props.licenses?.series.find((s) => s.key === b.key);
+    const parts = series ? answeredParts(series) : [0, 0, b.value];
+    return {
+      ...b,
+      parts,
+      text: answeredText(parts),
+      href: `#/projects/${props.project.id}/licenses/${b.key}`,
+    };
+  });
+  // "Not split" is named only when some license has such days (an upgrade in the range).
+  const parts = withParts.some((b) => b.parts[2] > 0) ? LICENSE_PARTS : LICENSE_PARTS.slice(0, 2);
+  return (
+    <Ranking
+      title="Top licenses: checks answered, paid and unpaid"
+      heading="License"
+      valueHeading="Checks answered"
+      parts={parts}
+      note="The has-paid checks of each license that passed every refusal, by UTC day: each bar split into the checks answered paid and those answered unpaid. Refused checks are not counted here. Days counted before LicenseGate counted paid answers are not split."
+      empty={
+        props.licenses
+          ? 'No license was answered in this range: the first check of a license key shows here.'
+          : 'Licenses are counted by day: choose the last 7 days to see them.'
+      }
+      scope={props.scope}
+      bars={withParts}
+    />
   );
 }
 
@@ -261,7 +315,14 @@ function Ranking(props: {
   bars: Bar[];
   /** What is counted, when it is not every answer. */
   note?: string;
+  /** The heading of the table's count column (Count unless sent). */
+  valueHeading?: string;
+  /** What each bar is split into, when it is. */
+  parts?: Part[];
 }) {
+  const split = props.parts
+    ? ` Each bar is split into ${props.parts.map((p) => p.name.toLowerCase()).join(', ')}; the table says each in words.`
+    : '';
   return (
     <div>
       <h3>{props.title}</h3>
@@ -271,8 +332,10 @@ function Ranking(props: {
       ) : (
         <RankChart
           title={props.title}
-          description={`${props.title} of ${props.scope}, largest first (at most ${TOP}).`}
+          description={`${props.title} of ${props.scope}, largest first (at most ${TOP}).${split}`}
           labelHeading={props.heading}
+          valueHeading={props.valueHeading}
+          parts={props.parts}
           bars={props.bars}
         />
       )}

@@ -8,8 +8,8 @@ import {
   ErrorMessage,
   Field,
   FormBox,
+  ListTable,
   Loading,
-  MoreButton,
   Notice,
   show,
   textOrNull,
@@ -75,49 +75,36 @@ export function CustomersTab({ access, project }: { access: Access; project: Pro
         ) : null}
       </form>
       <ErrorMessage error={list.error} />
-      {list.loading && !list.data ? <Loading what="customers" /> : null}
-      {list.data && list.data.data.length === 0 ? (
-        <p>
-          {searched
+      <ListTable
+        list={list}
+        what="customers"
+        empty={
+          searched
             ? 'No customer matches the search.'
-            : 'No customer yet. A payment connector adds each buyer it sees; you can add one below.'}
-        </p>
-      ) : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table>
-          <caption>
+            : 'No customer yet. A payment connector adds each buyer it sees; you can add one below.'
+        }
+        caption={
+          <>
             Customers of {project.name}
             {searched ? ' matching the search' : ''}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Name</th>
-              <th scope="col">Provider ids</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((c) => (
-              <tr key={c.id}>
-                <th scope="row">
-                  <a class="name" href={`#/projects/${project.id}/customers/${c.id}`} title={c.email}>
-                    {c.email}
-                  </a>
-                </th>
-                <td>{show(c.name)}</td>
-                <td>
-                  {c.external_ids.length
-                    ? c.external_ids.map((e) => `${e.provider} ${e.id}`).join(', ')
-                    : '—'}
-                </td>
-                <td>{when(c.created_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      <MoreButton list={list} what="customers" />
+          </>
+        }
+        columns={['Email', 'Name', 'Provider ids', 'Created']}
+        row={(c) => (
+          <tr key={c.id}>
+            <th scope="row">
+              <a class="name" href={`#/projects/${project.id}/customers/${c.id}`} title={c.email}>
+                {c.email}
+              </a>
+            </th>
+            <td>{show(c.name)}</td>
+            <td>
+              {c.external_ids.length ? c.external_ids.map((e) => `${e.provider} ${e.id}`).join(', ') : '—'}
+            </td>
+            <td>{when(c.created_at)}</td>
+          </tr>
+        )}
+      />
       {access.canWrite ? <NewCustomer project={project} /> : null}
     </section>
   );

@@ -1,20 +1,20 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Domain, type Project, unwrap } from '../api';
 import type { Access } from '../app';
 import {
   ConfirmButton,
+  EditBox,
   ErrorMessage,
   Hidden,
   Field,
   type Form,
   FormBox,
-  Loading,
+  ListTable,
   Notice,
   paid,
   show,
   useForm,
   useCursorList,
-  MoreButton,
 } from '../ui';
 
 type DomainValues = { domain: string; has_paid: boolean; is_active: boolean; is_primary: boolean };
@@ -84,71 +84,60 @@ export function DomainsTab({ access, project }: { access: Access; project: Proje
       <h2 id="domains-h">Domains</h2>
       <ErrorMessage error={list.error ?? error} />
       {done ? <Notice>{done}</Notice> : null}
-      {list.loading && !list.data ? <Loading what="domains" /> : null}
-      {list.data && list.data.data.length === 0 ? <p>No domain yet.</p> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table>
-          <caption>Domains of {project.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Domain</th>
-              <th scope="col">Paid</th>
-              <th scope="col">Active</th>
-              <th scope="col">Primary</th>
-              {access.canWrite ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((d) => (
-              <tr key={d.id}>
-                <th scope="row">{d.domain}</th>
-                <td>{paid(d)}</td>
-                <td>{show(d.is_active)}</td>
-                <td>{show(d.is_primary)}</td>
-                {access.canWrite ? (
-                  <td class="row-actions">
-                    <button type="button" onClick={() => setEditing(d)}>
-                      Edit<Hidden> {d.domain}</Hidden>
+      <ListTable
+        list={list}
+        what="domains"
+        empty="No domain yet."
+        caption={<>Domains of {project.name}</>}
+        columns={['Domain', 'Paid', 'Active', 'Primary']}
+        actions={access.canWrite}
+        row={(d) => (
+          <tr key={d.id}>
+            <th scope="row">{d.domain}</th>
+            <td>{paid(d)}</td>
+            <td>{show(d.is_active)}</td>
+            <td>{show(d.is_primary)}</td>
+            {access.canWrite ? (
+              <td class="row-actions">
+                <button type="button" onClick={() => setEditing(d)}>
+                  Edit<Hidden> {d.domain}</Hidden>
+                </button>{' '}
+                <button type="button" onClick={() => void update(d.id, { has_paid: !d.has_paid })}>
+                  Mark<Hidden> {d.domain}</Hidden> {d.has_paid ? 'unpaid' : 'paid'}
+                </button>{' '}
+                <button type="button" onClick={() => void update(d.id, { is_active: !d.is_active })}>
+                  {d.is_active ? 'Deactivate' : 'Activate'}
+                  <Hidden> {d.domain}</Hidden>
+                </button>{' '}
+                {d.is_primary ? null : (
+                  <>
+                    <button type="button" onClick={() => void update(d.id, { is_primary: true })}>
+                      Make<Hidden> {d.domain}</Hidden> primary
                     </button>{' '}
-                    <button type="button" onClick={() => void update(d.id, { has_paid: !d.has_paid })}>
-                      Mark<Hidden> {d.domain}</Hidden> {d.has_paid ? 'unpaid' : 'paid'}
-                    </button>{' '}
-                    <button type="button" onClick={() => void update(d.id, { is_active: !d.is_active })}>
-                      {d.is_active ? 'Deactivate' : 'Activate'}
-                      <Hidden> {d.domain}</Hidden>
-                    </button>{' '}
-                    {d.is_primary ? null : (
-                      <>
-                        <button type="button" onClick={() => void update(d.id, { is_primary: true })}>
-                          Make<Hidden> {d.domain}</Hidden> primary
-                        </button>{' '}
-                      </>
-                    )}
-                    <ConfirmButton
-                      label="Delete"
-                      object={d.domain}
-                      question={`Delete the domain ${d.domain}?`}
-                      confirmLabel="Yes, delete"
-                      danger
-                      onError={setError}
-                      onConfirm={async () => {
-                        await unwrap(
-                          api.DELETE('/api/v1/project/{project}/domains/{domain}', {
-                            params: { path: { ...path, domain: d.id } },
-                          }),
-                        );
-                        if (editing?.id === d.id) setEditing(null);
-                        list.reload();
-                      }}
-                    />
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      <MoreButton list={list} what="domains" />
+                  </>
+                )}
+                <ConfirmButton
+                  label="Delete"
+                  object={d.domain}
+                  question={`Delete the domain ${d.domain}?`}
+                  confirmLabel="Yes, delete"
+                  danger
+                  onError={setError}
+                  onConfirm={async () => {
+                    await unwrap(
+                      api.DELETE('/api/v1/project/{project}/domains/{domain}', {
+                        params: { path: { ...path, domain: d.id } },
+                      }),
+                    );
+                    if (editing?.id === d.id) setEditing(null);
+                    list.reload();
+                  }}
+                />
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
       {access.canWrite && editing ? (
         <EditDomain
           key={editing.id}
@@ -202,19 +191,15 @@ function EditDomain(props: {
     );
     props.onDone(`Domain ${saved.domain} saved.`);
   };
-  // The form opens below the list: the keyboard goes to its first field.
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.querySelector<HTMLElement>('input')?.focus();
-  }, []);
   return (
-    <div ref={box}>
-      <FormBox form={form} title={`Edit domain ${d.domain}`} submitLabel="Save domain" onSubmit={save}>
-        <DomainFields form={form} edit />
-        <button type="button" onClick={props.onCancel}>
-          Cancel editing
-        </button>
-      </FormBox>
-    </div>
+    <EditBox
+      form={form}
+      title={`Edit domain ${d.domain}`}
+      submitLabel="Save domain"
+      onSubmit={save}
+      onCancel={props.onCancel}
+    >
+      <DomainFields form={form} edit />
+    </EditBox>
   );
 }

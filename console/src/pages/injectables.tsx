@@ -6,13 +6,12 @@ import {
   ErrorMessage,
   Field,
   FormBox,
-  Loading,
+  ListTable,
   Notice,
   show,
   textOrNull,
   useForm,
   useCursorList,
-  MoreButton,
 } from '../ui';
 
 const TYPES = ['snippet', 'html', 'script', 'style', 'file'] as const;
@@ -39,62 +38,48 @@ export function InjectablesTab({ access, project }: { access: Access; project: P
       <p>Payloads stored encrypted; the service never shows them decrypted.</p>
       <ErrorMessage error={list.error ?? error} />
       {done ? <Notice>{done}</Notice> : null}
-      {list.loading && !list.data ? <Loading what="injectables" /> : null}
-      {list.data && list.data.data.length === 0 ? <p>No injectable yet.</p> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table>
-          <caption>Injectables of {project.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Slug</th>
-              <th scope="col">Title</th>
-              <th scope="col">Type</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Size</th>
-              <th scope="col">Active</th>
-              <th scope="col">Paid only</th>
-              {access.canWrite ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((i) => (
-              <tr key={i.id}>
-                <th scope="row">{i.slug}</th>
-                <td>{show(i.title)}</td>
-                <td>{i.type}</td>
-                <td>{i.mode}</td>
-                <td>{i.content_size} bytes</td>
-                <td>{show(i.is_active)}</td>
-                <td>{show(i.only_if_paid)}</td>
-                {access.canWrite ? (
-                  <td class="row-actions">
-                    <button type="button" onClick={() => setEditing(i)}>
-                      Edit {i.slug}
-                    </button>{' '}
-                    <ConfirmButton
-                      label={`Delete ${i.slug}`}
-                      question={`Delete the injectable ${i.slug} for good?`}
-                      confirmLabel="Yes, delete"
-                      danger
-                      onError={setError}
-                      onConfirm={async () => {
-                        await unwrap(
-                          api.DELETE('/api/v1/project/{project}/injectables/{injectable}', {
-                            params: { path: { ...path, injectable: i.id } },
-                          }),
-                        );
-                        if (editing?.id === i.id) setEditing(null);
-                        list.reload();
-                      }}
-                    />
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      <MoreButton list={list} what="injectables" />
+      <ListTable
+        list={list}
+        what="injectables"
+        empty="No injectable yet."
+        caption={<>Injectables of {project.name}</>}
+        columns={['Slug', 'Title', 'Type', 'Mode', 'Size', 'Active', 'Paid only']}
+        actions={access.canWrite}
+        row={(i) => (
+          <tr key={i.id}>
+            <th scope="row">{i.slug}</th>
+            <td>{show(i.title)}</td>
+            <td>{i.type}</td>
+            <td>{i.mode}</td>
+            <td>{i.content_size} bytes</td>
+            <td>{show(i.is_active)}</td>
+            <td>{show(i.only_if_paid)}</td>
+            {access.canWrite ? (
+              <td class="row-actions">
+                <button type="button" onClick={() => setEditing(i)}>
+                  Edit {i.slug}
+                </button>{' '}
+                <ConfirmButton
+                  label={`Delete ${i.slug}`}
+                  question={`Delete the injectable ${i.slug} for good?`}
+                  confirmLabel="Yes, delete"
+                  danger
+                  onError={setError}
+                  onConfirm={async () => {
+                    await unwrap(
+                      api.DELETE('/api/v1/project/{project}/injectables/{injectable}', {
+                        params: { path: { ...path, injectable: i.id } },
+                      }),
+                    );
+                    if (editing?.id === i.id) setEditing(null);
+                    list.reload();
+                  }}
+                />
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
       {access.canWrite ? (
         <InjectableForm
           key={`${editing?.id ?? 'new'}-${round}`}

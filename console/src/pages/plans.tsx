@@ -1,17 +1,17 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Plan, type Project, unwrap } from '../api';
 import type { Access } from '../app';
 import { type Entitlements, formatEntitlements, parseEntitlements } from '../entitlements';
 import {
   ConfirmButton,
+  EditBox,
   ErrorMessage,
   Field,
   type Form,
   FormBox,
   Hidden,
   intOrNull,
-  Loading,
-  MoreButton,
+  ListTable,
   Notice,
   show,
   useCursorList,
@@ -128,59 +128,47 @@ export function PlansTab({ access, project }: { access: Access; project: Project
       <h2 id="plans-h">Plans</h2>
       <ErrorMessage error={list.error ?? error} />
       {done ? <Notice>{done}</Notice> : null}
-      {list.loading && !list.data ? <Loading what="plans" /> : null}
-      {list.data && list.data.data.length === 0 ? <p>No plan yet.</p> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table>
-          <caption>Plans of {project.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Code</th>
-              <th scope="col">Name</th>
-              <th scope="col">Entitlements</th>
-              <th scope="col">Max domains</th>
-              <th scope="col">Max checks per day</th>
-              {access.canWrite ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((p) => (
-              <tr key={p.id}>
-                <th scope="row">{p.code}</th>
-                <td>{p.name}</td>
-                <td>{entitlementsText(p.entitlements)}</td>
-                <td>{show(p.max_domains)}</td>
-                <td>{show(p.max_usage_per_day)}</td>
-                {access.canWrite ? (
-                  <td class="row-actions">
-                    <button type="button" onClick={() => setEditing(p)}>
-                      Edit<Hidden> {p.code}</Hidden>
-                    </button>{' '}
-                    <ConfirmButton
-                      label="Delete"
-                      object={p.code}
-                      question={`Delete the plan ${p.code}?`}
-                      confirmLabel="Yes, delete"
-                      danger
-                      onError={setError}
-                      onConfirm={async () => {
-                        await unwrap(
-                          api.DELETE('/api/v1/project/{project}/plans/{plan}', {
-                            params: { path: { ...path, plan: p.id } },
-                          }),
-                        );
-                        if (editing?.id === p.id) setEditing(null);
-                        list.reload();
-                      }}
-                    />
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      <MoreButton list={list} what="plans" />
+      <ListTable
+        list={list}
+        what="plans"
+        empty="No plan yet."
+        caption={<>Plans of {project.name}</>}
+        columns={['Code', 'Name', 'Entitlements', 'Max domains', 'Max checks per day']}
+        actions={access.canWrite}
+        row={(p) => (
+          <tr key={p.id}>
+            <th scope="row">{p.code}</th>
+            <td>{p.name}</td>
+            <td>{entitlementsText(p.entitlements)}</td>
+            <td>{show(p.max_domains)}</td>
+            <td>{show(p.max_usage_per_day)}</td>
+            {access.canWrite ? (
+              <td class="row-actions">
+                <button type="button" onClick={() => setEditing(p)}>
+                  Edit<Hidden> {p.code}</Hidden>
+                </button>{' '}
+                <ConfirmButton
+                  label="Delete"
+                  object={p.code}
+                  question={`Delete the plan ${p.code}?`}
+                  confirmLabel="Yes, delete"
+                  danger
+                  onError={setError}
+                  onConfirm={async () => {
+                    await unwrap(
+                      api.DELETE('/api/v1/project/{project}/plans/{plan}', {
+                        params: { path: { ...path, plan: p.id } },
+                      }),
+                    );
+                    if (editing?.id === p.id) setEditing(null);
+                    list.reload();
+                  }}
+                />
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
       {access.canWrite && editing ? (
         <EditPlan
           key={editing.id}
@@ -227,18 +215,15 @@ function EditPlan(props: {
     );
     props.onDone(`Plan ${saved.code} saved.`);
   };
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.querySelector<HTMLElement>('input')?.focus();
-  }, []);
   return (
-    <div ref={box}>
-      <FormBox form={form} title={`Edit plan ${p.code}`} submitLabel="Save plan" onSubmit={save}>
-        <PlanFields form={form} />
-        <button type="button" onClick={props.onCancel}>
-          Cancel editing
-        </button>
-      </FormBox>
-    </div>
+    <EditBox
+      form={form}
+      title={`Edit plan ${p.code}`}
+      submitLabel="Save plan"
+      onSubmit={save}
+      onCancel={props.onCancel}
+    >
+      <PlanFields form={form} />
+    </EditBox>
   );
 }

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Project, unwrap } from '../api';
 import type { Access } from '../app';
-import { ErrorMessage, Loading, MoreButton, Notice, useCursorList, when } from '../ui';
+import { ErrorMessage, ListTable, Notice, useCursorList, when } from '../ui';
 
 export function WebhooksTab({ access, project }: { access: Access; project: Project }) {
   const path = { project: project.id };
@@ -40,44 +40,31 @@ export function WebhooksTab({ access, project }: { access: Access; project: Proj
       </p>
       <ErrorMessage error={list.error ?? error} />
       {done ? <Notice>{done}</Notice> : null}
-      {list.loading && !list.data ? <Loading what="deliveries" /> : null}
-      {list.data && list.data.data.length === 0 ? <p>No delivery yet.</p> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table>
-          <caption>Webhook deliveries, latest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Next attempt</th>
-              <th scope="col">Created</th>
-              {access.canWrite ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((d) => (
-              <tr key={d.id}>
-                <th scope="row">{d.type}</th>
-                <td>{d.status}</td>
-                <td>{d.attempts}</td>
-                <td>{d.last_status_code ?? d.last_error ?? '—'}</td>
-                <td>{when(d.next_attempt_at)}</td>
-                <td>{when(d.created_at)}</td>
-                {access.canWrite ? (
-                  <td>
-                    <button type="button" onClick={() => void retry(d.id)}>
-                      Retry delivery {d.id}
-                    </button>
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      <MoreButton list={list} what="deliveries" />
+      <ListTable
+        list={list}
+        what="deliveries"
+        empty="No delivery yet."
+        caption="Webhook deliveries, latest first"
+        columns={['Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Created']}
+        actions={access.canWrite}
+        row={(d) => (
+          <tr key={d.id}>
+            <th scope="row">{d.type}</th>
+            <td>{d.status}</td>
+            <td>{d.attempts}</td>
+            <td>{d.last_status_code ?? d.last_error ?? '—'}</td>
+            <td>{when(d.next_attempt_at)}</td>
+            <td>{when(d.created_at)}</td>
+            {access.canWrite ? (
+              <td>
+                <button type="button" onClick={() => void retry(d.id)}>
+                  Retry delivery {d.id}
+                </button>
+              </td>
+            ) : null}
+          </tr>
+        )}
+      />
     </section>
   );
 }

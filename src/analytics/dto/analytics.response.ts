@@ -1,7 +1,10 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { GRANULARITIES, GROUPINGS } from './analytics-query.dto.js';
 
-@ApiSchema({ name: 'AnalyticsPoint', description: 'The count of one bucket' })
+@ApiSchema({
+  name: 'AnalyticsPoint',
+  description: 'The count of one bucket; by license, also split into paid and unpaid',
+})
 export class AnalyticsPointResponse {
   @ApiProperty({
     format: 'date-time',
@@ -10,8 +13,32 @@ export class AnalyticsPointResponse {
   })
   t: string;
 
-  @ApiProperty({ type: 'integer', minimum: 0 })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'The answers of the bucket; with group_by=license, the checks answered (paid + unpaid)',
+  })
   count: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    nullable: true,
+    required: false,
+    description:
+      'group_by=license only: of `count`, the checks answered paid; null on a day counted before paid answers were (docs/analytics.md)',
+  })
+  paid?: number | null;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    nullable: true,
+    required: false,
+    description:
+      'group_by=license only: of `count`, the checks answered unpaid (count - paid); null when `paid` is',
+  })
+  unpaid?: number | null;
 }
 
 @ApiSchema({

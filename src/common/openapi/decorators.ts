@@ -204,3 +204,7 @@ export const ApiCursorQuery = (defaultPerPage: number) =>
       description: 'The `next_cursor` of the previous page; one not made for this list → 422',
     }),
   );
+
+/** A cursor list: its query, the page in the envelope, and the 422 of a bad `per_page` or `cursor`. */
+export const ApiCursorList = (model: Type<unknown>, defaultPerPage: number) =>
+  applyDecorators(ApiCursorQuery(defaultPerPage), ApiEnvelope(model, { cursor: true }), ApiErrors(422));
