@@ -422,10 +422,19 @@ export class PaymentReceipts {
     if (!Number.isSafeInteger(id) || id < 1 || id > 2_147_483_647)
       return `licensegate_license is ${shown(value)}, not a license id: nothing changed.`;
     const license = await manager.findOneBy(LicenseEntity, { id, project_id: project.id });
-    return (
-      license ??
-      `License ${id} named by licensegate_license is not a license of this project: nothing changed.`
-    );
+    if (!license)
+      return `License ${id} named by licensegate_license is not a license of this project: nothing changed.`;
+    // Lemon Squeezy's and Paddle's custom data is the buyer's to write, and license ids are easy to
+    // guess: a purchase may take only a license that nothing paid yet, or its refund would unpay a
+    // license someone else paid for (docs/payments.md#metadata-written-by-the-buyer).
+    if (license.billing !== 'license')
+      return `License ${id} named by licensegate_license answers with its project's or domain's flag (billing: project): nothing changed.`;
+    if (license.has_paid)
+      return `License ${id} named by licensegate_license is paid already: a purchase takes only an unpaid license; nothing changed.`;
+    const linked = await manager.countBy(SubscriptionEntity, { license_id: id });
+    if (linked > 0)
+      return `License ${id} named by licensegate_license has a purchase of its own already: nothing changed.`;
+    return license;
   }
 
   /** The domain licensegate_domain names, else the project; a string says why there is none. */

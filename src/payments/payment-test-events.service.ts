@@ -150,16 +150,14 @@ export class PaymentTestEvents {
         throw new ApiError(HttpStatus.NOT_FOUND, testTargetNotFound('License', request.license_id));
       if (license.billing === 'license')
         return { metadata: { licensegate_license: String(license.id) }, product };
-      // A billing: project license answers its domain's flag: the payment names that domain too, as a real one would.
+      // A billing: project license answers its domain's flag: the payment names that domain, as a real
+      // one would (a purchase does not take a billing: project license, docs/payments.md).
       const pinned =
         license.domain_id === null
           ? null
           : await this.domains.findOneBy({ id: license.domain_id, project_id: connector.project_id });
       if (!pinned) throw fieldError('license_id', testLicenseBilledByProject(license.id));
-      return {
-        metadata: { licensegate_license: String(license.id), licensegate_domain: pinned.domain },
-        product,
-      };
+      return { metadata: { licensegate_domain: pinned.domain }, product };
     }
     if (request.domain_id !== undefined) {
       const domain = await this.domains.findOneBy({

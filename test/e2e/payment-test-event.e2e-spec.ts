@@ -366,4 +366,42 @@ describe('a payment connector test event', () => {
     );
     expect((await paidState(project.id)).has_paid).toBe(false);
   });
+
+  it('licensegate_license takes only an unpaid billing: license license that no purchase holds (a buyer may write it)', async () => {
+    const project = await makeProject(t, key, { has_paid: false });
+    const paid = await makeLicense(t, key, project.id, { billing: 'license', has_paid: true });
+    const byProject = await makeLicense(t, key, project.id);
+    const held = await makeLicense(t, key, project.id, { billing: 'license', has_paid: false });
+    const connector = await makeConnector(t, key, project.id, 'stripe');
+    const session = (id: string, licenseId: number) => {
+      const event = fixture('stripe', 'checkout.session.completed');
+      event.id = `evt_${id}`;
+      event.created = Math.floor(clock.nowMs() / 1000);
+      event.data.object.id = `cs_${id}`;
+      event.data.object.subscription = `sub_${id}`;
+      event.data.object.metadata = { licensegate_license: String(licenseId) };
+      return event;
+    };
+    const detailOf = async (id: string, licenseId: number) => {
+      expect((await deliver(t, connector, session(id, licenseId), clock.nowMs())).status).toBe(200);
+      const [row] = await eventsOf(project.id, connector.id);
+      return row.detail as string;
+    };
+    expect(await detailOf('paid', paid.id)).toContain(
+      `License ${paid.id} named by licensegate_license is paid already: a purchase takes only an unpaid license; nothing changed.`,
+    );
+    expect(await detailOf('project', byProject.id)).toContain(
+      `License ${byProject.id} named by licensegate_license answers with its project's or domain's flag (billing: project): nothing changed.`,
+    );
+    // Taken by a first purchase, then marked unpaid by the vendor: a second purchase may not take it.
+    expect(await detailOf('first', held.id)).toContain(`License ${held.id} is paid.`);
+    await api().patch(`/project/${project.id}/licenses/${held.id}`).send({ has_paid: false }).expect(200);
+    expect(await detailOf('second', held.id)).toContain(
+      `License ${held.id} named by licensegate_license has a purchase of its own already: nothing changed.`,
+    );
+    const state = async (id: number) =>
+      expectSuccess(await api().get(`/project/${project.id}/licenses/${id}`)).has_paid as boolean;
+    expect([await state(paid.id), await state(held.id)]).toEqual([true, false]);
+    expect((await paidState(project.id)).has_paid).toBe(false);
+  });
 });
