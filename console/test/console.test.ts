@@ -1810,6 +1810,7 @@ describe('the console in headless Chromium', () => {
         .first(),
       'viewer',
     );
+    await shot(page, 'members');
     await joiner.page.reload();
     await heading(joiner.page, 'Projects');
     expect(await writeControls(joiner.page)).toEqual([]);
@@ -2050,6 +2051,7 @@ describe('the console in headless Chromium', () => {
     await row.getByRole('button', { name: 'Send a test event to Stripe test' }).click();
     const said = row.locator('.test-event [role="status"]');
     await page.waitForFunction(() => !!document.querySelector('.test-event [role="status"]')?.textContent);
+    await shot(page, 'test-payment');
     expect(await said.textContent()).toMatch(
       /^Test event evt_\S+ \(checkout\.session\.completed\): the endpoint answered 200, applied\. License \d+ is paid\. Open the license$/,
     );
