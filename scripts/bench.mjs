@@ -16,7 +16,7 @@
 // npm run bench -- --only 'license/usage' --no-growth --no-redis-pair --no-plan-pair: metered usage's throughput.
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
 //                  (see soak() below).
-// npm run bench -- --baseline DIR [--rounds 3] [--only has-paid]: the runtime scenarios of this build and of
+// npm run bench -- --baseline DIR [--rounds 3] [--only has-paid|license/usage]: the runtime scenarios of this build and of
 //                  another build of the service (DIR: a checkout with its own dist/, e.g. the commit before a
 //                  change), on one seeded database, in alternating rounds (see compare() below).
 //
@@ -1177,9 +1177,10 @@ async function compare(baseline, port) {
   const db = await createDatabase('compare');
   try {
     const info = await seed(db.url, opts);
+    // GET / and the has-paid scenarios; with --only, metered usage may be picked too.
     const list = scenarios(info)
-      .slice(0, 4)
-      .filter((s, i) => i === 0 || !opts.only || s.name.includes(opts.only));
+      .slice(0, 6)
+      .filter((s, i) => i === 0 || (opts.only ? s.name.includes(opts.only) : i < 4));
     const builds = [
       { name: 'baseline', root: baseline },
       { name: 'this build', root: null },

@@ -21,6 +21,12 @@ import { retrying } from './retry.js';
  * the connection: statements from outside the unit wait until it ends, and a unit starts only once
  * the statements already under way have finished. AsyncLocalStorage tells the unit's own statements
  * from the others'.
+ *
+ * Units waiting their turn on SQLite are committed together: one transaction, each unit in a SAVEPOINT
+ * of its own, so a unit that fails rolls back only its own work. The COMMIT (the WAL write and its
+ * share of the checkpoints) costs about five times a metered-usage call's statements
+ * (docs/benchmarks.md#metered-usage-ahead-of-express-2026-11-27). Every unit of the group is
+ * answered once the COMMIT has landed, never before.
  */
 @Injectable()
 export class UnitOfWork implements OnModuleInit {
@@ -29,7 +35,9 @@ export class UnitOfWork implements OnModuleInit {
   private active: symbol | null = null;
   private inFlight = 0;
   private waiters: Array<() => void> = [];
-  private chain: Promise<unknown> = Promise.resolve();
+  /** SQLite: units waiting for the next group, and whether a group is running. */
+  private queued: Array<Queued> = [];
+  private grouping = false;
 
   constructor(private readonly dataSource: DataSource) {
     this.sqlite = dataSource.options.type === 'better-sqlite3';
@@ -62,9 +70,15 @@ export class UnitOfWork implements OnModuleInit {
       // Already inside this unit: join it.
       return work(this.dataSource.manager);
     }
-    const turn = this.chain.then(() => this.exclusive(work));
-    this.chain = turn.catch(() => undefined);
-    return turn;
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      // The group starts once the event loop has read what else arrived: a unit's statements run
+      // without a pause, so units that came in one by one would otherwise each be a group alone.
+      if (!this.grouping) {
+        this.grouping = true;
+        setImmediate(() => void this.group());
+      }
+    });
   }
 
   /**
@@ -102,18 +116,92 @@ export class UnitOfWork implements OnModuleInit {
     }
   }
 
-  private async exclusive<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    this.starting = true;
-    while (this.inFlight > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
-    const token = Symbol('unit');
-    this.active = token;
-    this.starting = false;
+  /** SQLite: runs the queued units, a group at a time, until none is left. */
+  private async group(): Promise<void> {
     try {
-      return await this.context.run(token, () => this.dataSource.transaction(work));
+      while (this.queued.length > 0) {
+        this.starting = true;
+        while (this.inFlight > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+        try {
+          await this.runGroup();
+        } finally {
+          this.active = null;
+          this.starting = false;
+          this.wake();
+        }
+        // Statements from outside a unit that waited get their turn before the next group, and
+        // the requests that arrived meanwhile join it.
+        if (this.queued.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
     } finally {
-      this.active = null;
-      this.wake();
+      this.grouping = false;
     }
+  }
+
+  /**
+   * One transaction for the units queued now (and those queued while it runs, up to GROUP_MAX), each
+   * in a SAVEPOINT. Answers are handed out after the COMMIT; when the transaction itself fails (the
+   * COMMIT, or an error after which SQLite rolled the whole transaction back), every unit of the
+   * group that had succeeded gets that error instead: none of its work stayed.
+   */
+  private async runGroup(): Promise<void> {
+    const runner = this.dataSource.createQueryRunner();
+    const outer = Symbol('group');
+    const inOuter = <R>(step: () => Promise<R>) => {
+      this.active = outer;
+      return this.context.run(outer, step);
+    };
+    const settled: Array<{ unit: Queued; ok: boolean; value: unknown }> = [];
+    try {
+      await inOuter(() => runner.startTransaction());
+      while (this.queued.length > 0 && settled.length < GROUP_MAX) {
+        const unit = this.queued.shift() as Queued;
+        const token = Symbol('unit');
+        this.active = token;
+        try {
+          const value = await this.context.run(token, async () => {
+            // Named apart from TypeORM's own savepoints (typeorm_N), which a unit's work may open.
+            await runner.query('SAVEPOINT unit');
+            try {
+              const result = await unit.work(runner.manager);
+              await runner.query('RELEASE unit');
+              return result;
+            } catch (error) {
+              // (When SQLite has rolled the whole transaction back, there is no savepoint left.)
+              await runner.query('ROLLBACK TO unit').catch(() => undefined);
+              await runner.query('RELEASE unit').catch(() => undefined);
+              throw error;
+            }
+          });
+          settled.push({ unit, ok: true, value });
+        } catch (error) {
+          settled.push({ unit, ok: false, value: error });
+          if (!this.inTransaction()) throw error;
+        }
+      }
+      await inOuter(() => runner.commitTransaction());
+    } catch (error) {
+      if (runner.isTransactionActive)
+        await inOuter(() => runner.rollbackTransaction()).catch(() => undefined);
+      // A ROLLBACK that found no transaction left TypeORM believing one is open: the next group's
+      // BEGIN would become a SAVEPOINT.
+      if (!this.inTransaction()) Object.assign(runner, { isTransactionActive: false, transactionDepth: 0 });
+      for (const done of settled) if (done.ok) Object.assign(done, { ok: false, value: error });
+      // A group that could not even begin: its first unit gets the error.
+      if (settled.length === 0 && this.queued.length > 0)
+        settled.push({ unit: this.queued.shift() as Queued, ok: false, value: error });
+    }
+    for (const { unit, ok, value } of settled) {
+      if (ok) unit.resolve(value);
+      else unit.reject(value);
+    }
+  }
+
+  /** Whether SQLite still holds the group's transaction (some errors roll it all back on their own). */
+  private inTransaction(): boolean {
+    const db = (this.dataSource.driver as unknown as { databaseConnection?: { inTransaction?: boolean } })
+      .databaseConnection;
+    return db?.inTransaction !== false;
   }
 
   private wake(): void {
@@ -124,6 +212,14 @@ export class UnitOfWork implements OnModuleInit {
 }
 
 const DEADLOCK_ATTEMPTS = 4;
+/** At most this many units share one SQLite transaction: the first of them waits for the last. */
+const GROUP_MAX = 64;
+
+interface Queued {
+  work: (manager: EntityManager) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
 
 /**
  * The query, locking the rows it reads against other writers until the unit ends (MySQL: FOR UPDATE,

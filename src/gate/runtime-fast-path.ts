@@ -1,10 +1,16 @@
-import { INestApplication, Logger } from '@nestjs/common';
+import { INestApplication, Logger, ValidationPipe } from '@nestjs/common';
+import {
+  EXCEPTION_FILTERS_METADATA,
+  GUARDS_METADATA,
+  INTERCEPTORS_METADATA,
+  PIPES_METADATA,
+} from '@nestjs/common/constants.js';
 import { ApplicationConfig } from '@nestjs/core';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import proxyaddr from 'proxy-addr';
 import { andThen } from '../common/maybe-promise.js';
-import { LicenseKeyGuard } from './license-key.guard.js';
+import { type LicensedRequest, LicenseKeyGuard } from './license-key.guard.js';
 import { EnvelopeInterceptor, successEnvelope } from '../common/http/envelope.interceptor.js';
 import type { Envelope } from '../common/http/envelope.js';
 import {
@@ -13,7 +19,9 @@ import {
   errorEnvelope,
 } from '../common/http/exception.filter.js';
 import { ThrottleGuard } from '../common/throttling/throttle.guard.js';
+import { RecordUsageDto } from '../plans/dto/usage.dto.js';
 import { HasPaidController } from './has-paid.controller.js';
+import { LicenseUsageController } from './license-usage.controller.js';
 import { RuntimeAnswers } from './runtime-answers.service.js';
 import { RuntimeCalls } from './runtime-call.js';
 
@@ -48,6 +56,10 @@ const PATH = '/api/v1/project/has-paid';
 // eslint-disable-next-line @typescript-eslint/unbound-method -- only a key for the throttler's plan, never called
 const ROUTE = HasPaidController.prototype.hasPaid;
 
+const USAGE_PATH = '/api/v1/license/usage';
+// eslint-disable-next-line @typescript-eslint/unbound-method -- a key for the throttler's plan and the route's metadata; called bound
+const USAGE_ROUTE = LicenseUsageController.prototype.record;
+
 /** What the route's code reads of a request: Express defines these as getters, this path sets them. */
 type RuntimeRequest = IncomingMessage & { ip?: string; query?: unknown; body?: unknown };
 
@@ -64,8 +76,10 @@ type RuntimeRequest = IncomingMessage & { ip?: string; query?: unknown; body?: u
  * the exception filter's envelope for every error. Express's `req.ip` and `req.query` are computed
  * once with Express's own trust and query-parser settings.
  *
- * Every other request, and this one under another spelling of its path (trailing slash, other case),
- * goes to Express. `install` refuses to start when the app has a global guard, interceptor, filter or
+ * `POST /api/v1/license/usage` is served alike (recordUsage), for the same reason.
+ *
+ * Every other request, and these under another spelling of their path (trailing slash, other case),
+ * go to Express. `install` refuses to start when the app has a global guard, interceptor, filter or
  * hook this handler does not run, so the two cannot drift apart unnoticed.
  */
 export class RuntimeFastPath {
@@ -80,6 +94,8 @@ export class RuntimeFastPath {
     private readonly licenses: LicenseKeyGuard,
     private readonly payments: RuntimeAnswers,
     private readonly calls: RuntimeCalls,
+    private readonly usage: LicenseUsageController,
+    private readonly validation: ValidationPipe,
     private readonly answered: AnsweredError,
   ) {
     this.trust = express.get('trust proxy fn') as typeof this.trust;
@@ -89,7 +105,8 @@ export class RuntimeFastPath {
 
   /** Serves the runtime check ahead of Express on `app`'s HTTP server. */
   static install(app: INestApplication, middlewares: RuntimeMiddlewares, answered: AnsweredError): void {
-    const throttle = assertGlobalEnhancers(app);
+    const { throttle, validation } = assertGlobalEnhancers(app);
+    assertUsageRoute();
     const route = new RuntimeFastPath(
       app.getHttpAdapter().getInstance() as Express,
       middlewares,
@@ -97,6 +114,8 @@ export class RuntimeFastPath {
       app.get(LicenseKeyGuard),
       app.get(RuntimeAnswers),
       app.get(RuntimeCalls),
+      app.get(LicenseUsageController),
+      validation,
       answered,
     );
     const server = app.getHttpServer() as Server;
@@ -105,13 +124,21 @@ export class RuntimeFastPath {
       throw new Error(`RuntimeFastPath: expected one request listener, found ${listeners.length}.`);
     const [routed] = listeners;
     server.removeListener('request', routed);
+    const hasPaid = (req: RuntimeRequest, res: ServerResponse) => route.hasPaid(req, res);
+    const usage = (req: RuntimeRequest, res: ServerResponse) => route.recordUsage(req, res);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      if (req.method === 'POST' && isRuntimePath(req.url)) route.serve(req, res);
+      if (req.method !== 'POST') routed(req, res);
+      else if (isPath(req.url, PATH)) route.serve(req, res, hasPaid);
+      else if (isPath(req.url, USAGE_PATH)) route.serve(req, res, usage);
       else routed(req, res);
     });
   }
 
-  private serve(req: RuntimeRequest, res: ServerResponse): void {
+  private serve(
+    req: RuntimeRequest,
+    res: ServerResponse,
+    handle: (req: RuntimeRequest, res: ServerResponse) => void,
+  ): void {
     try {
       req.ip = proxyaddr(req, this.trust);
       // What parseurl gives Express's query parser: everything after the first `?`.
@@ -127,7 +154,7 @@ export class RuntimeFastPath {
     const next = (error?: unknown): void => {
       if (error) return this.fail(error, req, res); // as Express: a falsy error is none
       const middleware = middlewares[index++];
-      if (middleware === undefined) return this.handle(req, res);
+      if (middleware === undefined) return handle(req, res);
       try {
         middleware(req as Request, res as Response, next);
       } catch (thrown) {
@@ -142,13 +169,41 @@ export class RuntimeFastPath {
    * the route's guard, the handler): each step's answer is used at once when it gives one (a warm
    * license: no promise at all), awaited when it gives a promise (common/maybe-promise.ts).
    */
-  private handle(req: RuntimeRequest, res: ServerResponse): void {
-    try {
-      const answer = andThen(this.throttle.count(req, res, ROUTE, HasPaidController), () =>
+  private hasPaid(req: RuntimeRequest, res: ServerResponse): void {
+    this.answer(req, res, () =>
+      andThen(this.throttle.count(req, res, ROUTE, HasPaidController), () =>
         andThen(this.licenses.find(req, res), (entry) =>
           this.payments.hasPaid(entry, (allowConfigs) => this.calls.hasPaid(req as Request, allowConfigs)),
         ),
-      );
+      ),
+    );
+  }
+
+  /**
+   * `POST /api/v1/license/usage` in Nest's order: the global guard, the route's guard (which hands
+   * the license over in `req.runtime`), the global ValidationPipe on the body, the handler
+   * (LicenseUsageController.record, the same method the routed call runs). Measured, Express and
+   * Nest's per-request machinery cost more than the count's unit of work itself.
+   */
+  private recordUsage(req: RuntimeRequest, res: ServerResponse): void {
+    this.answer(req, res, () =>
+      andThen(this.throttle.count(req, res, USAGE_ROUTE, LicenseUsageController), () =>
+        andThen(this.licenses.find(req, res), async (entry) => {
+          (req as LicensedRequest).runtime = entry;
+          const body = (await this.validation.transform(req.body, {
+            type: 'body',
+            metatype: RecordUsageDto,
+          })) as RecordUsageDto;
+          return this.usage.record(req as LicensedRequest, body);
+        }),
+      ),
+    );
+  }
+
+  /** Writes what `work` answers, at once when it answers at once, or the error envelope. */
+  private answer(req: RuntimeRequest, res: ServerResponse, work: () => unknown): void {
+    try {
+      const answer = work();
       if (answer instanceof Promise)
         answer.then(
           (result) => this.respond(req, res, result),
@@ -199,9 +254,9 @@ function send(res: ServerResponse, status: number, body: Envelope): void {
   res.end(json);
 }
 
-function isRuntimePath(url: string | undefined): boolean {
-  if (url === undefined || !url.startsWith(PATH)) return false;
-  return url.length === PATH.length || url.charCodeAt(PATH.length) === 63; /* ? */
+function isPath(url: string | undefined, path: string): boolean {
+  if (url === undefined || !url.startsWith(path)) return false;
+  return url.length === path.length || url.charCodeAt(path.length) === 63; /* ? */
 }
 
 /**
@@ -212,7 +267,10 @@ function isRuntimePath(url: string | undefined): boolean {
  * fails loudly, at start. The route's own decorators are HasPaidController's, read by nothing here:
  * the parity suite compares every answer of both routes.
  */
-function assertGlobalEnhancers(app: INestApplication): ThrottleGuard {
+function assertGlobalEnhancers(app: INestApplication): {
+  throttle: ThrottleGuard;
+  validation: ValidationPipe;
+} {
   const config = app.get(ApplicationConfig);
   const problems: string[] = [];
   // A singleton APP_GUARD is held as an instance among the global guards.
@@ -225,6 +283,9 @@ function assertGlobalEnhancers(app: INestApplication): ThrottleGuard {
   const filters = config.getGlobalFilters();
   if (filters.length !== 1 || !(filters[0] instanceof EnvelopeExceptionFilter))
     problems.push('global filters other than the envelope filter');
+  const pipes = config.getGlobalPipes();
+  if (pipes.length !== 1 || !(pipes[0] instanceof ValidationPipe))
+    problems.push('global pipes other than the ValidationPipe');
   for (const kind of ['Guards', 'Interceptors', 'Pipes', 'Filters'] as const) {
     if (config[`getGlobalRequest${kind}`]().length > 0)
       problems.push(`request-scoped global ${kind.toLowerCase()}`);
@@ -232,5 +293,24 @@ function assertGlobalEnhancers(app: INestApplication): ThrottleGuard {
   if (config.getGlobalPreRequestHooks().length > 0) problems.push('pre-request hooks');
   if (problems.length > 0)
     throw new Error(`RuntimeFastPath cannot answer ${PATH}: it does not run ${problems.join(', ')}.`);
-  return globalGuards[0] as ThrottleGuard;
+  return { throttle: globalGuards[0] as ThrottleGuard, validation: pipes[0] as ValidationPipe };
+}
+
+/**
+ * The usage route's own enhancers must be the ones recordUsage runs: LicenseKeyGuard and nothing
+ * else on the handler or its controller (Nest's decorator metadata, read once at start).
+ */
+function assertUsageRoute(): void {
+  const on = (key: string) => [
+    ...((Reflect.getMetadata(key, LicenseUsageController) as unknown[] | undefined) ?? []),
+    ...((Reflect.getMetadata(key, USAGE_ROUTE) as unknown[] | undefined) ?? []),
+  ];
+  const guards = on(GUARDS_METADATA);
+  const extra = [INTERCEPTORS_METADATA, PIPES_METADATA, EXCEPTION_FILTERS_METADATA].filter(
+    (key) => on(key).length > 0,
+  );
+  if (guards.length !== 1 || guards[0] !== LicenseKeyGuard || extra.length > 0)
+    throw new Error(
+      `RuntimeFastPath cannot answer ${USAGE_PATH}: LicenseUsageController.record has enhancers it does not run.`,
+    );
 }

@@ -16,6 +16,7 @@ import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js
 import { expectSuccess } from '../utils/envelope.js';
 
 const RUNTIME = '/api/v1/project/has-paid';
+const USAGE = '/api/v1/license/usage';
 const REDIRECT = 'https://example.com/pay-fast';
 
 interface Call {
@@ -390,6 +391,127 @@ describe('runtime check served ahead of Express: the same answers as the routed 
 
   it.each(cases)('%s', async (_name, scenario, options = {}) => {
     await run(scenario, options);
+  });
+
+  /** A call to record usage: `body` as JSON unless it is a string already. */
+  const usage = (f: Fixture, body: unknown, extra: Record<string, string> = {}): Call => ({
+    path: USAGE,
+    headers: withKey(f, extra),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const METERED = { plan: { entitlements: { 'meter.ai_credits': 3, sso: true } } };
+  /** Each: the scenario, its fixture, and the statuses both paths answer, in order. */
+  const usageCases: [string, Scenario, FixtureOptions, number[]][] = [
+    [
+      'counts, and counts again with another key',
+      (_f, own) => [
+        usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k1' }),
+        usage(own, { meter: 'meter.ai_credits', amount: 2, idempotency_key: 'k2' }),
+      ],
+      METERED,
+      [200, 200],
+    ],
+    [
+      'a key sent again: the first answer; with another amount (422)',
+      (_f, own) => [
+        usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k1' }),
+        usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k1' }),
+        usage(own, { meter: 'meter.ai_credits', amount: 2, idempotency_key: 'k1' }),
+      ],
+      METERED,
+      [200, 200, 422],
+    ],
+    [
+      'past the quota (429 with Retry-After), then a key sent before',
+      (_f, own) => [
+        usage(own, { meter: 'meter.ai_credits', amount: 3, idempotency_key: 'k1' }),
+        usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k2' }),
+        usage(own, { meter: 'meter.ai_credits', amount: 3, idempotency_key: 'k1' }),
+      ],
+      METERED,
+      [200, 429, 200],
+    ],
+    [
+      'a meter the license lacks (404)',
+      (f) => [usage(f, { meter: 'meter.other', idempotency_key: 'k1' })],
+      METERED,
+      [404],
+    ],
+    [
+      'invalid fields (422)',
+      (f) => [
+        usage(f, {}),
+        usage(f, { meter: 7, amount: 0, idempotency_key: 'k ' }),
+        usage(f, { meter: 'meter.ai_credits', amount: 1.5, idempotency_key: 'x'.repeat(101) }),
+        { path: USAGE, headers: withKey(f) },
+      ],
+      METERED,
+      [422, 422, 422, 422],
+    ],
+    [
+      'bad bodies (400, 413, 415)',
+      (f) => [
+        usage(f, '{"meter":'),
+        usage(f, '[1]'),
+        usage(f, JSON.stringify({ pad: 'x'.repeat(5000) })),
+        { ...usage(f, '{}'), type: 'text/plain' },
+      ],
+      METERED,
+      [400, 400, 413, 415],
+    ],
+    [
+      'an unpaid domain (403)',
+      (f) => [usage(f, { meter: 'meter.ai_credits', idempotency_key: 'k1' })],
+      { ...METERED, domain: { has_paid: false } },
+      [403],
+    ],
+    [
+      'no, an unknown, and a body license key',
+      (_f, own) => [
+        { path: USAGE, headers: from(), body: '{}' },
+        {
+          ...usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k1' }),
+          headers: { ...from(), 'X-LICENSE-KEY': randomUUID() },
+        },
+        {
+          ...usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k2', license: own.uuid }),
+          headers: { ...from(), 'X-Service-Domain': own.domain },
+        },
+      ],
+      METERED,
+      [401, 403, 200],
+    ],
+    [
+      'a refused client address (403)',
+      (f) => [
+        usage(f, { meter: 'meter.ai_credits', idempotency_key: 'k1' }, { 'X-Forwarded-For': '203.0.113.5' }),
+      ],
+      { ...METERED, license: { allowed_ips: '10.0.0.0/8' } },
+      [403],
+    ],
+    [
+      'the runtime allowance per license (429 after 5)',
+      (_f, own) =>
+        [1, 2, 3, 4, 5, 6].map((i) => usage(own, { meter: 'meter.ai_credits', idempotency_key: `k${i}` })),
+      { plan: { entitlements: { 'meter.ai_credits': 100 } } },
+      [200, 200, 200, 200, 200, 429],
+    ],
+  ];
+
+  it.each(usageCases)('metered usage: %s', async (_name, scenario, options, statuses) => {
+    const answers = await run(scenario, options);
+    expect(answers.map((a) => a.status)).toEqual(statuses);
+  });
+
+  it('metered usage under another spelling of its path still goes through Express', async () => {
+    await run(
+      (_f, own) => [
+        { ...usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k1' }), path: `${USAGE}/` },
+        { ...usage(own, { meter: 'meter.ai_credits', idempotency_key: 'k2' }), path: USAGE.toUpperCase() },
+      ],
+      METERED,
+      false,
+    );
   });
 
   it('a revoked, an expired and a locked license get the same refusals', async () => {
