@@ -395,7 +395,7 @@ describe('a payment connector test event', () => {
     );
     // Taken by a first purchase, then marked unpaid by the vendor: a second purchase may not take it.
     expect(await detailOf('first', held.id)).toContain(`License ${held.id} is paid.`);
-    await api().patch(`/project/${project.id}/licenses/${held.id}`).send({ has_paid: false }).expect(200);
+    await api().patch(`/project/${project.id}/licenses/${held.id}`, { has_paid: false }).expect(200);
     expect(await detailOf('second', held.id)).toContain(
       `License ${held.id} named by licensegate_license has a purchase of its own already: nothing changed.`,
     );
