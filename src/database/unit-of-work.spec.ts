@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { countingDatabase } from '../../test/utils/counting-db.js';
 
 describe('UnitOfWork on SQLite: units waiting together share one commit', () => {
@@ -61,5 +62,15 @@ describe('UnitOfWork on SQLite: units waiting together share one commit', () => 
     ]);
     await expect(write(12, 'twelve')).resolves.toBe(12);
     expect(await db.ds.query('SELECT id FROM notes WHERE id >= 10')).toEqual([{ id: 11 }, { id: 12 }]);
+  });
+
+  it("runs each unit of a group in its own caller's async context, not the first caller's", async () => {
+    const caller = new AsyncLocalStorage<string>();
+    const seen = await Promise.all(
+      ['alice', 'bob', 'carol'].map((who) =>
+        caller.run(who, () => db.unit.run(async () => caller.getStore())),
+      ),
+    );
+    expect(seen).toEqual(['alice', 'bob', 'carol']);
   });
 });

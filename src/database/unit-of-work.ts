@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import {
   DataSource,
   EntityManager,
@@ -71,7 +71,10 @@ export class UnitOfWork implements OnModuleInit {
       return work(this.dataSource.manager);
     }
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      // A unit runs in its caller's async context (the audit context, the request's log), not in that
+      // of the call that started the group: each unit's own actor is on its own audit rows.
+      const enter = AsyncResource.bind(<R>(step: () => R): R => step());
+      this.queued.push({ work, enter, resolve: resolve as (value: unknown) => void, reject });
       // The group starts once the event loop has read what else arrived: a unit's statements run
       // without a pause, so units that came in one by one would otherwise each be a group alone.
       if (!this.grouping) {
@@ -159,20 +162,22 @@ export class UnitOfWork implements OnModuleInit {
         const token = Symbol('unit');
         this.active = token;
         try {
-          const value = await this.context.run(token, async () => {
-            // Named apart from TypeORM's own savepoints (typeorm_N), which a unit's work may open.
-            await runner.query('SAVEPOINT unit');
-            try {
-              const result = await unit.work(runner.manager);
-              await runner.query('RELEASE unit');
-              return result;
-            } catch (error) {
-              // (When SQLite has rolled the whole transaction back, there is no savepoint left.)
-              await runner.query('ROLLBACK TO unit').catch(() => undefined);
-              await runner.query('RELEASE unit').catch(() => undefined);
-              throw error;
-            }
-          });
+          const value = await unit.enter(() =>
+            this.context.run(token, async () => {
+              // Named apart from TypeORM's own savepoints (typeorm_N), which a unit's work may open.
+              await runner.query('SAVEPOINT unit');
+              try {
+                const result = await unit.work(runner.manager);
+                await runner.query('RELEASE unit');
+                return result;
+              } catch (error) {
+                // (When SQLite has rolled the whole transaction back, there is no savepoint left.)
+                await runner.query('ROLLBACK TO unit').catch(() => undefined);
+                await runner.query('RELEASE unit').catch(() => undefined);
+                throw error;
+              }
+            }),
+          );
           settled.push({ unit, ok: true, value });
         } catch (error) {
           settled.push({ unit, ok: false, value: error });
@@ -217,6 +222,8 @@ const GROUP_MAX = 64;
 
 interface Queued {
   work: (manager: EntityManager) => Promise<unknown>;
+  /** Runs a step in the async context the unit was asked from. */
+  enter: <R>(step: () => R) => R;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
