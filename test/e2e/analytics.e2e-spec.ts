@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
-import { DataSource } from 'typeorm';
 import { AnalyticsCounts, hourKey } from '../../src/analytics/analytics-counts.service.js';
 import { REFUSAL_REASONS } from '../../src/common/http/errors.js';
-import { dataSourceOptions } from '../../src/database/data-source-options.js';
-import { migrations } from '../../src/database/entities.js';
 import { LicenseUsagePaid1764750000000 } from '../../src/database/migrations/1764750000000-LicenseUsagePaid.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { Activations } from '../../src/licenses/activations.js';
@@ -22,6 +19,7 @@ import { apiAs } from '../utils/api.js';
 import { ManualClock } from '../utils/clock.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
+import { databaseBefore } from '../utils/upgrade.js';
 
 /**
  * The runtime answers' analytics (docs/analytics.md, SPEC 19): every outcome and refusal reason made
@@ -592,21 +590,7 @@ describe('countries as COUNTRY_HEADER sends them (CF-IPCountry by default)', () 
 
 describe('upgrading to paid answers by license', () => {
   it("leaves the days counted before it unsplit (paid null), adds to them without splitting them, and splits new days' counts", async () => {
-    const db = await createTestDatabase();
-    const before = new DataSource({
-      ...dataSourceOptions(db.url),
-      migrations: migrations.filter((m) => m !== LicenseUsagePaid1764750000000),
-    });
-    await before.initialize();
-    try {
-      await before.runMigrations();
-      await before.query("INSERT INTO users (email, name) VALUES ('old@example.test', 'old')");
-      const [user] = await before.query('SELECT id FROM users');
-      await before.query(
-        "INSERT INTO projects (user_id, name, slug, meta, signing_public_key, signing_private_key) VALUES (?, 'p', 'p', '{}', 'k', 'k')",
-        [user.id],
-      );
-      const [project] = await before.query('SELECT id FROM projects');
+    const db = await databaseBefore(LicenseUsagePaid1764750000000, async (before, { user, project }) => {
       await before.query(
         "INSERT INTO licenses (project_id, user_id, uuid, uuid_hash, title) VALUES (?, ?, 'uuid-old', 'hash-old', 'old')",
         [project.id, user.id],
@@ -616,9 +600,7 @@ describe('upgrading to paid answers by license', () => {
         "INSERT INTO license_usage (license_id, day, count) VALUES (?, '2026-01-01', 5), (?, '2026-01-02', 2)",
         [license.id, license.id],
       );
-    } finally {
-      await before.destroy();
-    }
+    });
     let t: TestApp | undefined;
     try {
       t = await createTestApp({}, { databaseUrl: db.url });

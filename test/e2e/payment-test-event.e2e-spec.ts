@@ -57,6 +57,16 @@ describe('a payment connector test event', () => {
   };
   const testPayment = (projectId: number, connectorId: number, target: object = {}) =>
     testEvent(projectId, connectorId, key, { event: 'payment', ...target });
+  /** A Stripe checkout session completed now, its metadata naming a license. */
+  const session = (id: string, licenseId: unknown) => {
+    const event = fixture('stripe', 'checkout.session.completed');
+    event.id = `evt_${id}`;
+    event.created = Math.floor(clock.nowMs() / 1000);
+    event.data.object.id = `cs_${id}`;
+    event.data.object.subscription = `sub_${id}`;
+    event.data.object.metadata = { licensegate_license: licenseId };
+    return event;
+  };
   const hasPaid = (licenseKey: string, domain: string) =>
     t
       .http()
@@ -336,15 +346,6 @@ describe('a payment connector test event', () => {
     const license = await makeLicense(t, key, project.id, { billing: 'license', has_paid: false });
     const foreign = await makeLicense(t, key, other.id, { billing: 'license', has_paid: false });
     const connector = await makeConnector(t, key, project.id, 'stripe');
-    const session = (id: string, licenseId: unknown) => {
-      const event = fixture('stripe', 'checkout.session.completed');
-      event.id = `evt_${id}`;
-      event.created = Math.floor(clock.nowMs() / 1000);
-      event.data.object.id = `cs_${id}`;
-      event.data.object.subscription = `sub_${id}`;
-      event.data.object.metadata = { licensegate_license: licenseId };
-      return event;
-    };
     for (const [id, value, detail] of [
       [
         'foreign',
@@ -373,17 +374,8 @@ describe('a payment connector test event', () => {
     const byProject = await makeLicense(t, key, project.id);
     const held = await makeLicense(t, key, project.id, { billing: 'license', has_paid: false });
     const connector = await makeConnector(t, key, project.id, 'stripe');
-    const session = (id: string, licenseId: number) => {
-      const event = fixture('stripe', 'checkout.session.completed');
-      event.id = `evt_${id}`;
-      event.created = Math.floor(clock.nowMs() / 1000);
-      event.data.object.id = `cs_${id}`;
-      event.data.object.subscription = `sub_${id}`;
-      event.data.object.metadata = { licensegate_license: String(licenseId) };
-      return event;
-    };
     const detailOf = async (id: string, licenseId: number) => {
-      expect((await deliver(t, connector, session(id, licenseId), clock.nowMs())).status).toBe(200);
+      expect((await deliver(t, connector, session(id, String(licenseId)), clock.nowMs())).status).toBe(200);
       const [row] = await eventsOf(project.id, connector.id);
       return row.detail as string;
     };

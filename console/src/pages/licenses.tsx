@@ -293,7 +293,11 @@ export function LicenseFields<V extends LicenseValues>({
             { value: 'project', label: 'Project: the project or its domains are paid' },
             { value: 'license', label: 'License: the license carries its own payment' },
           ]}
-          hint="License: one product sold to many buyers, used from any site; its own paid flag answers."
+          hint={
+            form.values.billing === 'license'
+              ? 'One product sold to many buyers, used from any site: this license’s own paid flag answers.'
+              : 'One client: the calling domain’s paid flag answers when the domain is registered, else the project’s.'
+          }
         />
       )}
       {/* A connector issues one license per order, for a buyer's sites: not pinned to one of the vendor's domains. */}
