@@ -508,7 +508,7 @@ describe('the console in headless Chromium', () => {
     await waitText(page.getByTestId('total-paid'), '1');
     await waitText(
       page.getByRole('table', { name: 'Top licenses' }).getByRole('row').nth(1),
-      'Scoped mine license1',
+      'Scoped mine license1 paid + 0 unpaid = 1 answered',
     );
     expect(requests.filter((url) => url.includes('/api/v1/analytics'))).toEqual([]);
     await axe(page, 'analytics, scoped');
@@ -1571,7 +1571,7 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('heading', { name: 'Top licenses: checks answered' }).waitFor();
     await page
       .getByText(
-        /Paid and unpaid answers together, by license and UTC day; refused checks are not counted here/,
+        /each bar split into the checks answered paid and those answered unpaid\. Refused checks are not counted here\./,
       )
       .waitFor();
   }, 120_000);
