@@ -1,5 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   DataSource,
   EntityManager,
@@ -70,11 +70,10 @@ export class UnitOfWork implements OnModuleInit {
       // Already inside this unit: join it.
       return work(this.dataSource.manager);
     }
-    return new Promise<T>((resolve, reject) => {
-      // A unit runs in its caller's async context (the audit context, the request's log), not in that
-      // of the call that started the group: each unit's own actor is on its own audit rows.
-      const enter = AsyncResource.bind(<R>(step: () => R): R => step());
-      this.queued.push({ work, enter, resolve: resolve as (value: unknown) => void, reject });
+    // The unit's work runs here, after the await, in its caller's own async context (the audit
+    // context, the request's log), not in that of the call that started the group.
+    const turn = await new Promise<Turn>((start, fail) => {
+      this.queued.push({ start, fail });
       // The group starts once the event loop has read what else arrived: a unit's statements run
       // without a pause, so units that came in one by one would otherwise each be a group alone.
       if (!this.grouping) {
@@ -82,6 +81,32 @@ export class UnitOfWork implements OnModuleInit {
         setImmediate(() => void this.group());
       }
     });
+    let outcome: Settled;
+    try {
+      const value = await this.context.run(turn.token, async () => {
+        // Named apart from TypeORM's own savepoints (typeorm_N), which a unit's work may open.
+        await turn.runner.query('SAVEPOINT unit');
+        try {
+          const result = await work(turn.runner.manager);
+          await turn.runner.query('RELEASE unit');
+          return result;
+        } catch (error) {
+          // (When SQLite has rolled the whole transaction back, there is no savepoint left.)
+          await turn.runner.query('ROLLBACK TO unit').catch(() => undefined);
+          await turn.runner.query('RELEASE unit').catch(() => undefined);
+          throw error;
+        }
+      });
+      outcome = { ok: true, value };
+    } catch (error) {
+      outcome = { ok: false, value: error };
+    }
+    turn.finished(outcome);
+    // Answered once the group's COMMIT has landed; a transaction lost takes this unit's work with it.
+    const lost = await turn.committed;
+    if (!outcome.ok) throw outcome.value;
+    if (lost !== NOT_LOST) throw lost;
+    return outcome.value as T;
   }
 
   /**
@@ -154,52 +179,35 @@ export class UnitOfWork implements OnModuleInit {
       this.active = outer;
       return this.context.run(outer, step);
     };
-    const settled: Array<{ unit: Queued; ok: boolean; value: unknown }> = [];
+    const ran: Array<Settled & { answer: (lost: unknown) => void }> = [];
+    let lost: unknown = NOT_LOST;
     try {
       await inOuter(() => runner.startTransaction());
-      while (this.queued.length > 0 && settled.length < GROUP_MAX) {
+      while (this.queued.length > 0 && ran.length < GROUP_MAX) {
         const unit = this.queued.shift() as Queued;
         const token = Symbol('unit');
         this.active = token;
-        try {
-          const value = await unit.enter(() =>
-            this.context.run(token, async () => {
-              // Named apart from TypeORM's own savepoints (typeorm_N), which a unit's work may open.
-              await runner.query('SAVEPOINT unit');
-              try {
-                const result = await unit.work(runner.manager);
-                await runner.query('RELEASE unit');
-                return result;
-              } catch (error) {
-                // (When SQLite has rolled the whole transaction back, there is no savepoint left.)
-                await runner.query('ROLLBACK TO unit').catch(() => undefined);
-                await runner.query('RELEASE unit').catch(() => undefined);
-                throw error;
-              }
-            }),
-          );
-          settled.push({ unit, ok: true, value });
-        } catch (error) {
-          settled.push({ unit, ok: false, value: error });
-          if (!this.inTransaction()) throw error;
-        }
+        let answer!: (lost: unknown) => void;
+        const committed = new Promise<unknown>((resolve) => (answer = resolve));
+        const outcome = await new Promise<Settled>((finished) =>
+          unit.start({ runner, token, finished, committed }),
+        );
+        ran.push({ ...outcome, answer });
+        if (!outcome.ok && !this.inTransaction()) throw outcome.value;
       }
       await inOuter(() => runner.commitTransaction());
     } catch (error) {
+      lost = error;
       if (runner.isTransactionActive)
         await inOuter(() => runner.rollbackTransaction()).catch(() => undefined);
       // A ROLLBACK that found no transaction left TypeORM believing one is open: the next group's
       // BEGIN would become a SAVEPOINT.
       if (!this.inTransaction()) Object.assign(runner, { isTransactionActive: false, transactionDepth: 0 });
-      for (const done of settled) if (done.ok) Object.assign(done, { ok: false, value: error });
       // A group that could not even begin: its first unit gets the error.
-      if (settled.length === 0 && this.queued.length > 0)
-        settled.push({ unit: this.queued.shift() as Queued, ok: false, value: error });
+      if (ran.length === 0 && this.queued.length > 0) (this.queued.shift() as Queued).fail(error);
     }
-    for (const { unit, ok, value } of settled) {
-      if (ok) unit.resolve(value);
-      else unit.reject(value);
-    }
+    // A unit whose own work failed answers its own error; the others, whether their work stayed.
+    for (const unit of ran) unit.answer(unit.ok ? lost : NOT_LOST);
   }
 
   /** Whether SQLite still holds the group's transaction (some errors roll it all back on their own). */
@@ -221,12 +229,26 @@ const DEADLOCK_ATTEMPTS = 4;
 const GROUP_MAX = 64;
 
 interface Queued {
-  work: (manager: EntityManager) => Promise<unknown>;
-  /** Runs a step in the async context the unit was asked from. */
-  enter: <R>(step: () => R) => R;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
+  /** Gives the unit its turn: its caller then runs the work on the group's transaction. */
+  start: (turn: Turn) => void;
+  /** Refuses the unit before its turn (the group's transaction could not begin). */
+  fail: (error: unknown) => void;
 }
+
+interface Turn {
+  runner: QueryRunner;
+  /** The unit's own token in the unit of work's context: its statements go to the group's runner. */
+  token: symbol;
+  /** Says how the unit's work ended; the group goes on with the next unit. */
+  finished: (outcome: Settled) => void;
+  /** Once the group has ended: NOT_LOST, or the error that lost its transaction. */
+  committed: Promise<unknown>;
+}
+
+type Settled = { ok: boolean; value: unknown };
+
+/** The group's transaction committed (an error value could be anything, undefined included). */
+const NOT_LOST = Symbol('committed');
 
 /**
  * The query, locking the rows it reads against other writers until the unit ends (MySQL: FOR UPDATE,
