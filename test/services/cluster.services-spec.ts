@@ -134,6 +134,9 @@ describe('CLUSTER_WORKERS start-up', () => {
   it('the primary says once where the API, its docs and the console are, whatever the number of workers', async () => {
     const port = await freePort();
     const primary = startPrimary(port);
+    // The database by its host, port and name, never its user or password.
+    const url = new URL(db.url);
+    const database = `MySQL ${url.host}${url.pathname}`;
     try {
       await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/api/v1/health/live`)).ok, 60_000);
       // Both workers up: each would have written its own line by now.
@@ -151,9 +154,11 @@ describe('CLUSTER_WORKERS start-up', () => {
         level: 30,
         pid: primary.child.pid,
         workers: 2,
-        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs, the console at http://localhost:${port}/console/`,
+        msg: `LicenseGate is listening: the API at http://localhost:${port}/api/v1/, its docs at http://localhost:${port}/api/docs, the console at http://localhost:${port}/console/; database: ${database}`,
         console: `http://localhost:${port}/console/`,
+        database,
       });
+      expect(database).not.toContain('root');
       expect(primary.out.stderr).toBe('');
     } finally {
       primary.child.kill('SIGTERM');
