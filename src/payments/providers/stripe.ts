@@ -196,78 +196,69 @@ export const stripe: PaymentProvider<'stripe'> = {
   /** customer.created, as the Stripe CLI's fixtures and the API reference's Customer object have it. */
   sampleEvent(now: Date): Json {
     const created = unixSeconds(now.getTime());
-    const alphanumeric = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-    return {
-      id: randomId('evt_', 24, alphanumeric),
-      object: 'event',
-      api_version: '2024-06-20',
+    return sampleEnvelope(created, 'customer.created', randomId('req_', 14, ALPHANUMERIC), {
+      id: randomId('cus_', 14, ALPHANUMERIC),
+      object: 'customer',
+      address: null,
+      balance: 0,
       created,
-      data: {
-        object: {
-          id: randomId('cus_', 14, alphanumeric),
-          object: 'customer',
-          address: null,
-          balance: 0,
-          created,
-          currency: null,
-          default_source: null,
-          delinquent: false,
-          description: null,
-          discount: null,
-          email: 'jenny.rosen@example.com',
-          invoice_prefix: randomId('', 8, '0123456789ABCDEF'),
-          invoice_settings: { custom_fields: null, default_payment_method: null, footer: null },
-          livemode: false,
-          metadata: {},
-          name: 'Jenny Rosen',
-          phone: null,
-          preferred_locales: [],
-          shipping: null,
-          tax_exempt: 'none',
-          test_clock: null,
-        },
-      },
+      currency: null,
+      default_source: null,
+      delinquent: false,
+      description: null,
+      discount: null,
+      email: 'jenny.rosen@example.com',
+      invoice_prefix: randomId('', 8, '0123456789ABCDEF'),
+      invoice_settings: { custom_fields: null, default_payment_method: null, footer: null },
       livemode: false,
-      pending_webhooks: 1,
-      request: { id: randomId('req_', 14, alphanumeric), idempotency_key: null },
-      type: 'customer.created',
-    };
+      metadata: {},
+      name: 'Jenny Rosen',
+      phone: null,
+      preferred_locales: [],
+      shipping: null,
+      tax_exempt: 'none',
+      test_clock: null,
+    });
   },
 
   /** checkout.session.completed of a one-time payment, paid, in test mode (livemode false). */
   samplePayment(now: Date, payment: SamplePayment): Json {
     const created = unixSeconds(now.getTime());
-    const alphanumeric = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-    return {
-      id: randomId('evt_', 24, alphanumeric),
-      object: 'event',
-      api_version: '2024-06-20',
+    return sampleEnvelope(created, 'checkout.session.completed', null, {
+      id: randomId('cs_test_', 58, ALPHANUMERIC),
+      object: 'checkout.session',
+      amount_subtotal: 4900,
+      amount_total: 4900,
       created,
-      data: {
-        object: {
-          id: randomId('cs_test_', 58, alphanumeric),
-          object: 'checkout.session',
-          amount_subtotal: 4900,
-          amount_total: 4900,
-          created,
-          currency: 'usd',
-          customer: null,
-          livemode: false,
-          metadata: {
-            ...payment.metadata,
-            ...(payment.product ? { licensegate_product: payment.product } : {}),
-          },
-          mode: 'payment',
-          payment_intent: randomId('pi_', 24, alphanumeric),
-          payment_link: null,
-          payment_status: 'paid',
-          status: 'complete',
-        },
-      },
+      currency: 'usd',
+      customer: null,
       livemode: false,
-      pending_webhooks: 1,
-      request: { id: null, idempotency_key: null },
-      type: 'checkout.session.completed',
-    };
+      metadata: {
+        ...payment.metadata,
+        ...(payment.product ? { licensegate_product: payment.product } : {}),
+      },
+      mode: 'payment',
+      payment_intent: randomId('pi_', 24, ALPHANUMERIC),
+      payment_link: null,
+      payment_status: 'paid',
+      status: 'complete',
+    });
   },
 };
+
+const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** A test-mode Event around `object`, as Stripe wraps every event it sends. */
+function sampleEnvelope(created: number, type: string, requestId: string | null, object: Json): Json {
+  return {
+    id: randomId('evt_', 24, ALPHANUMERIC),
+    object: 'event',
+    api_version: '2024-06-20',
+    created,
+    data: { object },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: requestId, idempotency_key: null },
+    type,
+  };
+}
