@@ -1,10 +1,4 @@
 import { INestApplication, Logger, ValidationPipe } from '@nestjs/common';
-import {
-  EXCEPTION_FILTERS_METADATA,
-  GUARDS_METADATA,
-  INTERCEPTORS_METADATA,
-  PIPES_METADATA,
-} from '@nestjs/common/constants.js';
 import { ApplicationConfig } from '@nestjs/core';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -57,7 +51,7 @@ const PATH = '/api/v1/project/has-paid';
 const ROUTE = HasPaidController.prototype.hasPaid;
 
 const USAGE_PATH = '/api/v1/license/usage';
-// eslint-disable-next-line @typescript-eslint/unbound-method -- a key for the throttler's plan and the route's metadata; called bound
+// eslint-disable-next-line @typescript-eslint/unbound-method -- a key for the throttler's plan; called bound
 const USAGE_ROUTE = LicenseUsageController.prototype.record;
 
 /** What the route's code reads of a request: Express defines these as getters, this path sets them. */
@@ -106,7 +100,6 @@ export class RuntimeFastPath {
   /** Serves the runtime check ahead of Express on `app`'s HTTP server. */
   static install(app: INestApplication, middlewares: RuntimeMiddlewares, answered: AnsweredError): void {
     const { throttle, validation } = assertGlobalEnhancers(app);
-    assertUsageRoute();
     const route = new RuntimeFastPath(
       app.getHttpAdapter().getInstance() as Express,
       middlewares,
@@ -294,23 +287,4 @@ function assertGlobalEnhancers(app: INestApplication): {
   if (problems.length > 0)
     throw new Error(`RuntimeFastPath cannot answer ${PATH}: it does not run ${problems.join(', ')}.`);
   return { throttle: globalGuards[0] as ThrottleGuard, validation: pipes[0] as ValidationPipe };
-}
-
-/**
- * The usage route's own enhancers must be the ones recordUsage runs: LicenseKeyGuard and nothing
- * else on the handler or its controller (Nest's decorator metadata, read once at start).
- */
-function assertUsageRoute(): void {
-  const on = (key: string) => [
-    ...((Reflect.getMetadata(key, LicenseUsageController) as unknown[] | undefined) ?? []),
-    ...((Reflect.getMetadata(key, USAGE_ROUTE) as unknown[] | undefined) ?? []),
-  ];
-  const guards = on(GUARDS_METADATA);
-  const extra = [INTERCEPTORS_METADATA, PIPES_METADATA, EXCEPTION_FILTERS_METADATA].filter(
-    (key) => on(key).length > 0,
-  );
-  if (guards.length !== 1 || guards[0] !== LicenseKeyGuard || extra.length > 0)
-    throw new Error(
-      `RuntimeFastPath cannot answer ${USAGE_PATH}: LicenseUsageController.record has enhancers it does not run.`,
-    );
 }

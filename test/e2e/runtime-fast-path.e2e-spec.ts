@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { INestApplication, Injectable, CanActivate } from '@nestjs/common';
+import {
+  EXCEPTION_FILTERS_METADATA,
+  GUARDS_METADATA,
+  INTERCEPTORS_METADATA,
+  PIPES_METADATA,
+} from '@nestjs/common/constants.js';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
@@ -9,6 +15,8 @@ import { AppModule } from '../../src/app.module.js';
 import { setupApp } from '../../src/app.setup.js';
 import { loadConfig } from '../../src/config/app-config.js';
 import { ApiError } from '../../src/common/http/errors.js';
+import { LicenseKeyGuard } from '../../src/gate/license-key.guard.js';
+import { LicenseUsageController } from '../../src/gate/license-usage.controller.js';
 import { ThrottleGuard } from '../../src/common/throttling/throttle.guard.js';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
@@ -665,6 +673,22 @@ describe('runtime check served ahead of Express: refuses to start when it would 
   afterAll(async () => {
     await app?.close();
     await db?.drop();
+  });
+
+  it("the usage route carries LicenseKeyGuard and no other enhancer of its own: what the fast path runs in the route's place", () => {
+    // Read here, not at start: the service touches none of Nest's metadata keys.
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- a metadata target, never called
+    const handler = LicenseUsageController.prototype.record;
+    const on = (key: string) =>
+      [LicenseUsageController, handler].flatMap(
+        (target) => (Reflect.getMetadata(key, target) as unknown[] | undefined) ?? [],
+      );
+    expect({
+      guards: on(GUARDS_METADATA),
+      interceptors: on(INTERCEPTORS_METADATA),
+      pipes: on(PIPES_METADATA),
+      filters: on(EXCEPTION_FILTERS_METADATA),
+    }).toEqual({ guards: [LicenseKeyGuard], interceptors: [], pipes: [], filters: [] });
   });
 
   it('a global guard it does not run stops setupApp', async () => {
