@@ -132,6 +132,8 @@ function useHash(): string {
   useEffect(() => {
     const on = () => setHash(location.hash);
     addEventListener('hashchange', on);
+    // The effect runs after the first paint: a hash that changed in between fired no event we heard.
+    on();
     return () => removeEventListener('hashchange', on);
   }, []);
   return hash;

@@ -1745,6 +1745,28 @@ describe('the console in headless Chromium', () => {
       expect({ hash, controls }).toEqual({ hash, controls: [] });
   }, 120_000);
 
+  it('a hash that changes before the console listens for it still opens its page', async () => {
+    // A link opened at once after the page loads (a mail client, a test) can change the hash between
+    // the first paint and the moment the console listens for `hashchange`: the page must still follow.
+    const context = await browser.newContext();
+    opened.push(context);
+    await context.addInitScript(() => {
+      const listen = window.addEventListener.bind(window);
+      window.addEventListener = function (...args: Parameters<typeof listen>) {
+        // The change no listener hears: as if it happened just before this registration.
+        if (args[0] === 'hashchange') history.replaceState(null, '', '#/invitation/an-invitation-token');
+        return listen(...args);
+      } as typeof listen;
+    });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${origin}/console/`);
+    await page
+      .getByRole('heading', { level: 1, name: 'Accept your invitation' })
+      .waitFor({ timeout: 10_000 });
+    expect(await page.getByRole('button', { name: 'Log in' }).count()).toBe(0);
+  });
+
   /** Signs a person in with email and password on the sign-in page. */
   async function logIn(page: Page, email: string, password: string): Promise<void> {
     await page.getByLabel('Email', { exact: true }).fill(email);
