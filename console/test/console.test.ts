@@ -772,7 +772,10 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Delete project', exact: true }).click();
     await page.getByRole('button', { name: 'Yes, delete project' }).click();
     await heading(page, 'Projects');
-    await page.getByRole('table', { name: 'Your projects' }).or(page.getByText('No project yet.')).waitFor();
+    await page
+      .getByRole('table', { name: 'Your projects' })
+      .or(page.getByText('No project yet: create one with New project below.'))
+      .waitFor();
     expect(await page.getByRole('link', { name: 'Actions', exact: true }).count()).toBe(0);
   }, 120_000);
 
