@@ -49,7 +49,7 @@ export class AppModule {
         DatabaseModule,
         ThrottlerModule.forRootAsync({
           imports: [RedisModule],
-          inject: [AppConfig, RedisService],
+          inject: [AppConfig, RedisService, Clock],
           useFactory: throttlerOptions,
         }),
         // Express tries routes in registration order, and Nest registers them module by module as it

@@ -6,6 +6,7 @@ import { AppConfig } from '../../config/app-config.js';
 import { RedisService, within } from '../cache/redis.js';
 import { ApiError } from '../http/errors.js';
 import { clientGroup } from '../net/address-lists.js';
+import { Clock } from '../time.js';
 import { MemoryThrottlerStorage, SharedThrottlerStorage } from './throttler-storage.js';
 
 /** Addresses past their allowance kept in process: bounded, so made-up addresses cannot grow it. */
@@ -41,12 +42,13 @@ export class AuthFailures implements OnApplicationShutdown {
   constructor(
     config: AppConfig,
     private readonly redis: RedisService,
+    private readonly clock: Clock,
   ) {
     this.limit = config.env.THROTTLE_AUTH_FAILURES_LIMIT;
     this.ttlMs = config.env.THROTTLE_AUTH_FAILURES_TTL_SECONDS * 1000;
     this.storage = redis.client
       ? new SharedThrottlerStorage(redis.client, redis.prefix)
-      : new MemoryThrottlerStorage();
+      : new MemoryThrottlerStorage(() => clock.nowMs());
   }
 
   onApplicationShutdown(): void {
@@ -61,7 +63,7 @@ export class AuthFailures implements OnApplicationShutdown {
   async failed(req: Request, keyHash: string): Promise<void> {
     const group = clientGroup(req.ip ?? 'unknown');
     const until = this.blocked.get(group);
-    const now = Date.now();
+    const now = this.clock.nowMs();
     if (until !== undefined && until > now) throw refusal(until - now);
     let record: Awaited<ReturnType<ThrottlerStorage['increment']>>;
     try {

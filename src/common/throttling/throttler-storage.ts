@@ -40,13 +40,16 @@ export class MemoryThrottlerStorage implements CountingStorage {
     WINDOWS,
   );
 
+  /** `now`: the service's clock (common/time.ts), so that a test moves the window instead of racing it. */
+  constructor(private readonly now: () => number = Date.now) {}
+
   // eslint-disable-next-line @typescript-eslint/require-await -- ThrottlerStorage is async; memory has nothing to await
   async increment(key: string, ttl: number, limit: number, blockDuration: number): Promise<Record_> {
     return this.hit(key, ttl, limit, blockDuration);
   }
 
   hit(key: string, ttl: number, limit: number, blockDuration: number): Record_ {
-    const now = Date.now();
+    const now = this.now();
     let w = this.windows.get(key);
     if (!w || (w.resetAt <= now && w.blockedUntil <= now)) {
       w = { hits: 0, resetAt: now + ttl, blockedUntil: 0 };

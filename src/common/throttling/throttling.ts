@@ -5,6 +5,7 @@ import { licenseKey, OVERSIZED_KEY } from '../http/license-key.js';
 import { AppConfig } from '../../config/app-config.js';
 import { sha256Hex } from '../crypto/crypto.js';
 import { RedisService } from '../cache/redis.js';
+import { Clock } from '../time.js';
 import { MemoryThrottlerStorage, SharedThrottlerStorage } from './throttler-storage.js';
 
 /** Route classes (docs/decisions.md#rate-limits); each route is counted by its own class only. */
@@ -31,7 +32,11 @@ const perClass = (_context: unknown, tracker: string, name: string) => `${name}:
  * is sent), payment providers' events per address with the runtime's limits. Keys are hashed:
  * counters never hold credentials.
  */
-export function throttlerOptions(config: AppConfig, redis: RedisService): ThrottlerModuleOptions {
+export function throttlerOptions(
+  config: AppConfig,
+  redis: RedisService,
+  clock: Clock,
+): ThrottlerModuleOptions {
   const env = config.env;
   const throttlers: ThrottlerOptions[] = [
     {
@@ -85,6 +90,6 @@ export function throttlerOptions(config: AppConfig, redis: RedisService): Thrott
     throttlers: throttlers.map((throttler) => ({ ...throttler, generateKey: perClass })),
     storage: redis.client
       ? new SharedThrottlerStorage(redis.client, redis.prefix)
-      : new MemoryThrottlerStorage(),
+      : new MemoryThrottlerStorage(() => clock.nowMs()),
   };
 }
