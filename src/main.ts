@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { writeHeapSnapshot } from 'node:v8';
@@ -10,7 +11,6 @@ import { pino } from 'pino';
 import { AppModule } from './app.module.js';
 import { setupApp } from './app.setup.js';
 import { AppConfig, ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
-import { randomBytes } from 'node:crypto';
 import { listening, noAccountYet, sayListening } from './common/logging/listening.js';
 import { SETUP_CODE_ENV, SetupService } from './auth/setup.service.js';
 import { settingsHelp, unknownSettings } from './config/settings-help.js';

@@ -56,7 +56,7 @@ export class SetupService implements OnApplicationBootstrap {
   }
 
   /** Whether `sent` is the code, compared in constant time (digests: the length says nothing either). */
-  matches(sent: string): boolean {
+  private matches(sent: string): boolean {
     return this.code !== null && safeEqual(digest(this.code), digest(sent));
   }
 
@@ -65,7 +65,7 @@ export class SetupService implements OnApplicationBootstrap {
    * code, and 403 for another code (the caller counts that as a failed sign-in).
    */
   async createFirstUser(code: string, email: string, password: string): Promise<UserEntity> {
-    if (!(await this.needed())) throw accountExists();
+    if (!(await this.needed())) throw new ApiError(HttpStatus.CONFLICT, ACCOUNT_EXISTS);
     if (!this.matches(code)) throw new ApiError(HttpStatus.FORBIDDEN, WRONG_SETUP_CODE);
     try {
       return await this.auth.createUser({ email, password, first: true });
@@ -79,5 +79,3 @@ export class SetupService implements OnApplicationBootstrap {
     return (await this.users.createQueryBuilder('u').select('u.id').limit(1).getOne()) !== null;
   }
 }
-
-export const accountExists = () => new ApiError(HttpStatus.CONFLICT, ACCOUNT_EXISTS);
