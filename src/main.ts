@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { writeHeapSnapshot } from 'node:v8';
@@ -10,7 +11,8 @@ import { pino } from 'pino';
 import { AppModule } from './app.module.js';
 import { setupApp } from './app.setup.js';
 import { AppConfig, ConfigError, loadConfig, loadEnvFile } from './config/app-config.js';
-import { listening, sayListening } from './common/logging/listening.js';
+import { listening, noAccountYet, sayListening } from './common/logging/listening.js';
+import { SETUP_CODE_ENV, SetupService } from './auth/setup.service.js';
 import { settingsHelp, unknownSettings } from './config/settings-help.js';
 
 function configOrExit(): AppConfig {
@@ -103,6 +105,13 @@ async function serve(config: AppConfig, announce: boolean): Promise<void> {
     new Logger('LicenseGate').log(where, msg);
     sayListening(msg);
   }
+  // No user yet: the setup link, beside the listening line (in a cluster the primary says it).
+  const code = app.get(SetupService).pendingCode;
+  if (code !== null && announce) {
+    const line = noAccountYet(config.publicUrl, code, config.env.CONSOLE_ENABLED);
+    new Logger('LicenseGate').log({ setup: true }, line);
+    sayListening(line);
+  } else if (code !== null && cluster.isWorker) process.send?.({ setupNeeded: true });
 }
 
 /**
@@ -118,18 +127,30 @@ async function serve(config: AppConfig, announce: boolean): Promise<void> {
 const RESTART_MS = 500;
 const MAX_RESTART_MS = 30_000;
 
-function supervise(workers: number, env: AppConfig['env']): void {
+function supervise(workers: number, config: AppConfig): void {
+  const env = config.env;
   let stopping = false;
   let served = false;
   let restartMs = RESTART_MS;
-  const fork = () => cluster.fork();
+  // One setup code for every worker, made here whether or not the database has a user (the primary
+  // does not open it): a worker that finds no user takes it and says so, and the primary prints the
+  // link once (docs/operations.md#the-first-account).
+  const setupCode = randomBytes(32).toString('base64url');
+  let setupSaid = false;
+  const fork = () => cluster.fork({ [SETUP_CODE_ENV]: setupCode });
   for (let i = 0; i < workers; i++) fork();
   cluster.once('listening', (_worker, address) => {
     const { msg, ...where } = listening(address.port, env.CONSOLE_ENABLED, env.DATABASE_URL);
     pino({ level: env.LOG_LEVEL }).info({ context: 'LicenseGate', workers, ...where }, msg);
     sayListening(msg);
   });
-  cluster.on('message', (_worker, message: { portInUse?: number }) => {
+  cluster.on('message', (_worker, message: { portInUse?: number; setupNeeded?: boolean }) => {
+    if (message?.setupNeeded && !setupSaid) {
+      setupSaid = true;
+      const line = noAccountYet(config.publicUrl, setupCode, env.CONSOLE_ENABLED);
+      pino({ level: env.LOG_LEVEL }).info({ context: 'LicenseGate', setup: true }, line);
+      sayListening(line);
+    }
     if (message?.portInUse === undefined || stopping) return;
     stopping = true;
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
@@ -175,7 +196,7 @@ if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
 
 const config = configOrExit();
 if (cluster.isPrimary && config.env.CLUSTER_WORKERS > 1) {
-  supervise(config.env.CLUSTER_WORKERS, config.env);
+  supervise(config.env.CLUSTER_WORKERS, config);
 } else {
   void serve(config, cluster.isPrimary);
 }

@@ -4,11 +4,12 @@ import { type ComponentChildren, Fragment, type JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Role, api, setApiKey, unwrap } from './api';
 import { type Session, forget, remember, storedKey, userSession } from './session';
-import { ErrorMessage, Field, Loading, toFailure, useForm, useLoad } from './ui';
+import { ErrorMessage, Field, Loading, Notice, toFailure, useForm, useLoad } from './ui';
 import { MembersPage } from './pages/members';
 import {
   AcceptInvitation,
   ConfirmSsoLink,
+  CreateFirstAccount,
   finishSso,
   ForgotPassword,
   ResetPassword,
@@ -237,6 +238,7 @@ function NotFound() {
 
 function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   const options = useLoad(() => unwrap(api.GET('/api/v1/auth/config')), []);
+  const setup = useLoad(() => unwrap(api.GET('/api/v1/auth/setup')), []);
   const form = useForm({ email: '', password: '' });
   const keyForm = useForm({ key: '' });
   const logIn = async ({ email, password }: { email: string; password: string }) => {
@@ -257,6 +259,12 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   return (
     <main id="main" class="signin">
       <PageHeading>Sign in to LicenseGate</PageHeading>
+      {setup.data?.needed ? (
+        <Notice>
+          No account exists yet. The link to create the first one is in the server’s output, the line that
+          starts with “No account yet: open” (it changes at each start).
+        </Notice>
+      ) : null}
       <form class="box" onSubmit={form.submit(logIn)} aria-label="Password sign-in" noValidate>
         <ErrorMessage error={form.error} />
         <Field form={form} name="email" label="Email" type="email" required autoComplete="username" />
@@ -304,7 +312,10 @@ function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
   );
 }
 
-/** The pages of someone not signed in (or joining): an invitation, a reset link, an SSO link to confirm. */
+/**
+ * The pages of someone not signed in (or joining): the first account, an invitation, a reset link, an
+ * SSO link to confirm.
+ */
 function publicPage(hash: string, session: Session | null, onSignedIn: (session: Session) => void) {
   const invitation = /^#\/invitation\/([\w-]+)$/.exec(hash);
   if (invitation)
@@ -314,6 +325,13 @@ function publicPage(hash: string, session: Session | null, onSignedIn: (session:
       </main>
     );
   if (session) return null;
+  const setup = /^#\/setup\/([\w-]+)$/.exec(hash);
+  if (setup)
+    return (
+      <main id="main" class="signin">
+        <CreateFirstAccount code={setup[1]} onSignedIn={onSignedIn} />
+      </main>
+    );
   if (hash === '#/sso-link')
     return (
       <main id="main" class="signin">
@@ -373,7 +391,7 @@ export function App() {
   if (restoring) return <Loading what="the console" />;
   const signedIn = (next: Session) => {
     setSession(next);
-    if (/^#\/(invitation|password-reset|sso)/.test(location.hash)) go('#/');
+    if (/^#\/(setup|invitation|password-reset|sso)/.test(location.hash)) go('#/');
   };
   const joining = publicPage(hash, session, signedIn);
   if (joining) return joining;

@@ -28,6 +28,7 @@ import {
   uniqueToken,
 } from '../../test/factories/index.js';
 import { createTestApp, TestApp } from '../../test/utils/test-app.js';
+import { SetupService, WRONG_SETUP_CODE } from '../../src/auth/setup.service.js';
 import { Activations } from '../../src/licenses/activations.js';
 import { UsageFlush } from '../../src/gate/usage-flush.js';
 import { AnalyticsCounts } from '../../src/analytics/analytics-counts.service.js';
@@ -1864,6 +1865,67 @@ describe('the console in headless Chromium', () => {
    * console's button, the provider's login page, back to the console signed in. A service of its own:
    * the provider sends the browser back to PUBLIC_URL/console/, which must be that service's address.
    */
+  describe('the first account', () => {
+    // The shared app has users by now: this one runs on a database of its own, which has none.
+    let fresh: TestApp;
+    let freshOrigin: string;
+
+    beforeAll(async () => {
+      fresh = await createTestApp({ THROTTLE_API_LIMIT: '100000', WEBHOOK_DISPATCHER: 'false' });
+      freshOrigin = new URL(fresh.url).origin;
+      otherOrigins.push(freshOrigin);
+    }, 120_000);
+
+    afterAll(async () => {
+      otherOrigins.splice(0);
+      await fresh?.close();
+    });
+
+    it('the sign-in page says where the setup link is; the link makes the owner, signed in on Projects', async () => {
+      const code = fresh.app.get(SetupService).pendingCode;
+      expect(code).toMatch(/^[\w-]{43}$/);
+      const { page } = await open(false, freshOrigin);
+      await heading(page, 'Sign in to LicenseGate');
+      await waitText(
+        page.getByRole('status'),
+        'No account exists yet. The link to create the first one is in the server’s output, the line that starts with “No account yet: open” (it changes at each start).',
+      );
+      await axe(page, 'sign-in, no account yet');
+
+      // Another code: the API's words, and nothing made.
+      await page.goto(`${freshOrigin}/console/#/setup/not-the-printed-code`);
+      await heading(page, 'Create the first account');
+      const email = `first-${uniqueToken()}@example.test`;
+      await page.getByLabel('Email', { exact: true }).fill(email);
+      await page.getByLabel('Choose a password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Create the account' }).click();
+      await waitText(page.getByRole('alert'), WRONG_SETUP_CODE);
+
+      await page.goto(`${freshOrigin}/console/#/setup/${code}`);
+      await heading(page, 'Create the first account');
+      await axe(page, 'create the first account');
+      await page.getByLabel('Email', { exact: true }).fill(email);
+      await page.getByLabel('Choose a password').fill('too short');
+      await page.getByRole('button', { name: 'Create the account' }).click();
+      await waitText(page.getByRole('alert'), 'The password must be at least 12 characters.');
+      await page.getByLabel('Choose a password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Create the account' }).click();
+      await heading(page, 'Projects');
+      expect(new URL(page.url()).hash).toBe('#/');
+      await expect(page.locator('header').textContent()).resolves.toContain(`${email} (owner)`);
+      await page.getByRole('heading', { level: 2, name: 'Getting started' }).waitFor();
+      await axe(page, 'projects after the first account');
+
+      // Signed out: the sign-in page no longer speaks of a setup link.
+      const asked = page.waitForResponse((res) => res.url() === `${freshOrigin}/api/v1/auth/setup`);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await heading(page, 'Sign in to LicenseGate');
+      expect(await (await asked).json()).toMatchObject({ data: { needed: false } });
+      await page.evaluate(() => new Promise((done) => requestAnimationFrame(done)));
+      expect(await page.getByText('No account exists yet').count()).toBe(0);
+    }, 120_000);
+  });
+
   describe('single sign-on', () => {
     let sso: TestApp;
     let provider: TestProvider;

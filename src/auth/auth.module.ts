@@ -22,6 +22,7 @@ import { MembersController } from './members.controller.js';
 import { MembersService } from './members.service.js';
 import { PasswordResetsService } from './password-resets.service.js';
 import { SsoController } from './sso.controller.js';
+import { SetupService } from './setup.service.js';
 import { SsoService } from './sso.service.js';
 
 /**
@@ -57,6 +58,7 @@ import { SsoService } from './sso.service.js';
     MembersService,
     PasswordResetsService,
     SsoService,
+    SetupService,
   ],
   exports: [AuthService, ApiKeyGuard, AuthFailures, SessionsService, SessionGuard],
 })

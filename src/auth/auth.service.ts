@@ -6,7 +6,7 @@ import { EntityManager, Not, Repository } from 'typeorm';
 import { AuditLog, REDACTED } from '../audit/audit-log.service.js';
 import { sha256Hex } from '../common/crypto/crypto.js';
 import { ApiError, EMAIL_TAKEN, fieldError, forbidden, GLOBAL_KEY_REQUIRED } from '../common/http/errors.js';
-import { lockedRow } from '../database/unit-of-work.js';
+import { lockedRow, writeLocked } from '../database/unit-of-work.js';
 import { ProjectEntity } from '../projects/project.entity.js';
 import { AccountEntity, MembershipEntity } from './account.entity.js';
 import { ApiKeyEntity } from './api-key.entity.js';
@@ -26,6 +26,11 @@ export interface NewUser {
   password?: string;
   /** Join this account with this role (an accepted invitation) instead of holding an account of their own. */
   joins?: { account_id: number; role: Role; project_ids: number[] | null };
+  /**
+   * Only as the service's first user (the setup link): refused with 409 when any user exists, decided
+   * inside the unit of work that inserts, so two concurrent setups cannot both make an owner.
+   */
+  first?: boolean;
 }
 
 export interface NewApiKey {
@@ -40,6 +45,9 @@ export interface NewApiKey {
 /** How long a rolled key keeps working when the roll names no grace (docs/decisions.md#accounts-and-api-keys). */
 export const DEFAULT_ROLL_GRACE_SECONDS = 86_400;
 export const MAX_ROLL_GRACE_SECONDS = 604_800;
+
+/** The answer to a setup once the service has a user (docs/security.md#the-first-account). */
+export const ACCOUNT_EXISTS = 'This service has an account already: sign in.';
 
 export const INVALID_API_KEY = 'Invalid API key.';
 /** `lg_` + 43 base64url characters: the only shape of key this service makes. */
@@ -95,6 +103,13 @@ export class AuthService {
     // A user made here holds an account of their own, which they own (docs/security.md#accounts).
     // insert(), not save(): save() opens a transaction of its own (see database/unit-of-work.ts).
     const id = await this.audits.unaudited(async (manager) => {
+      // MySQL: FOR UPDATE on the (empty) table locks its gap, so the insert of a racing setup
+      // deadlocks with ours; the unit runs again and then sees our user. SQLite: units run one at a time.
+      if (
+        input.first &&
+        (await writeLocked(manager.createQueryBuilder(UserEntity, 'u').select('u.id').limit(1)).getOne())
+      )
+        throw new ApiError(HttpStatus.CONFLICT, ACCOUNT_EXISTS);
       const result = await manager.insert(UserEntity, {
         email,
         name: input.name ?? null,

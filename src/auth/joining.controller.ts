@@ -7,7 +7,12 @@ import { ApiBodyErrors, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { AppConfig } from '../config/app-config.js';
 import { answer, setSessionCookie } from './auth.controller.js';
-import { AcceptInvitationDto, PasswordResetDto, PasswordResetRequestDto } from './dto/members.dto.js';
+import {
+  AcceptInvitationDto,
+  PasswordResetDto,
+  PasswordResetRequestDto,
+  SetupDto,
+} from './dto/members.dto.js';
 import { SessionResponse } from './dto/session.dto.js';
 import { LoginLimits } from './login-limits.js';
 import {
@@ -19,6 +24,8 @@ import {
 } from './members.service.js';
 import { PasswordResetsService, RESET_INVALID, resetInvalid } from './password-resets.service.js';
 import { readCookie } from './session.guard.js';
+import { ACCOUNT_EXISTS } from './auth.service.js';
+import { SetupService, WRONG_SETUP_CODE } from './setup.service.js';
 import { CSRF_REFUSED, SESSION_COOKIE, SessionsService, tooManyLogins } from './sessions.service.js';
 import { UserEntity } from './user.entity.js';
 
@@ -26,6 +33,7 @@ const MAX_USER_AGENT = 512;
 /** What the limits count these public routes under, beside failed sign-ins (docs/security.md#sessions). */
 const INVITATION_TRIES = 'invitation';
 const RESET_TRIES = 'password-reset';
+const SETUP_TRIES = 'setup';
 
 @ApiSchema({ name: 'SignInOptions' })
 export class SignInOptionsResponse {
@@ -44,9 +52,18 @@ export class SignInOptionsResponse {
   password_reset: boolean;
 }
 
+@ApiSchema({ name: 'SetupState' })
+export class SetupStateResponse {
+  @ApiProperty({
+    description:
+      'No user exists yet: the first account is made with the setup link the server printed at start',
+  })
+  needed: boolean;
+}
+
 /**
  * The public ways in (docs/security.md#members-and-invitations): accepting an invitation, resetting a
- * forgotten password, and what the console's sign-in offers. Each try counts against the sign-in limits.
+ * forgotten password, making the first account, and what the console's sign-in offers. Each try counts against the sign-in limits.
  */
 @ApiTags('auth')
 @ApiErrors(500, DATABASE_AWAY)
@@ -59,6 +76,7 @@ export class JoiningController {
     private readonly resets: PasswordResetsService,
     private readonly sessions: SessionsService,
     private readonly limits: LoginLimits,
+    private readonly setup: SetupService,
     private readonly config: AppConfig,
   ) {
     this.secure = config.publicUrl.startsWith('https:');
@@ -92,6 +110,66 @@ export class JoiningController {
     if (!this.config.isProduction) return true;
     if (this.config.oidcEnabled) return false;
     return !(await this.sessions.usersWithPasswordExist());
+  }
+
+  @Get('setup')
+  @ThrottleAs('api')
+  @ApiOperation({
+    summary: 'Whether the first account is still to be made',
+    operationId: 'getSetupState',
+    description:
+      'Public: true while no user exists, when the server printed a setup link at start (docs/security.md#the-first-account).',
+  })
+  @ApiEnvelope(SetupStateResponse)
+  @ApiErrors(429)
+  async setupState(): Promise<SetupStateResponse> {
+    return { needed: await this.setup.needed() };
+  }
+
+  @Post('setup')
+  @HttpCode(200)
+  @ThrottleAs('api')
+  @ApiOperation({
+    summary: 'Create the first account',
+    operationId: 'createFirstAccount',
+    description:
+      'With the code of the setup link the server printed at start, while no user exists: creates the user ' +
+      '(owner of a new account, as the CLI users:create) and signs them in (the lg_session cookie), as ' +
+      'POST /auth/login answers. A wrong code counts as a failed sign-in from this address.',
+  })
+  @ApiEnvelope(SessionResponse)
+  @ApiBodyErrors(
+    { status: 403, description: 'Not the code the server printed', message: WRONG_SETUP_CODE },
+    { status: 409, description: 'A user exists already', message: ACCOUNT_EXISTS },
+    {
+      status: 429,
+      description: 'Too many tries from this address',
+      message: tooManyLogins(900),
+      retryAfter: true,
+    },
+  )
+  async createFirstAccount(
+    @Body() body: SetupDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<SessionResponse> {
+    await this.checkLimit(SETUP_TRIES, req.ip);
+    let user: UserEntity;
+    try {
+      user = await this.setup.createFirstUser(body.code, body.email, body.password);
+    } catch (error) {
+      if (error instanceof ApiError && error.getStatus() === 403)
+        await this.limits.failed(SETUP_TRIES, req.ip);
+      throw error;
+    }
+    const opened = await this.sessions.open(
+      user,
+      await this.sessions.membershipsOf(user.id),
+      req.ip ?? null,
+      req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
+    );
+    setSessionCookie(res, opened.token, this.secure);
+    return answer(opened.user, opened.memberships, opened.session, opened.csrf_token);
   }
 
   @Post('invitations/:token/accept')

@@ -302,6 +302,24 @@ describe('typed client generated from openapi.json', () => {
       '/api/v1/auth/config',
       await anonymous('get', '/api/v1/auth/config', { params: {} }),
     );
+    // This service has users: no first account to make, and a setup is refused.
+    expectDocumented(
+      'get',
+      '/api/v1/auth/setup',
+      await anonymous('get', '/api/v1/auth/setup', { params: {} }),
+    );
+    expectDocumented(
+      'post',
+      '/api/v1/auth/setup',
+      await anonymous('post', '/api/v1/auth/setup', {
+        params: {},
+        body: {
+          code: 'A'.repeat(43),
+          email: `setup-${uniqueToken()}@example.test`,
+          password: 'correct horse battery',
+        },
+      }),
+    );
     const email = `joiner-${uniqueToken()}@example.test`;
     const invited = await api('post', '/api/v1/members/invitations', {
       params: {},

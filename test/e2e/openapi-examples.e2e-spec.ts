@@ -11,6 +11,7 @@ import {
   SIGN_IN_TO_ACCEPT,
 } from '../../src/auth/members.service.js';
 import { RESET_INVALID } from '../../src/auth/password-resets.service.js';
+import { WRONG_SETUP_CODE } from '../../src/auth/setup.service.js';
 import { SSO_NOT_CONFIGURED, ssoWrongAddress } from '../../src/auth/sso.service.js';
 import { KEY_IS_NO_SESSION } from '../../src/auth/session.guard.js';
 import { CSRF_REFUSED } from '../../src/auth/sessions.service.js';
@@ -253,6 +254,19 @@ describe('error examples of openapi.json, provoked against the app', () => {
 
   /** The request that provokes a case's example, or why there is none. */
   function provoke(c: Case): { send: () => Promise<{ status: number; body: unknown }> } | string {
+    // A wrong setup code is answered only while no user exists: on a fresh app of its own.
+    if (c.status === 403 && c.example.message === WRONG_SETUP_CODE)
+      return {
+        send: async () => {
+          const fresh = await createTestApp();
+          try {
+            const res = await fresh.http().post(c.path).send(jsonBody(c.op));
+            return { status: res.status, body: res.body };
+          } finally {
+            await fresh.close();
+          }
+        },
+      };
     // This app has no OIDC_ISSUER: single sign-on answers that it is not configured.
     if (c.status === 404 && c.example.message === SSO_NOT_CONFIGURED)
       return {

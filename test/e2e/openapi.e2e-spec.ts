@@ -183,6 +183,8 @@ describe('OpenAPI contract', () => {
       'GET /api/v1',
       // What the console's sign-in page offers.
       'GET /api/v1/auth/config',
+      // Whether the first account is still to be made (the sign-in page says where its link is).
+      'GET /api/v1/auth/setup',
       'GET /api/v1/health',
       'GET /api/v1/health/live',
       'GET /metrics',
@@ -194,6 +196,8 @@ describe('OpenAPI contract', () => {
       // Resetting a forgotten password: the mailed token is the credential.
       'POST /api/v1/auth/password-reset',
       'POST /api/v1/auth/password-reset/{token}',
+      // The first account: the setup code the server printed is the credential.
+      'POST /api/v1/auth/setup',
       // Single sign-on: the identity provider's answer (and once the password) is the credential.
       'POST /api/v1/auth/sso/callback',
       'POST /api/v1/auth/sso/link',

@@ -92,8 +92,16 @@ describe('start-up', () => {
         .trim()
         .split('\n')
         .filter((l) => (JSON.parse(l) as { msg: string }).msg !== 'request completed');
-      expect(lines).toHaveLength(1);
+      // A database without users: the setup link follows (docs/security.md#the-first-account).
+      expect(lines).toHaveLength(2);
       const line = JSON.parse(lines[0]) as Record<string, unknown>;
+      const setupLine = JSON.parse(lines[1]) as { msg: string; setup: boolean };
+      expect(setupLine).toMatchObject({ level: 30, context: 'LicenseGate', setup: true });
+      expect(setupLine.msg).toMatch(
+        new RegExp(
+          `^No account yet: open http://localhost:${port}/console/#/setup/[A-Za-z0-9_-]{43} to create the first one\\.$`,
+        ),
+      );
       expect(line).toMatchObject({
         level: 30,
         context: 'LicenseGate',
@@ -114,8 +122,26 @@ describe('start-up', () => {
       const page = await fetch(String(line.console));
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('<title>LicenseGate console</title>');
+
+      // The printed code makes the first account.
+      const code = setupLine.msg.split('/setup/')[1].split(' ')[0];
+      const made = await fetch(`http://127.0.0.1:${port}/api/v1/auth/setup`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ code, email: 'first@example.test', password: 'correct horse battery' }),
+      });
+      expect(made.status).toBe(200);
     } finally {
       await stop(server.child);
+    }
+
+    // Started again, with a user: the listening line alone.
+    const again = start(dir, { PORT: String(port) });
+    try {
+      await waitFor(async () => again.out().includes('LicenseGate is listening'), 60_000);
+      expect(again.out()).not.toContain('No account yet');
+    } finally {
+      await stop(again.child);
     }
   }, 90_000);
 

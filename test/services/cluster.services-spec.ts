@@ -149,7 +149,23 @@ describe('CLUSTER_WORKERS start-up', () => {
         .trim()
         .split('\n')
         .filter((line) => (JSON.parse(line) as { msg: string }).msg !== 'request completed');
-      expect(lines).toHaveLength(1);
+      // No user yet: the primary also says once where the first account is made, with the code
+      // every worker takes (docs/operations.md#the-first-account).
+      expect(lines).toHaveLength(2);
+      const setup = JSON.parse(lines[1]) as { msg: string; pid: number };
+      expect(setup.pid).toBe(primary.child.pid);
+      expect(setup.msg).toMatch(
+        new RegExp(
+          `^No account yet: open http://localhost:${port}/console/#/setup/[A-Za-z0-9_-]{43} to create the first one\\.$`,
+        ),
+      );
+      const code = setup.msg.split('/setup/')[1].split(' ')[0];
+      const made = await fetch(`http://127.0.0.1:${port}/api/v1/auth/setup`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ code, email: 'first@example.test', password: 'correct horse battery' }),
+      });
+      expect(made.status).toBe(200);
       expect(JSON.parse(lines[0])).toMatchObject({
         level: 30,
         pid: primary.child.pid,

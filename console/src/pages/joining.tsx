@@ -1,10 +1,50 @@
-// The pages of someone not signed in yet: accepting an invitation, asking for and using a password
-// reset link. Each answers with the API's own message when the link is used, expired or unknown.
+// The pages of someone not signed in yet: creating the first account, accepting an invitation, asking
+// for and using a password reset link. Each answers with the API's own message when the link is used, expired or unknown.
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api';
 import { PageHeading } from '../app';
 import { type Session, userSession } from '../session';
 import { ErrorMessage, Field, Notice, useForm } from '../ui';
+
+/**
+ * The first account of a new service, with the setup link the server printed at start: its owner is
+ * made and signed in (docs/security.md#the-first-account).
+ */
+export function CreateFirstAccount(props: { code: string; onSignedIn: (session: Session) => void }) {
+  const form = useForm({ email: '', password: '' });
+  const create = async ({ email, password }: { email: string; password: string }) => {
+    const made = await unwrap(
+      api.POST('/api/v1/auth/setup', { body: { code: props.code, email, password } }),
+    );
+    props.onSignedIn(userSession(made));
+  };
+  return (
+    <>
+      <PageHeading>Create the first account</PageHeading>
+      <p>This service has no account yet. You will be its owner: you can invite the others once signed in.</p>
+      <form class="box" onSubmit={form.submit(create)} aria-label="Create the first account" noValidate>
+        <ErrorMessage error={form.error} />
+        <Field form={form} name="email" label="Email" type="email" required autoComplete="username" />
+        <Field
+          form={form}
+          name="password"
+          label="Choose a password"
+          type="password"
+          required
+          minLength={12}
+          autoComplete="new-password"
+          hint="At least 12 characters."
+        />
+        <button type="submit" disabled={form.busy}>
+          Create the account
+        </button>
+      </form>
+      <p>
+        <a href="#/">Back to signing in</a>
+      </p>
+    </>
+  );
+}
 
 /** Accepting an invitation: a new user chooses a password; a signed-in user accepts as themselves. */
 export function AcceptInvitation(props: {

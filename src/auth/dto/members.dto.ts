@@ -88,6 +88,30 @@ export class AcceptInvitationDto {
   password?: string;
 }
 
+export class SetupDto {
+  @ApiProperty({
+    maxLength: 64,
+    example: 'Zmlyc3QtYWNjb3VudC1zZXR1cC1jb2RlLWV4YW1wbGUtMzI',
+    description:
+      'The code of the setup link the server printed at start (docs/security.md#the-first-account)',
+  })
+  @RequiredString('code', 64)
+  code: string;
+
+  @ApiProperty({ maxLength: 255, example: 'ada@example.com' })
+  @RequiredString('email', 255)
+  email: string;
+
+  @ApiProperty({
+    minLength: MIN_PASSWORD,
+    maxLength: MAX_PASSWORD,
+    format: 'password',
+    example: 'correct horse battery',
+  })
+  @Password('password', 'password')
+  password: string;
+}
+
 export class PasswordResetRequestDto {
   @ApiProperty({ maxLength: 255, example: 'ada@example.com' })
   @RequiredString('email', 255)

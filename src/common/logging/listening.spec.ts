@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { databaseOf, listening, sayListening } from './listening.js';
+import { databaseOf, listening, noAccountYet, sayListening } from './listening.js';
 
 describe('the listening line', () => {
   it('names the API, its docs and the console, or the first two when the console is off, and the database', () => {
@@ -30,5 +30,14 @@ describe('the listening line', () => {
     expect(written).toEqual(['LicenseGate is listening: the API at …\n']);
     sayListening('LicenseGate is listening: the API at …', { isTTY: false, write });
     expect(written).toHaveLength(1);
+  });
+
+  it('with no user yet, says where the first account is made: the console, or the API without it', () => {
+    expect(noAccountYet('https://licenses.example.com', 'the-code', true)).toBe(
+      'No account yet: open https://licenses.example.com/console/#/setup/the-code to create the first one.',
+    );
+    expect(noAccountYet('http://localhost:3000', 'the-code', false)).toBe(
+      'No account yet: create the first one with POST http://localhost:3000/api/v1/auth/setup and the code the-code.',
+    );
   });
 });

@@ -36,6 +36,16 @@ export function listening(port: number, consoleEnabled: boolean, databaseUrl: st
 }
 
 /**
+ * The line of a service with no user yet: where the first account is made with the setup code, which
+ * works until the first user exists (docs/security.md#the-first-account). Without the console, the API.
+ */
+export function noAccountYet(publicUrl: string, code: string, consoleEnabled: boolean): string {
+  return consoleEnabled
+    ? `No account yet: open ${publicUrl}/console/#/setup/${code} to create the first one.`
+    : `No account yet: create the first one with POST ${publicUrl}/api/v1/auth/setup and the code ${code}.`;
+}
+
+/**
  * The listening line as the README quotes it, a plain sentence, for whoever started the service in
  * a terminal. Only there: piped stdout stays one JSON object a line, which log collectors parse line
  * by line (the JSON line says the same, with the addresses as fields).
