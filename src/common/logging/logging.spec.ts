@@ -4,7 +4,8 @@ import { pinoHttp } from 'pino-http';
 import { QueryFailedError } from 'typeorm';
 import { loadConfig } from '../../config/app-config.js';
 import { logLinesDropped, runtimeChecks, countAnswer } from '../../metrics/metrics.js';
-import { redactLicenseInUrl, requestLogOptions, RuntimeActivityLog, safeError } from './logging.js';
+import { requestLogOptions, RuntimeActivityLog, safeError } from './logging.js';
+import { redactLicenseInUrl } from './request-serializers.js';
 
 describe('redactLicenseInUrl', () => {
   it.each([

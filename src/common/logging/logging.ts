@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { destination, type DestinationStream } from 'pino';
 import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
 import { httpLogger, inRequestLog, requestLevel } from './pino-nest.js';
+import { REDACT_PATHS, safeRequest } from './request-serializers.js';
 import type { AppConfig } from '../../config/app-config.js';
 import { logLinesDropped, runtimeChecks } from '../../metrics/metrics.js';
 import { PeriodicTask } from '../periodic-task.js';
@@ -41,63 +42,6 @@ export function logDestination(fd = 1, maxLength = LOG_BUFFER_BYTES): Destinatio
 // registers an exit hook that flushes it.
 let stdout: DestinationStream | undefined;
 
-/** `license` parameters (the key) in a URL's query replaced by `[redacted]`. */
-export function redactLicenseInUrl(url: string | undefined): string | undefined {
-  if (url === undefined) return url;
-  const q = url.indexOf('?');
-  if (q < 0) return url;
-  const query = url
-    .slice(q + 1)
-    .split('&')
-    .map((part) => {
-      const eq = part.indexOf('=');
-      const raw = eq < 0 ? part : part.slice(0, eq);
-      let name = raw;
-      try {
-        name = decodeURIComponent(raw.replace(/\+/g, ' '));
-      } catch {
-        // a malformed escape is still a name: compare it as sent
-      }
-      return /^license(\[|$)/i.test(name.trim()) ? `${raw}=[redacted]` : part;
-    })
-    .join('&');
-  return `${url.slice(0, q + 1)}${query}`;
-}
-
-type SerializedRequest = {
-  url?: string;
-  query?: Record<string, unknown>;
-  params?: Record<string, unknown>;
-  headers?: Record<string, unknown>;
-};
-
-/** A payment connector's endpoint: its last segment is the connector's token (docs/payments.md). */
-const PAYMENT_ENDPOINT = /^(\/api\/v1\/payments\/[^/?#]*\/)[^/?#]+/i;
-
-/**
- * The request as pino-http serialises it, minus every place a license key can travel in, and a
- * payment connector's endpoint token (the path parameters carry it too: left out there).
- */
-function safeRequest(req: SerializedRequest): SerializedRequest {
-  const out: SerializedRequest = { ...req, url: redactLicenseInUrl(req.url) };
-  if (out.url !== undefined && PAYMENT_ENDPOINT.test(out.url)) {
-    out.url = out.url.replace(PAYMENT_ENDPOINT, '$1[redacted]');
-    delete out.params;
-  }
-  if (
-    req.query &&
-    typeof req.query === 'object' &&
-    Object.keys(req.query).some((k) => /^license$/i.test(k))
-  ) {
-    out.query = Object.fromEntries(
-      Object.entries(req.query).map(([k, v]) => [k, /^license$/i.test(k) ? '[redacted]' : v]),
-    );
-  }
-  if (req.headers && typeof req.headers.referer === 'string')
-    out.headers = { ...req.headers, referer: redactLicenseInUrl(req.headers.referer) };
-  return out;
-}
-
 /** Keys of a driver or query error that carry a statement or its values (key hashes, license keys). */
 const STATEMENT_KEYS = new Set(['query', 'parameters', 'sql', 'values']);
 
@@ -132,17 +76,7 @@ export function requestLogOptions(env: Env): Options {
     autoLogging: logsRequests(env),
     customLogLevel: (req, res, err) => requestLevel(req, res, err ?? undefined),
     serializers: { req: safeRequest, err: safeError },
-    // And the payment providers' signatures: no business of whoever reads the logs.
-    redact: [
-      'req.headers["x-api-key"]',
-      'req.headers["x-license-key"]',
-      'req.headers.authorization',
-      'req.body.license',
-      'req.headers["stripe-signature"]',
-      'req.headers["paddle-signature"]',
-      'req.headers["x-signature"]',
-      'req.headers["webhook-signature"]',
-    ],
+    redact: REDACT_PATHS,
   };
 }
 

@@ -11,6 +11,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DestinationStream, Logger as Pino } from 'pino';
 import { pinoHttp, type HttpLogger, type Options } from 'pino-http';
+import { lineRequest, lineResponse } from './request-serializers.js';
 
 /**
  * Nest's logger and the request line on pino and pino-http directly (what nestjs-pino did; its
@@ -62,10 +63,10 @@ export function requestLevel(
 
 /**
  * The request line, as pino-http writes it ("request completed", "request aborted", or "request
- * errored" with `err` at error for a 5xx), with pino-http's serializers and redactions (the root
- * logger's), written through the root logger once the answer is done. pino-http itself would make two
- * child loggers per request and serialise the request into one of them before knowing whether the
- * line is written: as much CPU as the rest of a management call (docs/benchmarks.md).
+ * errored" with `err` at error for a 5xx), written through the root logger once the answer is done.
+ * pino-http itself would make two child loggers per request and serialise the request into one of
+ * them before knowing whether the line is written: as much CPU as the rest of a management call
+ * (docs/benchmarks.md).
  */
 function requestLine(req: Request, res: Response, next: NextFunction): void {
   const started = Date.now();
@@ -81,18 +82,34 @@ function requestLine(req: Request, res: Response, next: NextFunction): void {
   inRequestLog(req.id, next);
 }
 
-function writeRequestLine(req: Request, res: Response, started: number, err: unknown): void {
+/**
+ * `root` with the request line's own `req` and `res` serializers, which make the same fields with the
+ * same redactions as pino-http's serializers and pino's redaction paths, in one step
+ * (request-serializers.ts).
+ */
+export const requestLineLogger = (root: Pino): Pino =>
+  root.child({}, { serializers: { req: lineRequest, res: lineResponse }, redact: [] });
+
+let lines: { root: Pino; logger: Pino } | undefined;
+
+function lineLogger(): Pino {
   const root = httpLogger().logger;
+  if (lines?.root !== root) lines = { root, logger: requestLineLogger(root) };
+  return lines.logger;
+}
+
+function writeRequestLine(req: Request, res: Response, started: number, err: unknown): void {
+  const logger = lineLogger();
   const level = requestLevel(req, res, err);
-  if (!root.isLevelEnabled(level)) return;
+  if (!logger.isLevelEnabled(level)) return;
   const responseTime = Date.now() - started;
   if (level === 'error') {
     const error = err ?? new Error(`failed with status code ${res.statusCode}`);
-    root.error({ reqId: req.id, req, res, err: error, responseTime }, 'request errored');
+    logger.error({ reqId: req.id, req, res, err: error, responseTime }, 'request errored');
     return;
   }
   const message = !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted';
-  root[level]({ reqId: req.id, req, res, responseTime }, message);
+  logger[level]({ reqId: req.id, req, res, responseTime }, message);
 }
 
 /** Mounts the request line on every route when `mounted` (at levels that write it). */
