@@ -22,6 +22,10 @@ import type { UserEntity } from './user.entity.js';
 
 const MAX_USER_AGENT = 512;
 
+/** What a session keeps of the browser that opened it: its User-Agent, bounded. */
+export const userAgentOf = (req: Request): string | null =>
+  req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null;
+
 /** Signing in and out with email and password (docs/security.md#sessions). */
 @ApiTags('auth')
 @ApiErrors(500, DATABASE_AWAY)
@@ -57,12 +61,7 @@ export class AuthController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<SessionResponse> {
-    const signedIn = await this.sessions.login(
-      body.email,
-      body.password,
-      req.ip ?? null,
-      req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
-    );
+    const signedIn = await this.sessions.login(body.email, body.password, req.ip ?? null, userAgentOf(req));
     setSessionCookie(res, signedIn.token, this.secure);
     return answer(signedIn.user, signedIn.memberships, signedIn.session, signedIn.csrf_token);
   }
@@ -133,6 +132,27 @@ export function setSessionCookie(res: Response, token: string, secure: boolean):
     path: '/',
     maxAge: SESSION_ABSOLUTE_MS,
   });
+}
+
+/**
+ * Opens a session for `user` from this request (a setup, an accepted invitation, an SSO sign-in), sets
+ * its cookie, and answers as POST /auth/login does.
+ */
+export async function openSession(
+  sessions: SessionsService,
+  user: UserEntity,
+  req: Request,
+  res: Response,
+  secure: boolean,
+): Promise<SessionResponse> {
+  const opened = await sessions.open(
+    user,
+    await sessions.membershipsOf(user.id),
+    req.ip ?? null,
+    userAgentOf(req),
+  );
+  setSessionCookie(res, opened.token, secure);
+  return answer(opened.user, opened.memberships, opened.session, opened.csrf_token);
 }
 
 export function answer(

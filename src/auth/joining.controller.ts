@@ -6,7 +6,7 @@ import { ApiError, forbidden } from '../common/http/errors.js';
 import { ApiBodyErrors, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { AppConfig } from '../config/app-config.js';
-import { answer, setSessionCookie } from './auth.controller.js';
+import { answer, openSession, userAgentOf } from './auth.controller.js';
 import {
   AcceptInvitationDto,
   PasswordResetDto,
@@ -29,7 +29,6 @@ import { SetupService, WRONG_SETUP_CODE } from './setup.service.js';
 import { CSRF_REFUSED, SESSION_COOKIE, SessionsService, tooManyLogins } from './sessions.service.js';
 import { UserEntity } from './user.entity.js';
 
-const MAX_USER_AGENT = 512;
 /** What the limits count these public routes under, beside failed sign-ins (docs/security.md#sessions). */
 const INVITATION_TRIES = 'invitation';
 const RESET_TRIES = 'password-reset';
@@ -162,14 +161,7 @@ export class JoiningController {
         await this.limits.failed(SETUP_TRIES, req.ip);
       throw error;
     }
-    const opened = await this.sessions.open(
-      user,
-      await this.sessions.membershipsOf(user.id),
-      req.ip ?? null,
-      req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
-    );
-    setSessionCookie(res, opened.token, this.secure);
-    return answer(opened.user, opened.memberships, opened.session, opened.csrf_token);
+    return openSession(this.sessions, user, req, res, this.secure);
   }
 
   @Post('invitations/:token/accept')
@@ -222,7 +214,7 @@ export class JoiningController {
         actor: { type: 'user', api_key_id: null, api_key_prefix: null, user_id: null },
         request_id: (req as Request & { id?: string }).id ?? null,
         ip: clientAddress(req.ip),
-        user_agent: req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
+        user_agent: userAgentOf(req),
       };
       joined = await inAuditContext(context, () =>
         this.members.accept(token, { password: body.password, signedIn: signedIn?.member?.user ?? null }),
@@ -241,14 +233,7 @@ export class JoiningController {
         this.sessions.csrfToken(session.token_hash),
       );
     }
-    const opened = await this.sessions.open(
-      joined.user,
-      await this.sessions.membershipsOf(joined.user.id),
-      req.ip ?? null,
-      req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
-    );
-    setSessionCookie(res, opened.token, this.secure);
-    return answer(opened.user, opened.memberships, opened.session, opened.csrf_token);
+    return openSession(this.sessions, joined.user, req, res, this.secure);
   }
 
   @Post('password-reset')

@@ -5,7 +5,7 @@ import { ApiBodyErrors, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/
 import { RequiredString } from '../common/http/validators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { AppConfig } from '../config/app-config.js';
-import { answer, setSessionCookie } from './auth.controller.js';
+import { openSession } from './auth.controller.js';
 import { Password, SessionResponse } from './dto/session.dto.js';
 import { readCookie } from './session.guard.js';
 import { SessionsService, WRONG_CREDENTIALS } from './sessions.service.js';
@@ -23,8 +23,6 @@ import {
   ssoWrongAddress,
 } from './sso.service.js';
 import type { UserEntity } from './user.entity.js';
-
-const MAX_USER_AGENT = 512;
 
 export class SsoCallbackDto {
   @ApiProperty({
@@ -183,14 +181,7 @@ export class SsoController {
   }
 
   private async signIn(user: UserEntity, req: Request, res: Response): Promise<SessionResponse> {
-    const opened = await this.sessions.open(
-      user,
-      await this.sessions.membershipsOf(user.id),
-      req.ip ?? null,
-      req.headers['user-agent']?.slice(0, MAX_USER_AGENT) ?? null,
-    );
-    setSessionCookie(res, opened.token, this.secure);
-    return answer(opened.user, opened.memberships, opened.session, opened.csrf_token);
+    return openSession(this.sessions, user, req, res, this.secure);
   }
 
   /** Lax, not Strict: the browser arrives from the identity provider's site before the console sends it. */

@@ -73,10 +73,10 @@ const THREAD_FILE = 'answer-signer.thread.cjs';
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
 
 /** The compiled thread beside the running build (dist/src/main.js), else under ./dist (tests run the sources). */
-function threadFile(entry = process.argv[1] ?? ''): string {
+export function threadFile(entry = process.argv[1] ?? ''): string {
   const dir = dirname(resolve(entry));
   return basename(dir) === 'src' && basename(dirname(dir)) === 'dist'
-    ? join(dir, 'payments', THREAD_FILE)
+    ? join(dir, 'gate', THREAD_FILE)
     : resolve('dist/src/gate', THREAD_FILE);
 }
 
