@@ -10,6 +10,7 @@ import {
 } from 'typeorm';
 import { isCommitOutcomeUnknown, isConnectionLost, isDeadlock } from './db-errors.js';
 import { retrying } from './retry.js';
+import { WalCheckpoints } from './wal-checkpoints.js';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row; docs/architecture.md#the-outbox).
@@ -23,10 +24,11 @@ import { retrying } from './retry.js';
  * from the others'.
  *
  * Units waiting their turn on SQLite are committed together: one transaction, each unit in a SAVEPOINT
- * of its own, so a unit that fails rolls back only its own work. The COMMIT (the WAL write and its
- * share of the checkpoints) costs about five times a metered-usage call's statements
- * (docs/benchmarks.md#metered-usage-ahead-of-express-2026-11-27). Every unit of the group is
- * answered once the COMMIT has landed, never before.
+ * of its own, so a unit that fails rolls back only its own work. The COMMIT (the WAL write) costs
+ * several times a metered-usage call's statements
+ * (docs/benchmarks.md#metered-usage-ahead-of-express-2026-11-27); the checkpoints that SQLite would
+ * run inside it run on a thread of their own (WalCheckpoints). Every unit of the group is answered
+ * once the COMMIT has landed, never before.
  */
 @Injectable()
 export class UnitOfWork implements OnModuleInit {
@@ -39,7 +41,11 @@ export class UnitOfWork implements OnModuleInit {
   private queued: Array<Queued> = [];
   private grouping = false;
 
-  constructor(private readonly dataSource: DataSource) {
+  /** `checkpoints`: SQLite's checkpoints off the event loop (the service; the CLI leaves them to SQLite). */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly checkpoints?: WalCheckpoints,
+  ) {
     this.sqlite = dataSource.options.type === 'better-sqlite3';
   }
 
@@ -196,6 +202,7 @@ export class UnitOfWork implements OnModuleInit {
         if (!outcome.ok && !this.inTransaction()) throw outcome.value;
       }
       await inOuter(() => runner.commitTransaction());
+      this.checkpoints?.committed();
     } catch (error) {
       lost = error;
       if (runner.isTransactionActive)
