@@ -202,7 +202,6 @@ export class UnitOfWork implements OnModuleInit {
         if (!outcome.ok && !this.inTransaction()) throw outcome.value;
       }
       await inOuter(() => runner.commitTransaction());
-      this.checkpoints?.committed();
     } catch (error) {
       lost = error;
       if (runner.isTransactionActive)
@@ -213,6 +212,7 @@ export class UnitOfWork implements OnModuleInit {
       // A group that could not even begin: its first unit gets the error.
       if (ran.length === 0 && this.queued.length > 0) (this.queued.shift() as Queued).fail(error);
     }
+    if (lost === NOT_LOST) this.checkpoints?.committed();
     // A unit whose own work failed answers its own error; the others, whether their work stayed.
     for (const unit of ran) unit.answer(unit.ok ? lost : NOT_LOST);
   }

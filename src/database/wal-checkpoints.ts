@@ -164,15 +164,20 @@ export class WalCheckpoints implements OnModuleInit, OnApplicationBootstrap, OnA
    */
   committed(): void {
     if (this.state !== 'thread') return;
-    if ((statSync(this.wal.file, { throwIfNoEntry: false })?.size ?? 0) > this.wal.limitBytes)
-      this.checkpointHere();
-    this.commits++;
-    if (this.asked) {
-      if (this.commits >= UNANSWERED_LIMIT.commits)
-        this.fallBack(new Error(`The checkpointing thread has not answered in ${this.commits} commits`));
-      return;
+    try {
+      if ((statSync(this.wal.file, { throwIfNoEntry: false })?.size ?? 0) > this.wal.limitBytes)
+        this.checkpointHere();
+      this.commits++;
+      if (this.asked) {
+        if (this.commits >= UNANSWERED_LIMIT.commits)
+          this.fallBack(new Error(`The checkpointing thread has not answered in ${this.commits} commits`));
+        return;
+      }
+      if (this.commits >= COMMITS_PER_CHECKPOINT) this.ask();
+    } catch (error) {
+      // (The WAL file could not be measured, or the thread not asked: the units committed all the same.)
+      this.fallBack(error as Error);
     }
-    if (this.commits >= COMMITS_PER_CHECKPOINT) this.ask();
   }
 
   /**
@@ -219,7 +224,11 @@ export class WalCheckpoints implements OnModuleInit, OnApplicationBootstrap, OnA
       { err: error },
       'The checkpointing thread failed: SQLite checkpoints inside COMMITs from now on.',
     );
-    this.db?.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT}`);
+    try {
+      this.db?.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT}`);
+    } catch {
+      // The connection is closed already (the service is stopping): nothing to checkpoint any more.
+    }
     void this.periodic.stop();
     void this.thread?.terminate();
     this.thread = null;
