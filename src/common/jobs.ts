@@ -39,6 +39,11 @@ export const JOBS = {
   },
   /** plans/meters.ts Meters: metered usage's idempotency keys past 35 days, a minute after start, then hourly. */
   meterKeyPruning: { name: 'prune the meter idempotency keys', everyMs: HOUR_MS, firstAfterMs: 60_000 },
+  /**
+   * database/wal-checkpoints.ts WalCheckpoints (SQLite files): a checkpoint on its thread, for what was
+   * written outside units of work (which ask for their own).
+   */
+  walCheckpoints: { name: 'checkpoint the SQLite WAL', everyMs: 1000 },
   /** common/throttling/throttler-storage.ts SharedThrottlerStorage (with Redis): what this instance admitted. */
   throttlerSync: { name: 'send rate-limit counts to Redis', everyMs: 200 },
   /** common/cache/change-counter-generations.ts (without Redis): never started, run by calls at most this often. */

@@ -10,6 +10,7 @@ import {
 } from 'typeorm';
 import { isCommitOutcomeUnknown, isConnectionLost, isDeadlock } from './db-errors.js';
 import { retrying } from './retry.js';
+import { WalCheckpoints } from './wal-checkpoints.js';
 
 /**
  * Several statements that must land together (a change and its webhook outbox row; docs/architecture.md#the-outbox).
@@ -23,10 +24,11 @@ import { retrying } from './retry.js';
  * from the others'.
  *
  * Units waiting their turn on SQLite are committed together: one transaction, each unit in a SAVEPOINT
- * of its own, so a unit that fails rolls back only its own work. The COMMIT (the WAL write and its
- * share of the checkpoints) costs about five times a metered-usage call's statements
- * (docs/benchmarks.md#metered-usage-ahead-of-express-2026-11-27). Every unit of the group is
- * answered once the COMMIT has landed, never before.
+ * of its own, so a unit that fails rolls back only its own work. The COMMIT (the WAL write) costs
+ * several times a metered-usage call's statements
+ * (docs/benchmarks.md#metered-usage-ahead-of-express-2026-11-27); the checkpoints that SQLite would
+ * run inside it run on a thread of their own (WalCheckpoints). Every unit of the group is answered
+ * once the COMMIT has landed, never before.
  */
 @Injectable()
 export class UnitOfWork implements OnModuleInit {
@@ -39,7 +41,11 @@ export class UnitOfWork implements OnModuleInit {
   private queued: Array<Queued> = [];
   private grouping = false;
 
-  constructor(private readonly dataSource: DataSource) {
+  /** `checkpoints`: SQLite's checkpoints off the event loop (the service; the CLI leaves them to SQLite). */
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly checkpoints?: WalCheckpoints,
+  ) {
     this.sqlite = dataSource.options.type === 'better-sqlite3';
   }
 
@@ -206,6 +212,7 @@ export class UnitOfWork implements OnModuleInit {
       // A group that could not even begin: its first unit gets the error.
       if (ran.length === 0 && this.queued.length > 0) (this.queued.shift() as Queued).fail(error);
     }
+    if (lost === NOT_LOST) this.checkpoints?.committed();
     // A unit whose own work failed answers its own error; the others, whether their work stayed.
     for (const unit of ran) unit.answer(unit.ok ? lost : NOT_LOST);
   }
