@@ -8,11 +8,11 @@ import {
   Optional,
 } from '@nestjs/common';
 import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DataSource } from 'typeorm';
 import { JOBS } from '../common/jobs.js';
 import { PeriodicTask } from '../common/periodic-task.js';
+import { builtFile } from '../common/built-file.js';
 
 /** What the checkpointing thread is started with: the SQLite file. */
 export interface CheckpointThreadData {
@@ -59,13 +59,8 @@ const THREAD_FILE = 'wal-checkpoints.thread.cjs';
 /** The thread holds one connection and a statement: small heaps are plenty. */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 };
 
-/** The compiled thread beside the running build (dist/src/main.js), else under ./dist (tests run the sources). */
-function threadFile(entry = process.argv[1] ?? ''): string {
-  const dir = dirname(resolve(entry));
-  return basename(dir) === 'src' && basename(dirname(dir)) === 'dist'
-    ? join(dir, 'database', THREAD_FILE)
-    : resolve('dist/src/database', THREAD_FILE);
-}
+/** The compiled thread beside the running build (common/built-file.ts). */
+export const threadFile = (entry?: string): string => builtFile('database', THREAD_FILE, entry);
 
 interface Sqlite {
   name: string;

@@ -3,8 +3,8 @@ import { Logger } from '@nestjs/common';
 import { generateKeyPairSync, KeyObject, sign, verify } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { AnswerSigner, AnswerSignerOptions, threadFile } from './answer-signer.js';
+import { join } from 'node:path';
+import { AnswerSigner, AnswerSignerOptions } from './answer-signer.js';
 
 const keys = Array.from({ length: 3 }, () => generateKeyPairSync('ed25519').privateKey);
 const texts = Array.from({ length: 23 }, (_, i) => `LG1-ANSWER\n${i}\n☃ ${'x'.repeat(i * 7)}`);
@@ -226,15 +226,5 @@ describe('AnswerSigner', () => {
     expect((signer as unknown as { thread: unknown }).thread).toBeNull();
     expect(await signAll(signer)).toEqual(expected());
     expect(error).not.toHaveBeenCalled();
-  });
-});
-
-describe('threadFile', () => {
-  it('finds the compiled thread beside the running build, where npm start runs it', () => {
-    // npm start runs dist/src/main.js: the thread was looked for under the folder the gate had before
-    // it moved (payments/), found missing, and every answer was signed on the event loop.
-    expect(threadFile('/srv/lg/dist/src/main.js')).toBe('/srv/lg/dist/src/gate/answer-signer.thread.cjs');
-    // The build the tests run (test/utils/global-setup.cjs builds it): the file is there.
-    expect(existsSync(threadFile(resolve('dist/src/main.js')))).toBe(true);
   });
 });

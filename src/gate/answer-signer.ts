@@ -3,8 +3,8 @@ import { LRUCache } from 'lru-cache';
 import { growingLru } from '../common/cache/growing-lru.js';
 import { KeyObject, sign } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { builtFile } from '../common/built-file.js';
 
 /** What signs: libsodium or node:crypto on the signing thread, or node:crypto on the event loop. */
 export type SignerImplementation = 'libsodium' | 'node:crypto' | 'event loop';
@@ -72,13 +72,8 @@ const THREAD_FILE = 'answer-signer.thread.cjs';
  */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
 
-/** The compiled thread beside the running build (dist/src/main.js), else under ./dist (tests run the sources). */
-export function threadFile(entry = process.argv[1] ?? ''): string {
-  const dir = dirname(resolve(entry));
-  return basename(dir) === 'src' && basename(dirname(dir)) === 'dist'
-    ? join(dir, 'gate', THREAD_FILE)
-    : resolve('dist/src/gate', THREAD_FILE);
-}
+/** The compiled thread beside the running build (common/built-file.ts). */
+export const threadFile = (entry?: string): string => builtFile('gate', THREAD_FILE, entry);
 
 function signNow(job: Job, logger: Logger): void {
   let signature: Buffer;
