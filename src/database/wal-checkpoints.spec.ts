@@ -102,7 +102,8 @@ describe('WalCheckpoints: SQLite checkpoints on a thread of their own, the WAL b
     expect(db.autocheckpoint()).toBe(0);
     await db.write(UNITS);
     expect(UNITS * ROW.length).toBeGreaterThan(2 * bound);
-    expect(db.checkpoints.counts.limit).toBeGreaterThan(0); // the loop never pauses for the thread
+    // Whether the thread keeps up or the connection checkpoints past the limit depends on the machine's
+    // timing (the next test forces the latter): either way the WAL stays bounded.
     expect(db.largestWal()).toBeLessThan(bound);
     expect(db.checkpoints.counts.thread).toBeGreaterThan(0);
     expect(db.checkpoints.state).toBe('thread');

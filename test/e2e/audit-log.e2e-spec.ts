@@ -60,6 +60,8 @@ const NOT_AUDITED: Record<string, string> = {
   'POST /api/v1/auth/sso/start': 'starting a single sign-on: nothing is stored (sso.e2e-spec.ts)',
   'POST /api/v1/auth/sso/link':
     "signing in: a person's own SSO identity, no managed resource (sso.e2e-spec.ts)",
+  'POST /api/v1/auth/setup':
+    'the first user, made as the CLI users:create makes one: no project exists yet whose log it could go in (setup.e2e-spec.ts)',
 };
 
 /** Writes of a person joining with an invitation: audited with the actor "user", checked in members.e2e-spec.ts. */
