@@ -94,59 +94,75 @@ describe('WalCheckpoints: SQLite checkpoints on a thread of their own, the WAL b
    * finds it busy and waits for the next COMMIT): in this tight loop, up to about a quarter of the limit.
    */
   const bound = 2 * WAL_PAGES_LIMIT * PAGE;
+  /** The tests that write UNITS rows (some 80 MB): about 10 s on a quiet machine, far more beside other suites. */
+  const HEAVY_MS = 120_000;
 
-  it('keeps the WAL under its limit while units write far more, and none of it is lost across a restart', async () => {
-    const file = join(tempDir(), 'db.sqlite');
-    const db = await open(file);
-    expect(db.checkpoints.state).toBe('thread');
-    expect(db.autocheckpoint()).toBe(0);
-    await db.write(UNITS);
-    expect(UNITS * ROW.length).toBeGreaterThan(2 * bound);
-    // Whether the thread keeps up or the connection checkpoints past the limit depends on the machine's
-    // timing (the next test forces the latter): either way the WAL stays bounded.
-    expect(db.largestWal()).toBeLessThan(bound);
-    expect(db.checkpoints.counts.thread).toBeGreaterThan(0);
-    expect(db.checkpoints.state).toBe('thread');
+  it(
+    'keeps the WAL under its limit while units write far more, and none of it is lost across a restart',
+    async () => {
+      const file = join(tempDir(), 'db.sqlite');
+      const db = await open(file);
+      expect(db.checkpoints.state).toBe('thread');
+      expect(db.autocheckpoint()).toBe(0);
+      await db.write(UNITS);
+      expect(UNITS * ROW.length).toBeGreaterThan(2 * bound);
+      // Whether the thread keeps up or the connection checkpoints past the limit depends on the machine's
+      // timing (the next test forces the latter): either way the WAL stays bounded.
+      expect(db.largestWal()).toBeLessThan(bound);
+      expect(db.checkpoints.counts.thread).toBeGreaterThan(0);
+      expect(db.checkpoints.state).toBe('thread');
 
-    // Stopped as the service stops: the thread, then the connection (the last one removes the WAL).
-    await db.checkpoints.onApplicationShutdown();
-    expect(db.checkpoints.state).toBe('sqlite');
-    await db.ds.destroy();
-    expect(existsSync(`${file}-wal`)).toBe(false);
-    const again = await open(file);
-    expect(await again.ds.query('SELECT COUNT(*) AS n, MAX(id) AS last FROM notes')).toEqual([
-      { n: UNITS, last: UNITS },
-    ]);
-  });
+      // Stopped as the service stops: the thread, then the connection (the last one removes the WAL).
+      await db.checkpoints.onApplicationShutdown();
+      expect(db.checkpoints.state).toBe('sqlite');
+      await db.ds.destroy();
+      expect(existsSync(`${file}-wal`)).toBe(false);
+      const again = await open(file);
+      expect(await again.ds.query('SELECT COUNT(*) AS n, MAX(id) AS last FROM notes')).toEqual([
+        { n: UNITS, last: UNITS },
+      ]);
+    },
+    HEAVY_MS,
+  );
 
-  it('checkpoints on the service connection what the thread leaves past the limit', async () => {
-    const file = join(tempDir(), 'db.sqlite');
-    // A thread that answers at once, and copies nothing.
-    const db = await open(file, { file: fakeThread('parentPort.postMessage({ log: 0, checkpointed: 0 });') });
-    await db.write(UNITS);
-    expect(db.checkpoints.counts.limit).toBeGreaterThan(0);
-    expect(db.largestWal()).toBeLessThan(bound);
-    expect(db.checkpoints.state).toBe('thread');
-    expect(db.autocheckpoint()).toBe(0);
-  });
+  it(
+    'checkpoints on the service connection what the thread leaves past the limit',
+    async () => {
+      const file = join(tempDir(), 'db.sqlite');
+      // A thread that answers at once, and copies nothing.
+      const db = await open(file, {
+        file: fakeThread('parentPort.postMessage({ log: 0, checkpointed: 0 });'),
+      });
+      await db.write(UNITS);
+      expect(db.checkpoints.counts.limit).toBeGreaterThan(0);
+      expect(db.largestWal()).toBeLessThan(bound);
+      expect(db.checkpoints.state).toBe('thread');
+      expect(db.autocheckpoint()).toBe(0);
+    },
+    HEAVY_MS,
+  );
 
-  it('hands checkpoints back to SQLite for good when the thread fails, and says so once', async () => {
-    const file = join(tempDir(), 'db.sqlite');
-    const logged = errorLogged();
-    const db = await open(file, { file: fakeThread("throw new Error('the disk is on fire');") });
-    await db.write(COMMITS_PER_CHECKPOINT); // the thread is asked, and fails
-    const [fields, message] = await logged.first;
-    expect(message).toBe('The checkpointing thread failed: SQLite checkpoints inside COMMITs from now on.');
-    expect(fields.err.message).toBe('the disk is on fire');
-    expect(db.checkpoints.state).toBe('sqlite');
-    expect(db.autocheckpoint()).toBe(1000);
-    await db.write(UNITS);
-    expect(db.largestWal()).toBeLessThan(bound);
-    expect(logged.error).toHaveBeenCalledTimes(1);
-    expect(await db.ds.query('SELECT COUNT(*) AS n FROM notes')).toEqual([
-      { n: UNITS + COMMITS_PER_CHECKPOINT },
-    ]);
-  });
+  it(
+    'hands checkpoints back to SQLite for good when the thread fails, and says so once',
+    async () => {
+      const file = join(tempDir(), 'db.sqlite');
+      const logged = errorLogged();
+      const db = await open(file, { file: fakeThread("throw new Error('the disk is on fire');") });
+      await db.write(COMMITS_PER_CHECKPOINT); // the thread is asked, and fails
+      const [fields, message] = await logged.first;
+      expect(message).toBe('The checkpointing thread failed: SQLite checkpoints inside COMMITs from now on.');
+      expect(fields.err.message).toBe('the disk is on fire');
+      expect(db.checkpoints.state).toBe('sqlite');
+      expect(db.autocheckpoint()).toBe(1000);
+      await db.write(UNITS);
+      expect(db.largestWal()).toBeLessThan(bound);
+      expect(logged.error).toHaveBeenCalledTimes(1);
+      expect(await db.ds.query('SELECT COUNT(*) AS n FROM notes')).toEqual([
+        { n: UNITS + COMMITS_PER_CHECKPOINT },
+      ]);
+    },
+    HEAVY_MS,
+  );
 
   it('hands checkpoints back to SQLite when the thread stops answering', async () => {
     const file = join(tempDir(), 'db.sqlite');
