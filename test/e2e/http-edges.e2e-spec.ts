@@ -344,18 +344,38 @@ describe('connections that stall are closed (HTTP_IDLE_TIMEOUT_MS)', () => {
 
 // The defaults (30 s idle timeout) are held by test/slow/connection-defaults.slow-spec.ts (npm run test:slow).
 
-/** Sends a GET for `path` and reads nothing; the socket, to be destroyed by the caller. */
+/**
+ * Sends a GET for `path` and reads no further than its socket's own buffer (no `data` listener): the
+ * rest of the answer waits in the server. The socket, to be destroyed by the caller.
+ */
 function stallingReader(t: TestApp, path: string, key: string): Socket {
   const socket = connect(portOf(t), '127.0.0.1', () => {
-    socket.pause();
     socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-API-KEY: ${key}\r\n\r\n`);
   });
   socket.on('error', () => undefined);
   return socket;
 }
 
-/** Waits until the server has begun answering every open connection (their answers are in its memory). */
-const settle = () => new Promise((r) => setTimeout(r, 500));
+/**
+ * Waits until the server has begun answering each of `sockets`: their first bytes wait unread in the
+ * socket, so the whole answer has been handed to the server's `end()` and holds its reservation. (A
+ * wait by time was not enough on a loaded machine: an 11 MB answer can take longer to make.)
+ */
+async function answering(sockets: Socket[]): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (sockets.some((socket) => socket.readableLength === 0)) {
+    if (Date.now() > deadline) throw new Error('the server did not begin to answer every slow reader');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The server's side of the next connection it accepts. */
+const nextServerSocket = (t: TestApp) =>
+  new Promise<Socket>((resolve) => (t.app.getHttpServer() as Server).once('connection', resolve));
+
+/** Waits until the server has closed its side of a connection (its answer's reservation ends there). */
+const closed = (socket: Socket) =>
+  socket.closed ? Promise.resolve() : new Promise<void>((r) => socket.once('close', () => r()));
 
 describe('large answers waiting for slow clients are bounded (MAX_PENDING_ANSWER_BYTES)', () => {
   let t: TestApp;
@@ -372,9 +392,11 @@ describe('large answers waiting for slow clients are bounded (MAX_PENDING_ANSWER
   afterAll(async () => t.close());
 
   it('a large answer past the budget gets 503 with Retry-After; small answers still go; the budget frees when the slow client goes', async () => {
+    const accepted = nextServerSocket(t);
     const slow = stallingReader(t, injectablePath, key);
+    const serverSide = await accepted;
     try {
-      await settle();
+      await answering([slow]);
       const refused = await t
         .http()
         .get(injectablePath)
@@ -398,7 +420,7 @@ describe('large answers waiting for slow clients are bounded (MAX_PENDING_ANSWER
     } finally {
       slow.destroy();
     }
-    await settle();
+    await closed(serverSide);
     expect(
       expectSuccess(await t.http().get(injectablePath).set('X-API-KEY', key)).content.length,
     ).toBeGreaterThan(5_000_000);
@@ -437,7 +459,7 @@ describe('large answers with the default budget (64 MiB)', () => {
     const slow: Socket[] = [];
     try {
       for (let i = 0; i < 5; i++) slow.push(stallingReader(t, injectablePath, key));
-      await settle();
+      await answering(slow);
       expect((await t.http().get(injectablePath).set('X-API-KEY', key)).status).toBe(503);
     } finally {
       for (const socket of slow) socket.destroy();
