@@ -14,6 +14,8 @@
 // npm run bench -- --only 'has-paid plan' --no-growth --no-redis-pair --pair-rounds 3: only has-paid of licenses
 //                  without and on a plan of 20 entitlements (docs/plans.md: within 5 %).
 // npm run bench -- --only 'license/usage' --no-growth --no-redis-pair --no-plan-pair: metered usage's throughput.
+// npm run bench -- --only 'steady rate' --no-growth --no-redis-pair: latency of has-paid, metered usage and GET / while
+//                  the service carries a stated rate (calls due at even intervals; scripts/paced-load.mjs).
 // npm run bench -- --soak MINUTES [--svg FILE]: a mixed load against the server as `npm start` runs it
 //                  (see soak() below).
 // npm run bench -- --baseline DIR [--rounds 3] [--only has-paid|license/usage]: the runtime scenarios of this build and of
@@ -29,6 +31,7 @@
 // (two servers on one database, measured in alternating rounds),
 // and has-paid at 1k and 1M licenses.
 import autocannon from 'autocannon';
+import { paced } from './paced-load.mjs';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,6 +62,7 @@ const opts = {
   nestPair: !args.includes('--no-nest-pair'),
   billingPair: !args.includes('--no-billing-pair'),
   planPair: !args.includes('--no-plan-pair'),
+  steadyRates: !args.includes('--no-steady-rates'),
   pairRounds: Number(flag('pair-rounds', 3)),
   only: flag('only', null),
   pairsOnly: args.includes('--pairs-only'),
@@ -821,6 +825,62 @@ async function nestPair(url, info, basePort) {
 }
 
 /**
+ * Latency at a steady rate (scripts/paced-load.mjs): has-paid and metered usage carrying a stated
+ * number of calls a second, the calls due at even intervals whether or not the ones before were
+ * answered, each latency counted from when the call was due. The scenarios above drive a closed loop
+ * of 50 connections at saturation, where a call's latency is the queue of the 50 before it; this asks
+ * how long a call waits while the service carries R a second (docs/benchmarks.md#latency-at-a-steady-rate).
+ */
+const STEADY_RATES = [
+  { scenario: 'has-paid (license + domain)', rates: [1000, 2500, 5000] },
+  { scenario: 'POST /license/usage (a new idempotency key per call)', rates: [1000, 2000, 3000] },
+  { scenario: 'GET /', rates: [1000, 2000] },
+];
+
+async function steadyRates(url, info, port) {
+  const server = startServer(url, port);
+  try {
+    await waitReady(port);
+    const byName = new Map(scenarios(info).map((scenario) => [scenario.name, scenario]));
+    const rows = [];
+    for (const { scenario: name, rates } of STEADY_RATES) {
+      const scenario = byName.get(name);
+      const variants = scenario.headers ? (scenario.variants ?? 1) : 1;
+      const requests = Array.from({ length: variants }, (_, i) => ({
+        method: scenario.method,
+        path: scenario.path,
+        headers: { accept: 'application/json', ...(scenario.headers?.(i) ?? {}) },
+        ...(scenario.body ? { body: scenario.body(i) } : {}),
+      }));
+      for (const rate of rates) {
+        const load = { port, requests, rate, connections: opts.connections };
+        await paced({ ...load, duration: opts.warmup });
+        const cpuBefore = cpuSeconds(server.pid);
+        const r = await paced({ ...load, duration: opts.duration });
+        const cpuUs = ((cpuSeconds(server.pid) - cpuBefore) * 1e6) / r.answered;
+        log(
+          `${name} at ${rate}/s: ${Math.round(r.rate)} answered/s p50 ${r.p50} p99 ${r.p99} max ${r.max} ms, ${cpuUs.toFixed(0)} µs/call${r.non2xx ? ` non2xx ${r.non2xx}` : ''}${r.errors ? ` errors ${r.errors}` : ''}`,
+        );
+        rows.push({ name, asked: rate, ...r, cpuUs });
+      }
+    }
+    console.log(
+      `\nLatency at a steady rate: calls due at even intervals over ${opts.connections} keep-alive connections, ${opts.duration} s after ${opts.warmup} s at the same rate; ms from when each call was due\n`,
+    );
+    console.log(
+      '| scenario | rate asked /s | answered /s | p50 ms | p90 ms | p99 ms | max ms | found every connection busy | server CPU µs/call | non-2xx |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const r of rows)
+      console.log(
+        `| ${r.name} | ${r.asked} | ${Math.round(r.rate)} | ${r.p50} | ${r.p90} | ${r.p99} | ${r.max} | ${(r.late * 100).toFixed(1)} % | ${r.cpuUs.toFixed(0)} | ${r.non2xx + r.errors} |`,
+      );
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((r) => (server.exitCode !== null ? r() : server.once('exit', r)));
+  }
+}
+
+/**
  * has-paid without and with X-Service-Nonce on one server, in alternating rounds (issue: a signed
  * answer's cost is read as its req/s against the unsigned check's in the same run).
  */
@@ -1267,6 +1327,8 @@ try {
     await barePair(main.url, info, port + 6);
   if (opts.nestPair && opts.workers === 1 && (!opts.only || 'GET / nest'.includes(opts.only)))
     await nestPair(main.url, info, port + 8);
+  if (opts.steadyRates && opts.workers === 1 && (!opts.only || 'steady rate'.includes(opts.only)))
+    await steadyRates(main.url, info, port + 12);
   if (opts.analyticsPair && opts.workers === 1 && (!opts.only || 'has-paid analytics'.includes(opts.only)))
     await analyticsPair(main.url, info, port + 5);
   if (opts.planPair && opts.workers === 1 && (!opts.only || 'has-paid plan'.includes(opts.only)))
