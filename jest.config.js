@@ -1,6 +1,7 @@
 // Jest runs in CommonJS mode; test/utils/jest-transform.cjs explains why and compiles with swc.
 const common = {
-  testEnvironment: 'node',
+  // Node's environment, releasing what a test file registered with Node itself (the file says why).
+  testEnvironment: '<rootDir>/test/utils/jest-environment.cjs',
   transform: { '^.+\\.(ts|js|mjs)$': '<rootDir>/test/utils/jest-transform.cjs' },
   transformIgnorePatterns: [],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
