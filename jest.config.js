@@ -1,6 +1,7 @@
 // Jest runs in CommonJS mode; test/utils/jest-transform.cjs explains why and compiles with swc.
 const common = {
-  testEnvironment: 'node',
+  // Node's environment, releasing what a test file registered with Node itself (the file says why).
+  testEnvironment: '<rootDir>/test/utils/jest-environment.cjs',
   transform: { '^.+\\.(ts|js|mjs)$': '<rootDir>/test/utils/jest-transform.cjs' },
   transformIgnorePatterns: [],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
@@ -35,4 +36,7 @@ export default {
   // the CLI, the examples or a browser run what was built.
   globalSetup: '<rootDir>/test/utils/global-setup.cjs',
   testTimeout: 30000,
+  // A worker that ran e2e files takes seconds, not Jest's default 500 ms, to exit on this 2-core machine
+  // (docs/architecture.md, "Tests"); one that cannot exit at all is still force-exited, and reported.
+  workerGracefulExitTimeout: 10000,
 };

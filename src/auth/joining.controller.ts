@@ -3,7 +3,13 @@ import { ApiOperation, ApiParam, ApiProperty, ApiSchema, ApiTags } from '@nestjs
 import type { Request, Response } from 'express';
 import { type AuditContext, clientAddress, inAuditContext } from '../audit/audit-context.js';
 import { ApiError, forbidden } from '../common/http/errors.js';
-import { ApiBodyErrors, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
+import {
+  ApiBodyErrors,
+  ApiEnvelope,
+  ApiErrors,
+  DATABASE_AWAY,
+  type ErrorSpec,
+} from '../common/openapi/decorators.js';
 import { ThrottleAs } from '../common/throttling/throttling.js';
 import { AppConfig } from '../config/app-config.js';
 import { answer, openSession, userAgentOf } from './auth.controller.js';
@@ -33,6 +39,14 @@ import { UserEntity } from './user.entity.js';
 const INVITATION_TRIES = 'invitation';
 const RESET_TRIES = 'password-reset';
 const SETUP_TRIES = 'setup';
+
+/** The 429 of the routes that count tries from an address (checkLimit): setup, invitations, reset links. */
+const TOO_MANY_TRIES = {
+  status: 429,
+  description: 'Too many tries from this address',
+  message: tooManyLogins(900),
+  retryAfter: true,
+} satisfies ErrorSpec;
 
 @ApiSchema({ name: 'SignInOptions' })
 export class SignInOptionsResponse {
@@ -140,12 +154,7 @@ export class JoiningController {
   @ApiBodyErrors(
     { status: 403, description: 'Not the code the server printed', message: WRONG_SETUP_CODE },
     { status: 409, description: 'A user exists already', message: ACCOUNT_EXISTS },
-    {
-      status: 429,
-      description: 'Too many tries from this address',
-      message: tooManyLogins(900),
-      retryAfter: true,
-    },
+    TOO_MANY_TRIES,
   )
   async createFirstAccount(
     @Body() body: SetupDto,
@@ -186,12 +195,7 @@ export class JoiningController {
     { status: 404, description: 'Unknown or revoked invitation', message: INVITATION_INVALID },
     { status: 409, description: 'Already used', message: INVITATION_USED },
     { status: 410, description: 'Expired', message: INVITATION_EXPIRED },
-    {
-      status: 429,
-      description: 'Too many tries from this address',
-      message: tooManyLogins(900),
-      retryAfter: true,
-    },
+    TOO_MANY_TRIES,
   )
   async accept(
     @Param('token') token: string,
@@ -274,12 +278,7 @@ export class JoiningController {
   @ApiEnvelope(null)
   @ApiBodyErrors(
     { status: 404, description: 'Unknown, used, replaced or expired link', message: RESET_INVALID },
-    {
-      status: 429,
-      description: 'Too many tries from this address',
-      message: tooManyLogins(900),
-      retryAfter: true,
-    },
+    TOO_MANY_TRIES,
   )
   async completeReset(
     @Param('token') token: string,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { AddressInfo, createServer } from 'node:net';
+import { AddressInfo, createServer, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { expectSuccess } from '../utils/envelope.js';
@@ -185,7 +185,10 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
   afterAll(async () => t?.close());
 
   it('gives up on a service that accepts the connection and never answers: exit 1 after TIMEOUT_MS, saying so', async () => {
-    const silent = createServer((socket) => socket.on('error', () => undefined));
+    // The example's socket, kept to be closed: the server never reads it, so the client hanging up
+    // would leave it open (half-closed) for the rest of the worker's life.
+    const accepted: Socket[] = [];
+    const silent = createServer((socket) => accepted.push(socket.on('error', () => undefined)));
     await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
     const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
     try {
@@ -197,7 +200,8 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
       });
       expect(Date.now() - started).toBeLessThan(20_000);
     } finally {
-      silent.close();
+      for (const socket of accepted) socket.destroy();
+      await new Promise((done) => silent.close(done));
     }
   }, 30_000);
 

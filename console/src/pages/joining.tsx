@@ -4,7 +4,23 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api';
 import { PageHeading } from '../app';
 import { type Session, userSession } from '../session';
-import { ErrorMessage, Field, Notice, useForm } from '../ui';
+import { ErrorMessage, Field, type Form, Notice, useForm } from '../ui';
+
+/** The password someone joining chooses: at least 12 characters, as the API asks. */
+function NewPassword<V extends { password: string }>(props: { form: Form<V>; hint: string }) {
+  return (
+    <Field
+      form={props.form}
+      name="password"
+      label="Choose a password"
+      type="password"
+      required
+      minLength={12}
+      autoComplete="new-password"
+      hint={props.hint}
+    />
+  );
+}
 
 /**
  * The first account of a new service, with the setup link the server printed at start: its owner is
@@ -25,16 +41,7 @@ export function CreateFirstAccount(props: { code: string; onSignedIn: (session: 
       <form class="box" onSubmit={form.submit(create)} aria-label="Create the first account" noValidate>
         <ErrorMessage error={form.error} />
         <Field form={form} name="email" label="Email" type="email" required autoComplete="username" />
-        <Field
-          form={form}
-          name="password"
-          label="Choose a password"
-          type="password"
-          required
-          minLength={12}
-          autoComplete="new-password"
-          hint="At least 12 characters."
-        />
+        <NewPassword form={form} hint="At least 12 characters." />
         <button type="submit" disabled={form.busy}>
           Create the account
         </button>
@@ -71,14 +78,8 @@ export function AcceptInvitation(props: {
         {signedInAs ? (
           <p>You are signed in as {signedInAs}: accepting adds this account to your memberships.</p>
         ) : (
-          <Field
+          <NewPassword
             form={form}
-            name="password"
-            label="Choose a password"
-            type="password"
-            required
-            minLength={12}
-            autoComplete="new-password"
             hint="At least 12 characters. If your email already has a user, sign in first and open the link again."
           />
         )}
