@@ -452,18 +452,23 @@ const cpuSeconds = (pid) => {
   }
 };
 
-async function drive(port, scenario, warmup, pid = null) {
-  // Every request is built once, before the run: autocannon renders a static request to bytes a
-  // single time and then only cycles through them, so the load generator (which shares the cores
-  // with the server) costs the same per request in every scenario. A per-request setupRequest
-  // would cost it ~20 µs more per has-paid call than per GET /, taken from the server's cores.
+/** A scenario's requests, one per variant (a license of the pool, a nonce), each built once. */
+function requestsOf(scenario) {
   const variants = scenario.headers ? (scenario.variants ?? 1) : 1;
-  const requests = Array.from({ length: variants }, (_, i) => ({
+  return Array.from({ length: variants }, (_, i) => ({
     method: scenario.method,
     path: scenario.path,
     headers: { accept: 'application/json', ...(scenario.headers?.(i) ?? {}) },
     ...(scenario.body ? { body: scenario.body(i) } : {}),
   }));
+}
+
+async function drive(port, scenario, warmup, pid = null) {
+  // Every request is built once, before the run: autocannon renders a static request to bytes a
+  // single time and then only cycles through them, so the load generator (which shares the cores
+  // with the server) costs the same per request in every scenario. A per-request setupRequest
+  // would cost it ~20 µs more per has-paid call than per GET /, taken from the server's cores.
+  const requests = requestsOf(scenario);
   // idReplacement: `[<id>]` in a body becomes a fresh id in every request (metered usage's
   // idempotency keys), at a cost to the load generator that only such a scenario pays.
   const base = {
@@ -844,14 +849,7 @@ async function steadyRates(url, info, port) {
     const byName = new Map(scenarios(info).map((scenario) => [scenario.name, scenario]));
     const rows = [];
     for (const { scenario: name, rates } of STEADY_RATES) {
-      const scenario = byName.get(name);
-      const variants = scenario.headers ? (scenario.variants ?? 1) : 1;
-      const requests = Array.from({ length: variants }, (_, i) => ({
-        method: scenario.method,
-        path: scenario.path,
-        headers: { accept: 'application/json', ...(scenario.headers?.(i) ?? {}) },
-        ...(scenario.body ? { body: scenario.body(i) } : {}),
-      }));
+      const requests = requestsOf(byName.get(name));
       for (const rate of rates) {
         const load = { port, requests, rate, connections: opts.connections };
         await paced({ ...load, duration: opts.warmup });
