@@ -48,12 +48,21 @@ export async function paced({ port, requests, rate, duration, connections }) {
   const open = () => {
     const socket = connect(port, '127.0.0.1');
     socket.setNoDelay(true);
-    const conn = { socket, due: 0, buffer: null, need: -1, status: 0 };
+    const conn = { socket, due: 0, buffer: null, need: -1, status: 0, connected: false };
     conns.push(conn);
-    socket.on('connect', () => release(conn));
+    socket.on('connect', () => {
+      conn.connected = true;
+      release(conn);
+    });
     socket.on('data', (chunk) => onData(conn, chunk));
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      // Nothing listening (or refusing): the run ends here, every call not answered an error,
+      // rather than opening connection after connection until the timeout.
+      if (!conn.connected) {
+        errors = total - answered;
+        return done();
+      }
       if (conn.due > 0) {
         errors++;
         conn.due = 0;

@@ -88,4 +88,20 @@ describe('paced load (scripts/paced-load.mjs)', () => {
     });
     expect(r).toMatchObject({ answered: 50, non2xx: 25 });
   });
+
+  it('ends at once with every call an error when nothing listens', async () => {
+    const { port } = await serve(0);
+    await new Promise((r) => server?.close(r));
+    server = null;
+    const started = performance.now();
+    const r = await paced({
+      port,
+      requests: [{ method: 'GET', path: '/', headers: {} }],
+      rate: 100,
+      duration: 1,
+      connections: 2,
+    });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(r).toMatchObject({ answered: 0, errors: 100 });
+  });
 });
