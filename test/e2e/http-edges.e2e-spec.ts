@@ -5,6 +5,7 @@ import { makeAccount, makeProject } from '../factories/index.js';
 import { expectSuccess } from '../utils/envelope.js';
 import { bigInjectable, nextConnectionClosed, neverRead, portOf } from '../utils/stalling-clients.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
+import { waitFor } from '../utils/wait.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -361,13 +362,8 @@ function stallingReader(t: TestApp, path: string, key: string): Socket {
  * socket, so the whole answer has been handed to the server's `end()` and holds its reservation. (A
  * wait by time was not enough on a loaded machine: an 11 MB answer can take longer to make.)
  */
-async function answering(sockets: Socket[]): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (sockets.some((socket) => socket.readableLength === 0)) {
-    if (Date.now() > deadline) throw new Error('the server did not begin to answer every slow reader');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const answering = (sockets: Socket[]) =>
+  waitFor(() => sockets.every((socket) => socket.readableLength > 0), 20_000, 'every slow reader answered');
 
 /** The server's side of the next connection it accepts. */
 const nextServerSocket = (t: TestApp) =>
