@@ -4,7 +4,8 @@
 //                  --redis-url URL --pair-rounds 3 --no-redis-pair --no-signed-pair --no-analytics-pair
 //                  --no-bare-pair --no-nest-pair --no-billing-pair --pairs-only]
 // npm run bench -- --only 'GET / nest' --no-growth --no-redis-pair --pair-rounds 5: only GET / against a stock
-//                  NestJS app answering the same bytes (at least 0.7 × at the defaults), and the list scenarios.
+//                  NestJS app answering the same bytes (at least 0.7 × at the defaults).
+// npm run bench -- --only 'licenses' --no-growth --no-redis-pair: only the licenses lists (all, and per_page=50).
 // npm run bench -- --only 'has-paid bare' --no-growth --no-redis-pair --pair-rounds 5: only has-paid against a
 //                  bare node:http server answering the same bytes (issue 31: at least 0.5 ×).
 // npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
