@@ -258,6 +258,21 @@ export function freshnessSuite(label: string, env: () => Record<string, string>)
       expect((await read(t, key, projectPath)).name).toBe('Renamed in the DB');
     });
 
+    it('a read served from the cache answers the same bytes as the read that filled it', async () => {
+      const { key, project, projectPath, licenses, domains } = await owner(t);
+      const l = await makeLicense(t, key, project.id, { title: 'Same bytes', max_domains: 3 });
+      await makeDomain(t, key, project.id);
+      for (const path of [projectPath, licenses, `${licenses}?per_page=1`, `${licenses}/${l.id}`, domains]) {
+        const filled = await api(t, key).get(path);
+        expect(filled.status).toBe(200);
+        await settle();
+        const served = await api(t, key).get(path);
+        expect(served.status).toBe(200);
+        expect(served.headers['content-type']).toBe(filled.headers['content-type']);
+        expect(served.text).toBe(filled.text);
+      }
+    });
+
     it('a write through a different key of the same project also refreshes this key’s reads', async () => {
       const { user, key, project, licenses } = await owner(t);
       const scoped = await makeApiKey(t.app, user, { project_id: project.id });
