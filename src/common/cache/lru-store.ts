@@ -1,18 +1,26 @@
 import { LRUCache } from 'lru-cache';
 
+/** What an answer kept as objects takes in the heap, per byte of its JSON (measured: 1.42). */
+const OBJECT_BYTES_PER_JSON_BYTE = 1.5;
+
 /**
  * A bounded in-process store for Keyv. Keyv calls `set(key, value, ttlMs)` with a number, which
  * lru-cache expects inside an options object; this adapter translates.
+ *
+ * The read cache keeps its answers here as objects (cache.module.ts). An answer's size is taken as
+ * 1.5 × the length of its JSON: measured for a page of 50 licenses, the objects took 1.42 × the
+ * bytes of their JSON in V8's heap, so `maxBytes` bounds the heap they hold, not their JSON.
  */
 export class LruStore {
   private readonly lru: LRUCache<string, object>;
 
-  /** At most `max` entries and about `maxBytes` of JSON, whichever comes first. */
+  /** At most `max` entries and about `maxBytes` of heap, whichever comes first. */
   constructor(max: number, maxBytes = 32 * 1024 * 1024) {
     this.lru = new LRUCache<string, object>({
       max,
       maxSize: maxBytes,
-      sizeCalculation: (value) => Math.max(1, JSON.stringify(value)?.length ?? 1),
+      sizeCalculation: (value) =>
+        Math.max(1, Math.ceil(OBJECT_BYTES_PER_JSON_BYTE * (JSON.stringify(value)?.length ?? 1))),
     });
   }
 
