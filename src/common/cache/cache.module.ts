@@ -35,8 +35,8 @@ function cacheStore(config: AppConfig): Keyv {
 /**
  * The in-process store keeps each answer as the object it is, not as JSON: with Keyv's default
  * serializers a cached `per_page=50` list spent 15 % of its time in the reviver of JSON.parse
- * (docs/benchmarks.md#cached-reads-without-a-json-round-trip-2026-11-28). The read cache freezes
- * what it stores (read-cache.ts, `frozen`), so a change to a served answer throws.
+ * (docs/benchmarks.md#cached-reads-without-a-json-round-trip-2026-11-28). The store freezes what it
+ * keeps (lru-store.ts), so a change to a served answer throws.
  */
 export function memoryStore(max = 10_000): Keyv {
   return new Keyv({ store: new LruStore(max), serialize: undefined, deserialize: undefined });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LruStore } from './lru-store.js';
+import { frozen, LruStore } from './lru-store.js';
 
 /** A value whose JSON is exactly `length` characters long. */
 const ofJsonLength = (length: number) => ({ s: 'x'.repeat(length - 8) }); // {"s":""} is 8
@@ -21,5 +21,19 @@ describe('LruStore', () => {
     const store = new LruStore(2);
     for (const key of ['a', 'b', 'c']) store.set(key, { key });
     expect(['a', 'b', 'c'].map((key) => store.has(key))).toEqual([false, true, true]);
+  });
+
+  it('freezes an answer and everything in it, and leaves a Buffer as it is', () => {
+    const buffer = Buffer.from('x');
+    const answer = { data: [{ id: 1, created_at: new Date(0), tags: ['a'] }], raw: buffer };
+    expect(frozen(answer)).toBe(answer);
+    expect(Object.isFrozen(answer)).toBe(true);
+    expect(Object.isFrozen(answer.data)).toBe(true);
+    expect(Object.isFrozen(answer.data[0])).toBe(true);
+    expect(Object.isFrozen(answer.data[0].tags)).toBe(true);
+    expect(Object.isFrozen(buffer)).toBe(false);
+    expect(() => {
+      (answer.data[0] as { id: number }).id = 2;
+    }).toThrow(TypeError);
   });
 });

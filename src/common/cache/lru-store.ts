@@ -7,9 +7,11 @@ const OBJECT_BYTES_PER_JSON_BYTE = 1.5;
  * A bounded in-process store for Keyv. Keyv calls `set(key, value, ttlMs)` with a number, which
  * lru-cache expects inside an options object; this adapter translates.
  *
- * The read cache keeps its answers here as objects (cache.module.ts). An answer's size is taken as
- * 1.5 × the length of its JSON: measured for a page of 50 licenses, the objects took 1.42 × the
- * bytes of their JSON in V8's heap, so `maxBytes` bounds the heap they hold, not their JSON.
+ * The read cache keeps its answers here as objects, not JSON (cache.module.ts), and every read of
+ * one gets the same object: `set` freezes what it keeps, so code that changes a served answer throws
+ * instead of changing the next one. An answer's size is taken as 1.5 × the length of its JSON:
+ * measured for a page of 50 licenses, the objects took 1.42 × the bytes of their JSON in V8's heap,
+ * so `maxBytes` bounds the heap they hold, not their JSON.
  */
 export class LruStore {
   private readonly lru: LRUCache<string, object>;
@@ -29,7 +31,7 @@ export class LruStore {
   }
 
   set(key: string, value: object, ttl?: number): boolean {
-    this.lru.set(key, value, typeof ttl === 'number' && ttl > 0 ? { ttl } : undefined);
+    this.lru.set(key, frozen(value), typeof ttl === 'number' && ttl > 0 ? { ttl } : undefined);
     return true;
   }
 
@@ -44,4 +46,19 @@ export class LruStore {
   clear(): void {
     this.lru.clear();
   }
+}
+
+/**
+ * `value` and the objects and arrays in it, frozen (the service runs in strict mode, so a change
+ * throws). What freezing cannot stop: a Date changed through its setters, a Buffer's bytes. The read
+ * cache's answers hold neither (their times are ISO strings by then, `IsoTimestamp` in
+ * common/http/serialization.ts). An object already frozen is not walked.
+ */
+export function frozen<T>(value: T): T {
+  // A typed array (a Buffer) cannot be frozen: it is left as it is.
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) frozen(inner);
+  }
+  return value;
 }

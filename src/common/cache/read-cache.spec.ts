@@ -2,7 +2,6 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { memoryStore } from './cache.module.js';
 import { ChangeCounterGenerations } from './change-counter-generations.js';
-import { frozen } from './read-cache.js';
 import { RedisGenerations } from './redis-generations.js';
 import type { RedisService } from './redis.js';
 
@@ -69,26 +68,13 @@ describe('ProjectGenerations without Redis', () => {
 });
 
 describe('the read cache in process', () => {
-  it('freezes an answer and everything in it, and leaves a Buffer as it is', () => {
-    const buffer = Buffer.from('x');
-    const answer = { data: [{ id: 1, created_at: new Date(0), tags: ['a'] }], raw: buffer };
-    expect(frozen(answer)).toBe(answer);
-    expect(Object.isFrozen(answer)).toBe(true);
-    expect(Object.isFrozen(answer.data)).toBe(true);
-    expect(Object.isFrozen(answer.data[0])).toBe(true);
-    expect(Object.isFrozen(answer.data[0].tags)).toBe(true);
-    expect(Object.isFrozen(buffer)).toBe(false);
-    expect(() => {
-      (answer.data[0] as { id: number }).id = 2;
-    }).toThrow(TypeError);
-  });
-
-  it('serves the stored answer itself, not a copy made through JSON', async () => {
+  it('serves the stored answer itself, frozen, not a copy made through JSON', async () => {
     const store = memoryStore(2);
-    const answer = frozen({ data: [{ id: 1, created_at: new Date(0) }] });
+    const answer = { data: [{ id: 1, created_at: new Date(0) }] };
     await store.set('read:1', answer, 60_000);
     const hit = (await store.get('read:1')) as typeof answer;
     expect(hit).toBe(answer);
+    expect(Object.isFrozen(hit.data[0])).toBe(true);
     expect(hit.data[0].created_at).toBeInstanceOf(Date);
     expect(JSON.stringify(hit)).toBe('{"data":[{"id":1,"created_at":"1970-01-01T00:00:00.000Z"}]}');
   });

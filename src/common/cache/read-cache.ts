@@ -55,7 +55,7 @@ export class ReadCacheInterceptor implements NestInterceptor {
             if (hit !== undefined && hit !== null) return of(hit);
             return next.handle().pipe(
               tap((data) => {
-                void this.cache.set(key, frozen(instanceToPlain(data)), this.ttlMs).catch(() => undefined);
+                void this.cache.set(key, instanceToPlain(data), this.ttlMs).catch(() => undefined);
               }),
             );
           }),
@@ -63,23 +63,6 @@ export class ReadCacheInterceptor implements NestInterceptor {
       }),
     );
   }
-}
-
-/**
- * `value` and the objects and arrays in it, frozen: the in-process store hands the same object to
- * every read it serves (cache.module.ts), so a change made to one answer would be served to the
- * next; frozen, a change throws (the service runs in strict mode). What freezing cannot stop: a Date
- * changed through its setters, a Buffer's bytes. The answers cached hold neither (their times are ISO
- * strings by then, `IsoTimestamp` in common/http/serialization.ts), and an object already frozen is
- * not walked.
- */
-export function frozen<T>(value: T): T {
-  // A typed array (a Buffer) cannot be frozen: it is left as it is.
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value) && !ArrayBuffer.isView(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) frozen(inner);
-  }
-  return value;
 }
 
 /**
