@@ -1,10 +1,10 @@
 // The shell: sign-in, the header and navigation, and the hash router (the service serves one
 // index.html; every page is a #/ address, so a reload or a shared link opens the same page).
 import { type ComponentChildren, Fragment, type JSX } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { type Role, api, setApiKey, unwrap } from './api';
 import { type Session, forget, remember, storedKey, userSession } from './session';
-import { ErrorMessage, Field, Loading, Notice, toFailure, useForm, useLoad } from './ui';
+import { ErrorMessage, Field, Loading, Notice, toFailure, useFocusOnDraw, useForm, useLoad } from './ui';
 import { MembersPage } from './pages/members';
 import {
   AcceptInvitation,
@@ -142,10 +142,7 @@ function useHash(): string {
 
 /** The page's heading takes focus when the page changes, so a screen reader and the keyboard start there. */
 export function PageHeading({ children }: { children: ComponentChildren }) {
-  const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => {
-    ref.current?.focus();
-  }, []);
+  const ref = useFocusOnDraw<HTMLHeadingElement>();
   return (
     <h1 tabIndex={-1} ref={ref}>
       {children}

@@ -1,8 +1,23 @@
 // Small building blocks: loading data, forms whose 422 field errors sit beside their fields, errors
 // shown with the envelope's message, and confirmations that stay on the keyboard.
 import type { ComponentChildren, JSX } from 'preact';
-import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiFailure, type FieldErrors, type Page } from './api';
+
+/**
+ * A ref whose element takes the keyboard when it is drawn (and again when `deps` change); with
+ * `within`, the first of its descendants that matches. A layout effect: the focus moves in the
+ * render that draws the element, before the browser takes another key or click. A plain effect runs
+ * after paint, up to 100 ms later, and a focus moved then lands in the middle of what someone (or a
+ * test) has started typing in another field.
+ */
+export function useFocusOnDraw<T extends HTMLElement>(deps: unknown[] = [], within?: string) {
+  const ref = useRef<T>(null);
+  useLayoutEffect(() => {
+    (within ? ref.current?.querySelector<HTMLElement>(within) : ref.current)?.focus();
+  }, deps); // `deps` are the caller's
+  return ref;
+}
 
 /** Loads with `load` (again when `deps` change or on reload()); the error is the API's. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
@@ -322,10 +337,7 @@ export function EditBox<V extends Values>(props: {
   children: ComponentChildren;
 }) {
   // The form opens below the list: the keyboard goes to its first field.
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.querySelector<HTMLElement>('input')?.focus();
-  }, []);
+  const box = useFocusOnDraw<HTMLDivElement>([], 'input');
   return (
     <div ref={box}>
       <FormBox
@@ -364,7 +376,7 @@ export function ConfirmButton(props: {
   const cancel = useRef<HTMLButtonElement>(null);
   const button = useRef<HTMLButtonElement>(null);
   const asked = useRef(false);
-  useEffect(() => {
+  useLayoutEffect(() => {
     // Focus goes to the question's Cancel, and back to the button once it is answered (if it is still there).
     if (asking) cancel.current?.focus();
     else if (asked.current) button.current?.focus();

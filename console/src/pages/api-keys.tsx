@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiFailure, api, unwrap } from '../api';
 import { type Access, PageHeading } from '../app';
 import {
@@ -13,6 +13,7 @@ import {
   useForm,
   useLoad,
   when,
+  useFocusOnDraw,
 } from '../ui';
 
 /** A global key's API keys: create, roll, revoke; a new key's plaintext is shown once. */
@@ -152,9 +153,8 @@ export function ApiKeysPage({ access }: { access: Access }) {
 
 /** The plaintext of a new key: shown here once, never again. */
 function NewKey({ name, plaintext, onDismiss }: { name: string; plaintext: string; onDismiss: () => void }) {
-  const ref = useRef<HTMLDivElement>(null);
+  const ref = useFocusOnDraw<HTMLDivElement>([plaintext]);
   const [copied, setCopied] = useState(false);
-  useEffect(() => ref.current?.focus(), [plaintext]);
   return (
     <div class="box fresh" role="region" aria-labelledby="fresh-h" tabIndex={-1} ref={ref}>
       <h2 id="fresh-h">New key {name ? `“${name}”` : ''}: copy it now</h2>

@@ -1,6 +1,6 @@
 // A project's payment connectors (SPEC 18, docs/payments.md): list, create, edit, delete, the
 // endpoint URL to paste into the provider's dashboard, and each connector's event log.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Project, type Schemas, unwrap } from '../api';
 import type { Access } from '../app';
 import {
@@ -18,6 +18,7 @@ import {
   useCursorList,
   useForm,
   when,
+  useFocusOnDraw,
 } from '../ui';
 import { LicenseFields, licenseBody, type LicenseValues, licenseValues, useDomains } from './licenses';
 import { CopyField } from '../copy';
@@ -409,10 +410,7 @@ function EditConnector({
     }
   };
   // The form opens below the list: the keyboard goes to its first field.
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.querySelector<HTMLElement>('select, input')?.focus();
-  }, []);
+  const box = useFocusOnDraw<HTMLDivElement>([], 'select, input');
   return (
     <div ref={box}>
       <FormBox

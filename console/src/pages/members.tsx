@@ -1,7 +1,17 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiFailure, type Member, type Role, api, unwrap } from '../api';
 import { type Access, PageHeading } from '../app';
-import { ConfirmButton, ErrorMessage, Field, FormBox, Loading, useForm, useLoad, when } from '../ui';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  Field,
+  FormBox,
+  Loading,
+  useFocusOnDraw,
+  useForm,
+  useLoad,
+  when,
+} from '../ui';
 
 const ROLES: Role[] = ['owner', 'admin', 'developer', 'support', 'viewer'];
 
@@ -200,9 +210,8 @@ function RoleChange(props: {
 
 /** The invitation URL: shown here once, never again (the service keeps only its hash). */
 function NewInvitation(props: { email: string; url: string; mailed: boolean; onDismiss: () => void }) {
-  const ref = useRef<HTMLDivElement>(null);
+  const ref = useFocusOnDraw<HTMLDivElement>([props.url]);
   const [copied, setCopied] = useState(false);
-  useEffect(() => ref.current?.focus(), [props.url]);
   return (
     <div class="box fresh" role="region" aria-labelledby="invitation-h" tabIndex={-1} ref={ref}>
       <h2 id="invitation-h">Invitation for {props.email}: copy the link now</h2>
