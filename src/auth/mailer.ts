@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import { AppConfig } from '../config/app-config.js';
 
 /**
@@ -29,14 +29,18 @@ export interface Mail {
 @Injectable()
 export class Mailer {
   private readonly logger = new Logger('Mailer');
-  private readonly transport: Transporter | null;
+  /** nodemailer is loaded with SMTP_URL only (docs/benchmarks.md#memory). */
+  private readonly transport: Promise<Transporter> | null;
   private readonly from: string;
   private readonly timeoutMs: number;
 
   constructor(config: AppConfig) {
     this.timeoutMs = config.env.SMTP_TIMEOUT_MS;
-    this.transport = config.env.SMTP_URL
-      ? createTransport(smtpOptions(config.env.SMTP_URL, this.timeoutMs))
+    const url = config.env.SMTP_URL;
+    this.transport = url
+      ? import('nodemailer').then((nodemailer) =>
+          nodemailer.createTransport(smtpOptions(url, this.timeoutMs)),
+        )
       : null;
     this.from = config.env.SMTP_FROM ?? `LicenseGate <no-reply@${new URL(config.publicUrl).hostname}>`;
   }
@@ -61,7 +65,7 @@ export class Mailer {
       timer.unref();
     });
     try {
-      await Promise.race([this.transport.sendMail({ from: this.from, ...mail }), deadline]);
+      await Promise.race([this.transport.then((t) => t.sendMail({ from: this.from, ...mail })), deadline]);
       return true;
     } catch (error) {
       this.logger.warn(`Could not mail ${mail.subject.toLowerCase()}: ${(error as Error).message}`);

@@ -1,4 +1,4 @@
-import { hash, verify } from '@node-rs/argon2';
+import type * as Argon2 from '@node-rs/argon2';
 import { fieldError } from '../common/http/errors.js';
 
 /**
@@ -7,6 +7,13 @@ import { fieldError } from '../common/http/errors.js';
  * raising them later leaves older hashes working.
  */
 const OPTIONS = { algorithm: 2 /* Argon2id */, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+/**
+ * The Argon2 addon, loaded with the first password hashed or checked: a service whose people sign in
+ * with API keys or SSO only never loads it (docs/benchmarks.md#memory).
+ */
+let argon2: Promise<typeof Argon2> | undefined;
+const library = () => (argon2 ??= import('@node-rs/argon2'));
 
 export const MIN_PASSWORD = 12;
 /** Bounded so that one request cannot make the hash work on megabytes. */
@@ -22,8 +29,8 @@ export function assertPasswordShape(password: string, field = 'password'): void 
     );
 }
 
-export function hashPassword(password: string): Promise<string> {
-  return hash(password, OPTIONS);
+export async function hashPassword(password: string): Promise<string> {
+  return (await library()).hash(password, OPTIONS);
 }
 
 /**
@@ -34,6 +41,7 @@ let decoy: Promise<string> | undefined;
 
 /** True when `password` matches `stored`; a missing or unreadable hash never matches, in the same time. */
 export async function verifyPassword(stored: string | null | undefined, password: string): Promise<boolean> {
+  const { verify } = await library();
   if (!stored) {
     decoy ??= hashPassword(`decoy-${Math.random()}-${Date.now()}`);
     await verify(await decoy, password).catch(() => false);

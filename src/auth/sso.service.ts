@@ -1,6 +1,6 @@
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { Repository } from 'typeorm';
 import { openSecret, sealSecret } from '../common/crypto/crypto.js';
 import { ApiError } from '../common/http/errors.js';
@@ -33,6 +33,10 @@ export const ssoUnknownEmail = (email: string) =>
 export const ssoWrongAddress = (redirectUri: string) =>
   `Single sign-on works from ${redirectUri} only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).`;
 export const SSO_LINK_EXPIRED = 'This single sign-on has expired: sign in with SSO again.';
+
+/** openid-client, loaded with the first sign-in by SSO (docs/benchmarks.md#memory). */
+let openidClient: Promise<typeof Oidc> | undefined;
+const library = () => (openidClient ??= import('openid-client'));
 
 /** openid-client counts its timeout in seconds; OIDC_TIMEOUT_MS is in milliseconds. */
 export const oidcTimeoutSeconds = (ms: number) => ms / 1000;
@@ -81,7 +85,7 @@ export type SsoOutcome = { user: UserEntity } | { confirm: string };
 @Injectable()
 export class SsoService {
   private readonly logger = new Logger('SSO');
-  private discovered: Promise<oidc.Configuration> | null = null;
+  private discovered: Promise<Oidc.Configuration> | null = null;
 
   constructor(
     @InjectRepository(UserIdentityEntity) private readonly identities: Repository<UserIdentityEntity>,
@@ -98,21 +102,23 @@ export class SsoService {
   }
 
   /** The provider's configuration, discovered once; a failed discovery is tried again next time. */
-  private configuration(): Promise<oidc.Configuration> {
+  private configuration(): Promise<Oidc.Configuration> {
     if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
     const env = this.config.env;
-    this.discovered ??= oidc
-      .discovery(
-        new URL(env.OIDC_ISSUER!),
-        env.OIDC_CLIENT_ID!,
-        undefined,
-        oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET),
-        {
-          // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
-          execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],
-          // In seconds; it also bounds every later request of this configuration (token, keys).
-          timeout: oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS),
-        },
+    this.discovered ??= library()
+      .then((oidc) =>
+        oidc.discovery(
+          new URL(env.OIDC_ISSUER!),
+          env.OIDC_CLIENT_ID!,
+          undefined,
+          oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET),
+          {
+            // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
+            execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],
+            // In seconds; it also bounds every later request of this configuration (token, keys).
+            timeout: oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS),
+          },
+        ),
       )
       .catch((error: unknown) => {
         this.discovered = null;
@@ -135,6 +141,7 @@ export class SsoService {
     if (origin !== undefined && origin !== new URL(this.redirectUri).origin)
       throw new ApiError(HttpStatus.BAD_REQUEST, ssoWrongAddress(this.redirectUri));
     const configuration = await this.configuration();
+    const oidc = await library();
     const pending: Pending = {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
@@ -159,7 +166,8 @@ export class SsoService {
     const pending = this.open<Pending>(cookie);
     if (!pending) throw new ApiError(HttpStatus.BAD_REQUEST, SSO_MISMATCH);
     const configuration = await this.configuration();
-    let claims: oidc.IDToken | undefined;
+    const oidc = await library();
+    let claims: Oidc.IDToken | undefined;
     try {
       const tokens = await oidc.authorizationCodeGrant(
         configuration,
