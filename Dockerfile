@@ -15,4 +15,4 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 EXPOSE 3000
-CMD ["node", "--max-old-space-size=384", "--max-semi-space-size=16", "dist/src/main.js"]
+CMD ["node", "--max-old-space-size=384", "--max-semi-space-size=8", "dist/src/main.js"]

@@ -33,7 +33,7 @@ describe('signals (docs/operations.md, "Signals")', () => {
       APP_KEY: randomBytes(32).toString('base64'),
       WEBHOOK_DISPATCHER: 'false',
     };
-    server = spawn(process.execPath, ['--max-old-space-size=384', '--max-semi-space-size=16', MAIN], {
+    server = spawn(process.execPath, ['--max-old-space-size=384', '--max-semi-space-size=8', MAIN], {
       cwd: dir,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
