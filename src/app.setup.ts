@@ -125,7 +125,7 @@ export function setupApp(
   app.setGlobalPrefix('api/v1', { exclude: [{ path: 'metrics', method: RequestMethod.GET }] });
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
-  // Runtime refusals are counted where they become answers, on both paths (payments/answer-counting.ts).
+  // Runtime refusals are counted where they become answers, on both paths (gate/answer-counting.ts).
   const answers = app.get(RuntimeAnswerCounting);
   const calls = app.get(RuntimeCalls);
   const answeredError = (error: unknown, req: Request) => {

@@ -18,9 +18,9 @@ const HOUR_MS = 60 * 60 * 1000;
 export const JOBS = {
   /** common/logging/logging.ts RuntimeActivityLog: the runtime check's counts, at info. */
   runtimeSummary: { name: 'write the runtime summary', everyMs: 60_000 },
-  /** payments/usage-flush.ts UsageFlush: the runtime's usage counts, kept in memory meanwhile. */
+  /** gate/usage-flush.ts UsageFlush: the runtime's usage counts, kept in memory meanwhile. */
   usageFlush: { name: 'write the usage counts', everyMs: 1000 },
-  /** payments/activations.ts Activations: the recorded activations' last_seen_at. */
+  /** licenses/activations.ts Activations: the recorded activations' last_seen_at. */
   lastSeenWrites: { name: 'write last_seen_at', everyMs: 1000 },
   /**
    * analytics/analytics-counts.service.ts AnalyticsCounts: the answer counts, kept in memory meanwhile;

@@ -24,7 +24,7 @@ interface FlushBatch {
  * - a flush whose COMMIT went unanswered may or may not be stored: it is sent again under the same
  *   id before anything else, and the id, found already there, tells that it landed.
  *
- * Used by the usage counts (payments/usage-flush.ts) and the runtime answers' analytics
+ * Used by the usage counts (gate/usage-flush.ts) and the runtime answers' analytics
  * (analytics/analytics-counts.service.ts).
  */
 export class FlushedCounts {

@@ -74,7 +74,7 @@ export class RuntimeLookupService {
   /**
    * The project a key belongs to, from memory only: its license's (current or not: a license never
    * changes project), or its deleted license's. For the analytics of refusals that come before the
-   * lookup (payments/answer-counting.ts).
+   * lookup (gate/answer-counting.ts).
    */
   projectOf(hash: string): number | null {
     return this.byHash.projectOf(hash) ?? (this.absent.get(hash) || null);

@@ -45,7 +45,7 @@ const audited = (license: LicenseEntity, row: LicenseActivationEntity): Audit =>
  * deactivated by the license holder within a daily allowance. Every deletion runs through
  * ProjectChanges.run with its license.deactivated events and audit rows; the project's cache
  * generation it then bumps is how every instance's runtime path learns that the slot is free
- * (payments/activations.ts).
+ * (licenses/activations.ts).
  */
 @Injectable()
 export class ActivationsService {

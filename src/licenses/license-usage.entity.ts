@@ -42,7 +42,7 @@ export class LicenseActivationEntity {
   @Column({ type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   first_seen_at: Date;
 
-  /** Kept within a minute of the last call, written in batches (payments/activations.ts). */
+  /** Kept within a minute of the last call, written in batches (licenses/activations.ts). */
   @IsoTimestamp()
   @Column({ type: 'datetime', default: () => 'CURRENT_TIMESTAMP' })
   last_seen_at: Date;

@@ -26,7 +26,7 @@ export class PaymentConnectorEntity {
   @Column({ type: 'integer' })
   project_id: number;
 
-  /** One of the registry's names (providers/registry.ts), which its spec holds to 16 characters. */
+  /** One of the registry's names (payments/providers/registry.ts), which its spec holds to 16 characters. */
   @Column({ type: 'varchar', length: 16 })
   provider: Provider;
 

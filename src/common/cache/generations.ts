@@ -32,7 +32,7 @@ import type { EntityManager } from 'typeorm';
  *   change counters), as soon as the message reaches them with it (docs/decisions.md#caching gives
  *   the bound we measure).
  *
- * - shared(project), for the management read cache (cache/read-cache.ts), whose entries live in Redis
+ * - shared(project), for the management read cache (common/cache/read-cache.ts), whose entries live in Redis
  *   when it is configured and are shared by every instance: there the number Redis keeps, read with
  *   the cached value; without Redis the in-process generation.
  */
@@ -56,7 +56,7 @@ export abstract class ProjectGenerations {
    */
   abstract current(projectId: number): number | null;
 
-  /** The generation for caches that live outside the process (cache/read-cache.ts); null when it cannot be read. */
+  /** The generation for caches that live outside the process (common/cache/read-cache.ts); null when it cannot be read. */
   abstract shared(projectId: number): Promise<string | null>;
 
   /**
@@ -67,7 +67,7 @@ export abstract class ProjectGenerations {
 
   /**
    * A load calls it before it reads the generation its rows go under (GenerationCache, shared(),
-   * payments/runtime-lookup.service.ts); a promise when the scheme must read something first.
+   * gate/runtime-lookup.service.ts); a promise when the scheme must read something first.
    */
   observe(_projectId: number): Promise<void> | undefined {
     return undefined;

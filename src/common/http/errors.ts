@@ -50,7 +50,7 @@ export interface RefusalOptions {
 
 /**
  * A runtime call refused: answered like any ApiError, and counted once by its reason where errors
- * become answers (payments/answer-counting.ts).
+ * become answers (gate/answer-counting.ts).
  */
 export class RuntimeRefusal extends ApiError {
   readonly reason: RefusalReason;

@@ -19,7 +19,7 @@ type Plan = Omit<ThrottlerRequest, 'context'> & { suffix: string };
  *
  * The count itself is the library's handleRequest (same headers, same 429), written here so that it
  * answers at once when the storage does: the runtime check's count needs no round trip, and its
- * route (payments/runtime-fast-path.ts) counts through it without a promise per call.
+ * route (gate/runtime-fast-path.ts) counts through it without a promise per call.
  */
 @Injectable()
 export class ThrottleGuard extends ThrottlerGuard {
