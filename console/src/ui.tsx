@@ -377,9 +377,11 @@ export function ConfirmButton(props: {
   const button = useRef<HTMLButtonElement>(null);
   const asked = useRef(false);
   useLayoutEffect(() => {
-    // Focus goes to the question's Cancel, and back to the button once it is answered (if it is still there).
+    // Focus goes to the question's Cancel, and back to the button once it is answered (if it is still
+    // there), unless the answer took it elsewhere (a rolled key's box): then it stays there.
+    const lost = !document.activeElement || document.activeElement === document.body;
     if (asking) cancel.current?.focus();
-    else if (asked.current) button.current?.focus();
+    else if (asked.current && lost) button.current?.focus();
     asked.current = asking;
   }, [asking]);
   if (!asking)

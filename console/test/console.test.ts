@@ -745,6 +745,11 @@ describe('the console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Yes, roll' }).click();
     const rolled = (await page.getByTestId('new-key').textContent()) ?? '';
     expect(rolled).toMatch(/^lg_/);
+    // The new key's box has the keyboard: the Roll button the answer came from does not take it back.
+    await settles(
+      () => page.evaluate(() => document.activeElement?.getAttribute('aria-labelledby') ?? null),
+      'fresh-h',
+    );
     expect(rolled).not.toBe(fresh);
     const old = await fetch(`${origin}/api/v1/api-keys/current`, { headers: { 'X-API-KEY': fresh } });
     expect(old.status).toBe(403);

@@ -10,10 +10,10 @@ import {
   isoFromLocal,
   Loading,
   show,
+  useFocusOnDraw,
   useForm,
   useLoad,
   when,
-  useFocusOnDraw,
 } from '../ui';
 
 /** A global key's API keys: create, roll, revoke; a new key's plaintext is shown once. */

@@ -16,9 +16,9 @@ import {
   show,
   textOrNull,
   useCursorList,
+  useFocusOnDraw,
   useForm,
   when,
-  useFocusOnDraw,
 } from '../ui';
 import { LicenseFields, licenseBody, type LicenseValues, licenseValues, useDomains } from './licenses';
 import { CopyField } from '../copy';
