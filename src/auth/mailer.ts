@@ -29,7 +29,7 @@ export interface Mail {
 @Injectable()
 export class Mailer {
   private readonly logger = new Logger('Mailer');
-  /** nodemailer is loaded with SMTP_URL only (docs/benchmarks.md#memory). */
+  /** nodemailer is loaded with SMTP_URL only (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28). */
   private readonly transport: Promise<Transporter> | null;
   private readonly from: string;
   private readonly timeoutMs: number;
@@ -42,6 +42,10 @@ export class Mailer {
           nodemailer.createTransport(smtpOptions(url, this.timeoutMs)),
         )
       : null;
+    // Said once, at start; each send then fails and logs as an unreachable server would.
+    this.transport?.catch((error: unknown) =>
+      this.logger.error(`nodemailer could not be loaded, so nothing is mailed: ${(error as Error).message}`),
+    );
     this.from = config.env.SMTP_FROM ?? `LicenseGate <no-reply@${new URL(config.publicUrl).hostname}>`;
   }
 

@@ -10,7 +10,7 @@ const OPTIONS = { algorithm: 2 /* Argon2id */, memoryCost: 19_456, timeCost: 2, 
 
 /**
  * The Argon2 addon, loaded with the first password hashed or checked: a service whose people sign in
- * with API keys or SSO only never loads it (docs/benchmarks.md#memory).
+ * with API keys or SSO only never loads it (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28).
  */
 let argon2: Promise<typeof Argon2> | undefined;
 const library = () => (argon2 ??= import('@node-rs/argon2'));

@@ -34,7 +34,7 @@ export const ssoWrongAddress = (redirectUri: string) =>
   `Single sign-on works from ${redirectUri} only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).`;
 export const SSO_LINK_EXPIRED = 'This single sign-on has expired: sign in with SSO again.';
 
-/** openid-client, loaded with the first sign-in by SSO (docs/benchmarks.md#memory). */
+/** openid-client, loaded with the first sign-in by SSO (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28). */
 let openidClient: Promise<typeof Oidc> | undefined;
 const library = () => (openidClient ??= import('openid-client'));
 
@@ -101,30 +101,38 @@ export class SsoService {
     return `${this.config.publicUrl}/console/`;
   }
 
-  /** The provider's configuration, discovered once; a failed discovery is tried again next time. */
+  /**
+   * The provider's configuration, discovered once; a failed discovery is tried again next time. A
+   * library that cannot be loaded is the service's fault, not the provider's: it fails as it is (500).
+   */
   private configuration(): Promise<Oidc.Configuration> {
     if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
     const env = this.config.env;
-    this.discovered ??= library()
-      .then((oidc) =>
-        oidc.discovery(
-          new URL(env.OIDC_ISSUER!),
-          env.OIDC_CLIENT_ID!,
-          undefined,
-          oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET),
-          {
-            // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
-            execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],
-            // In seconds; it also bounds every later request of this configuration (token, keys).
-            timeout: oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS),
-          },
-        ),
-      )
-      .catch((error: unknown) => {
+    this.discovered ??= library().then(
+      (oidc) =>
+        oidc
+          .discovery(
+            new URL(env.OIDC_ISSUER!),
+            env.OIDC_CLIENT_ID!,
+            undefined,
+            oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET),
+            {
+              // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
+              execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],
+              // In seconds; it also bounds every later request of this configuration (token, keys).
+              timeout: oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS),
+            },
+          )
+          .catch((error: unknown) => {
+            this.discovered = null;
+            this.logger.warn(`OpenID discovery of ${env.OIDC_ISSUER} failed: ${(error as Error).message}`);
+            throw new ApiError(HttpStatus.BAD_GATEWAY, SSO_UNREACHABLE);
+          }),
+      (error: unknown) => {
         this.discovered = null;
-        this.logger.warn(`OpenID discovery of ${env.OIDC_ISSUER} failed: ${(error as Error).message}`);
-        throw new ApiError(HttpStatus.BAD_GATEWAY, SSO_UNREACHABLE);
-      });
+        throw error;
+      },
+    );
     return this.discovered;
   }
 

@@ -25,6 +25,18 @@ export async function resolve(specifier, context, next) {
   return result;
 }
 `;
+/** The same for require() (a .cts file's), which those hooks do not see on Node 20. */
+const requireHook = (file: string) => `
+const Module = require('node:module');
+const { appendFileSync } = require('node:fs');
+const { pathToFileURL } = require('node:url');
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (...args) {
+  const resolved = resolveFilename.apply(this, args);
+  if (resolved.startsWith('/')) appendFileSync(${JSON.stringify(file)}, pathToFileURL(resolved).href + '\\n');
+  return resolved;
+};
+`;
 const register = (file: string) =>
   `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url, { data: ${JSON.stringify(file)} });\n`;
 
@@ -38,7 +50,7 @@ const PACKAGES = {
 /**
  * The libraries of features a service may not use — mail (SMTP_URL), SSO (OIDC_*), passwords (Argon2) —
  * load when first needed, not at start: each holds megabytes a service without the feature would
- * carry for nothing (docs/benchmarks.md#memory). The built server runs with a hook that records what
+ * carry for nothing (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28). The built server runs with a hook that records what
  * its imports resolve to.
  */
 describe('libraries loaded when first needed', () => {
@@ -62,11 +74,18 @@ describe('libraries loaded when first needed', () => {
     const log = join(dir, `${name}.resolved`);
     writeFileSync(log, '');
     writeFileSync(join(dir, `${name}.register.mjs`), register(log));
+    writeFileSync(join(dir, `${name}.require.cjs`), requireHook(log));
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const server = spawn(
       process.execPath,
-      ['--import', pathToFileURL(join(dir, `${name}.register.mjs`)).href, MAIN],
+      [
+        '--require',
+        join(dir, `${name}.require.cjs`),
+        '--import',
+        pathToFileURL(join(dir, `${name}.register.mjs`)).href,
+        MAIN,
+      ],
       {
         cwd: dir,
         env: {
