@@ -88,14 +88,13 @@ describe('libraries loaded when first needed', () => {
       ],
       {
         cwd: dir,
+        // The defaults `npm start` runs with (jest's NODE_ENV=test left out), but for where and which database.
         env: {
           ...(process.env as Record<string, string>),
-          NODE_ENV: 'test',
-          LOG_LEVEL: 'warn',
+          NODE_ENV: undefined,
           PORT: String(port),
           DATABASE_URL: `sqlite:${join(dir, `${name}.sqlite`)}`,
           APP_KEY: randomBytes(32).toString('base64'),
-          WEBHOOK_DISPATCHER: 'false',
           ...extra,
         },
         stdio: ['ignore', 'ignore', 'inherit'],
@@ -119,7 +118,6 @@ describe('libraries loaded when first needed', () => {
       OIDC_ISSUER: `http://127.0.0.1:${closed}`,
       OIDC_CLIENT_ID: 'licensegate',
       OIDC_CLIENT_SECRET: 'a-secret-of-the-client',
-      OIDC_TIMEOUT_MS: '2000',
     });
     // The hook works: Nest itself was resolved.
     expect(loaded()).toEqual({ nodemailer: false, openidClient: false, argon2: false, nestCore: true });
