@@ -113,6 +113,17 @@ describe('loadConfig', () => {
       expect(message({ APP_KEY: KEY, PUBLIC_URL: bad })).toBe(
         `PUBLIC_URL: invalid value ${JSON.stringify(bad)} (must be an http(s) URL with a host and no path, query or fragment, e.g. https://licenses.example.com)`,
       );
+    // Each of these nodemailer would refuse ("Invalid URL") or, without a host, mail through localhost.
+    for (const bad of [
+      'smtp://mail example.com',
+      'smtp://[::1',
+      'smtp://h:abc',
+      'smtps://',
+      'smtp://h:99999',
+    ])
+      expect(message({ APP_KEY: KEY, SMTP_URL: bad })).toBe(
+        'SMTP_URL: invalid value (must be an smtp:// or smtps:// URL with a host, e.g. smtps://user:pass@smtp.example.com:465)',
+      );
     expect(message({ APP_KEY: KEY, DATABASE_URL: 'mysql://root@' })).toBe(
       'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)',
     );
@@ -145,8 +156,11 @@ describe('loadConfig', () => {
         REDIS_URL: 'rediss://:p%40ss@redis.internal:6380/2',
         DATABASE_URL: 'mysql://u:p%40ss@db:3306/lg',
         CORS_ORIGINS: 'https://a.example.com, http://localhost:5173',
+        SMTP_URL: 'smtps://mailer:p%40ss@smtp.example.com:465',
       }),
     ).toBe('no error');
+    // nodemailer takes a password with a stray % as written: so does the service.
+    expect(message({ APP_KEY: KEY, SMTP_URL: 'smtp://mailer:50%off@[::1]:2525' })).toBe('no error');
     expect(
       message({ APP_KEY: KEY, DATABASE_URL: 'mariadb://root@127.0.0.1/test', COUNTRY_HEADER: 'X-Country' }),
     ).toBe('no error');

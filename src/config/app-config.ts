@@ -271,7 +271,7 @@ export class EnvironmentVariables {
   /** smtp(s)://user:pass@host:port: invitations and password-reset links are mailed through it. */
   @IsOptional()
   @IsString()
-  @Matches(/^smtps?:\/\/.+/, { message: 'must be an smtp:// or smtps:// URL' })
+  @Matches(/^smtps?:\/\//, { message: 'must be an smtp:// or smtps:// URL' })
   SMTP_URL?: string;
 
   /** The From of those mails. Default: LicenseGate <no-reply@the host of PUBLIC_URL>. */
@@ -477,6 +477,18 @@ function urlWithHost(value: string): URL | null {
   }
 }
 
+/**
+ * An SMTP URL as nodemailer reads it: one that parses, with a host (without one it would mail through
+ * localhost). A stray `%` in the password is left to nodemailer, which takes it as written.
+ */
+function smtpUrl(value: string): boolean {
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** What the per-key decorators cannot say: URLs that parse, origins that can ever match. */
 function checkUrlsAndLists(env: EnvironmentVariables): void {
   if (env.REDIS_URL !== undefined && !urlWithHost(env.REDIS_URL)) {
@@ -491,6 +503,12 @@ function checkUrlsAndLists(env: EnvironmentVariables): void {
         'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)',
       );
     }
+  }
+  // Said at start: nodemailer is loaded lazily (auth/mailer.ts), and would otherwise refuse it only then.
+  if (env.SMTP_URL !== undefined && !smtpUrl(env.SMTP_URL)) {
+    throw new ConfigError(
+      'SMTP_URL: invalid value (must be an smtp:// or smtps:// URL with a host, e.g. smtps://user:pass@smtp.example.com:465)',
+    );
   }
   if (env.PUBLIC_URL !== undefined) env.PUBLIC_URL = publicUrl(env.PUBLIC_URL);
   if (env.CORS_ORIGINS.trim() !== '*') {
