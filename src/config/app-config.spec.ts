@@ -113,17 +113,25 @@ describe('loadConfig', () => {
       expect(message({ APP_KEY: KEY, PUBLIC_URL: bad })).toBe(
         `PUBLIC_URL: invalid value ${JSON.stringify(bad)} (must be an http(s) URL with a host and no path, query or fragment, e.g. https://licenses.example.com)`,
       );
-    // Each of these nodemailer would refuse ("Invalid URL") or, without a host, mail through localhost.
+    // Refused at start, each with the same words: what nodemailer refuses once loaded ("Invalid URL"),
+    // a port it takes but cannot connect to, no host (it would mail through localhost), and an
+    // unencoded / or # in the password (nodemailer would take the user name for the host).
+    const SMTP_EXPECTED =
+      'SMTP_URL: invalid value (must be an smtp:// or smtps:// URL with a host, e.g. smtps://user:pass@smtp.example.com:465; percent-encode / ? # @ in the user name and password)';
     for (const bad of [
       'smtp://mail example.com',
       'smtp://[::1',
       'smtp://h:abc',
-      'smtps://',
+      'smtp://exa%20mple.com',
+      'smtp://xn--a.com',
       'smtp://h:99999',
+      'smtps://',
+      'smtp://:25',
+      'smtp://mailer:465#x@smtp.example.com',
+      'smtp://mailer:pa/ss@smtp.example.com',
+      'https://smtp.example.com',
     ])
-      expect(message({ APP_KEY: KEY, SMTP_URL: bad })).toBe(
-        'SMTP_URL: invalid value (must be an smtp:// or smtps:// URL with a host, e.g. smtps://user:pass@smtp.example.com:465)',
-      );
+      expect(message({ APP_KEY: KEY, SMTP_URL: bad })).toBe(SMTP_EXPECTED);
     expect(message({ APP_KEY: KEY, DATABASE_URL: 'mysql://root@' })).toBe(
       'DATABASE_URL: invalid value (must be sqlite:<path> or mysql://user:pass@host:port/db with a host and a database name)',
     );
@@ -159,8 +167,14 @@ describe('loadConfig', () => {
         SMTP_URL: 'smtps://mailer:p%40ss@smtp.example.com:465',
       }),
     ).toBe('no error');
-    // nodemailer takes a password with a stray % as written: so does the service.
-    expect(message({ APP_KEY: KEY, SMTP_URL: 'smtp://mailer:50%off@[::1]:2525' })).toBe('no error');
+    // What nodemailer takes and mails through as written: a stray % in the password, an IPv6 host,
+    // a name in Unicode, its options in the query.
+    for (const good of [
+      'smtp://mailer:50%off@[::1]:2525',
+      'smtp://münchen.example:25',
+      'smtp://mailer:p@smtp.example.com:587?tls.rejectUnauthorized=false',
+    ])
+      expect(message({ APP_KEY: KEY, SMTP_URL: good })).toBe('no error');
     expect(
       message({ APP_KEY: KEY, DATABASE_URL: 'mariadb://root@127.0.0.1/test', COUNTRY_HEADER: 'X-Country' }),
     ).toBe('no error');

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import cluster from 'node:cluster';
 import { isIP } from 'node:net';
+import { domainToASCII } from 'node:url';
 import proxyaddr from 'proxy-addr';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
@@ -26,6 +27,10 @@ const toBool = ({ value }: { value: unknown }) => {
 };
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+
+/** What SMTP_URL must be, said by both of its checks. */
+const SMTP_URL_EXPECTED =
+  'must be an smtp:// or smtps:// URL with a host, e.g. smtps://user:pass@smtp.example.com:465; percent-encode / ? # @ in the user name and password';
 
 /**
  * Every environment key the service reads, with its default. `.env.example` lists the same keys.
@@ -271,7 +276,7 @@ export class EnvironmentVariables {
   /** smtp(s)://user:pass@host:port: invitations and password-reset links are mailed through it. */
   @IsOptional()
   @IsString()
-  @Matches(/^smtps?:\/\//, { message: 'must be an smtp:// or smtps:// URL' })
+  @Matches(/^smtps?:\/\//, { message: SMTP_URL_EXPECTED })
   SMTP_URL?: string;
 
   /** The From of those mails. Default: LicenseGate <no-reply@the host of PUBLIC_URL>. */
@@ -478,15 +483,34 @@ function urlWithHost(value: string): URL | null {
 }
 
 /**
- * An SMTP URL as nodemailer reads it: one that parses, with a host (without one it would mail through
- * localhost). A stray `%` in the password is left to nodemailer, which takes it as written.
+ * What nodemailer refuses in a host name once decoded (its shared/url.js), beside what domainToASCII
+ * refuses: controls, space, DEL and these.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const FORBIDDEN_HOST_CHARS = /[\x00-\x20#/:<>?@[\\\]^|\x7f]/;
+
+/**
+ * An SMTP URL that mails where it says: one that parses, with a host name nodemailer takes (it decodes
+ * the host and maps it as domainToASCII does; without a host it would mail through localhost). An `@`
+ * after the host means a `/`, `?` or `#` in the password was not encoded: the URL would name the user
+ * as the host. A stray `%` in the password is left to nodemailer, which takes it as written.
  */
 function smtpUrl(value: string): boolean {
+  let url: URL;
   try {
-    return new URL(value).hostname !== '';
+    url = new URL(value);
   } catch {
     return false;
   }
+  if (url.hostname === '' || (url.pathname + url.search + url.hash).includes('@')) return false;
+  if (url.hostname.startsWith('[')) return true; // an IPv6 literal, checked by the parse
+  let host = url.hostname;
+  try {
+    host = decodeURIComponent(host);
+  } catch {
+    // nodemailer keeps a host it cannot decode as written
+  }
+  return !FORBIDDEN_HOST_CHARS.test(host) && domainToASCII(host) !== '';
 }
 
 /** What the per-key decorators cannot say: URLs that parse, origins that can ever match. */
@@ -506,9 +530,7 @@ function checkUrlsAndLists(env: EnvironmentVariables): void {
   }
   // Said at start: nodemailer is loaded lazily (auth/mailer.ts), and would otherwise refuse it only then.
   if (env.SMTP_URL !== undefined && !smtpUrl(env.SMTP_URL)) {
-    throw new ConfigError(
-      'SMTP_URL: invalid value (must be an smtp:// or smtps:// URL with a host, e.g. smtps://user:pass@smtp.example.com:465)',
-    );
+    throw new ConfigError(`SMTP_URL: invalid value (${SMTP_URL_EXPECTED})`);
   }
   if (env.PUBLIC_URL !== undefined) env.PUBLIC_URL = publicUrl(env.PUBLIC_URL);
   if (env.CORS_ORIGINS.trim() !== '*') {
