@@ -13,7 +13,12 @@ const OPTIONS = { algorithm: 2 /* Argon2id */, memoryCost: 19_456, timeCost: 2, 
  * with API keys or SSO only never loads it (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28).
  */
 let argon2: Promise<typeof Argon2> | undefined;
-const library = () => (argon2 ??= import('@node-rs/argon2'));
+// A load that failed is tried again at the next password, not remembered until a restart.
+const library = () =>
+  (argon2 ??= import('@node-rs/argon2').catch((error: unknown) => {
+    argon2 = undefined;
+    throw error;
+  }));
 
 export const MIN_PASSWORD = 12;
 /** Bounded so that one request cannot make the hash work on megabytes. */

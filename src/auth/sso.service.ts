@@ -34,9 +34,16 @@ export const ssoWrongAddress = (redirectUri: string) =>
   `Single sign-on works from ${redirectUri} only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).`;
 export const SSO_LINK_EXPIRED = 'This single sign-on has expired: sign in with SSO again.';
 
-/** openid-client, loaded with the first sign-in by SSO (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28). */
+/**
+ * openid-client, loaded with the first sign-in by SSO (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28).
+ * A load that failed is tried again at the next sign-in, not remembered until a restart.
+ */
 let openidClient: Promise<typeof Oidc> | undefined;
-const library = () => (openidClient ??= import('openid-client'));
+const library = () =>
+  (openidClient ??= import('openid-client').catch((error: unknown) => {
+    openidClient = undefined;
+    throw error;
+  }));
 
 /** openid-client counts its timeout in seconds; OIDC_TIMEOUT_MS is in milliseconds. */
 export const oidcTimeoutSeconds = (ms: number) => ms / 1000;
