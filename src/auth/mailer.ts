@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Transporter } from 'nodemailer';
+import { loadedWhenUsed } from '../common/lazy-module.js';
 import { AppConfig } from '../config/app-config.js';
 
 /**
@@ -29,8 +30,8 @@ export interface Mail {
 @Injectable()
 export class Mailer {
   private readonly logger = new Logger('Mailer');
-  /** nodemailer is loaded with SMTP_URL only (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28). */
-  private readonly transport: Promise<Transporter> | null;
+  /** nodemailer, loaded at start with SMTP_URL only; a load that failed is tried again at the next mail. */
+  private readonly transport: (() => Promise<Transporter>) | null;
   private readonly from: string;
   private readonly timeoutMs: number;
 
@@ -38,12 +39,12 @@ export class Mailer {
     this.timeoutMs = config.env.SMTP_TIMEOUT_MS;
     const url = config.env.SMTP_URL;
     this.transport = url
-      ? import('nodemailer').then((nodemailer) =>
-          nodemailer.createTransport(smtpOptions(url, this.timeoutMs)),
+      ? loadedWhenUsed(async () =>
+          (await import('nodemailer')).createTransport(smtpOptions(url, this.timeoutMs)),
         )
       : null;
-    // Said once, at start; each send then fails and logs as an unreachable server would.
-    this.transport?.catch((error: unknown) =>
+    // Said at start; each send then tries again, and logs its failure as for an unreachable server.
+    this.transport?.().catch((error: unknown) =>
       this.logger.error(`nodemailer could not be loaded, so nothing is mailed: ${(error as Error).message}`),
     );
     this.from = config.env.SMTP_FROM ?? `LicenseGate <no-reply@${new URL(config.publicUrl).hostname}>`;
@@ -69,7 +70,7 @@ export class Mailer {
       timer.unref();
     });
     try {
-      await Promise.race([this.transport.then((t) => t.sendMail({ from: this.from, ...mail })), deadline]);
+      await Promise.race([this.transport().then((t) => t.sendMail({ from: this.from, ...mail })), deadline]);
       return true;
     } catch (error) {
       this.logger.warn(`Could not mail ${mail.subject.toLowerCase()}: ${(error as Error).message}`);

@@ -1,5 +1,6 @@
 import type * as Argon2 from '@node-rs/argon2';
 import { fieldError } from '../common/http/errors.js';
+import { loadedWhenUsed } from '../common/lazy-module.js';
 
 /**
  * Passwords, stored as Argon2id PHC strings (docs/security.md#sessions). The parameters are OWASP's
@@ -12,13 +13,7 @@ const OPTIONS = { algorithm: 2 /* Argon2id */, memoryCost: 19_456, timeCost: 2, 
  * The Argon2 addon, loaded with the first password hashed or checked: a service whose people sign in
  * with API keys or SSO only never loads it (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28).
  */
-let argon2: Promise<typeof Argon2> | undefined;
-// A load that failed is tried again at the next password, not remembered until a restart.
-const library = () =>
-  (argon2 ??= import('@node-rs/argon2').catch((error: unknown) => {
-    argon2 = undefined;
-    throw error;
-  }));
+const library = loadedWhenUsed((): Promise<typeof Argon2> => import('@node-rs/argon2'));
 
 export const MIN_PASSWORD = 12;
 /** Bounded so that one request cannot make the hash work on megabytes. */

@@ -4,6 +4,7 @@ import type * as Oidc from 'openid-client';
 import { Repository } from 'typeorm';
 import { openSecret, sealSecret } from '../common/crypto/crypto.js';
 import { ApiError } from '../common/http/errors.js';
+import { loadedWhenUsed } from '../common/lazy-module.js';
 import { Clock } from '../common/time.js';
 import { AppConfig } from '../config/app-config.js';
 import { AccountEntity, MembershipEntity } from './account.entity.js';
@@ -34,16 +35,8 @@ export const ssoWrongAddress = (redirectUri: string) =>
   `Single sign-on works from ${redirectUri} only, where your identity provider sends you back: open the console at that address (or set PUBLIC_URL to the one you use).`;
 export const SSO_LINK_EXPIRED = 'This single sign-on has expired: sign in with SSO again.';
 
-/**
- * openid-client, loaded with the first sign-in by SSO (docs/benchmarks.md#the-soak-back-under-250-mb-2026-11-28).
- * A load that failed is tried again at the next sign-in, not remembered until a restart.
- */
-let openidClient: Promise<typeof Oidc> | undefined;
-const library = () =>
-  (openidClient ??= import('openid-client').catch((error: unknown) => {
-    openidClient = undefined;
-    throw error;
-  }));
+/** openid-client, loaded with the first sign-in by SSO. */
+const library = loadedWhenUsed((): Promise<typeof Oidc> => import('openid-client'));
 
 /** openid-client counts its timeout in seconds; OIDC_TIMEOUT_MS is in milliseconds. */
 export const oidcTimeoutSeconds = (ms: number) => ms / 1000;
@@ -114,33 +107,34 @@ export class SsoService {
    */
   private configuration(): Promise<Oidc.Configuration> {
     if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
-    const env = this.config.env;
-    this.discovered ??= library().then(
-      (oidc) =>
-        oidc
-          .discovery(
-            new URL(env.OIDC_ISSUER!),
-            env.OIDC_CLIENT_ID!,
-            undefined,
-            oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET),
-            {
-              // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
-              execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],
-              // In seconds; it also bounds every later request of this configuration (token, keys).
-              timeout: oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS),
-            },
-          )
-          .catch((error: unknown) => {
-            this.discovered = null;
-            this.logger.warn(`OpenID discovery of ${env.OIDC_ISSUER} failed: ${(error as Error).message}`);
-            throw new ApiError(HttpStatus.BAD_GATEWAY, SSO_UNREACHABLE);
-          }),
-      (error: unknown) => {
-        this.discovered = null;
-        throw error;
-      },
-    );
+    this.discovered ??= this.discover().catch((error: unknown) => {
+      this.discovered = null;
+      throw error;
+    });
     return this.discovered;
+  }
+
+  /** One discovery: the provider's failure is a 502; the library's, the service's own (500). */
+  private async discover(): Promise<Oidc.Configuration> {
+    const env = this.config.env;
+    const oidc = await library();
+    try {
+      return await oidc.discovery(
+        new URL(env.OIDC_ISSUER!),
+        env.OIDC_CLIENT_ID!,
+        undefined,
+        oidc.ClientSecretBasic(env.OIDC_CLIENT_SECRET),
+        {
+          // An http issuer is for a provider on this host (tests, local setups); https everywhere else.
+          execute: env.OIDC_ISSUER!.startsWith('http:') ? [oidc.allowInsecureRequests] : [],
+          // In seconds; it also bounds every later request of this configuration (token, keys).
+          timeout: oidcTimeoutSeconds(env.OIDC_TIMEOUT_MS),
+        },
+      );
+    } catch (error) {
+      this.logger.warn(`OpenID discovery of ${env.OIDC_ISSUER} failed: ${(error as Error).message}`);
+      throw new ApiError(HttpStatus.BAD_GATEWAY, SSO_UNREACHABLE);
+    }
   }
 
   /**
