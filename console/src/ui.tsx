@@ -379,9 +379,9 @@ export function ConfirmButton(props: {
   useLayoutEffect(() => {
     // Focus goes to the question's Cancel, and back to the button once it is answered (if it is still
     // there), unless the answer took it elsewhere (a rolled key's box): then it stays there.
-    const lost = !document.activeElement || document.activeElement === document.body;
+    const lost = () => !document.activeElement || document.activeElement === document.body;
     if (asking) cancel.current?.focus();
-    else if (asked.current && lost) button.current?.focus();
+    else if (asked.current && lost()) button.current?.focus();
     asked.current = asking;
   }, [asking]);
   if (!asking)
