@@ -7,7 +7,8 @@
 //                  NestJS app answering the same bytes (at least 0.7 × at the defaults).
 // npm run bench -- --only 'licenses' --no-growth --no-redis-pair: only the licenses lists (all, and per_page=50).
 // npm run bench -- --only 'has-paid bare' --no-growth --no-redis-pair --pair-rounds 5: only has-paid against a
-//                  bare node:http server answering the same bytes (issue 31: at least 0.5 ×).
+//                  bare node:http server answering the same bytes (issue 38: at least 0.6 ×), and against
+//                  the least a license check does (scripts/floor-server.mjs).
 // npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
 //                  analytics pair (SPEC 19: with analytics at least 0.95 × without).
 // npm run bench -- --only 'has-paid billing' --no-growth --no-redis-pair --pair-rounds 5: only has-paid for
@@ -757,6 +758,7 @@ const ready = (child, what) =>
 async function barePair(url, info, basePort) {
   const server = startServer(url, basePort);
   let bare = null;
+  let least = null;
   try {
     await waitReady(basePort);
     const [first] = info.pool;
@@ -769,18 +771,26 @@ async function barePair(url, info, basePort) {
     for (const [name, value] of sample.headers)
       if (!['date', 'connection', 'keep-alive'].includes(name)) headers[name] = value;
     bare = floor('bare-server.mjs', { status: sample.status, headers, body }, basePort + 1);
+    const keys = info.pool.map((license) => license.uuid);
+    least = floor('floor-server.mjs', { status: sample.status, headers, body, keys }, basePort + 2);
     await ready(bare, 'the bare server');
+    await ready(least, 'the floor server');
     log(`bare server answers ${sample.status}, ${Buffer.byteLength(body)} bytes: ${body}`);
     const scenario = { name: 'has-paid (license + domain)', ...runtime(info, '') };
-    await alternating(
-      `has-paid (license + domain) against a bare node:http server answering the same bytes: ${opts.pairRounds} alternating rounds of ${opts.duration} s each`,
+    const [, floorRun, check] = await alternating(
+      `has-paid (license + domain) against a bare node:http server answering the same bytes, and against the least a license check does (scripts/floor-server.mjs): ${opts.pairRounds} alternating rounds of ${opts.duration} s each`,
       [
         { name: 'bare node:http', port: basePort + 1, scenario, pid: bare.pid },
+        { name: "a check's floor", port: basePort + 2, scenario, pid: least.pid },
         { name: 'has-paid', port: basePort, scenario, pid: server.pid },
       ],
     );
+    const cpu = Number.isFinite(check.cpuUs / floorRun.cpuUs)
+      ? `; CPU per answer ${check.cpuUs.toFixed(0)} against ${floorRun.cpuUs.toFixed(0)} µs, ${(check.cpuUs / floorRun.cpuUs).toFixed(2)} ×`
+      : '';
+    console.log(`\nhas-paid × the floor: ${(check.rps / floorRun.rps).toFixed(2)} (req/s)${cpu}`);
   } finally {
-    for (const child of [server, bare]) {
+    for (const child of [server, bare, least]) {
       if (!child || child.exitCode !== null) continue;
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -978,6 +988,7 @@ async function alternating(title, entries) {
       `| ${entry.name} | ${Math.round(rps)} | ${each.join(', ')} | ${p99.join(', ')} | ${median(p99)} | ${Number.isFinite(cpuUs) ? cpuUs.toFixed(0) : '–'} | ${(rps / summary[0].rps).toFixed(2)} |`,
     );
   });
+  return summary;
 }
 
 /**

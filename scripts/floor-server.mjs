@@ -1,0 +1,52 @@
+// The least any license check pays per call (npm run bench, the bare pair's third server): a
+// node:http server given, as JSON in argv[2], the answer has-paid gave ({status, headers, body}) and
+// the license keys of the bench's pool (`keys`). Per call it reads the request to its end, as any
+// server must, then does what no check can skip: it hashes the X-LICENSE-KEY header (SHA-256), finds
+// the key in a Map, counts the call in a per-license window (the rate limit's and the day's count),
+// makes a request id, builds the envelope with JSON.stringify and writes it with the same headers,
+// the id and the remaining allowance filled in. An unknown key gets a 403 envelope. No middleware,
+// no framework, no database: what is left between this and the service is how the service is built
+// (docs/benchmarks.md#the-runtime-check-against-a-bare-server).
+import { hash, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+
+const { status, headers, body, keys } = JSON.parse(process.argv[2]);
+const port = Number(process.argv[3]);
+const data = JSON.parse(body).data;
+const LIMIT = Number(headers['x-ratelimit-limit-runtime'] ?? 6000);
+const WINDOW_MS = 60_000;
+
+const licenses = new Map(keys.map((key) => [hash('sha256', key, 'hex'), { hits: 0, resetAt: 0 }]));
+const fixed = Object.entries(headers).filter(
+  ([name]) => !['x-request-id', 'x-ratelimit-remaining-runtime', 'content-length'].includes(name),
+);
+const unknown = JSON.stringify({
+  status: 'error',
+  message: 'Invalid license key.',
+  data: { redirect_url: null },
+  errors: null,
+});
+
+createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const sent = req.headers['x-license-key'];
+    const license = typeof sent === 'string' ? licenses.get(hash('sha256', sent, 'hex')) : undefined;
+    const out = [...fixed.flat(), 'x-request-id', randomUUID()];
+    if (license === undefined) {
+      res.writeHead(403, [...out, 'content-length', String(Buffer.byteLength(unknown))]);
+      return res.end(unknown);
+    }
+    const now = Date.now();
+    if (license.resetAt <= now) {
+      license.hits = 0;
+      license.resetAt = now + WINDOW_MS;
+    }
+    license.hits++;
+    const json = JSON.stringify({ status: 'success', message: 'Success', data, errors: null });
+    out.push('x-ratelimit-remaining-runtime', String(Math.max(0, LIMIT - license.hits)));
+    out.push('content-length', String(Buffer.byteLength(json)));
+    res.writeHead(status, out);
+    res.end(json);
+  });
+}).listen(port, '127.0.0.1', () => process.send?.('ready'));
