@@ -7,7 +7,7 @@ import {
   maxHeaderSize,
   STATUS_CODES,
   type Server,
-  type ServerResponse,
+  ServerResponse,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Envelope } from './envelope.js';
@@ -198,6 +198,23 @@ export const LARGE_ANSWER_BYTES = 1024 * 1024;
 
 type End = ServerResponse['end'];
 
+/** An answer's last write: node's own `end`, or one a middleware put in its place. */
+type EndFn = (
+  this: ServerResponse,
+  chunk?: unknown,
+  encoding?: unknown,
+  callback?: unknown,
+) => ServerResponse;
+
+// eslint-disable-next-line @typescript-eslint/unbound-method -- only ever called with a response as `this`
+const nodeEnd = ServerResponse.prototype.end as EndFn;
+
+/** Bytes of an answer's last chunk: a string of fewer than a third as many characters is surely small. */
+function chunkBytes(chunk: unknown): number {
+  if (typeof chunk === 'string') return chunk.length * 3 < LARGE_ANSWER_BYTES ? 0 : Buffer.byteLength(chunk);
+  return Buffer.isBuffer(chunk) ? chunk.length : 0;
+}
+
 /**
  * Large answers (an injectable with its payload, a page of payloads) wait in memory until the client
  * has read them: a client that stops reading keeps its answer until the idle timeout drops it. At most
@@ -205,19 +222,20 @@ type End = ServerResponse['end'];
  * Retry-After instead of pinning more memory. One large answer may always go out, however big, so none
  * is refused for ever. Small answers are not counted. A reservation ends when the client has taken
  * the last byte (`finish`) or the connection is gone (`close`).
+ *
+ * Every response's `end` is replaced by one function made once (not a closure per request, which cost
+ * the runtime check a few µs a call: docs/benchmarks.md); a response whose `end` something else
+ * replaced before gets a function of its own around that one.
  */
 export function boundLargeAnswers(budget: number, logger: Logger) {
   let pending = 0;
-  return (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
-    // eslint-disable-next-line @typescript-eslint/unbound-method -- wrapped below and called with the response as this
-    const end = res.end as (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) => ServerResponse;
-    res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
-      const size =
-        typeof chunk === 'string' ? Buffer.byteLength(chunk) : Buffer.isBuffer(chunk) ? chunk.length : 0;
-      if (size < LARGE_ANSWER_BYTES || this.headersSent) return end.call(this, chunk, ...rest);
+  const bounded = (end: EndFn): End =>
+    function (this: ServerResponse, chunk?: unknown, encoding?: unknown, callback?: unknown) {
+      const size = chunkBytes(chunk);
+      if (size < LARGE_ANSWER_BYTES || this.headersSent) return end.call(this, chunk, encoding, callback);
       if (pending > 0 && pending + size > budget) {
         logger.warn(
-          { req_id: (req as IncomingMessage & { id?: string }).id, bytes: size, pending },
+          { req_id: (this.req as IncomingMessage & { id?: string }).id, bytes: size, pending },
           'Large answer refused: too many bytes wait for slow clients',
         );
         const body = envelope(
@@ -241,8 +259,13 @@ export function boundLargeAnswers(budget: number, logger: Logger) {
       };
       this.once('finish', release);
       this.once('close', release);
-      return end.call(this, chunk, ...rest);
+      return end.call(this, chunk, encoding, callback);
     } as End;
+  const boundedNodeEnd = bounded(nodeEnd);
+  return (_req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void): void => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, and wrapped to be called with the response as this
+    const end = res.end as EndFn;
+    res.end = end === nodeEnd ? boundedNodeEnd : bounded(end);
     next();
   };
 }
