@@ -85,7 +85,8 @@ export type SsoOutcome = { user: UserEntity } | { confirm: string };
 @Injectable()
 export class SsoService {
   private readonly logger = new Logger('SSO');
-  private discovered: Promise<Oidc.Configuration> | null = null;
+  /** The provider's configuration, discovered once; a failed discovery is tried again next time. */
+  private readonly discovered = loadedWhenUsed(() => this.discover());
 
   constructor(
     @InjectRepository(UserIdentityEntity) private readonly identities: Repository<UserIdentityEntity>,
@@ -102,16 +103,12 @@ export class SsoService {
   }
 
   /**
-   * The provider's configuration, discovered once; a failed discovery is tried again next time. A
-   * library that cannot be loaded is the service's fault, not the provider's: it fails as it is (500).
+   * The provider's configuration (`discovered`). A library that cannot be loaded is the service's
+   * fault, not the provider's: it fails as it is (500).
    */
   private configuration(): Promise<Oidc.Configuration> {
     if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
-    this.discovered ??= this.discover().catch((error: unknown) => {
-      this.discovered = null;
-      throw error;
-    });
-    return this.discovered;
+    return this.discovered();
   }
 
   /** One discovery: the provider's failure is a 502; the library's, the service's own (500). */
