@@ -30,9 +30,8 @@
 // Then has-paid unsigned and signed (one server, alternating rounds), has-paid against a bare node:http
 // server answering the same bytes and against the least a license check does (alternating rounds),
 // has-paid with analytics off and on (two servers on one database, alternating rounds), has-paid
-// with and without Redis
-// (two servers on one database, measured in alternating rounds),
-// and has-paid at 1k and 1M licenses.
+// with and without Redis (two servers on one database, measured in alternating rounds), and
+// has-paid at 1k and 1M licenses.
 import autocannon from 'autocannon';
 import { paced } from './paced-load.mjs';
 import { spawn } from 'node:child_process';

@@ -21,9 +21,10 @@ const data = sample.data;
 const WINDOW_MS = 60_000;
 
 const licenses = new Map(keys.map((key) => [hash('sha256', key, 'hex'), { hits: 0, resetAt: 0 }]));
-const fixed = Object.entries(headers).filter(
-  ([name]) => !['x-request-id', 'x-ratelimit-remaining-runtime', 'content-length'].includes(name),
-);
+// The headers every answer sends as they are, as writeHead's flat list, made once.
+const fixed = Object.entries(headers)
+  .filter(([name]) => !['x-request-id', 'x-ratelimit-remaining-runtime', 'content-length'].includes(name))
+  .flat();
 const unknown = JSON.stringify({
   status: 'error',
   message: 'Invalid license key.',
@@ -36,7 +37,7 @@ createServer((req, res) => {
   req.on('end', () => {
     const sent = req.headers['x-license-key'];
     const license = typeof sent === 'string' ? licenses.get(hash('sha256', sent, 'hex')) : undefined;
-    const out = [...fixed.flat(), 'x-request-id', randomUUID()];
+    const out = [...fixed, 'x-request-id', randomUUID()];
     if (license === undefined) {
       res.writeHead(403, [...out, 'content-length', String(Buffer.byteLength(unknown))]);
       return res.end(unknown);
