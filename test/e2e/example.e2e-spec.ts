@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { AddressInfo, createServer, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
@@ -18,11 +18,12 @@ const REDIRECT = 'https://pay.example.com/renew';
 function runExample(
   env: Record<string, string | undefined>,
   script = EXAMPLE,
+  command: string[] = [process.execPath, script],
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done, fail) => {
     const childEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v;
-    const child = spawn(process.execPath, [script], {
+    const child = spawn(command[0], command.slice(1), {
       cwd: ROOT,
       env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -58,7 +59,7 @@ describe('examples/check-and-decrypt.mjs against the built SDK', () => {
     ({ key } = await makeAccount(t.app));
     project = await makeProject(t, key, { has_paid: true, default_redirect_url: REDIRECT });
     const domain = await makeDomain(t, key, project.id, { has_paid: true });
-    // allow_configs: the examples also ask for payloads from a project-level check without a domain (SPEC 17).
+    // allow_configs: the examples also ask for payloads from a project-level check without a domain (docs/decisions.md#runtime-checks).
     license = await makeLicense(t, key, project.id, { allow_configs: true });
     const signingKey = expectSuccess(
       await t
@@ -266,4 +267,53 @@ describe('examples/verify-signed.mjs: a signed answer and an offline token, veri
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('Not paid: no offline token.');
   });
+});
+
+describe("the README's walkthrough, as written", () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t?.close());
+
+  it('goes from a key to a verified payload, printing what its comments say', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const block = /\n## Walkthrough[^]*?```bash\n([^]*?)```/.exec(readme)?.[1] ?? '';
+    const api = 'API=http://localhost:3000/api/v1';
+    // The SDK is built by test/utils/global-setup.cjs with this same script; building it again here
+    // would rewrite sdk/dist/ under the suites that run it meanwhile.
+    const build = 'node sdk/scripts/build.mjs';
+    expect(block).toContain(api);
+    expect(block).toContain(build);
+    const script = block.replace(api, `API=${t.url}/api/v1`).replace(build, 'true');
+    // The walkthrough's server is this test's: the CLI opens its database with its key.
+    const run = await runExample(
+      { DATABASE_URL: t.config.env.DATABASE_URL, APP_KEY: t.config.appKey.toString('base64') },
+      '',
+      ['bash', '-c', script],
+    );
+    // The example's output, as the block's closing comments give it.
+    const closing = block
+      .trimEnd()
+      .split('\n')
+      .slice(-3)
+      .map((line) => line.replace(/^# /, ''));
+    expect(closing[2]).toBe('OK: paid; 1 injectable(s) verified and decrypted.');
+    // Each line as the comment beside its command says.
+    expect(run.stdout.split('\n')).toEqual([
+      expect.stringMatching(/^\{"id":1,"email":"you@example\.com",/),
+      expect.stringMatching(/^lg_[A-Za-z0-9_-]{43}$/),
+      '1',
+      'shop.example.com',
+      expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+      'pro',
+      'true',
+      ...closing,
+      '',
+    ]);
+    // A made-up key: the envelope's message, on stderr (json exits 1; the walkthrough goes on).
+    expect(run.stderr).toBe('Invalid license key.\n');
+    expect(run.status).toBe(0);
+  }, 120_000);
 });
