@@ -10,9 +10,9 @@
 //                  bare node:http server answering the same bytes (issue 38: at least 0.6 ×), and against
 //                  the least a license check does (scripts/floor-server.mjs).
 // npm run bench -- --only 'has-paid analytics' --no-growth --no-redis-pair --pair-rounds 5: only the
-//                  analytics pair (SPEC 19: with analytics at least 0.95 × without).
+//                  analytics pair (target: with analytics at least 0.95 × without).
 // npm run bench -- --only 'has-paid billing' --no-growth --no-redis-pair --pair-rounds 5: only has-paid for
-//                  billing: project licenses against billing: license ones (SPEC 21: within 5 %).
+//                  billing: project licenses against billing: license ones (target: within 5 %).
 // npm run bench -- --only 'has-paid plan' --no-growth --no-redis-pair --pair-rounds 3: only has-paid of licenses
 //                  without and on a plan of 20 entitlements (docs/plans.md: within 5 %).
 // npm run bench -- --only 'license/usage' --no-growth --no-redis-pair --no-plan-pair: metered usage's throughput.

@@ -1,6 +1,6 @@
 // CSV the way spreadsheets read it (RFC 4180), safe to open: a cell that a spreadsheet would run as a
 // formula (=, +, -, @, or a tab or carriage return first) is written with a leading apostrophe, so a
-// license titled "=HYPERLINK(…)" is shown as text, never evaluated (docs/console.md "Licenses").
+// license titled "=HYPERLINK(…)" is shown as text, never evaluated (docs/console.md#pages).
 
 const FORMULA = /^[=+\-@\t\r]/;
 

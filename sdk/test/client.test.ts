@@ -79,7 +79,7 @@ describe('createClient', () => {
   });
 });
 
-describe('hasPaid (seed 4.2)', () => {
+describe('hasPaid (docs/api.md#runtime-checks)', () => {
   it('POSTs {base}/project/has-paid with the license and domain headers and no body; maps data', async () => {
     const { fetch, calls } = fakeFetch(() => ok({ has_paid: true, is_test_license: false }));
     const client = createClient({
@@ -279,7 +279,7 @@ describe('errors', () => {
   });
 });
 
-describe('streamInjectables (seed 4.10)', () => {
+describe('streamInjectables (docs/decisions.md#runtime-checks)', () => {
   it('follows next_cursor until has_more is false, with per_page and the license', async () => {
     const pages = [
       { injectables: [{ slug: 'a' }, { slug: 'b' }], next_cursor: 'c1', has_more: true },

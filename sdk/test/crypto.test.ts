@@ -17,7 +17,7 @@ const keys = projectKeys();
 const other = projectKeys();
 const fields = { slug: 'banner_v2', type: 'html', mode: 'inject', target_path: '#footer' };
 
-describe('decrypt (SPEC 8)', () => {
+describe('decrypt (docs/decisions.md#injectables)', () => {
   it('opens text payloads from every item form: record, stream item (encrypted_content), has-paid item (content), bare base64', async () => {
     const secret = 'pässwörd-☃';
     const text = '<b>héllo ☃ 𝄞</b>\n"quoted"\ttab';
@@ -69,7 +69,7 @@ describe('decrypt (SPEC 8)', () => {
   });
 });
 
-describe('verify (SPEC 8, Ed25519 via WebCrypto)', () => {
+describe('verify (docs/decisions.md#injectables, Ed25519 via WebCrypto)', () => {
   const r = record(keys, PID, fields, 'hello', 'k');
 
   it('accepts every form of the public key and every item form carrying a signature', async () => {

@@ -1,4 +1,4 @@
-/** SPEC 8 on the service side, with nothing but node:crypto: what the SDK must open. */
+/** The payload format (docs/decisions.md#injectables) on the service side, with nothing but node:crypto: what the SDK must open. */
 import { expect } from '@jest/globals';
 import {
   createCipheriv,
@@ -87,7 +87,7 @@ export function record(
   };
 }
 
-/** The stream form (seed 4.10) of a record. */
+/** The stream form (docs/decisions.md#injectables) of a record. */
 export const streamItem = (r: ReturnType<typeof record>) => ({
   slug: r.slug,
   type: r.type,
@@ -99,7 +99,7 @@ export const streamItem = (r: ReturnType<typeof record>) => ({
   meta: r.meta,
 });
 
-/** The has-paid form (seed 4.2) of a record: no signature, no hash. */
+/** The has-paid form (docs/api.md#runtime-checks) of a record: no signature, no hash. */
 export const paidItem = (r: ReturnType<typeof record>) => ({
   id: r.id,
   slug: r.slug,

@@ -9,7 +9,7 @@ import {
 } from 'typeorm';
 import { IsoTimestamp } from '../common/http/serialization.js';
 
-/** A project domain. Responses carry exactly the fields the interface document lists. */
+/** A project domain. Responses carry exactly the fields docs/decisions.md#domains lists. */
 @Entity('project_domains')
 @Unique('uq_project_domains_project_domain', ['project_id', 'domain'])
 export class DomainEntity {

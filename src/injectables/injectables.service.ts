@@ -46,7 +46,7 @@ export type InjectableListItem = Omit<
   content_size: number;
 };
 
-/** The stream's item keys, as the interface document lists them. */
+/** The stream's item keys (docs/decisions.md#injectables). */
 export interface StreamItem {
   slug: string;
   type: string;
@@ -64,7 +64,7 @@ export interface StreamPage {
   has_more: boolean;
 }
 
-/** The item keys of `include=injectables`, as the interface document lists them. */
+/** The item keys of `include=injectables` (docs/decisions.md#injectables). */
 export interface PaidItem {
   id: number;
   slug: string;

@@ -216,8 +216,9 @@ export class LicensesService {
   }
 
   /**
-   * The interface document's order: the license must belong to the project (404) before the key's scope and
-   * ownership are checked (403); writes are then refused while the project is locked (docs/decisions.md#projects).
+   * Every 404 before any 403 (docs/decisions.md#activations): the license must belong to the project (404)
+   * before the key's scope and ownership are checked (403); writes are then refused while the project is
+   * locked (docs/decisions.md#projects).
    */
   async findAccessible(
     principal: ApiPrincipal,

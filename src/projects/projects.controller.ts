@@ -42,7 +42,7 @@ import { ProjectsService } from './projects.service.js';
 export class ProjectsController {
   constructor(private readonly projects: ProjectsService) {}
 
-  /** The create answer lists the interface document's fields, which do not include `locked_at`. */
+  /** The create answer lists the project without `locked_at` (docs/decisions.md#projects). */
   @Post()
   @UseGuards(ProjectCreateGuard)
   @ApiOperation({

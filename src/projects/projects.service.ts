@@ -128,7 +128,7 @@ export class ProjectsService {
     return project;
   }
 
-  /** The plan limit is enforced before validation (as the interface document says), so a guard checks it too. */
+  /** The plan limit is enforced before validation (docs/decisions.md#projects), so a guard checks it too. */
   async assertBelowProjectLimit(user: UserEntity): Promise<void> {
     if (user.max_projects === null || user.max_projects === undefined) return;
     if ((await this.projects.countBy({ user_id: user.id })) >= user.max_projects)

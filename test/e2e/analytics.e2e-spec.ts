@@ -22,7 +22,7 @@ import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js
 import { databaseBefore } from '../utils/upgrade.js';
 
 /**
- * The runtime answers' analytics (docs/analytics.md, SPEC 19): every outcome and refusal reason made
+ * The runtime answers' analytics (docs/analytics.md): every outcome and refusal reason made
  * by a real call and found in the answer of GET /project/{id}/analytics, the buckets, the range
  * rules, who may read them, retention, and ANALYTICS_ENABLED.
  */

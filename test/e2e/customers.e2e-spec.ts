@@ -17,7 +17,7 @@ const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const CUSTOMER_KEYS = ['created_at', 'email', 'external_ids', 'id', 'name', 'project_id', 'updated_at'];
 const PASSWORD = 'correct horse battery';
 
-describe('customers (SPEC 21)', () => {
+describe('customers (docs/payments.md#customers)', () => {
   let t: TestApp;
   let key = '';
   let owner: Awaited<ReturnType<typeof makeUser>>;

@@ -287,7 +287,7 @@ describe('injectables', () => {
     return req;
   };
 
-  /** POST /project/has-paid?include=injectables&action=check_project with the license (one with allow_configs: SPEC 17). */
+  /** POST /project/has-paid?include=injectables&action=check_project with the license (one with allow_configs: docs/decisions.md#runtime-checks). */
   const hasPaid = (license: string) =>
     track(
       t

@@ -28,7 +28,7 @@ import { createTestApp, TestApp } from '../utils/test-app.js';
 import { ManualClock } from '../utils/clock.js';
 
 /*
- * SPEC 17, "No way around the gate" (docs/security.md): every restriction of a license holds on every
+ * No way around the gate (docs/security.md): every restriction of a license holds on every
  * runtime route and option. Run at the defaults `npm start` uses, through the runtime fast path and
  * through Express's router (the two run the same code).
  */

@@ -109,7 +109,7 @@ describe('offline tokens', () => {
     const project = await makeProject(t, key, { has_paid: true, offline_grace_hours: 1 });
     const domain = await makeDomain(t, key, project.id, { has_paid: true });
     const publicKey = await publicKeyOf(project.id);
-    // allow_configs: only such a license gets a token from check_project without a calling domain (SPEC 17).
+    // allow_configs: only such a license gets a token from check_project without a calling domain (docs/decisions.md#runtime-checks).
     const license = await makeLicense(t, key, project.id, { allow_configs: true });
     const sub = `shop.${domain.domain}`;
     const fromSub = openToken(

@@ -23,7 +23,7 @@ const DAY_MS = 86_400_000;
 const PRODUCTS_INVALID =
   'The products field must be a list of at most 200 product ids (strings of 1 to 255 characters) or {id, plan} objects.';
 
-describe('licenses that carry their own payment, purchases and the order of events (SPEC 21)', () => {
+describe('licenses that carry their own payment, purchases and the order of events (docs/payments.md)', () => {
   let t: TestApp;
   const clock = new ManualClock(Math.floor(Date.now() / 1000) * 1000);
   let key = '';

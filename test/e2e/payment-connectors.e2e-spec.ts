@@ -41,7 +41,7 @@ const CONNECTOR_KEYS = [
 const NOT_FOUND = 'Payment connector not found.';
 const DAY_MS = 86_400_000;
 
-describe('payment connectors (SPEC 18)', () => {
+describe('payment connectors (docs/payments.md)', () => {
   let t: TestApp;
   const clock = new ManualClock(Math.floor(Date.now() / 1000) * 1000);
   let key = '';

@@ -299,7 +299,7 @@ describe('runtime payment checks', () => {
     it('action=check_project answers the project’s has_paid and needs no domain', async () => {
       const { key, project, uuid, domain } = await setup({ domain: { has_paid: true } });
       expectAnswer(await check(uuid).query({ action: 'check_project' }), { has_paid: false });
-      // A registered calling domain's own has_paid does not answer; an unregistered one is refused (SPEC 17).
+      // A registered calling domain's own has_paid does not answer; an unregistered one is refused (docs/decisions.md#runtime-checks).
       expectRefusal(
         await check(uuid, host('nope')).query({ action: 'check_project' }),
         403,
@@ -598,7 +598,7 @@ describe('runtime payment checks', () => {
       expectAnswer(await check(uuid, a.domain), { has_paid: true });
       expectAnswer(await check(uuid, b.domain), { has_paid: false });
       expectRefusal(await check(uuid, c.domain), 403, /limit|domains/i);
-      // check_project does not need a domain slot, but a domain sent with it is held to the limit (SPEC 17).
+      // check_project does not need a domain slot, but a domain sent with it is held to the limit (docs/decisions.md#runtime-checks).
       expectAnswer(await check(uuid).query({ action: 'check_project' }), { has_paid: false });
       expectRefusal(await check(uuid, c.domain).query({ action: 'check_project' }), 403, /limit|domains/i);
 

@@ -168,7 +168,7 @@ describe('@licensegate/sdk against the running service', () => {
   });
 
   it('hasPaid with checkProject + includeInjectables: the paid-only items, decrypted and verified with the project key', async () => {
-    // allow_configs: payloads from a project-level check without a calling domain (SPEC 17).
+    // allow_configs: payloads from a project-level check without a calling domain (docs/decisions.md#runtime-checks).
     const s = await setup({ has_paid: true }, { allow_configs: true });
     const p1 = await s.create({
       only_if_paid: true,

@@ -29,7 +29,7 @@ const SUBSCRIPTION_KEYS = [
 ];
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
-describe('subscriptions (SPEC 21)', () => {
+describe('subscriptions (docs/payments.md#subscriptions)', () => {
   let t: TestApp;
   let key = '';
   let owner: Awaited<ReturnType<typeof makeUser>>;

@@ -7,7 +7,7 @@ import { freePort, stop, TEST_REDIS_URL, waitFor } from '../utils/processes.js';
 import { createTestApp, createTestDatabase, type TestApp } from '../utils/test-app.js';
 
 /**
- * Two service processes on one MariaDB database and no Redis (SPEC 17): a revoke, a lock, a delete
+ * Two service processes on one MariaDB database and no Redis (docs/security.md): a revoke, a lock, a delete
  * or a domain set unpaid made through the first stops working on the second within 5 s, the
  * runtime caches' age bound without Redis (docs/security.md). Real processes, so a bounded wait.
  */

@@ -1,4 +1,4 @@
-// What the gate answered (SPEC 19, docs/analytics.md): answers by outcome over time, refusals by
+// What the gate answered (docs/analytics.md): answers by outcome over time, refusals by
 // reason, the top domains and countries (or projects, account-wide), each a chart with its table.
 import { useState } from 'preact/hooks';
 import { api, type Project, type Schemas, unwrap } from '../api';

@@ -1,4 +1,4 @@
-// A project's payment connectors (SPEC 18, docs/payments.md): list, create, edit, delete, the
+// A project's payment connectors (docs/payments.md): list, create, edit, delete, the
 // endpoint URL to paste into the provider's dashboard, and each connector's event log.
 import { useState } from 'preact/hooks';
 import { type ApiFailure, api, type Project, type Schemas, unwrap } from '../api';

@@ -134,7 +134,7 @@ describe('signed answers and offline mode against a real server', () => {
   });
 
   it('verifies real answers: paid, unpaid, a signed refusal, the stream', async () => {
-    // allow_configs: payloads from a project-level check without a domain (SPEC 17).
+    // allow_configs: payloads from a project-level check without a domain (docs/decisions.md#runtime-checks).
     const license = await makeLicense(t, key, project.id, { allow_configs: true });
     const client = createClient(options({ licenseKey: license.uuid }));
     expect(await client.hasPaid()).toMatchObject({ hasPaid: true, offline: false });

@@ -56,7 +56,7 @@ export async function seedProject(t: TestApp): Promise<Seeded> {
   };
   const project = await makeProject(t, key, { has_paid: true, default_redirect_url: REDIRECT });
   const domain = await makeDomain(t, key, project.id, { has_paid: true });
-  // allow_configs: the fixtures ask for payloads from a project-level check without a domain (SPEC 17).
+  // allow_configs: the fixtures ask for payloads from a project-level check without a domain (docs/decisions.md#runtime-checks).
   const license = await makeLicense(t, key, project.id, { allow_configs: true });
   const revoked = await makeLicense(t, key, project.id);
   expectSuccess(await api.post(`/project/${project.id}/licenses/${revoked.id}/revoke`));

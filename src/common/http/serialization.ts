@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 
-/** ISO-8601 in UTC without fractional seconds, the shape the seed shows: `2025-12-01T10:12:00Z`. */
+/** ISO-8601 in UTC without fractional seconds: `2025-12-01T10:12:00Z` (docs/api.md#the-envelope-and-errors). */
 export function toIsoTimestamp(value: Date | string | null | undefined): string | null {
   if (value === null || value === undefined) return null;
   const date = value instanceof Date ? value : new Date(value);

@@ -3,7 +3,7 @@ import { ENTITLEMENTS_SCHEMA } from '../../plans/dto/plan.dto.js';
 import type { Entitlements } from '../../plans/entitlements.js';
 import { INJECTABLE_MODES, INJECTABLE_TYPES } from '../../injectables/injectable.entity.js';
 
-/** The item keys of `include=injectables`, as the interface document lists them. */
+/** The item keys of `include=injectables` (docs/decisions.md#injectables). */
 @ApiSchema({ name: 'PaidInjectable' })
 export class PaidInjectableResponse {
   @ApiProperty({ type: 'integer' })

@@ -84,7 +84,7 @@ export class InjectableListItemResponse extends OmitType(InjectableResponse, [
   content_size: number;
 }
 
-/** The stream's item keys, as the interface document lists them. */
+/** The stream's item keys (docs/decisions.md#injectables). */
 @ApiSchema({ name: 'StreamInjectable' })
 export class StreamInjectableResponse {
   @ApiProperty()

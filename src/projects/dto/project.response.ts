@@ -82,7 +82,7 @@ export class ProjectResponse {
   updated_at: string;
 }
 
-/** The create answer lists the project without `locked_at`, as the interface document shows it. */
+/** The create answer lists the project without `locked_at` (docs/decisions.md#projects). */
 @ApiSchema({ name: 'ProjectCreated' })
 export class ProjectCreatedResponse extends OmitType(ProjectResponse, ['locked_at'] as const) {}
 
