@@ -2,6 +2,7 @@ import { INestApplication, Logger, ValidationPipe } from '@nestjs/common';
 import { ApplicationConfig } from '@nestjs/core';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import parseurl from 'parseurl';
 import proxyaddr from 'proxy-addr';
 import { andThen } from '../common/maybe-promise.js';
 import { type LicensedRequest, LicenseKeyGuard } from './license-key.guard.js';
@@ -134,9 +135,10 @@ export class RuntimeFastPath {
   ): void {
     try {
       req.ip = proxyaddr(req, this.trust);
-      // What parseurl gives Express's query parser: everything after the first `?`.
-      const at = (req.url as string).indexOf('?');
-      req.query = this.parseQuery(at < 0 ? null : (req.url as string).slice(at + 1));
+      // What Express's req.query parses: parseurl's query (after the first `?`, and before a `#`:
+      // a URL with a fragment goes through url.parse, which leaves the fragment out).
+      const query = parseurl(req)?.query;
+      req.query = this.parseQuery(typeof query === 'string' ? query : null);
     } catch (error) {
       return this.fail(error, req, res);
     }

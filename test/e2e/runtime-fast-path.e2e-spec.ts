@@ -10,6 +10,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import type { Response } from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { setupApp } from '../../src/app.setup.js';
@@ -598,6 +599,43 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     }
     const after = await fast.http().post(RUNTIME).set('X-LICENSE-KEY', randomUUID());
     expect(after.status).toBe(403);
+  });
+
+  /** A POST sent with node's own client: supertest leaves a URL's fragment out, this sends it. */
+  function sendAsIs(t: TestApp, path: string, headers: Record<string, string>): Promise<Response> {
+    return new Promise((done, fail) => {
+      const req = httpRequest(
+        { port: Number(new URL(t.url).port), host: '127.0.0.1', method: 'POST', path, headers },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+          res.on('end', () =>
+            done({ status: res.statusCode, headers: res.headers, text } as unknown as Response),
+          );
+        },
+      );
+      req.on('error', fail).end();
+    });
+  }
+
+  it('a fragment in the URL is left out of the query on both paths, as Express leaves it', async () => {
+    const f = await fixture({ license: { allow_configs: true } });
+    const paths = [
+      `${RUNTIME}?license=${f.uuid}#x`,
+      `${RUNTIME}?include=token#x`,
+      `${RUNTIME}?action=check_project#x?action=everything`,
+      `${RUNTIME}?domain=${f.domain}#x`,
+    ];
+    const answers: Response[] = [];
+    for (const path of paths) {
+      const headers = path.includes('license=') ? { ...from(), 'X-Service-Domain': f.domain } : withKey(f);
+      const a = await sendAsIs(fast, path, headers);
+      const b = await sendAsIs(routed, path, headers);
+      expect({ path, ...comparable(a) }).toEqual({ path, ...comparable(b) });
+      answers.push(a);
+    }
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(JSON.parse(answers[1].text).data.token).toMatch(/^LG1\./);
   });
 
   it('other spellings and methods of the path still go through Express', async () => {
