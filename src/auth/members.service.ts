@@ -228,7 +228,9 @@ export class MembersService {
     }
     let password_hash: string | null = null;
     if (!existing) {
-      if (input.password === undefined) throw fieldError('password', PASSWORD_REQUIRED);
+      // null is no password either (the DTO's @IsOptional lets it through).
+      if (input.password === undefined || input.password === null)
+        throw fieldError('password', PASSWORD_REQUIRED);
       assertPasswordShape(input.password);
       password_hash = await hashPassword(input.password);
     }

@@ -180,7 +180,7 @@ export class PaymentConnectorsService {
     if (dto.is_active !== undefined && dto.is_active !== null) changes.is_active = dto.is_active;
     if (dto.license_template !== undefined) changes.license_template = storedTemplate(dto.license_template);
     if (dto.products !== undefined) changes.products = dto.products ?? [];
-    if (dto.match_customers_by_email !== undefined)
+    if (dto.match_customers_by_email !== undefined && dto.match_customers_by_email !== null)
       changes.match_customers_by_email = dto.match_customers_by_email;
     const secret = typeof dto.signing_secret === 'string';
     if (secret) changes.signing_secret = sealSecret(this.config.appKey, dto.signing_secret as string);

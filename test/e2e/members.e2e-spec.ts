@@ -210,6 +210,18 @@ describe('members', () => {
     expect(noPassword.errors.password).toEqual([
       'The password field is required: it is the password of your new user.',
     ]);
+    // null is no password either: the same 422, not a 500.
+    const nullPassword = expectError(
+      await send(
+        'POST',
+        `/api/v1/auth/invitations/${tokenOf(fresh.invitation_url)}/accept`,
+        {},
+        { password: null },
+      ),
+      422,
+      ['password'],
+    );
+    expect(nullPassword.errors).toEqual(noPassword.errors);
     const short = expectError(
       await send(
         'POST',
@@ -289,6 +301,15 @@ describe('members', () => {
     expectError(await send('DELETE', `/api/v1/members/${ownerMembership}`, headers), 409);
 
     const admin = await member(accountId, 'admin');
+    // A role of null is refused like any value that is not a role: 422, the member unchanged.
+    const nullRole = expectError(
+      await send('PATCH', `/api/v1/members/${admin.membershipId}`, headers, { role: null }),
+      422,
+      ['role'],
+    );
+    expect(nullRole.errors.role).toEqual(['The role field must be a string.']);
+    const roles = expectSuccess(await send('GET', '/api/v1/members', headers)).map((m: Json) => m.role);
+    expect(roles).toContain('admin');
     const own = expectError(
       await send('PATCH', `/api/v1/members/${admin.membershipId}`, admin.headers, { role: 'owner' }),
       403,

@@ -648,6 +648,17 @@ describe('licenses that carry their own payment, purchases and the order of even
         }),
       );
       expect(cleared).toMatchObject({ products: [], match_customers_by_email: true });
+      // null leaves it as it is, as for the connector's other flags: not a 500.
+      const kept = expectSuccess(
+        await api().patch(`/project/${project.id}/payment-connectors/${connector.id}`, {
+          match_customers_by_email: null,
+          issue_licenses: null,
+        }),
+      );
+      expect(kept).toMatchObject({
+        match_customers_by_email: true,
+        issue_licenses: connector.issue_licenses,
+      });
     });
 
     it('ignores events of other products; invoices follow their subscription; refunds follow their reference', async () => {

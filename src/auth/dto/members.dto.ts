@@ -66,7 +66,8 @@ export class InviteMemberDto {
 
 export class UpdateMemberDto {
   @ApiPropertyOptional({ enum: ROLES, example: 'support' })
-  @IsOptional()
+  // Omitted keeps the role; null is refused like any value that is not a role.
+  @ValidateIf((_, value) => value !== undefined)
   @IsString({ message: 'The role field must be a string.' })
   @IsIn(ROLES, { message: ROLE_INVALID })
   role?: Role;
