@@ -9465,7 +9465,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A body that is not a JSON object, or an event without an id (after a valid signature) */
+            /** @description A body that is not a JSON object or not UTF-8 text (an unpaired surrogate included), or an event without an id (after a valid signature) */
             400: {
                 headers: {
                     /** @description The request id: echoed when the request sent a valid one, generated otherwise */

@@ -1,5 +1,6 @@
 import { HttpStatus, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { instanceToPlain } from 'class-transformer';
@@ -10,6 +11,7 @@ import { UserEntity } from '../auth/user.entity.js';
 import { openSecret, sha256Hex } from '../common/crypto/crypto.js';
 import { ApiError } from '../common/http/errors.js';
 import { toIsoTimestamp } from '../common/http/serialization.js';
+import { unpairedSurrogates } from '../common/http/unicode.js';
 import { normalizeDomain } from '../common/net/domain-name.js';
 import { addDays, Clock, wholeSecond } from '../common/time.js';
 import { AppConfig } from '../config/app-config.js';
@@ -50,6 +52,11 @@ export const CONNECTOR_NOT_FOUND = 'Payment connector not found.';
 export const SIGNATURE_INVALID = 'The payment provider signature is missing or invalid';
 export const BODY_NOT_JSON = 'The event body must be a JSON object.';
 export const NO_EVENT_ID = 'The event carries no event id (or one longer than 255 characters).';
+/**
+ * Bytes that are not UTF-8, or a string with an unpaired surrogate: decoding would store U+FFFD in its
+ * place, and two distinct event ids would become one (docs/payments.md#how-deliveries-are-checked).
+ */
+export const BODY_NOT_TEXT = 'The event body must be UTF-8 text, with no unpaired surrogate.';
 
 /** A target whose has_paid an event moves. */
 type Target = { kind: 'project'; row: ProjectEntity } | { kind: 'domain'; row: DomainEntity };
@@ -137,6 +144,7 @@ export class PaymentReceipts {
     const verified = adapter.verify(secret, headers, body, this.clock.nowMs());
     if (!verified.ok)
       throw new ApiError(HttpStatus.UNAUTHORIZED, `${SIGNATURE_INVALID}: ${verified.reason}.`);
+    if (!isUtf8(body)) throw new ApiError(HttpStatus.BAD_REQUEST, BODY_NOT_TEXT);
     let payload: unknown;
     try {
       payload = JSON.parse(body.toString('utf8'));
@@ -145,6 +153,7 @@ export class PaymentReceipts {
     }
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
       throw new ApiError(HttpStatus.BAD_REQUEST, BODY_NOT_JSON);
+    if (unpairedSurrogates(payload)) throw new ApiError(HttpStatus.BAD_REQUEST, BODY_NOT_TEXT);
     const event = adapter.read(payload as Record<string, unknown>, body, verified.headerEventId);
     if (!event || event.id.length > 255) throw new ApiError(HttpStatus.BAD_REQUEST, NO_EVENT_ID);
     // A redelivery of a stored event, answered without a unit of work; racing deliveries are told apart by the unique index.

@@ -77,7 +77,8 @@ export class PaymentWebhooksController {
   @ApiErrors(
     {
       status: 400,
-      description: 'A body that is not a JSON object, or an event without an id (after a valid signature)',
+      description:
+        'A body that is not a JSON object or not UTF-8 text (an unpaired surrogate included), or an event without an id (after a valid signature)',
       message: 'The event body must be a JSON object.',
     },
     {

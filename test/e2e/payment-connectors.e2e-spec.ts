@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { READ_ONLY } from '../../src/auth/api-key.guard.js';
 import { PaymentGrace } from '../../src/payments/payment-grace.service.js';
 import { registry } from '../../src/metrics/metrics.js';
+import { providerNamed } from '../../src/payments/providers/registry.js';
 import { makeAccount, makeApiKey, makeDomain, makeProject } from '../factories/index.js';
 import { ManualClock } from '../utils/clock.js';
 import { waitFor } from '../utils/processes.js';
@@ -444,6 +445,36 @@ describe('payment connectors (docs/payments.md)', () => {
         'The event carries no event id (or one longer than 255 characters).',
       );
       expect(await eventsOf(project.id, connector.id)).toHaveLength(1);
+    });
+
+    it('refuses a signed body that is not UTF-8 text, or holds an unpaired surrogate: 400, nothing stored', async () => {
+      const { project, connector } = await setup('stripe');
+      // Signed over the bytes as Stripe signs (the adapter's sign): the body is read, then refused.
+      const post = (bytes: Buffer) => {
+        // As bytes: superagent would send a Buffer given with a JSON type as a JSON object.
+        const req = t.http().post(endpointPath(connector)).set('Content-Type', 'application/octet-stream');
+        for (const [name, value] of Object.entries(
+          providerNamed('stripe')!.sign(connector.secret, bytes, clock.nowMs()),
+        ))
+          req.set(name, value);
+        return req.send(bytes);
+      };
+      const bodies = [
+        // Two ids that decoding would both turn into evt_bad_U+FFFD.
+        Buffer.concat([Buffer.from('{"id":"evt_bad_'), Buffer.from([0xfe]), Buffer.from('","type":"x"}')]),
+        Buffer.concat([Buffer.from('{"id":"evt_bad_'), Buffer.from([0xfd]), Buffer.from('","type":"x"}')]),
+        Buffer.from('{"id":"evt_sur_\\udfff","type":"x"}'),
+        Buffer.from('{"id":"evt_ok","type":"x","data":{"object":{"name":"\\ud800"}}}'),
+      ];
+      for (const bytes of bodies)
+        expect(expectError(await post(bytes), 400).message).toBe(
+          'The event body must be UTF-8 text, with no unpaired surrogate.',
+        );
+      expect(await eventsOf(project.id, connector.id)).toEqual([]);
+      // A pair is text: the same event with an emoji is read.
+      expect(
+        expectSuccess(await post(Buffer.from('{"id":"evt_pair","type":"x","n":"\\ud83d\\ude00"}'))).outcome,
+      ).toBe('ignored');
     });
 
     it('refuses a body over 1 MiB with 413 in the envelope', async () => {
