@@ -11,6 +11,7 @@ import type { Server } from 'node:http';
 import { boundLargeAnswers, configureHttpServer } from './common/http/http-server.js';
 import {
   contentType,
+  declaredTooLarge,
   hostHeader,
   objectBody,
   outsideApi,
@@ -89,6 +90,8 @@ export function setupApp(
   const portalPages = servePortal(app.get(PortalService), app.get(AuthFailures), new Logger('Portal'));
   // What reads request bodies: skipped by RuntimeFastPath for a call that sends none.
   const bodyParsers = [
+    // A declared length over the route's bound: 413 at once, not once the parser has drained the body.
+    declaredTooLarge(MAX_PAYMENT_EVENT_BYTES, config.env.MAX_UPLOAD_BYTES),
     // Before any parser: a payment provider's event is read as bytes, whatever its type (its signature covers them).
     rawPaymentEvents(express.raw({ type: () => true, limit: MAX_PAYMENT_EVENT_BYTES })),
     contentType,

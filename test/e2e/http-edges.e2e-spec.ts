@@ -130,6 +130,31 @@ describe('answers node writes itself are in the envelope', () => {
     );
   });
 
+  it('a declared Content-Length over what the route reads → 413 at once, before the body is sent', async () => {
+    // Each declares more than it sends and never sends the rest: the parsers would wait for it until
+    // the idle timeout (30 s by default), then close the connection without an answer.
+    const declared = (path: string, length: number, type = 'application/json') =>
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\n\r\n{}`;
+    const MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
+    // The runtime fast path, a routed call, and a payment provider's endpoint (bounded at 1 MiB).
+    for (const request of [
+      declared('/api/v1/project/has-paid', 99_000_000),
+      declared('/api/v1/project', MAX_UPLOAD_BYTES + 1),
+      declared(`/api/v1/payments/stripe/${'A'.repeat(43)}`, 1024 * 1024 + 1),
+    ])
+      await expectEnvelope(t, request, 413, 'Request body is too large.');
+    await expectEnvelope(
+      t,
+      declared(
+        '/api/v1/project/1/injectables',
+        MAX_UPLOAD_BYTES + 256 * 1024 + 1,
+        'multipart/form-data; boundary=x',
+      ),
+      413,
+      `The multipart body is larger than MAX_UPLOAD_BYTES (${MAX_UPLOAD_BYTES} bytes) and 256 KiB for the other fields.`,
+    );
+  });
+
   it('Content-Length with Transfer-Encoding, or a malformed chunked body → 400', async () => {
     await expectEnvelope(
       t,

@@ -3,6 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import typeis from 'type-is';
 import { ApiError, ValidationFailed } from './errors.js';
 import { requestIdFrom } from './http-server.js';
+import { multipartTooLarge, OTHER_FIELDS_BYTES } from './upload.interceptor.js';
 import { unpairedSurrogates } from './unicode.js';
 
 /*
@@ -56,6 +57,34 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 export function rawPaymentEvents(raw: Middleware): Middleware {
   return (req, res, next) =>
     req.method === 'POST' && PAYMENT_EVENTS.test(req.url ?? '') ? raw(req, res, next) : next();
+}
+
+export const BODY_TOO_LARGE = 'Request body is too large.';
+
+/**
+ * A body whose declared length is over what its route reads is refused at once, before a byte of it is
+ * read: 413 with the parser's own message, and the connection closed. The parsers would refuse it too,
+ * but only once they had drained it, waiting until the idle timeout for bytes a client declared and
+ * never sends. The bounds are the parsers': a payment event's, a multipart upload's (one payload and
+ * OTHER_FIELDS_BYTES), and every other body's (MAX_UPLOAD_BYTES). A compressed body is left to its
+ * parser, which bounds what it inflates.
+ */
+export function declaredTooLarge(paymentEventBytes: number, maxUploadBytes: number): Middleware {
+  return (req, _res, next) => {
+    const declared = req.headers['content-length'];
+    if (declared === undefined) return next();
+    const encoding = req.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return next();
+    const length = Number(declared);
+    let message: string | null;
+    if (req.method === 'POST' && PAYMENT_EVENTS.test(req.url ?? ''))
+      message = length > paymentEventBytes ? BODY_TOO_LARGE : null;
+    else if (typeis(req, ['multipart/form-data']))
+      message = length > maxUploadBytes + OTHER_FIELDS_BYTES ? multipartTooLarge(maxUploadBytes) : null;
+    else message = length > maxUploadBytes ? BODY_TOO_LARGE : null;
+    if (message === null) return next();
+    next(new ApiError(413, message, null, null, { Connection: 'close' }));
+  };
 }
 
 /** JSON-first: a body must be JSON, or multipart where an endpoint takes files. */

@@ -74,7 +74,11 @@ export function UploadInterceptor(field: string): Type<NestInterceptor> {
 }
 
 /** Room for a multipart body's fields other than its payload (slug, title, secret, meta, …) and its framing. */
-const OTHER_FIELDS_BYTES = 256 * 1024;
+export const OTHER_FIELDS_BYTES = 256 * 1024;
+
+/** The 413 of a multipart body past one payload (maxBytes) and OTHER_FIELDS_BYTES. */
+export const multipartTooLarge = (maxBytes: number) =>
+  `The multipart body is larger than MAX_UPLOAD_BYTES (${maxBytes} bytes) and 256 KiB for the other fields.`;
 
 /**
  * multer's streamHandler, stopping a multipart body at one payload (maxBytes) and OTHER_FIELDS_BYTES:
@@ -89,11 +93,7 @@ export function boundedMultipart(maxBytes: number) {
       received += chunk.length;
       if (received <= total) return;
       req.removeListener('data', count);
-      busboy.destroy(
-        new PayloadTooLargeException(
-          `The multipart body is larger than MAX_UPLOAD_BYTES (${maxBytes} bytes) and 256 KiB for the other fields.`,
-        ),
-      );
+      busboy.destroy(new PayloadTooLargeException(multipartTooLarge(maxBytes)));
     };
     req.on('data', count);
     req.pipe(busboy);
