@@ -40,6 +40,33 @@ describe('callingDomain', () => {
     expect(callingDomain(request({ 'x-service-domain': '  ' }))).toEqual({ host: null, local: false });
   });
 
+  it('reads X-Service-Domain sent as UTF-8 bytes as UTF-8, and latin1 bytes as latin1', () => {
+    // What Node gives for the header's bytes: one character per byte.
+    const asNodeReadsIt = (bytes: Buffer) => bytes.toString('latin1');
+    expect(
+      callingDomain(request({ 'x-service-domain': asNodeReadsIt(Buffer.from('Bücher.example', 'utf8')) }))
+        .host,
+    ).toBe('xn--bcher-kva.example');
+    expect(
+      callingDomain(request({ 'x-service-domain': asNodeReadsIt(Buffer.from('bücher.example', 'latin1')) }))
+        .host,
+    ).toBe('xn--bcher-kva.example');
+  });
+
+  it('a name with two trailing dots or a port that is no port names no host', () => {
+    for (const sent of [
+      'shop.example.com..',
+      'shop.example.com:0',
+      'shop.example.com:65536',
+      'shop.example.com:99999',
+    ])
+      expect([sent, callingDomain(request({ 'x-service-domain': sent })).host]).toEqual([sent, null]);
+    expect(callingDomain(request({ 'x-service-domain': 'shop.example.com.' })).host).toBe('shop.example.com');
+    expect(callingDomain(request({ 'x-service-domain': 'shop.example.com:65535' })).host).toBe(
+      'shop.example.com',
+    );
+  });
+
   it('reduces URLs and host:port, and gives the same answer when asked again', () => {
     for (let round = 0; round < 2; round++) {
       expect(callingDomain(request({ 'x-service-domain': 'https://Shop.Example.com:8443/path' })).host).toBe(

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { growingLru } from '../common/cache/growing-lru.js';
+import { isUtf8 } from 'node:buffer';
 import { isIP } from 'node:net';
 import { getDomain } from 'tldts';
 import { hostOfUrl, normalizeDomain } from '../common/net/domain-name.js';
@@ -15,12 +16,15 @@ export interface CallingDomain {
 
 const LOCAL_IPS = new Set(['127.0.0.1', '::1', '[::1]', '::ffff:127.0.0.1']);
 
-/** Accepts `shop.example.com`, `shop.example.com:8443` or a full URL as SDKs sometimes send it. */
+/**
+ * Accepts `shop.example.com`, `shop.example.com:8443` or a full URL as SDKs sometimes send it. A port
+ * that is no port (0, over 65535) is left on the name, which then names no host.
+ */
 function hostPart(value: string): string {
   const trimmed = value.trim();
   if (trimmed.includes('://')) return hostOfUrl(trimmed) ?? trimmed;
-  const withPort = /^([^:/\s]+):\d{1,5}$/.exec(trimmed);
-  return withPort ? withPort[1] : trimmed;
+  const withPort = /^([^:/\s]+):(\d{1,5})$/.exec(trimmed);
+  return withPort && Number(withPort[2]) >= 1 && Number(withPort[2]) <= 65535 ? withPort[1] : trimmed;
 }
 
 const usable = (value: unknown): value is string => typeof value === 'string' && value.trim() !== '';
@@ -28,7 +32,19 @@ const usable = (value: unknown): value is string => typeof value === 'string' &&
 /** X-Service-Domain as received (Node joins a header sent twice into one list). */
 function domainHeader(req: Request): string | undefined {
   const header = req.headers['x-service-domain'];
-  return Array.isArray(header) ? header[0] : header;
+  const sent = Array.isArray(header) ? header[0] : header;
+  return sent === undefined ? undefined : headerText(sent);
+}
+
+/**
+ * Node reads a header's bytes as latin1, one character each: a name sent as UTF-8 (`bücher.de`, as
+ * `curl -H` sends it) would arrive as `bÃ¼cher.de`. Bytes that are valid UTF-8 are read as UTF-8;
+ * others stay latin1, as a browser's fetch sends `ü` (one byte, 0xFC).
+ */
+function headerText(value: string): string {
+  if (!/[^\u0020-\u007e\t]/.test(value)) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : value;
 }
 
 /** The first source of the calling domain that names a host, read lazily (the header is the common case). */
@@ -50,14 +66,16 @@ function rawCallingDomain(req: Request, configDomain: unknown): string | undefin
 const ipLiterals = new WeakMap<CallingDomain, string>();
 
 function resolve(raw: string): CallingDomain {
-  const host = hostPart(raw).toLowerCase().replace(/\.$/, '');
+  const named = hostPart(raw).toLowerCase();
+  // One trailing dot is the root (normalizeDomain drops it); `example.com..` names no host.
+  const host = named.replace(/\.$/, '');
   const local =
     LOCAL_IPS.has(host) ||
     (isIP(host) === 0 && (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.test')));
   const literal = host.replace(/^\[(.*)\]$/, '$1');
   const ip = isIP(literal) !== 0;
   const resolved: CallingDomain = Object.freeze({
-    host: normalizeDomain(host),
+    host: normalizeDomain(named),
     local,
     ...(ip ? { ip } : {}),
   });

@@ -638,6 +638,33 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     expect(JSON.parse(answers[1].text).data.token).toMatch(/^LG1\./);
   });
 
+  it('a calling domain sent as UTF-8 bytes is read as UTF-8 on both paths; one that is no host is 400', async () => {
+    const name = `bücher-${uniqueToken()}.example`;
+    const f = await fixture({ host: name });
+    // Node's client writes a header's characters as latin1 bytes: these are the name's UTF-8 bytes.
+    const utf8 = Buffer.from(name, 'utf8').toString('latin1');
+    const answers: Response[] = [];
+    for (const sent of [utf8, `${f.domain}..`, `${f.domain}:99999`]) {
+      const headers = { ...from(), 'X-LICENSE-KEY': f.uuid, 'X-Service-Domain': sent };
+      const a = await sendAsIs(fast, RUNTIME, headers);
+      const b = await sendAsIs(routed, RUNTIME, headers);
+      expect({ sent, ...comparable(a) }).toEqual({ sent, ...comparable(b) });
+      answers.push(a);
+    }
+    expect(f.domain).toMatch(/^xn--/);
+    expect(answers.map((a) => [a.status, JSON.parse(a.text).message])).toEqual([
+      [200, 'Success'],
+      [
+        400,
+        'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.',
+      ],
+      [
+        400,
+        'The X-Service-Domain header does not name a host: send it once, with one host name such as shop.example.com.',
+      ],
+    ]);
+  });
+
   it('other spellings and methods of the path still go through Express', async () => {
     await run(
       (f) => [
