@@ -65,7 +65,8 @@ type RuntimeRequest = IncomingMessage & { ip?: string; query?: unknown; body?: u
  * Measured here, Express's per-request work (swapping in its request and response prototypes, the
  * router walking every layer, res.json) costs more than the whole check: a one-route Express app
  * does under half the requests of the same handler on node:http. This handler runs the app's
- * middlewares in their order (CORS, request id, content type, JSON body, object body), counts the call
+ * middlewares in their order (app.setup.ts: CORS, request id, the large-answer budget, Host, and for a
+ * call with a body its length, content type, JSON body, object body), counts the call
  * (ThrottleGuard), finds the license (LicenseKeyGuard.find), asks the gate and answers its verdict
  * (RuntimeAnswers.hasPaid, as HasPaidController.hasPaid does), and writes the success envelope or
  * the exception filter's envelope for every error. Express's `req.ip` and `req.query` are computed

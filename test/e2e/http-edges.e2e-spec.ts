@@ -69,6 +69,38 @@ function exchange(
   });
 }
 
+/** Sends raw bytes on a new connection and resolves with the first `count` answers, then hangs up. */
+function firstAnswers(t: TestApp, count: number, ...chunks: string[]): Promise<RawResponse[]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(portOf(t), '127.0.0.1');
+    const received: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`fewer than ${count} answers within 15 s`));
+    }, 15_000);
+    socket.on('connect', () => {
+      for (const chunk of chunks) socket.write(chunk);
+    });
+    socket.on('data', (d) => {
+      received.push(d);
+      let responses: RawResponse[];
+      try {
+        responses = parseResponses(Buffer.concat(received));
+      } catch {
+        return; // an answer still on its way
+      }
+      if (responses.length < count) return;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(responses);
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
 /** One error answer in the envelope, with a request id, on a connection the server then closed. */
 async function expectEnvelope(t: TestApp, request: string | Buffer, status: number, message: string) {
   const { responses, closedByServer } = await exchange(t, request);
@@ -130,29 +162,54 @@ describe('answers node writes itself are in the envelope', () => {
     );
   });
 
-  it('a declared Content-Length over what the route reads → 413 at once, before the body is sent', async () => {
-    // Each declares more than it sends and never sends the rest: the parsers would wait for it until
-    // the idle timeout (30 s by default), then close the connection without an answer.
+  it('a declared Content-Length over what the route reads → 413 at once; the body dropped, or the connection closed if it never comes', async () => {
+    const max = t.config.env.MAX_UPLOAD_BYTES;
     const declared = (path: string, length: number, type = 'application/json') =>
       `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: ${length}\r\n\r\n{}`;
-    const MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
-    // The runtime fast path, a routed call, and a payment provider's endpoint (bounded at 1 MiB).
-    for (const request of [
-      declared('/api/v1/project/has-paid', 99_000_000),
-      declared('/api/v1/project', MAX_UPLOAD_BYTES + 1),
-      declared(`/api/v1/payments/stripe/${'A'.repeat(43)}`, 1024 * 1024 + 1),
-    ])
-      await expectEnvelope(t, request, 413, 'Request body is too large.');
-    await expectEnvelope(
+    const tooLarge = 'Request body is too large.';
+    // The runtime fast path, a routed call, a payment provider's endpoint (1 MiB), an upload.
+    const cases: [string, string][] = [
+      [declared('/api/v1/project/has-paid', 99_000_000), tooLarge],
+      [declared('/api/v1/project', max + 1), tooLarge],
+      [declared(`/api/v1/payments/stripe/${'A'.repeat(43)}`, 1024 * 1024 + 1), tooLarge],
+      [
+        declared('/api/v1/project/1/injectables', max + 256 * 1024 + 1, 'multipart/form-data; boundary=x'),
+        `The multipart body is larger than MAX_UPLOAD_BYTES (${max} bytes) and 256 KiB for the other fields.`,
+      ],
+    ];
+    // Each declares more than it sends and never sends the rest: the parsers would have waited for it
+    // until the idle timeout (30 s), then closed the connection without an answer. Now the answer
+    // comes at once, and the connection is closed within seconds (exchange gives up at 15 s).
+    const exchanges = await Promise.all(cases.map(([request]) => exchange(t, request)));
+    exchanges.forEach(({ responses, closedByServer }, i) => {
+      expect(responses.map((r) => [r.status, JSON.parse(r.body).message])).toEqual([[413, cases[i][1]]]);
+      expect(closedByServer).toBe(true);
+    });
+    // A body no parser reads is not judged by its length: a text body is the 415 it always was.
+    const text = await firstAnswers(
       t,
-      declared(
-        '/api/v1/project/1/injectables',
-        MAX_UPLOAD_BYTES + 256 * 1024 + 1,
-        'multipart/form-data; boundary=x',
-      ),
-      413,
-      `The multipart body is larger than MAX_UPLOAD_BYTES (${MAX_UPLOAD_BYTES} bytes) and 256 KiB for the other fields.`,
+      1,
+      'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 99000000\r\n\r\nhi',
     );
+    expect(text.map((r) => [r.status, JSON.parse(r.body).message])).toEqual([
+      [
+        415,
+        'Unsupported content type: send application/json (or multipart/form-data where a file is uploaded).',
+      ],
+    ]);
+    // A client that sends all of an oversized body reads the 413, on a connection that then serves
+    // its next request: the body was read and dropped, not cut off with a reset.
+    const body = `{"pad":"${'x'.repeat(max)}"}`;
+    const answers = await firstAnswers(
+      t,
+      2,
+      `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      'GET /api/v1/ HTTP/1.1\r\nHost: x\r\n\r\n',
+    );
+    expect(answers.map((r) => [r.status, JSON.parse(r.body).message])).toEqual([
+      [413, tooLarge],
+      [200, 'LicenseGate API v1'],
+    ]);
   });
 
   it('Content-Length with Transfer-Encoding, or a malformed chunked body → 400', async () => {

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { EntityNotFoundError } from 'typeorm';
+import { BODY_TOO_LARGE } from './body-limits.js';
 import { Envelope, FieldErrors } from './envelope.js';
 import { ApiError } from './errors.js';
 import {
@@ -204,7 +205,7 @@ function clientErrorMessage(
     case 'entity.parse.failed':
       return 'Malformed JSON in request body.';
     case 'entity.too.large':
-      return 'Request body is too large.';
+      return BODY_TOO_LARGE;
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return 'Unsupported request body encoding.';

@@ -119,6 +119,20 @@ function answerAndClose(socket: Duplex, answer: string): void {
 }
 
 /**
+ * After an answer given before the request's body was read (a 413 on its declared length): node reads
+ * and drops the body as it comes, and the connection is closed if it has not all come within
+ * LINGER_MS. A client that declared bytes it never sends is not kept until the idle timeout; one still
+ * sending is not cut before it can read the answer, nor at all once its body is in.
+ */
+export function closeIfBodyLingers(req: IncomingMessage): void {
+  if (req.complete) return;
+  const cut = setTimeout(() => req.socket.destroy(), LINGER_MS).unref();
+  const done = () => clearTimeout(cut);
+  req.once('end', done);
+  req.socket.once('close', done);
+}
+
+/**
  * Timeouts and the answers node's HTTP server would otherwise write itself, outside the envelope and
  * without X-Request-Id: malformed requests (`clientError`), an Expect other than 100-continue
  * (`checkExpectation`), CONNECT, and HTTP/1.1 without Host (left to the app's middleware).

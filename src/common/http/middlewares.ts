@@ -2,8 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { isUtf8 } from 'node:buffer';
 import typeis from 'type-is';
 import { ApiError, ValidationFailed } from './errors.js';
-import { requestIdFrom } from './http-server.js';
-import { multipartTooLarge, OTHER_FIELDS_BYTES } from './upload.interceptor.js';
+import { closeIfBodyLingers, requestIdFrom } from './http-server.js';
+import { BODY_TOO_LARGE, multipartTooLarge, OTHER_FIELDS_BYTES } from './body-limits.js';
 import { unpairedSurrogates } from './unicode.js';
 
 /*
@@ -43,6 +43,7 @@ function hostCount(raw: string[]): number {
  * Elsewhere a form would reach the route unread, and be answered with a 422 about fields it did send.
  */
 const TAKES_FILES = /^\/api\/v1\/project\/[^/?#]+\/injectables(\/[^/?#]+)?\/?(\?|#|$)/i;
+const takesFiles = (req: Request) => req.method !== 'PATCH' && TAKES_FILES.test(req.url ?? '');
 
 /**
  * The endpoint payment providers post their events to (src/payments/): its body is read raw,
@@ -55,35 +56,39 @@ type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
 /** Reads a payment event's body as bytes (`raw`: express.raw with the size bound) on its route only. */
 export function rawPaymentEvents(raw: Middleware): Middleware {
-  return (req, res, next) =>
-    req.method === 'POST' && PAYMENT_EVENTS.test(req.url ?? '') ? raw(req, res, next) : next();
+  return (req, res, next) => (isPaymentEvent(req) ? raw(req, res, next) : next());
 }
 
-export const BODY_TOO_LARGE = 'Request body is too large.';
+const isPaymentEvent = (req: Request) => req.method === 'POST' && PAYMENT_EVENTS.test(req.url ?? '');
 
 /**
- * A body whose declared length is over what its route reads is refused at once, before a byte of it is
- * read: 413 with the parser's own message, and the connection closed. The parsers would refuse it too,
- * but only once they had drained it, waiting until the idle timeout for bytes a client declared and
- * never sends. The bounds are the parsers': a payment event's, a multipart upload's (one payload and
- * OTHER_FIELDS_BYTES), and every other body's (MAX_UPLOAD_BYTES). A compressed body is left to its
- * parser, which bounds what it inflates.
+ * A body whose declared length is over what its route will read is refused at once, before a byte of
+ * it is read, with the parser's own 413: the parsers would refuse it too, but only once they had read
+ * it all, and would wait until the idle timeout for bytes a client declared and never sends. The
+ * bounds are the parsers': a payment event's (rawPaymentEvents), a JSON body's (MAX_UPLOAD_BYTES, any
+ * method), a multipart upload's where a route takes files (one payload and OTHER_FIELDS_BYTES). A body
+ * no parser reads, and a compressed one (its parser bounds what it inflates), are left alone. The
+ * body is then dropped as it comes, and the connection closed if it has not all come within a few
+ * seconds (closeIfBodyLingers).
  */
 export function declaredTooLarge(paymentEventBytes: number, maxUploadBytes: number): Middleware {
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const declared = req.headers['content-length'];
     if (declared === undefined) return next();
     const encoding = req.headers['content-encoding'];
     if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return next();
     const length = Number(declared);
-    let message: string | null;
-    if (req.method === 'POST' && PAYMENT_EVENTS.test(req.url ?? ''))
-      message = length > paymentEventBytes ? BODY_TOO_LARGE : null;
-    else if (typeis(req, ['multipart/form-data']))
-      message = length > maxUploadBytes + OTHER_FIELDS_BYTES ? multipartTooLarge(maxUploadBytes) : null;
-    else message = length > maxUploadBytes ? BODY_TOO_LARGE : null;
+    let message: string | null = null;
+    if (isPaymentEvent(req)) {
+      if (length > paymentEventBytes) message = BODY_TOO_LARGE;
+    } else if (typeis(req, ['application/json', 'application/*+json'])) {
+      if (length > maxUploadBytes) message = BODY_TOO_LARGE;
+    } else if (typeis(req, ['multipart/form-data']) && takesFiles(req)) {
+      if (length > maxUploadBytes + OTHER_FIELDS_BYTES) message = multipartTooLarge(maxUploadBytes);
+    }
     if (message === null) return next();
-    next(new ApiError(413, message, null, null, { Connection: 'close' }));
+    res.once('finish', () => closeIfBodyLingers(req));
+    next(new ApiError(413, message));
   };
 }
 
@@ -94,7 +99,7 @@ export function contentType(req: Request, _res: Response, next: NextFunction): v
     Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (!hasBody || typeis(req, ['application/json', 'application/*+json'])) return next();
   if (typeis(req, ['multipart/form-data'])) {
-    if (req.method !== 'PATCH' && TAKES_FILES.test(req.url ?? '')) return next();
+    if (takesFiles(req)) return next();
     return next(
       new ApiError(
         415,

@@ -10,6 +10,7 @@ import { FileInterceptor } from '@nestjs/platform-express';
 import type { Request } from 'express';
 import type { Observable } from 'rxjs';
 import type { Writable } from 'node:stream';
+import { multipartTooLarge, OTHER_FIELDS_BYTES } from './body-limits.js';
 import type { FieldErrors } from './envelope.js';
 import { ValidationFailed } from './errors.js';
 import { label } from './validators.js';
@@ -72,13 +73,6 @@ export function UploadInterceptor(field: string): Type<NestInterceptor> {
   }
   return mixin(Upload);
 }
-
-/** Room for a multipart body's fields other than its payload (slug, title, secret, meta, …) and its framing. */
-export const OTHER_FIELDS_BYTES = 256 * 1024;
-
-/** The 413 of a multipart body past one payload (maxBytes) and OTHER_FIELDS_BYTES. */
-export const multipartTooLarge = (maxBytes: number) =>
-  `The multipart body is larger than MAX_UPLOAD_BYTES (${maxBytes} bytes) and 256 KiB for the other fields.`;
 
 /**
  * multer's streamHandler, stopping a multipart body at one payload (maxBytes) and OTHER_FIELDS_BYTES:
