@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { growingLru } from '../common/cache/growing-lru.js';
 import { hash, KeyObject } from 'node:crypto';
 import { AnswerSigner } from './answer-signer.js';
+import { headerText } from './calling-domain.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SharedLoads } from '../common/cache/generation-cache.js';
 import { openPrivateKey } from '../common/crypto/signing.js';
@@ -145,7 +146,8 @@ export class AnswerSigning {
       req.method ?? '',
       req.originalUrl ?? req.url ?? '',
       (licenseKey(req as never) as { hash: string }).hash,
-      typeof domain === 'string' ? domain : '',
+      // The name's text as the gate read it: what a client that sent it as UTF-8 (or latin1) signs.
+      typeof domain === 'string' ? headerText(domain) : '',
       hash('sha256', body, 'hex'),
     );
     this.signer.sign(pending.key as KeyObject, text, (error, signature) => {

@@ -41,7 +41,7 @@ function domainHeader(req: Request): string | undefined {
  * `curl -H` sends it) would arrive as `bÃ¼cher.de`. Bytes that are valid UTF-8 are read as UTF-8;
  * others stay latin1, as a browser's fetch sends `ü` (one byte, 0xFC).
  */
-function headerText(value: string): string {
+export function headerText(value: string): string {
   if (!/[^\u0020-\u007e\t]/.test(value)) return value;
   const bytes = Buffer.from(value, 'latin1');
   return isUtf8(bytes) ? bytes.toString('utf8') : value;

@@ -184,6 +184,27 @@ describe('signed runtime answers', () => {
     expect(verifies(signature, good, otherKey)).toBe(false);
   });
 
+  it('signs a calling domain over its text, whether its bytes came as UTF-8 or as latin1', async () => {
+    const name = `bücher-${uniqueToken()}.example`;
+    await makeDomain(t, key, project.id, { domain: name, has_paid: true });
+    const sent: Sent = {
+      method: 'POST',
+      target: '/api/v1/project/has-paid',
+      key: license.uuid,
+      domain: name,
+    };
+    // fetch writes a header's characters as latin1 bytes: these are the name's UTF-8 bytes (curl's way).
+    const asUtf8 = { ...sent, nonce: nonce() };
+    const utf8 = await call({ ...asUtf8, domain: Buffer.from(name, 'utf8').toString('latin1') });
+    expect(utf8.status).toBe(200);
+    expectSigned(asUtf8, utf8);
+    // A browser's fetch sends ü as the one byte 0xFC; the client signs the same name.
+    const asLatin1 = { ...sent, nonce: nonce() };
+    const latin1 = await call(asLatin1);
+    expect(latin1.status).toBe(200);
+    expectSigned(asLatin1, latin1);
+  });
+
   it('each call is signed for its own nonce', async () => {
     const a: Sent = {
       method: 'POST',
