@@ -53,8 +53,9 @@ export const SIGNATURE_INVALID = 'The payment provider signature is missing or i
 export const BODY_NOT_JSON = 'The event body must be a JSON object.';
 export const NO_EVENT_ID = 'The event carries no event id (or one longer than 255 characters).';
 /**
- * Bytes that are not UTF-8, or a string with an unpaired surrogate: decoding would store U+FFFD in its
- * place, and two distinct event ids would become one (docs/payments.md#how-deliveries-are-checked).
+ * Bytes that are not UTF-8, or an unpaired surrogate in what is read of the event (its id, type,
+ * reference, email, domain): decoding would store U+FFFD in its place, and two distinct event ids would
+ * become one (docs/payments.md#how-deliveries-are-checked).
  */
 export const BODY_NOT_TEXT = 'The event body must be UTF-8 text, with no unpaired surrogate.';
 
@@ -153,9 +154,13 @@ export class PaymentReceipts {
     }
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
       throw new ApiError(HttpStatus.BAD_REQUEST, BODY_NOT_JSON);
-    if (unpairedSurrogates(payload)) throw new ApiError(HttpStatus.BAD_REQUEST, BODY_NOT_TEXT);
     const event = adapter.read(payload as Record<string, unknown>, body, verified.headerEventId);
     if (!event || event.id.length > 255) throw new ApiError(HttpStatus.BAD_REQUEST, NO_EVENT_ID);
+    // What is stored and compared must be text; elsewhere in the payload (a buyer's free text) an
+    // unpaired surrogate is kept as JSON escapes it, and does not cost the payment.
+    const { id, type, reference, email, domain, license } = event;
+    if (unpairedSurrogates({ id, type, reference, email, domain, license }))
+      throw new ApiError(HttpStatus.BAD_REQUEST, BODY_NOT_TEXT);
     // A redelivery of a stored event, answered without a unit of work; racing deliveries are told apart by the unique index.
     if (await this.events.existsBy({ connector_id: connector.id, provider_event_id: event.id }))
       return { outcome: 'duplicate', event_id: event.id };

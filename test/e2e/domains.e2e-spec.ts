@@ -56,7 +56,7 @@ describe('project domains', () => {
   }
 
   describe('POST /project/{id}/domains', () => {
-    it('creates a domain with defaults and returns exactly the seed fields', async () => {
+    it('creates a domain with defaults and returns exactly the fields of docs/decisions.md#domains', async () => {
       const { key, project, base } = await setup();
       const data = expectSuccess(await api(key).post(base, { domain: 'example.com' }), 201);
       expectDomainShape(data);

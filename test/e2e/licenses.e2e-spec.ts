@@ -21,7 +21,7 @@ import { apiAs, expectClientError } from '../utils/api.js';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 const DAY = /^\d{4}-\d\d-\d\d$/;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-/** The interface document's table plus project_id, revoked_at, created_at, updated_at — exactly these. */
+/** The license fields of docs/decisions.md#licenses: the table plus project_id, revoked_at, created_at, updated_at — exactly these. */
 const LICENSE_KEYS = [
   'id',
   'project_id',

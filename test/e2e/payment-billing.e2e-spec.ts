@@ -648,7 +648,7 @@ describe('licenses that carry their own payment, purchases and the order of even
         }),
       );
       expect(cleared).toMatchObject({ products: [], match_customers_by_email: true });
-      // null leaves it as it is, as for the connector's other flags: not a 500.
+      // null leaves it as it is, as it does issue_licenses and grace_days: not a 500.
       const kept = expectSuccess(
         await api().patch(`/project/${project.id}/payment-connectors/${connector.id}`, {
           match_customers_by_email: null,

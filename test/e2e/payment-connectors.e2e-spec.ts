@@ -447,7 +447,7 @@ describe('payment connectors (docs/payments.md)', () => {
       expect(await eventsOf(project.id, connector.id)).toHaveLength(1);
     });
 
-    it('refuses a signed body that is not UTF-8 text, or holds an unpaired surrogate: 400, nothing stored', async () => {
+    it('refuses a signed body that is not UTF-8 text, or an event id with an unpaired surrogate: 400, nothing stored', async () => {
       const { project, connector } = await setup('stripe');
       // Signed over the bytes as Stripe signs (the adapter's sign): the body is read, then refused.
       const post = (bytes: Buffer) => {
@@ -464,13 +464,26 @@ describe('payment connectors (docs/payments.md)', () => {
         Buffer.concat([Buffer.from('{"id":"evt_bad_'), Buffer.from([0xfe]), Buffer.from('","type":"x"}')]),
         Buffer.concat([Buffer.from('{"id":"evt_bad_'), Buffer.from([0xfd]), Buffer.from('","type":"x"}')]),
         Buffer.from('{"id":"evt_sur_\\udfff","type":"x"}'),
-        Buffer.from('{"id":"evt_ok","type":"x","data":{"object":{"name":"\\ud800"}}}'),
       ];
       for (const bytes of bodies)
         expect(expectError(await post(bytes), 400).message).toBe(
           'The event body must be UTF-8 text, with no unpaired surrogate.',
         );
       expect(await eventsOf(project.id, connector.id)).toEqual([]);
+      // The signature first: the same bytes with a bad one are a 401.
+      const unsigned = await t
+        .http()
+        .post(endpointPath(connector))
+        .set('Content-Type', 'application/octet-stream')
+        .set('Stripe-Signature', `t=${Math.floor(clock.nowMs() / 1000)},v1=${'0'.repeat(64)}`)
+        .send(bodies[0]);
+      expect(unsigned.status).toBe(401);
+      // Elsewhere in the payload, an unpaired surrogate (a buyer's free text) does not cost the event.
+      expect(
+        expectSuccess(
+          await post(Buffer.from('{"id":"evt_free","type":"x","data":{"object":{"name":"\\ud800"}}}')),
+        ).outcome,
+      ).toBe('ignored');
       // A pair is text: the same event with an emoji is read.
       expect(
         expectSuccess(await post(Buffer.from('{"id":"evt_pair","type":"x","n":"\\ud83d\\ude00"}'))).outcome,
