@@ -1,4 +1,14 @@
-import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  CanActivate,
+  Controller,
+  HttpCode,
+  Injectable,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiSchema, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiBodyErrors, ApiEnvelope, ApiErrors, DATABASE_AWAY } from '../common/openapi/decorators.js';
@@ -61,12 +71,28 @@ export class SsoSignedInResponse {
 }
 
 /**
+ * With SSO off, its routes answer the 404 that says so before their body is validated: a callback
+ * with a malformed body would otherwise get a 422 about a field of a flow that is not there. Runs
+ * after the global ThrottleGuard, so the call is counted first.
+ */
+@Injectable()
+export class SsoConfigured implements CanActivate {
+  constructor(private readonly sso: SsoService) {}
+
+  canActivate(): true {
+    this.sso.assertConfigured();
+    return true;
+  }
+}
+
+/**
  * Single sign-on (docs/security.md#sso). The console starts it, sends the browser to the identity
  * provider, which sends it back to the console (the redirect_uri, PUBLIC_URL/console/); the console
  * hands the answer here, and the person is signed in.
  */
 @ApiTags('auth')
 @ApiErrors(500, DATABASE_AWAY)
+@UseGuards(SsoConfigured)
 @Controller('auth/sso')
 export class SsoController {
   private readonly secure: boolean;
@@ -164,6 +190,7 @@ export class SsoController {
       description: `No SSO sign-in to confirm, or it expired; or the password is wrong ("${WRONG_CREDENTIALS}")`,
       message: SSO_LINK_EXPIRED,
     },
+    { status: 404, description: 'SSO is not configured', message: SSO_NOT_CONFIGURED },
     { status: 429, description: 'Too many failed tries', retryAfter: true },
   )
   async link(

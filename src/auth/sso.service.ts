@@ -102,12 +102,17 @@ export class SsoService {
     return `${this.config.publicUrl}/console/`;
   }
 
+  /** Throws the 404 that says SSO is off (the routes' guard, SsoConfigured, and every step here). */
+  assertConfigured(): void {
+    if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
+  }
+
   /**
    * The provider's configuration (`discovered`). A library that cannot be loaded is the service's
    * fault, not the provider's: it fails as it is (500).
    */
   private configuration(): Promise<Oidc.Configuration> {
-    if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
+    this.assertConfigured();
     return this.discovered();
   }
 
@@ -143,7 +148,7 @@ export class SsoService {
    * provider anything).
    */
   async start(origin?: string): Promise<{ url: string; cookie: string }> {
-    if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
+    this.assertConfigured();
     if (origin !== undefined && origin !== new URL(this.redirectUri).origin)
       throw new ApiError(HttpStatus.BAD_REQUEST, ssoWrongAddress(this.redirectUri));
     const configuration = await this.configuration();
@@ -168,7 +173,7 @@ export class SsoService {
 
   /** The provider sent the browser back with `query`: checks state, nonce and PKCE, then finds or admits the person. */
   async callback(query: string, cookie: string | undefined): Promise<SsoOutcome> {
-    if (!this.config.oidcEnabled) throw new ApiError(HttpStatus.NOT_FOUND, SSO_NOT_CONFIGURED);
+    this.assertConfigured();
     const pending = this.open<Pending>(cookie);
     if (!pending) throw new ApiError(HttpStatus.BAD_REQUEST, SSO_MISMATCH);
     const configuration = await this.configuration();
@@ -252,6 +257,8 @@ export class SsoService {
     password: string,
     ip: string | undefined,
   ): Promise<UserEntity> {
+    // A link cookie made before SSO was turned off links nothing once it is off.
+    this.assertConfigured();
     const pending = this.open<PendingLink>(cookie);
     if (!pending) throw new ApiError(HttpStatus.UNAUTHORIZED, SSO_LINK_EXPIRED);
     const user = await this.users

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AccountEntity } from '../../src/auth/account.entity.js';
 import { AuthService } from '../../src/auth/auth.service.js';
 import type { Role } from '../../src/auth/roles.js';
+import { SSO_NOT_CONFIGURED } from '../../src/auth/sso.service.js';
 import type { UserEntity } from '../../src/auth/user.entity.js';
 import { makeApiKey, makeProject, makeUser, uniqueToken } from '../factories/index.js';
 import { ManualClock } from '../utils/clock.js';
@@ -473,5 +474,24 @@ describe('members', () => {
   it('tells the console how it may sign in', async () => {
     const options = expectSuccess(await t.http().get('/api/v1/auth/config'));
     expect(options).toEqual({ password: true, sso: false, api_key: true, password_reset: true });
+  });
+
+  it('with SSO off, its routes say so before validating the body', async () => {
+    for (const [path, body] of [
+      ['/api/v1/auth/sso/start', {}],
+      ['/api/v1/auth/sso/callback', { query: '?code=x&state=y' }],
+      // Each would be a 422 about its field if the body were validated first.
+      ['/api/v1/auth/sso/callback', { query: null }],
+      ['/api/v1/auth/sso/callback', {}],
+      ['/api/v1/auth/sso/link', {}],
+      ['/api/v1/auth/sso/link', { password: 'correct horse battery' }],
+    ] as const) {
+      const res = await t.http().post(path).send(body);
+      expect({ path, body, message: expectError(res, 404).message }).toEqual({
+        path,
+        body,
+        message: SSO_NOT_CONFIGURED,
+      });
+    }
   });
 });
