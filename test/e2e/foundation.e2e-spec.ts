@@ -42,6 +42,26 @@ describe('foundation: root, envelope, errors, API keys', () => {
       );
     });
 
+    it('reads the API root regardless of case, as it routes every path below it', async () => {
+      const lower = await t.http().get('/api/v1/');
+      for (const path of ['/API/V1/', '/Api/v1/', '/api/V1']) {
+        const res = await t.http().get(path);
+        expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 200, body: lower.body });
+      }
+      // A route below it is reached in any case (Express routes regardless of case): here its key check.
+      const routed = await t.http().get('/API/V1/server');
+      expect(expectError(routed, 401).message).toBe(
+        expectError(await t.http().get('/api/v1/server'), 401).message,
+      );
+      expect(expectError(await t.http().get('/API/V2/'), 404).message).toBe(
+        'The route GET /API/V2/ could not be found.',
+      );
+      // /metrics takes no key: only its exact spelling, so that a proxy rule matching it exactly holds.
+      expect(expectError(await t.http().get('/METRICS'), 404).message).toBe(
+        'The route GET /METRICS could not be found.',
+      );
+    });
+
     it('carries no ETag, so a conditional GET still gets the envelope, not a body-less 304', async () => {
       const first = await t.http().get('/api/v1/');
       expect(first.headers.etag).toBeUndefined();

@@ -161,13 +161,18 @@ export function objectBody(req: Request, _res: Response, next: NextFunction): vo
   next();
 }
 
-/** Paths outside the API's roots never reach Nest's router; answer them in the envelope too. */
-const SERVED = /^\/(api\/v1(\/|$)|api\/docs|metrics$)/;
+/**
+ * Paths outside the API's roots never reach Nest's router; answer them in the envelope too. The API
+ * and its documentation are matched regardless of case, as Express routes (and every other path test
+ * here): `/API/V1/` is the API. `/metrics` is matched exactly: it needs no key, and an operator's
+ * proxy rule that keeps it private (`location = /metrics`) matches it exactly too.
+ */
+const SERVED = /^\/(api\/v1(\/|$)|api\/docs)/i;
 /** What a person who opens the server's address in a browser is told: where to go. */
 export const SERVER_ROOT_MESSAGE =
   'LicenseGate: the API is at /api/v1/, its documentation at /api/docs, and the console (when enabled) at /console/.';
 export function outsideApi(req: Request, res: Response, next: NextFunction): void {
-  if (SERVED.test(req.path)) return next();
+  if (SERVED.test(req.path) || req.path === '/metrics') return next();
   if (req.path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
     res.json({ status: 'ok', message: SERVER_ROOT_MESSAGE, data: null, errors: null });
     return;
