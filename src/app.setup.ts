@@ -17,6 +17,7 @@ import {
   outsideApi,
   rawPaymentEvents,
   requestId,
+  transferEncoding,
   utf8Only,
 } from './common/http/middlewares.js';
 import { AppLogger, logsRuntimeRequests, runtimeRequestLog } from './common/logging/logging.js';
@@ -90,6 +91,8 @@ export function setupApp(
   const portalPages = servePortal(app.get(PortalService), app.get(AuthFailures), new Logger('Portal'));
   // What reads request bodies: skipped by RuntimeFastPath for a call that sends none.
   const bodyParsers = [
+    // A body with no length (Transfer-Encoding not ending in chunked): 400, and the connection closed.
+    transferEncoding,
     // A declared length over the route's bound: 413 at once, not once the parser has drained the body.
     declaredTooLarge(MAX_PAYMENT_EVENT_BYTES, config.env.MAX_UPLOAD_BYTES),
     // Before any parser: a payment provider's event is read as bytes, whatever its type (its signature covers them).

@@ -223,6 +223,52 @@ describe('answers node writes itself are in the envelope', () => {
     );
   });
 
+  it('a Transfer-Encoding not ending in chunked → 400 and closed, even where a middleware answers at once', async () => {
+    const message =
+      'The Transfer-Encoding header is invalid: send chunked as its last coding, and no Content-Length with it.';
+    // node's parser refuses these once the request listener has run: a route still reading its body
+    // gets node's answer, and the request sent after it on the connection is never read.
+    for (const coding of ['gzip', 'identity', 'Chunked, gzip'])
+      await expectEnvelope(
+        t,
+        `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\n\r\n{}GET /api/v1/ HTTP/1.1\r\nHost: x\r\n\r\n`,
+        400,
+        message,
+      );
+    // Without a Content-Type, the content type's 415 would come first: it is this 400 instead, on both paths.
+    for (const path of ['/api/v1/project', '/api/v1/project/has-paid'])
+      await expectEnvelope(
+        t,
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n`,
+        400,
+        message,
+      );
+    // Chunked last, in any case and with empty list elements around it, is read as ever; so is a body
+    // framed by its Content-Length beside an empty Transfer-Encoding, which node reads as none.
+    for (const head of [
+      'Transfer-Encoding: gzip, CHUNKED',
+      'Transfer-Encoding: , chunked',
+      'Transfer-Encoding: chunked\r\nTransfer-Encoding: ',
+    ]) {
+      const [read] = await firstAnswers(
+        t,
+        1,
+        `POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${head}\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+      );
+      expect({ head, status: read.status, message: JSON.parse(read.body).message }).toEqual({
+        head,
+        status: 401,
+        message: 'API key missing: send it in the X-API-KEY header.',
+      });
+    }
+    const [framed] = await firstAnswers(
+      t,
+      1,
+      'POST /api/v1/project HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: \r\nContent-Length: 2\r\n\r\n{}',
+    );
+    expect(framed.status).toBe(401);
+  });
+
   it('NUL or another control character in a header → 400', async () => {
     const message =
       'A request header contains characters HTTP does not allow in a header name or value (such as NUL or other control characters).';

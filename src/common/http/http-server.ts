@@ -34,6 +34,10 @@ export const HTTP_TIMEOUTS = {
   keepAliveMs: 65_000,
 };
 
+/** node's parser's answer to a Transfer-Encoding it refuses; transferEncoding (middlewares.ts) gives it too. */
+export const INVALID_TRANSFER_ENCODING =
+  'The Transfer-Encoding header is invalid: send chunked as its last coding, and no Content-Length with it.';
+
 /** Parse errors answered with another status than 400, and the message of each (by llhttp's code). */
 const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
   HPE_INVALID_METHOD: { status: 400, message: 'The request does not start with a known HTTP method.' },
@@ -45,11 +49,7 @@ const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
     status: 400,
     message: 'The Content-Length header must be a single non-negative integer.',
   },
-  HPE_INVALID_TRANSFER_ENCODING: {
-    status: 400,
-    message:
-      'The Transfer-Encoding header is invalid: send chunked as its last coding, and no Content-Length with it.',
-  },
+  HPE_INVALID_TRANSFER_ENCODING: { status: 400, message: INVALID_TRANSFER_ENCODING },
   HPE_INVALID_CHUNK_SIZE: { status: 400, message: 'The chunked request body is malformed.' },
   HPE_CHUNK_EXTENSIONS_OVERFLOW: {
     status: 413,

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { isUtf8 } from 'node:buffer';
 import typeis from 'type-is';
 import { ApiError, ValidationFailed } from './errors.js';
-import { closeIfBodyLingers, requestIdFrom } from './http-server.js';
+import { closeIfBodyLingers, INVALID_TRANSFER_ENCODING, requestIdFrom } from './http-server.js';
 import { BODY_TOO_LARGE, multipartTooLarge, OTHER_FIELDS_BYTES } from './body-limits.js';
 import { unpairedSurrogates } from './unicode.js';
 
@@ -60,6 +60,23 @@ export function rawPaymentEvents(raw: Middleware): Middleware {
 }
 
 const isPaymentEvent = (req: Request) => req.method === 'POST' && PAYMENT_EVENTS.test(req.url ?? '');
+
+/**
+ * A Transfer-Encoding whose last coding is not chunked gives the body no length (RFC 9112 6.3: 400,
+ * and the connection closed). node's parser refuses it, but only once the request listener has run:
+ * a middleware that answers at once (the content type's 415) would win, and the client be told about
+ * something else. This answers node's own message first; empty list elements are skipped, as node
+ * skips them (an empty header leaves the body to its Content-Length). Among the body parsers, so a
+ * runtime check without a body never runs it.
+ */
+export function transferEncoding(req: Request, _res: Response, next: NextFunction): void {
+  const sent = req.headers['transfer-encoding'];
+  if (sent === undefined) return next();
+  const codings = sent.split(',').filter((coding) => coding.trim() !== '');
+  const last = codings[codings.length - 1];
+  if (last === undefined || last.trim().toLowerCase() === 'chunked') return next();
+  next(new ApiError(400, INVALID_TRANSFER_ENCODING, null, null, { Connection: 'close' }));
+}
 
 /**
  * A body whose declared length is over what its route will read is refused at once, before a byte of
