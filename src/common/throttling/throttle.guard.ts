@@ -5,8 +5,11 @@ import { ApiError, RuntimeRefusal } from '../http/errors.js';
 import { ROUTE_CLASS, RouteClass } from './throttling.js';
 import type { CountingStorage, Record_ } from './throttler-storage.js';
 
-/** What a route's calls are counted by: resolved once per handler. */
-type Plan = Omit<ThrottlerRequest, 'context'> & { suffix: string };
+/** What a route's calls are counted by, with the names of its headers: resolved once per handler. */
+type Plan = Omit<ThrottlerRequest, 'context'> & {
+  suffix: string;
+  headers: { limit: string; remaining: string; reset: string };
+};
 
 /**
  * The app's one global guard: counts each call by its route's class (ThrottleAs), and answers 429 in
@@ -71,6 +74,7 @@ export class ThrottleGuard extends ThrottlerGuard {
     const throttler = this.throttlers.find((t) => t.name === (routeClass ?? 'api'));
     if (!throttler) throw new Error(`No throttler for the route class ${routeClass}`);
     const { limit, ttl } = throttler as { limit: number; ttl: number };
+    const suffix = throttler.name === 'default' ? '' : `-${throttler.name}`;
     return {
       limit,
       ttl,
@@ -78,7 +82,12 @@ export class ThrottleGuard extends ThrottlerGuard {
       throttler,
       getTracker: throttler.getTracker ?? this.commonOptions.getTracker,
       generateKey: throttler.generateKey ?? this.commonOptions.generateKey,
-      suffix: throttler.name === 'default' ? '' : `-${throttler.name}`,
+      suffix,
+      headers: {
+        limit: `X-RateLimit-Limit${suffix}`,
+        remaining: `X-RateLimit-Remaining${suffix}`,
+        reset: `X-RateLimit-Reset${suffix}`,
+      },
     } as Plan;
   }
 
@@ -94,9 +103,9 @@ export class ThrottleGuard extends ThrottlerGuard {
         throw new RuntimeRefusal({ reason: 'rate_limited', status: 429, message });
       throw new ApiError(429, message);
     }
-    res.setHeader(`X-RateLimit-Limit${plan.suffix}`, plan.limit);
-    res.setHeader(`X-RateLimit-Remaining${plan.suffix}`, Math.max(0, plan.limit - record.totalHits));
-    res.setHeader(`X-RateLimit-Reset${plan.suffix}`, record.timeToExpire);
+    res.setHeader(plan.headers.limit, plan.limit);
+    res.setHeader(plan.headers.remaining, Math.max(0, plan.limit - record.totalHits));
+    res.setHeader(plan.headers.reset, record.timeToExpire);
     return true;
   }
 }
