@@ -10,7 +10,6 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import type { Response } from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { setupApp } from '../../src/app.setup.js';
@@ -23,6 +22,7 @@ import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { makeAccount, makeDomain, makeLicense, makeProject, uniqueToken } from '../factories/index.js';
 import { createTestApp, createTestDatabase, TestApp } from '../utils/test-app.js';
 import { expectSuccess } from '../utils/envelope.js';
+import { postAsIs } from '../utils/api.js';
 
 const RUNTIME = '/api/v1/project/has-paid';
 const USAGE = '/api/v1/license/usage';
@@ -601,23 +601,6 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     expect(after.status).toBe(403);
   });
 
-  /** A POST sent with node's own client: supertest leaves a URL's fragment out, this sends it. */
-  function sendAsIs(t: TestApp, path: string, headers: Record<string, string>): Promise<Response> {
-    return new Promise((done, fail) => {
-      const req = httpRequest(
-        { port: Number(new URL(t.url).port), host: '127.0.0.1', method: 'POST', path, headers },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-          res.on('end', () =>
-            done({ status: res.statusCode, headers: res.headers, text } as unknown as Response),
-          );
-        },
-      );
-      req.on('error', fail).end();
-    });
-  }
-
   it('a fragment in the URL is left out of the query on both paths, as Express leaves it', async () => {
     const f = await fixture({ license: { allow_configs: true } });
     const paths = [
@@ -630,8 +613,8 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     const answers: Response[] = [];
     for (const path of paths) {
       const headers = path.includes('license=') ? { ...from(), 'X-Service-Domain': f.domain } : withKey(f);
-      const a = await sendAsIs(fast, path, headers);
-      const b = await sendAsIs(routed, path, headers);
+      const a = await postAsIs(fast, path, headers);
+      const b = await postAsIs(routed, path, headers);
       expect({ path, ...comparable(a) }).toEqual({ path, ...comparable(b) });
       answers.push(a);
     }
@@ -647,8 +630,8 @@ describe('runtime check served ahead of Express: the same answers as the routed 
     const answers: Response[] = [];
     for (const sent of [utf8, `${f.domain}..`, `${f.domain}:99999`]) {
       const headers = { ...from(), 'X-LICENSE-KEY': f.uuid, 'X-Service-Domain': sent };
-      const a = await sendAsIs(fast, RUNTIME, headers);
-      const b = await sendAsIs(routed, RUNTIME, headers);
+      const a = await postAsIs(fast, RUNTIME, headers);
+      const b = await postAsIs(routed, RUNTIME, headers);
       expect({ sent, ...comparable(a) }).toEqual({ sent, ...comparable(b) });
       answers.push(a);
     }

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { AddressInfo } from 'node:net';
-import { request } from 'node:http';
 import type { Response } from 'supertest';
 import { LicenseEntity } from '../../src/licenses/license.entity.js';
 import { UsageFlush } from '../../src/gate/usage-flush.js';
@@ -15,7 +13,7 @@ import {
 } from '../factories/index.js';
 import { expectError, expectSuccess } from '../utils/envelope.js';
 import { createTestApp, TestApp } from '../utils/test-app.js';
-import { apiAs } from '../utils/api.js';
+import { apiAs, postAsIs } from '../utils/api.js';
 
 const REDIRECT = 'https://example.com/pay-here';
 const RUNTIME = '/api/v1/project/has-paid';
@@ -108,24 +106,7 @@ describe('runtime payment checks', () => {
 
   /** has-paid with X-Service-Domain sent once per value, as separate header lines (supertest would join them first). */
   const rawCheck = (license: string, domains: string[]) =>
-    new Promise<Response>((done, fail) => {
-      const { port } = t.app.getHttpServer().address() as AddressInfo;
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: RUNTIME }, (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () =>
-          done({
-            status: res.statusCode,
-            body: JSON.parse(text),
-            headers: res.headers,
-          } as unknown as Response),
-        );
-      });
-      req.setHeader('X-LICENSE-KEY', license);
-      req.setHeader('X-Service-Domain', domains);
-      req.on('error', fail);
-      req.end();
-    });
+    postAsIs(t, RUNTIME, { 'X-LICENSE-KEY': license, 'X-Service-Domain': domains });
 
   /**
    * An owner with a global key, a project (default_redirect_url set, has_paid false unless
