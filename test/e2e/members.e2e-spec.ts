@@ -90,6 +90,10 @@ describe('members', () => {
 
   const tokenOf = (url: string) => url.slice(url.lastIndexOf('/') + 1);
 
+  /** POST /auth/invitations/{token}/accept, signed out. */
+  const accept = (token: string, body: object) =>
+    send('POST', `/api/v1/auth/invitations/${token}/accept`, {}, body);
+
   it('invites: the URL is shown once and mailed, the token stored hashed; accepting creates the member with the role', async () => {
     const { headers, accountId, owner } = await account();
     const email = `new-${uniqueToken()}@example.test`;
@@ -118,12 +122,7 @@ describe('members', () => {
     expect(listed.map((i: Json) => i.id)).toEqual([invited.id]);
     expect(JSON.stringify(listed)).not.toContain(token);
 
-    const accepted = await send(
-      'POST',
-      `/api/v1/auth/invitations/${token}/accept`,
-      {},
-      { password: PASSWORD },
-    );
+    const accepted = await accept(token, { password: PASSWORD });
     const session = expectSuccess(accepted);
     expect(session.user.email).toBe(email);
     expect(session.memberships).toEqual([
@@ -144,10 +143,7 @@ describe('members', () => {
       201,
     );
 
-    const again = expectError(
-      await send('POST', `/api/v1/auth/invitations/${token}/accept`, {}, { password: PASSWORD }),
-      409,
-    );
+    const again = expectError(await accept(token, { password: PASSWORD }), 409);
     expect(again.message).toBe('This invitation has already been used.');
 
     const log = expectSuccess(await send('GET', '/api/v1/audit-log?per_page=10', headers));
@@ -171,12 +167,7 @@ describe('members', () => {
     clock.advance(72 * HOUR + 1000);
     try {
       const expired = expectError(
-        await send(
-          'POST',
-          `/api/v1/auth/invitations/${tokenOf(expiring.invitation_url)}/accept`,
-          {},
-          { password: PASSWORD },
-        ),
+        await accept(tokenOf(expiring.invitation_url), { password: PASSWORD }),
         410,
       );
       expect(expired.message).toBe('This invitation has expired: ask for a new one.');
@@ -185,54 +176,25 @@ describe('members', () => {
     }
     const revoked = await invite();
     expectSuccess(await send('DELETE', `/api/v1/members/invitations/${revoked.id}`, headers));
-    const gone = expectError(
-      await send(
-        'POST',
-        `/api/v1/auth/invitations/${tokenOf(revoked.invitation_url)}/accept`,
-        {},
-        { password: PASSWORD },
-      ),
-      404,
-    );
+    const gone = expectError(await accept(tokenOf(revoked.invitation_url), { password: PASSWORD }), 404);
     expect(gone.message).toBe('This invitation is not valid: it may have been revoked. Ask for a new one.');
     expectError(await send('DELETE', `/api/v1/members/invitations/${revoked.id}`, headers), 404);
-    expectError(
-      await send('POST', `/api/v1/auth/invitations/${'A'.repeat(43)}/accept`, {}, { password: PASSWORD }),
-      404,
-    );
-    expectError(await send('POST', '/api/v1/auth/invitations/short/accept', {}, { password: PASSWORD }), 404);
+    expectError(await accept('A'.repeat(43), { password: PASSWORD }), 404);
+    expectError(await accept('short', { password: PASSWORD }), 404);
 
     const fresh = await invite();
-    const noPassword = expectError(
-      await send('POST', `/api/v1/auth/invitations/${tokenOf(fresh.invitation_url)}/accept`, {}, {}),
-      422,
-      ['password'],
-    );
+    const noPassword = expectError(await accept(tokenOf(fresh.invitation_url), {}), 422, ['password']);
     expect(noPassword.errors.password).toEqual([
       'The password field is required: it is the password of your new user.',
     ]);
     // null is no password either: the same 422, not a 500.
-    const nullPassword = expectError(
-      await send(
-        'POST',
-        `/api/v1/auth/invitations/${tokenOf(fresh.invitation_url)}/accept`,
-        {},
-        { password: null },
-      ),
-      422,
-      ['password'],
-    );
+    const nullPassword = expectError(await accept(tokenOf(fresh.invitation_url), { password: null }), 422, [
+      'password',
+    ]);
     expect(nullPassword.errors).toEqual(noPassword.errors);
-    const short = expectError(
-      await send(
-        'POST',
-        `/api/v1/auth/invitations/${tokenOf(fresh.invitation_url)}/accept`,
-        {},
-        { password: 'short' },
-      ),
-      422,
-      ['password'],
-    );
+    const short = expectError(await accept(tokenOf(fresh.invitation_url), { password: 'short' }), 422, [
+      'password',
+    ]);
     expect(short.errors.password).toEqual(['The password must be at least 12 characters.']);
 
     const bad = expectError(
