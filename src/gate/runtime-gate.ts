@@ -78,9 +78,9 @@ const plural = (n: number | null, word: string) => `${n} ${word}${n === 1 ? '' :
 /**
  * The runtime check of one license, as a value: the rules in their order
  * (docs/decisions.md#runtime-checks), top to bottom (docs/architecture.md#the-runtime-gate). Nothing
- * here throws a refusal, counts or writes an answer; RuntimeAnswers turns the verdict into one. Each step answers at once when what it needs is in
- * memory and a promise only when it must wait (common/maybe-promise.ts), so a warm license is decided
- * without a promise.
+ * here throws a refusal, counts or writes an answer; RuntimeAnswers turns the verdict into one. Each
+ * step answers at once when what it needs is in memory and a promise only when it must wait
+ * (common/maybe-promise.ts), so a warm license is decided without a promise.
  */
 export class RuntimeGate {
   /** allowed_ips lists, each parsed once into a matcher. */
